@@ -1,0 +1,63 @@
+//! Postcard encoding of records.
+//!
+//! Tables store records as raw bytes (`&[u8]`) and decode them here, because redb's
+//! `Value::from_bytes` cannot fail: a corrupt or foreign record must surface as a
+//! [`StorageError::Codec`](crate::StorageError::Codec), never a panic. Postcard is not
+//! self-describing, so any change to a record's fields needs a new table version and a
+//! migration (see [`crate::migrate`]).
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::Result;
+
+/// Encodes a record.
+pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>> {
+    Ok(postcard::to_stdvec(value)?)
+}
+
+/// Decodes a record; trailing bytes are an error (they mean a layout mismatch).
+pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
+    let (value, rest) = postcard::take_from_bytes(bytes)?;
+    if rest.is_empty() {
+        Ok(value)
+    } else {
+        Err(postcard::Error::DeserializeBadEncoding.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    struct Rec {
+        a: i64,
+        b: String,
+    }
+
+    #[test]
+    fn roundtrip_keeps_the_record() {
+        let rec = Rec {
+            a: -5,
+            b: "x".into(),
+        };
+        let bytes = encode(&rec).expect("encode");
+        assert_eq!(decode::<Rec>(&bytes).expect("decode"), rec);
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        assert!(decode::<Rec>(&[0xff, 0xff, 0xff]).is_err());
+        let mut bytes = encode(&Rec {
+            a: 1,
+            b: "y".into(),
+        })
+        .expect("encode");
+        bytes.push(7);
+        assert!(
+            decode::<Rec>(&bytes).is_err(),
+            "trailing bytes must be rejected"
+        );
+    }
+}

@@ -1,0 +1,29 @@
+//! Tollgate's persistent state: one redb file of versioned tables.
+//!
+//! - [`Store`] opens (or creates) the file, runs migrations and hands out transactions on the
+//!   blocking pool ([`Store::read`], [`Store::write`]).
+//! - Record modules ([`users`], [`options`], [`meta`]) expose plain functions that take a
+//!   `&ReadTransaction` / `&WriteTransaction`, so the *caller* decides batching and a future
+//!   PostgreSQL backend can sit behind the same functions (DESIGN.md "Scale-out").
+//! - Records are serde structs encoded with postcard ([`codec`]); every table name carries its
+//!   layout version ([`tables`]) and [`migrate`] upgrades older files on open.
+//!
+//! This crate knows nothing about HTTP or actors.
+
+pub mod codec;
+pub mod error;
+pub mod ids;
+pub mod meta;
+pub mod migrate;
+pub mod options;
+pub mod store;
+pub mod tables;
+pub mod users;
+
+pub use error::StorageError;
+pub use ids::{Quota, UserId};
+pub use redb::{ReadTransaction, WriteTransaction};
+pub use store::Store;
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = StorageError> = std::result::Result<T, E>;

@@ -1,0 +1,101 @@
+//! The metadata table: schema version, id counters, setup state and generated secrets.
+
+use redb::{ReadTransaction, ReadableTable, WriteTransaction};
+use serde::{Deserialize, Serialize};
+
+use crate::{Result, StorageError, codec, tables::META};
+
+const SCHEMA_VERSION: &str = "schema_version";
+const SETUP: &str = "setup";
+const SESSION_SECRET: &str = "session_secret";
+
+/// Length in bytes of the generated session secret.
+pub const SESSION_SECRET_LEN: usize = 64;
+
+/// Whether first-run setup has been completed, and when.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetupState {
+    /// True once POST /api/setup succeeded.
+    pub done: bool,
+    /// Unix seconds of the setup, 0 when not done.
+    pub at: i64,
+}
+
+fn get_in<T: serde::de::DeserializeOwned>(
+    table: &impl ReadableTable<&'static str, &'static [u8]>,
+    key: &str,
+) -> Result<Option<T>> {
+    match table.get(key)? {
+        Some(guard) => Ok(Some(codec::decode(guard.value())?)),
+        None => Ok(None),
+    }
+}
+
+fn put<T: Serialize>(wtx: &WriteTransaction, key: &str, value: &T) -> Result<()> {
+    let bytes = codec::encode(value)?;
+    wtx.open_table(META)?.insert(key, bytes.as_slice())?;
+    Ok(())
+}
+
+fn get_rw<T: serde::de::DeserializeOwned>(wtx: &WriteTransaction, key: &str) -> Result<Option<T>> {
+    get_in(&wtx.open_table(META)?, key)
+}
+
+fn get_ro<T: serde::de::DeserializeOwned>(rtx: &ReadTransaction, key: &str) -> Result<Option<T>> {
+    match rtx.open_table(META) {
+        Ok(table) => get_in(&table, key),
+        Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The schema version recorded in the file, `None` for a file that has never been initialised.
+pub fn schema_version(wtx: &WriteTransaction) -> Result<Option<u32>> {
+    get_rw(wtx, SCHEMA_VERSION)
+}
+
+/// Records the schema version.
+pub fn set_schema_version(wtx: &WriteTransaction, version: u32) -> Result<()> {
+    put(wtx, SCHEMA_VERSION, &version)
+}
+
+/// Allocates the next id of the named sequence (1, 2, 3, …).
+pub fn next_id(wtx: &WriteTransaction, sequence: &str) -> Result<i64> {
+    let key = format!("next_id.{sequence}");
+    let next: i64 = get_rw(wtx, &key)?.unwrap_or(1);
+    let after = next.checked_add(1).ok_or(StorageError::Migration {
+        from: 0,
+        reason: format!("id sequence {sequence} exhausted"),
+    })?;
+    put(wtx, &key, &after)?;
+    Ok(next)
+}
+
+/// Reads the setup state.
+pub fn setup_state(rtx: &ReadTransaction) -> Result<SetupState> {
+    Ok(get_ro(rtx, SETUP)?.unwrap_or_default())
+}
+
+/// Reads the setup state inside a write transaction (to decide "exactly once" atomically).
+pub fn setup_state_rw(wtx: &WriteTransaction) -> Result<SetupState> {
+    Ok(get_rw(wtx, SETUP)?.unwrap_or_default())
+}
+
+/// Marks setup as done.
+pub fn set_setup_state(wtx: &WriteTransaction, state: SetupState) -> Result<()> {
+    put(wtx, SETUP, &state)
+}
+
+/// Returns the persisted session secret, generating it with `generate` on first use, so that
+/// sessions survive restarts without the operator configuring anything.
+pub fn session_secret_or_init(
+    wtx: &WriteTransaction,
+    generate: impl FnOnce() -> Vec<u8>,
+) -> Result<Vec<u8>> {
+    if let Some(secret) = get_rw::<Vec<u8>>(wtx, SESSION_SECRET)? {
+        return Ok(secret);
+    }
+    let secret = generate();
+    put(wtx, SESSION_SECRET, &secret)?;
+    Ok(secret)
+}

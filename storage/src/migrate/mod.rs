@@ -1,0 +1,74 @@
+//! Schema versions and the migration runner.
+//!
+//! The metadata table records the schema version of the file. On open, [`run`]:
+//! - initialises a new file at [`CURRENT_SCHEMA`] (creating every table);
+//! - upgrades an older file one step at a time, all steps inside ONE write transaction, so a
+//!   failed upgrade leaves the file exactly as it was;
+//! - refuses a file from a newer build ([`StorageError::NewerSchema`]).
+//!
+//! History:
+//! - 1: users (`users.v1`) without OAuth ids, invite data, settings or soft delete; no email index.
+//! - 2: `users.v2` with every field of spec 01 §3; `user_by_email.v1` index.
+
+mod v1_to_v2;
+
+use redb::{Database, WriteTransaction};
+
+use crate::tables::{META, OPTIONS, USER_BY_EMAIL, USER_BY_USERNAME, USERS};
+use crate::{Result, StorageError, meta};
+
+/// The schema version this build writes.
+pub const CURRENT_SCHEMA: u32 = 2;
+
+/// One upgrade step: from version `n` to `n + 1`.
+type Step = fn(&WriteTransaction) -> Result<()>;
+
+/// Steps indexed by the version they start from (`STEPS[0]` upgrades 1 → 2).
+const STEPS: [Step; 1] = [v1_to_v2::run];
+
+/// Brings the file to [`CURRENT_SCHEMA`]. Blocking.
+pub fn run(db: &Database) -> Result<()> {
+    let wtx = db.begin_write()?;
+    match meta::schema_version(&wtx)? {
+        None => {
+            create_tables(&wtx)?;
+            meta::set_schema_version(&wtx, CURRENT_SCHEMA)?;
+            tracing::info!(version = CURRENT_SCHEMA, "initialised a new database");
+        }
+        Some(found) if found > CURRENT_SCHEMA => {
+            return Err(StorageError::NewerSchema {
+                found,
+                supported: CURRENT_SCHEMA,
+            });
+        }
+        Some(CURRENT_SCHEMA) => return Ok(()),
+        Some(found) => {
+            for from in found..CURRENT_SCHEMA {
+                let step = usize::try_from(from)
+                    .ok()
+                    .and_then(|i| i.checked_sub(1))
+                    .and_then(|i| STEPS.get(i))
+                    .ok_or(StorageError::Migration {
+                        from,
+                        reason: "no migration step for this version".into(),
+                    })?;
+                step(&wtx)?;
+                tracing::info!(from, to = from + 1, "migrated the database schema");
+            }
+            create_tables(&wtx)?;
+            meta::set_schema_version(&wtx, CURRENT_SCHEMA)?;
+        }
+    }
+    wtx.commit()?;
+    Ok(())
+}
+
+/// Creates every current table, so readers never meet a missing one.
+fn create_tables(wtx: &WriteTransaction) -> Result<()> {
+    wtx.open_table(META)?;
+    wtx.open_table(OPTIONS)?;
+    wtx.open_table(USERS)?;
+    wtx.open_table(USER_BY_USERNAME)?;
+    wtx.open_table(USER_BY_EMAIL)?;
+    Ok(())
+}

@@ -1,0 +1,120 @@
+//! `Store`: the open database file, migrations on open, and transactions on the blocking pool.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use redb::{Database, ReadTransaction, ReadableDatabase, WriteTransaction};
+
+use crate::{Result, StorageError, migrate};
+
+/// The database file name inside the data directory.
+pub const DB_FILE_NAME: &str = "tollgate.redb";
+
+/// A cheap-to-clone handle on the open database.
+///
+/// The file stays open (and locked against other processes) until the last clone is dropped.
+#[derive(Clone)]
+pub struct Store {
+    /// The redb database; redb serialises write transactions itself.
+    db: Arc<Database>,
+    /// Absolute path of the database file, for messages and the setup page.
+    path: Arc<PathBuf>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+impl Store {
+    /// Opens `dir/tollgate.redb`, creating the directory and the file if needed, and upgrades
+    /// the schema. Blocking: call it at startup or from `spawn_blocking`.
+    pub fn open_dir(dir: &Path) -> Result<Store> {
+        std::fs::create_dir_all(dir).map_err(|source| StorageError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        Store::open(&dir.join(DB_FILE_NAME))
+    }
+
+    /// Opens (or creates) the database file at `path` and runs pending migrations.
+    pub fn open(path: &Path) -> Result<Store> {
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let db = Database::create(&abs).map_err(|e| match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => {
+                StorageError::AlreadyOpen { path: abs.clone() }
+            }
+            other => StorageError::Database(other),
+        })?;
+        migrate::run(&db)?;
+        Ok(Store {
+            db: Arc::new(db),
+            path: Arc::new(abs),
+        })
+    }
+
+    /// Absolute path of the database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` in a read transaction on the blocking pool.
+    pub async fn read<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StorageError> + Send + 'static,
+        F: FnOnce(&ReadTransaction) -> Result<T, E> + Send + 'static,
+    {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || store.read_blocking(f))
+            .await
+            .map_err(|e| E::from(StorageError::Join(e)))?
+    }
+
+    /// Runs `f` in a write transaction on the blocking pool; commits when `f` returns `Ok`,
+    /// aborts (writes nothing) when it returns `Err`.
+    pub async fn write<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StorageError> + Send + 'static,
+        F: FnOnce(&WriteTransaction) -> Result<T, E> + Send + 'static,
+    {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || store.write_blocking(f))
+            .await
+            .map_err(|e| E::from(StorageError::Join(e)))?
+    }
+
+    /// Blocking form of [`Store::read`], for dedicated threads (the log writer) and startup.
+    pub fn read_blocking<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        E: From<StorageError>,
+        F: FnOnce(&ReadTransaction) -> Result<T, E>,
+    {
+        let rtx = self.db.begin_read().map_err(StorageError::from)?;
+        f(&rtx)
+    }
+
+    /// Blocking form of [`Store::write`].
+    pub fn write_blocking<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        E: From<StorageError>,
+        F: FnOnce(&WriteTransaction) -> Result<T, E>,
+    {
+        let wtx = self.db.begin_write().map_err(StorageError::from)?;
+        match f(&wtx) {
+            Ok(value) => {
+                wtx.commit().map_err(StorageError::from)?;
+                Ok(value)
+            }
+            Err(e) => {
+                // Dropping would abort too; aborting explicitly reports I/O trouble in the log.
+                if let Err(abort) = wtx.abort() {
+                    tracing::warn!(error = %abort, "aborting a failed write transaction");
+                }
+                Err(e)
+            }
+        }
+    }
+}

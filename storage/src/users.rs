@@ -1,0 +1,261 @@
+//! User records and their unique indexes (username, email), kept in step in one transaction.
+
+use redb::{ReadTransaction, ReadableTable, ReadableTableMetadata, WriteTransaction};
+use serde::{Deserialize, Serialize};
+
+use crate::tables::{USER_BY_EMAIL, USER_BY_USERNAME, USERS};
+use crate::{Quota, Result, StorageError, UserId, codec, meta};
+
+/// Role of an ordinary user.
+pub const ROLE_COMMON: i32 = 1;
+/// Role of an admin.
+pub const ROLE_ADMIN: i32 = 10;
+/// Role of the super admin (root).
+pub const ROLE_ROOT: i32 = 100;
+
+/// Status of an activated user.
+pub const STATUS_ENABLED: i32 = 1;
+/// Status of a banned user.
+pub const STATUS_DISABLED: i32 = 2;
+
+/// A user account (spec 01 §3 "User").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct User {
+    /// Id, allocated from the `users` sequence.
+    pub id: UserId,
+    /// Login name, unique case-insensitively.
+    pub username: String,
+    /// Name shown in the console.
+    pub display_name: String,
+    /// argon2id PHC string; never leaves the server.
+    pub password_hash: String,
+    /// Email address, unique case-insensitively when not empty.
+    pub email: String,
+    /// GitHub account id when bound.
+    pub github_id: String,
+    /// OIDC subject when bound.
+    pub oidc_id: String,
+    /// WeChat id when bound.
+    pub wechat_id: String,
+    /// Telegram id when bound.
+    pub telegram_id: String,
+    /// LinuxDO id when bound.
+    pub linux_do_id: String,
+    /// Billing group (a key of GroupRatio), "default" for new users.
+    pub group: String,
+    /// Spendable balance.
+    pub quota: Quota,
+    /// Total spent.
+    pub used_quota: Quota,
+    /// Number of relayed requests.
+    pub request_count: i64,
+    /// This user's invite code.
+    pub aff_code: String,
+    /// Number of users invited.
+    pub aff_count: i64,
+    /// Invite earnings not yet transferred to `quota`.
+    pub aff_quota: Quota,
+    /// All invite earnings ever.
+    pub aff_history_quota: Quota,
+    /// Who invited this user, 0 for nobody.
+    pub inviter_id: i64,
+    /// 1 common, 10 admin, 100 root.
+    pub role: i32,
+    /// 1 enabled, 2 banned.
+    pub status: i32,
+    /// Hash of the system access token, when one was issued.
+    pub access_token_hash: Option<String>,
+    /// Personal settings as JSON text (notify_type, quota_warning_threshold, …).
+    pub setting: String,
+    /// Unix seconds of creation.
+    pub created_at: i64,
+    /// Unix seconds of deregistration (soft delete), if deleted.
+    pub deleted_at: Option<i64>,
+}
+
+/// The fields needed to create a user; the rest start at their zero values.
+#[derive(Debug, Clone)]
+pub struct NewUser {
+    /// Login name.
+    pub username: String,
+    /// Display name; the username when empty.
+    pub display_name: String,
+    /// argon2id PHC string.
+    pub password_hash: String,
+    /// Email, may be empty.
+    pub email: String,
+    /// Role (1, 10 or 100).
+    pub role: i32,
+    /// Billing group.
+    pub group: String,
+    /// Starting balance.
+    pub quota: Quota,
+    /// Invite code to give the user.
+    pub aff_code: String,
+    /// Inviter id, 0 for none.
+    pub inviter_id: i64,
+    /// Unix seconds of creation.
+    pub created_at: i64,
+}
+
+fn index_key(value: &str) -> String {
+    value.trim().to_lowercase()
+}
+
+fn load(table: &impl ReadableTable<i64, &'static [u8]>, id: UserId) -> Result<Option<User>> {
+    match table.get(id.0)? {
+        Some(guard) => Ok(Some(codec::decode(guard.value())?)),
+        None => Ok(None),
+    }
+}
+
+/// Creates a user, enforcing unique username and email.
+pub fn insert(wtx: &WriteTransaction, new: NewUser) -> Result<User> {
+    let mut by_name = wtx.open_table(USER_BY_USERNAME)?;
+    let name_key = index_key(&new.username);
+    if by_name.get(name_key.as_str())?.is_some() {
+        return Err(StorageError::Duplicate { what: "username" });
+    }
+    let mut by_email = wtx.open_table(USER_BY_EMAIL)?;
+    let email_key = index_key(&new.email);
+    if !email_key.is_empty() && by_email.get(email_key.as_str())?.is_some() {
+        return Err(StorageError::Duplicate { what: "email" });
+    }
+    let id = UserId(meta::next_id(wtx, "users")?);
+    let user = User {
+        id,
+        display_name: if new.display_name.is_empty() {
+            new.username.clone()
+        } else {
+            new.display_name
+        },
+        username: new.username,
+        password_hash: new.password_hash,
+        email: new.email,
+        github_id: String::new(),
+        oidc_id: String::new(),
+        wechat_id: String::new(),
+        telegram_id: String::new(),
+        linux_do_id: String::new(),
+        group: new.group,
+        quota: new.quota,
+        used_quota: Quota::ZERO,
+        request_count: 0,
+        aff_code: new.aff_code,
+        aff_count: 0,
+        aff_quota: Quota::ZERO,
+        aff_history_quota: Quota::ZERO,
+        inviter_id: new.inviter_id,
+        role: new.role,
+        status: STATUS_ENABLED,
+        access_token_hash: None,
+        setting: String::new(),
+        created_at: new.created_at,
+        deleted_at: None,
+    };
+    by_name.insert(name_key.as_str(), id.0)?;
+    if !email_key.is_empty() {
+        by_email.insert(email_key.as_str(), id.0)?;
+    }
+    let bytes = codec::encode(&user)?;
+    wtx.open_table(USERS)?.insert(id.0, bytes.as_slice())?;
+    Ok(user)
+}
+
+/// Replaces a user record, moving its index entries when username or email changed.
+pub fn update(wtx: &WriteTransaction, user: &User) -> Result<()> {
+    let mut users = wtx.open_table(USERS)?;
+    let old = load(&users, user.id)?.ok_or(StorageError::NotFound { what: "user" })?;
+    reindex(
+        wtx,
+        USER_BY_USERNAME,
+        "username",
+        &old.username,
+        &user.username,
+        user.id,
+    )?;
+    reindex(
+        wtx,
+        USER_BY_EMAIL,
+        "email",
+        &old.email,
+        &user.email,
+        user.id,
+    )?;
+    let bytes = codec::encode(user)?;
+    users.insert(user.id.0, bytes.as_slice())?;
+    Ok(())
+}
+
+fn reindex(
+    wtx: &WriteTransaction,
+    def: redb::TableDefinition<&str, i64>,
+    what: &'static str,
+    old: &str,
+    new: &str,
+    id: UserId,
+) -> Result<()> {
+    let (old_key, new_key) = (index_key(old), index_key(new));
+    if old_key == new_key {
+        return Ok(());
+    }
+    let mut index = wtx.open_table(def)?;
+    if !new_key.is_empty() {
+        if let Some(owner) = index.get(new_key.as_str())? {
+            if owner.value() != id.0 {
+                return Err(StorageError::Duplicate { what });
+            }
+        }
+        index.insert(new_key.as_str(), id.0)?;
+    }
+    if !old_key.is_empty() {
+        index.remove(old_key.as_str())?;
+    }
+    Ok(())
+}
+
+/// Reads a user by id.
+pub fn get(rtx: &ReadTransaction, id: UserId) -> Result<Option<User>> {
+    load(&rtx.open_table(USERS)?, id)
+}
+
+/// Reads a user by id inside a write transaction.
+pub fn get_rw(wtx: &WriteTransaction, id: UserId) -> Result<Option<User>> {
+    load(&wtx.open_table(USERS)?, id)
+}
+
+/// Finds a user by username (case-insensitive).
+pub fn find_by_username(rtx: &ReadTransaction, username: &str) -> Result<Option<User>> {
+    find(rtx, USER_BY_USERNAME, username)
+}
+
+/// Finds a user by email (case-insensitive).
+pub fn find_by_email(rtx: &ReadTransaction, email: &str) -> Result<Option<User>> {
+    find(rtx, USER_BY_EMAIL, email)
+}
+
+fn find(
+    rtx: &ReadTransaction,
+    def: redb::TableDefinition<&str, i64>,
+    value: &str,
+) -> Result<Option<User>> {
+    let key = index_key(value);
+    if key.is_empty() {
+        return Ok(None);
+    }
+    let id = match rtx.open_table(def)?.get(key.as_str())? {
+        Some(id) => UserId(id.value()),
+        None => return Ok(None),
+    };
+    get(rtx, id)
+}
+
+/// Number of user records (deleted ones included).
+pub fn count(rtx: &ReadTransaction) -> Result<u64> {
+    Ok(rtx.open_table(USERS)?.len()?)
+}
+
+/// Number of user records, inside a write transaction.
+pub fn count_rw(wtx: &WriteTransaction) -> Result<u64> {
+    Ok(wtx.open_table(USERS)?.len()?)
+}
