@@ -1,0 +1,25 @@
+import js from '@eslint/js';
+import pluginQuery from '@tanstack/eslint-plugin-query';
+import reactHooks from 'eslint-plugin-react-hooks';
+import globals from 'globals';
+import { defineConfig } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+export default defineConfig(
+  { ignores: ['dist', 'node_modules', 'test-results', 'playwright-report'] },
+  js.configs.recommended,
+  tseslint.configs.strict,
+  reactHooks.configs.flat.recommended,
+  pluginQuery.configs['flat/recommended'],
+  {
+    languageOptions: { globals: globals.browser },
+    rules: {
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-console': 'error',
+    },
+  },
+  {
+    files: ['e2e/**', '*.config.{js,ts}'],
+    languageOptions: { globals: globals.node },
+  },
+);
