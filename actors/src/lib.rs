@@ -1,1 +1,14 @@
-//! placeholder
+//! Owners of Tollgate's hot mutable state and the immutable snapshots they publish.
+//!
+//! - [`snapshot::Published`]: an `ArcSwap` wrapper; readers `load()` lock-free, the owner
+//!   `publish()`es a whole new value.
+//! - [`options::Options`]: the runtime options (admin settings) — catalog of keys with defaults,
+//!   validation and the published [`options::OptionsSnapshot`].
+//!
+//! This crate knows nothing about HTTP. It depends on `tollgate-storage` only.
+
+pub mod error;
+pub mod options;
+pub mod snapshot;
+
+pub use error::ActorError;

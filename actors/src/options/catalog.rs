@@ -1,0 +1,409 @@
+//! Every runtime option Tollgate knows: its key, default, kind and whether it is a secret.
+//!
+//! Defaults follow the spec (spec 01 §3, spec 02 §3/§9) and, where it is silent, new-api's
+//! (reference §6.2), except where noted on the entry. Validation ([`normalize`]) turns the text an
+//! admin sends into the text that is stored, or says why it is refused.
+
+use super::OptionError;
+
+/// How an option's text is interpreted and validated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// Free text.
+    Text,
+    /// `true` / `false`.
+    Bool,
+    /// An integer, at least `min`.
+    Int {
+        /// Smallest accepted value.
+        min: i64,
+    },
+    /// A decimal number within `[min, max]`.
+    Float {
+        /// Smallest accepted value.
+        min: f64,
+        /// Largest accepted value.
+        max: f64,
+    },
+    /// JSON text that must parse.
+    Json,
+    /// An address; trailing slashes are stripped.
+    Url,
+    /// An http(s) URL or empty.
+    HttpUrl,
+}
+
+/// One known option.
+#[derive(Debug, Clone, Copy)]
+pub struct OptionDef {
+    /// The key as the console sends it.
+    pub key: &'static str,
+    /// Value used while the admin has not saved one.
+    pub default: &'static str,
+    /// How the value is validated.
+    pub kind: Kind,
+    /// Secrets are write-only: never returned by GET /api/option/.
+    pub secret: bool,
+}
+
+const fn def(key: &'static str, default: &'static str, kind: Kind) -> OptionDef {
+    OptionDef {
+        key,
+        default,
+        kind,
+        secret: false,
+    }
+}
+
+const fn secret(key: &'static str) -> OptionDef {
+    OptionDef {
+        key,
+        default: "",
+        kind: Kind::Text,
+        secret: true,
+    }
+}
+
+const B: Kind = Kind::Bool;
+const T: Kind = Kind::Text;
+const J: Kind = Kind::Json;
+const U: Kind = Kind::Url;
+const N0: Kind = Kind::Int { min: 0 };
+const N1: Kind = Kind::Int { min: 1 };
+
+/// Default channel auto-disable keywords (matched case-insensitively against upstream errors).
+const DISABLE_KEYWORDS: &str = "Your credit balance is too low
+This organization has been disabled.
+You exceeded your current quota
+Permission denied
+The security token included in the request is invalid
+Operation not allowed
+Your account is not authorized";
+
+/// The catalog, in the order the settings page shows them.
+pub const CATALOG: &[OptionDef] = &[
+    // Login and registration (spec 01 §3).
+    def("PasswordLoginEnabled", "true", B),
+    def("PasswordRegisterEnabled", "true", B),
+    def("EmailVerificationEnabled", "false", B),
+    def("RegisterEnabled", "true", B),
+    def("GitHubOAuthEnabled", "false", B),
+    def("GitHubClientId", "", T),
+    secret("GitHubClientSecret"),
+    def("oidc.enabled", "false", B),
+    def("oidc.client_id", "", T),
+    secret("oidc.client_secret"),
+    def("oidc.well_known", "", Kind::HttpUrl),
+    def("oidc.authorization_endpoint", "", T),
+    def("oidc.token_endpoint", "", T),
+    def("oidc.user_info_endpoint", "", T),
+    def("LinuxDOOAuthEnabled", "false", B),
+    def("LinuxDOClientId", "", T),
+    secret("LinuxDOClientSecret"),
+    def("WeChatAuthEnabled", "false", B),
+    def("WeChatServerAddress", "", U),
+    secret("WeChatServerToken"),
+    def("WeChatAccountQRCodeImageURL", "", T),
+    def("TelegramOAuthEnabled", "false", B),
+    secret("TelegramBotToken"),
+    def("TelegramBotName", "", T),
+    def("TurnstileCheckEnabled", "false", B),
+    def("TurnstileSiteKey", "", T),
+    secret("TurnstileSecretKey"),
+    def("EmailDomainRestrictionEnabled", "false", B),
+    def("EmailAliasRestrictionEnabled", "false", B),
+    def(
+        "EmailDomainWhitelist",
+        "gmail.com,163.com,126.com,qq.com,outlook.com,hotmail.com,icloud.com,yahoo.com,foxmail.com",
+        T,
+    ),
+    // Mail.
+    def("SMTPServer", "", T),
+    def("SMTPPort", "587", N1),
+    def("SMTPAccount", "", T),
+    def("SMTPFrom", "", T),
+    secret("SMTPToken"),
+    def("SMTPSSLEnabled", "false", B),
+    // Server and payment.
+    def("ServerAddress", "http://localhost:3000", U),
+    def("WorkerUrl", "", U),
+    secret("WorkerValidKey"),
+    def("PayAddress", "", U),
+    def("EpayId", "", T),
+    secret("EpayKey"),
+    def("CustomCallbackAddress", "", U),
+    def(
+        "Price",
+        "7.3",
+        Kind::Float {
+            min: 0.0,
+            max: f64::MAX,
+        },
+    ),
+    def("MinTopUp", "1", N1),
+    def("TopupGroupRatio", r#"{"default":1,"vip":1,"svip":1}"#, J),
+    def("TopUpLink", "", T),
+    // Content and branding.
+    def("Notice", "", T),
+    def("SystemName", "Tollgate", T),
+    def("Logo", "", T),
+    def("Footer", "", T),
+    def("About", "", T),
+    def("HomePageContent", "", T),
+    def("Providers", "[]", J),
+    def("CustemNavLinks", "[]", J),
+    def("TypingList", "[]", J),
+    def("Advantages", "[]", J),
+    def("ModelDescriptions", "{}", J),
+    def("ImageReadProxy", "", T),
+    // General operation (spec 02 §3).
+    def("general_setting.docs_link", "", T),
+    def("QuotaPerUnit", "500000", N1),
+    def("RetryTimes", "0", N0),
+    def("DisplayInCurrencyEnabled", "true", B),
+    def("DisplayTokenStatEnabled", "true", B),
+    def("DefaultCollapseSidebar", "false", B),
+    def("DemoSiteEnabled", "false", B),
+    def("SelfUseModeEnabled", "false", B),
+    // Drawing and tasks default off: Tollgate does not relay Midjourney/Suno yet, so the
+    // console must not offer their pages (new-api defaults them on).
+    def("DrawingEnabled", "false", B),
+    def("TaskEnabled", "false", B),
+    def("MjNotifyEnabled", "false", B),
+    def("MjAccountFilterEnabled", "false", B),
+    def("MjForwardUrlEnabled", "true", B),
+    def("MjModeClearEnabled", "false", B),
+    def("MjActionCheckSuccessEnabled", "true", B),
+    def("CheckSensitiveEnabled", "false", B),
+    def("CheckSensitiveOnPromptEnabled", "false", B),
+    def("StopOnSensitiveEnabled", "true", B),
+    def("SensitiveWords", "", T),
+    def("LogConsumeEnabled", "true", B),
+    def("DataExportEnabled", "true", B),
+    def("DataExportInterval", "5", N1),
+    def("DataExportDefaultTime", "hour", T),
+    def(
+        "ChannelDisableThreshold",
+        "5",
+        Kind::Float {
+            min: 0.0,
+            max: f64::MAX,
+        },
+    ),
+    def("QuotaRemindThreshold", "1000", N0),
+    def("AutomaticDisableChannelEnabled", "false", B),
+    def("AutomaticEnableChannelEnabled", "false", B),
+    def("AutomaticDisableKeywords", DISABLE_KEYWORDS, T),
+    def("QuotaForNewUser", "0", N0),
+    def("PreConsumedQuota", "500", N0),
+    def("QuotaForInviter", "0", N0),
+    def("QuotaForInvitee", "0", N0),
+    def("StreamCacheQueueLength", "0", N0),
+    def("Chats", "[]", J),
+    // Pricing and groups.
+    def("GroupRatio", r#"{"default":1,"vip":1,"svip":1}"#, J),
+    def(
+        "UserUsableGroups",
+        r#"{"default":"默认分组","vip":"vip分组"}"#,
+        J,
+    ),
+    def("ModelPrice", "{}", J),
+    def("ModelRatio", "{}", J),
+    def("CacheRatio", "{}", J),
+    def("CompletionRatio", "{}", J),
+    // Rate limits.
+    def("ModelRequestRateLimitEnabled", "false", B),
+    def("ModelRequestRateLimitCount", "0", N0),
+    def("ModelRequestRateLimitSuccessCount", "1000", N1),
+    def("ModelRequestRateLimitDurationMinutes", "1", N0),
+    def("ModelRequestRateLimitGroup", "{}", J),
+    // Provider settings.
+    def("gemini.safety_settings", "{}", J),
+    def("gemini.version_settings", "{}", J),
+    def("gemini.supported_imagine_models", "[]", J),
+    def("gemini.thinking_adapter_enabled", "false", B),
+    def(
+        "gemini.thinking_adapter_budget_tokens_percentage",
+        "0.6",
+        Kind::Float { min: 0.1, max: 1.0 },
+    ),
+    def("claude.model_headers_settings", "{}", J),
+    def("claude.thinking_adapter_enabled", "true", B),
+    def("claude.default_max_tokens", r#"{"default":8192}"#, J),
+    def(
+        "claude.thinking_adapter_budget_tokens_percentage",
+        "0.8",
+        Kind::Float { min: 0.1, max: 1.0 },
+    ),
+    def("global.pass_through_request_enabled", "false", B),
+    def("general_setting.ping_interval_enabled", "false", B),
+    def("general_setting.ping_interval_seconds", "60", N1),
+];
+
+/// Looks a key up in the catalog.
+pub fn find(key: &str) -> Option<&'static OptionDef> {
+    CATALOG.iter().find(|d| d.key == key)
+}
+
+/// Validates `value` for `key` and returns the text to store.
+pub fn normalize(key: &str, value: &str) -> Result<String, OptionError> {
+    let def = find(key).ok_or_else(|| OptionError::UnknownKey(key.to_owned()))?;
+    let key = def.key;
+    match def.kind {
+        Kind::Text => Ok(value.to_owned()),
+        Kind::Bool => match value.trim() {
+            "true" => Ok("true".into()),
+            "false" => Ok("false".into()),
+            _ => Err(OptionError::NotBool(key)),
+        },
+        Kind::Int { min } => {
+            let n: i64 = value
+                .trim()
+                .parse()
+                .map_err(|_| OptionError::NotInteger(key))?;
+            if n < min {
+                return Err(OptionError::TooSmall {
+                    key,
+                    min: min.to_string(),
+                });
+            }
+            Ok(n.to_string())
+        }
+        Kind::Float { min, max } => {
+            let n: f64 = value
+                .trim()
+                .parse()
+                .map_err(|_| OptionError::NotNumber(key))?;
+            if !n.is_finite() {
+                return Err(OptionError::NotNumber(key));
+            }
+            if n < min {
+                return Err(OptionError::TooSmall {
+                    key,
+                    min: min.to_string(),
+                });
+            }
+            if n > max {
+                return Err(OptionError::TooLarge {
+                    key,
+                    max: max.to_string(),
+                });
+            }
+            Ok(value.trim().to_owned())
+        }
+        Kind::Json => {
+            serde_json::from_str::<serde_json::Value>(value)
+                .map_err(|_| OptionError::NotJson(key))?;
+            Ok(value.to_owned())
+        }
+        Kind::Url => Ok(value.trim().trim_end_matches('/').to_owned()),
+        Kind::HttpUrl => {
+            let v = value.trim();
+            if v.is_empty() || v.starts_with("http://") || v.starts_with("https://") {
+                Ok(v.to_owned())
+            } else {
+                Err(OptionError::NotHttpUrl(key))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_passes_its_own_validation() {
+        for d in CATALOG {
+            let stored = normalize(d.key, d.default).unwrap_or_else(|e| panic!("{}: {e}", d.key));
+            assert_eq!(
+                stored, d.default,
+                "{} default must be stored unchanged",
+                d.key
+            );
+        }
+    }
+
+    #[test]
+    fn keys_are_unique() {
+        let mut keys: Vec<_> = CATALOG.iter().map(|d| d.key).collect();
+        keys.sort_unstable();
+        let before = keys.len();
+        keys.dedup();
+        assert_eq!(before, keys.len());
+    }
+
+    #[test]
+    fn secrets_are_the_write_only_keys() {
+        let secrets: Vec<_> = CATALOG.iter().filter(|d| d.secret).map(|d| d.key).collect();
+        for key in [
+            "GitHubClientSecret",
+            "oidc.client_secret",
+            "LinuxDOClientSecret",
+            "WeChatServerToken",
+            "TelegramBotToken",
+            "TurnstileSecretKey",
+            "SMTPToken",
+            "EpayKey",
+            "WorkerValidKey",
+        ] {
+            assert!(secrets.contains(&key), "{key} must be secret");
+        }
+        assert!(
+            !secrets.contains(&"TurnstileSiteKey"),
+            "the site key is public"
+        );
+    }
+
+    #[test]
+    fn validation_rules() {
+        assert_eq!(
+            normalize("RegisterEnabled", "false").as_deref(),
+            Ok("false")
+        );
+        assert!(matches!(
+            normalize("RegisterEnabled", "yes"),
+            Err(OptionError::NotBool(_))
+        ));
+        assert!(matches!(
+            normalize("GroupRatio", "{bad"),
+            Err(OptionError::NotJson(_))
+        ));
+        assert!(
+            normalize("GroupRatio", "{bad")
+                .is_err_and(|e| e.to_string().contains("not a valid JSON string"))
+        );
+        assert!(matches!(
+            normalize("RetryTimes", "-1"),
+            Err(OptionError::TooSmall { .. })
+        ));
+        assert!(matches!(
+            normalize("RetryTimes", "x"),
+            Err(OptionError::NotInteger(_))
+        ));
+        assert!(matches!(
+            normalize("Price", "NaN"),
+            Err(OptionError::NotNumber(_))
+        ));
+        assert!(matches!(
+            normalize("MinTopUp", "0"),
+            Err(OptionError::TooSmall { .. })
+        ));
+        assert!(matches!(
+            normalize("gemini.thinking_adapter_budget_tokens_percentage", "1.5"),
+            Err(OptionError::TooLarge { .. })
+        ));
+        assert_eq!(
+            normalize("ServerAddress", "https://gw.example.com//").as_deref(),
+            Ok("https://gw.example.com")
+        );
+        assert!(matches!(
+            normalize("oidc.well_known", "ftp://x"),
+            Err(OptionError::NotHttpUrl(_))
+        ));
+        assert!(matches!(
+            normalize("NoSuchKey", "1"),
+            Err(OptionError::UnknownKey(_))
+        ));
+    }
+}

@@ -1,0 +1,114 @@
+//! Runtime options: the catalog of keys ([`catalog`]), the published [`OptionsSnapshot`], and
+//! the [`Options`] publisher that validates, persists and republishes on every save.
+
+pub mod catalog;
+mod snapshot;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use tollgate_storage::Store;
+
+pub use snapshot::OptionsSnapshot;
+
+use crate::ActorError;
+use crate::snapshot::Published;
+
+/// Why an option value was refused. Messages are shown to the admin as they are.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OptionError {
+    /// The key is not in the catalog.
+    #[error("unknown option key: {0}")]
+    UnknownKey(String),
+    /// A `…Enabled` key got something other than true/false.
+    #[error("{0} must be true or false")]
+    NotBool(&'static str),
+    /// An integer key got something else.
+    #[error("{0} must be an integer")]
+    NotInteger(&'static str),
+    /// A numeric key got something else.
+    #[error("{0} must be a number")]
+    NotNumber(&'static str),
+    /// A number below the key's minimum.
+    #[error("{key} must be at least {min}")]
+    TooSmall {
+        /// The key.
+        key: &'static str,
+        /// Its minimum.
+        min: String,
+    },
+    /// A number above the key's maximum.
+    #[error("{key} must be at most {max}")]
+    TooLarge {
+        /// The key.
+        key: &'static str,
+        /// Its maximum.
+        max: String,
+    },
+    /// A JSON key got text that does not parse.
+    #[error("{0} is not a valid JSON string")]
+    NotJson(&'static str),
+    /// A URL key that must be http(s).
+    #[error("{0} must start with http:// or https://")]
+    NotHttpUrl(&'static str),
+}
+
+/// Publisher of the options snapshot. Cheap to clone.
+#[derive(Clone)]
+pub struct Options {
+    /// Where saved options live.
+    store: Store,
+    /// The snapshot every reader uses.
+    published: Published<OptionsSnapshot>,
+    /// Serialises save → republish so two concurrent saves cannot publish out of order.
+    save: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Options {
+    /// Loads the stored options and publishes the first snapshot. Blocking (startup).
+    pub fn load(store: Store) -> Result<Options, ActorError> {
+        let stored = store.read_blocking(|rtx| tollgate_storage::options::load_all(rtx))?;
+        Ok(Options {
+            store,
+            published: Published::new(OptionsSnapshot::from_stored(stored)),
+            save: Arc::new(tokio::sync::Mutex::new(())),
+        })
+    }
+
+    /// The published snapshot (lock-free to read).
+    pub fn published(&self) -> &Published<OptionsSnapshot> {
+        &self.published
+    }
+
+    /// An owned handle on the current snapshot.
+    pub fn current(&self) -> Arc<OptionsSnapshot> {
+        self.published.load_full()
+    }
+
+    /// Validates, stores and publishes one option.
+    pub async fn update(&self, key: &str, value: &str) -> Result<(), ActorError> {
+        let normalized = catalog::normalize(key, value)?;
+        let _order = self.save.lock().await;
+        let key_owned = key.to_owned();
+        self.store
+            .write(move |wtx| tollgate_storage::options::put(wtx, &key_owned, &normalized))
+            .await?;
+        self.republish().await
+    }
+
+    /// Re-reads the stored options and publishes them (after another component, e.g. setup,
+    /// wrote options inside its own transaction).
+    pub async fn reload(&self) -> Result<(), ActorError> {
+        let _order = self.save.lock().await;
+        self.republish().await
+    }
+
+    async fn republish(&self) -> Result<(), ActorError> {
+        let stored: BTreeMap<String, String> = self
+            .store
+            .read(|rtx| tollgate_storage::options::load_all(rtx))
+            .await?;
+        self.published.publish(OptionsSnapshot::from_stored(stored));
+        Ok(())
+    }
+}

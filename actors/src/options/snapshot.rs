@@ -1,0 +1,95 @@
+//! `OptionsSnapshot`: every option with its effective value (stored, else default).
+
+use std::collections::BTreeMap;
+
+use super::catalog::{self, CATALOG};
+
+/// An immutable view of all options, built whole on every save.
+#[derive(Debug, Clone)]
+pub struct OptionsSnapshot {
+    /// Effective value of every catalog key.
+    values: BTreeMap<&'static str, String>,
+}
+
+impl OptionsSnapshot {
+    /// Overlays the stored values on the catalog defaults. Stored keys that left the catalog
+    /// (or values that no longer validate) are ignored in favour of the default.
+    pub fn from_stored(stored: BTreeMap<String, String>) -> Self {
+        let values = CATALOG
+            .iter()
+            .map(|d| {
+                let value = stored
+                    .get(d.key)
+                    .and_then(|v| catalog::normalize(d.key, v).ok())
+                    .unwrap_or_else(|| d.default.to_owned());
+                (d.key, value)
+            })
+            .collect();
+        OptionsSnapshot { values }
+    }
+
+    /// The defaults alone.
+    pub fn defaults() -> Self {
+        Self::from_stored(BTreeMap::new())
+    }
+
+    /// The text of `key` ("" for a key outside the catalog).
+    pub fn text(&self, key: &str) -> &str {
+        self.values.get(key).map_or("", String::as_str)
+    }
+
+    /// `key` read as a boolean.
+    pub fn flag(&self, key: &str) -> bool {
+        self.text(key) == "true"
+    }
+
+    /// `key` read as an integer (0 when it is not one).
+    pub fn int(&self, key: &str) -> i64 {
+        self.text(key).parse().unwrap_or(0)
+    }
+
+    /// `key` read as a number (0 when it is not one).
+    pub fn number(&self, key: &str) -> f64 {
+        self.text(key).parse().unwrap_or(0.0)
+    }
+
+    /// Every key that may be shown to an admin (secrets left out), with its value.
+    pub fn public_entries(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        CATALOG
+            .iter()
+            .filter(|d| !d.secret)
+            .map(|d| (d.key, self.text(d.key)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_values_override_defaults_and_invalid_ones_fall_back() {
+        let stored = BTreeMap::from([
+            ("Price".to_owned(), "8".to_owned()),
+            ("RetryTimes".to_owned(), "-4".to_owned()),
+        ]);
+        let snap = OptionsSnapshot::from_stored(stored);
+        assert_eq!(snap.number("Price"), 8.0);
+        assert_eq!(
+            snap.int("RetryTimes"),
+            0,
+            "an invalid stored value falls back"
+        );
+        assert_eq!(snap.int("QuotaPerUnit"), 500_000);
+        assert!(snap.flag("PasswordLoginEnabled"));
+    }
+
+    #[test]
+    fn public_entries_never_include_secrets() {
+        let snap = OptionsSnapshot::defaults();
+        assert!(
+            snap.public_entries()
+                .all(|(k, _)| k != "SMTPToken" && k != "EpayKey")
+        );
+        assert!(snap.public_entries().any(|(k, _)| k == "SMTPServer"));
+    }
+}

@@ -1,0 +1,151 @@
+//! `App`: builds everything from a [`Config`] (storage → publishers → router) and serves it with
+//! graceful shutdown.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::serve::ListenerExt;
+use axum_extra::extract::cookie::Key;
+use rand::RngCore;
+use tokio::net::TcpListener;
+use tollgate_actors::ActorError;
+use tollgate_actors::options::Options;
+use tollgate_storage::{StorageError, Store, meta};
+
+use crate::clock::now_unix;
+use crate::config::{Config, MIN_SESSION_SECRET_LEN};
+use crate::state::AppState;
+
+/// Why Tollgate could not start (or stopped with an error).
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    /// The database could not be opened.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// Options could not be loaded.
+    #[error(transparent)]
+    Actor(#[from] ActorError),
+    /// A setting is invalid.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Serving failed.
+    #[error("server error: {0}")]
+    Serve(std::io::Error),
+    /// A startup task panicked.
+    #[error("startup task failed: {0}")]
+    Join(#[from] tokio::task::JoinError),
+}
+
+/// A built, bound, not yet serving Tollgate.
+pub struct App {
+    /// Shared state handed to every handler.
+    state: AppState,
+    /// The bound listener (bound in `build`, so callers know the port before serving).
+    listener: TcpListener,
+}
+
+impl App {
+    /// Opens the database, loads the options, derives the session key and binds the listener.
+    pub async fn build(config: Config) -> Result<App, StartupError> {
+        let data_dir = config.data_dir.clone();
+        let store = tokio::task::spawn_blocking(move || Store::open_dir(&data_dir)).await??;
+        let secret = session_secret(&config, &store).await?;
+        let options = {
+            let store = store.clone();
+            tokio::task::spawn_blocking(move || Options::load(store)).await??
+        };
+        let listener =
+            TcpListener::bind(config.listen)
+                .await
+                .map_err(|source| StartupError::Bind {
+                    addr: config.listen,
+                    source,
+                })?;
+        let state = AppState {
+            store,
+            options,
+            cookie_key: Key::derive_from(&secret),
+            config: Arc::new(config),
+            started_at: now_unix(),
+        };
+        Ok(App { state, listener })
+    }
+
+    /// The address actually bound (useful with port 0).
+    pub fn local_addr(&self) -> Result<SocketAddr, StartupError> {
+        self.listener.local_addr().map_err(StartupError::Serve)
+    }
+
+    /// The router, for in-process tests without a socket.
+    pub fn router(&self) -> Router {
+        crate::http::router(self.state.clone())
+    }
+
+    /// Serves until `shutdown` resolves, then lets in-flight requests finish (up to the
+    /// configured timeout) and closes the database.
+    pub async fn serve(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), StartupError> {
+        let addr = self.local_addr()?;
+        let grace = self.state.config.shutdown_timeout();
+        let router = self.router();
+        tracing::info!(%addr, data = %self.state.store.path().display(), "Tollgate is serving");
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        // TCP_NODELAY: without it a streamed answer's last chunk waits for the client's delayed
+        // ACK (~40 ms, DESIGN.md "Facts measured").
+        let listener = self.listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "set_nodelay failed");
+            }
+        });
+        let mut graceful_rx = stop_rx.clone();
+        let server = axum::serve(listener, router).with_graceful_shutdown(async move {
+            let _ = graceful_rx.wait_for(|stop| *stop).await;
+        });
+        let mut server = std::pin::pin!(server.into_future());
+        tokio::select! {
+            result = &mut server => return result.map_err(StartupError::Serve),
+            () = shutdown => {}
+        }
+        let _ = stop_tx.send(true);
+        match tokio::time::timeout(grace, server).await {
+            Ok(result) => result.map_err(StartupError::Serve)?,
+            Err(_) => tracing::warn!(?grace, "in-flight requests did not finish in time; closing"),
+        }
+        drop(self.state);
+        tracing::info!("Tollgate stopped; database closed");
+        Ok(())
+    }
+}
+
+/// The operator's secret, or the one generated on first start and kept in the database.
+async fn session_secret(config: &Config, store: &Store) -> Result<Vec<u8>, StartupError> {
+    if let Some(secret) = &config.session_secret {
+        if secret.len() < MIN_SESSION_SECRET_LEN {
+            return Err(StartupError::Config(format!(
+                "the session secret must be at least {MIN_SESSION_SECRET_LEN} characters"
+            )));
+        }
+        return Ok(secret.as_bytes().to_vec());
+    }
+    Ok(store
+        .write(|wtx| {
+            meta::session_secret_or_init(wtx, || {
+                let mut bytes = vec![0u8; meta::SESSION_SECRET_LEN];
+                rand::rng().fill_bytes(&mut bytes);
+                bytes
+            })
+        })
+        .await?)
+}

@@ -1,0 +1,111 @@
+//! `Config`: every startup setting, as a flag and an environment variable, with defaults so that
+//! `tollgate` with no arguments serves. Runtime settings (the admin's options) are data in the
+//! database, not configuration.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
+}
+
+/// Tollgate's startup configuration.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "tollgate",
+    version,
+    about = "AI model API gateway with a browser console"
+)]
+pub struct Config {
+    /// Address to serve the console and the API on.
+    #[arg(long, env = "TOLLGATE_LISTEN", default_value = "0.0.0.0:3000")]
+    pub listen: SocketAddr,
+
+    /// Directory holding the database file (tollgate.redb). Persist it when running in a container.
+    #[arg(long, env = "TOLLGATE_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+
+    /// Log filter, e.g. `info` or `tollgate=debug,tower_http=info`.
+    #[arg(long, env = "TOLLGATE_LOG", default_value = "info")]
+    pub log_level: String,
+
+    /// Log line format.
+    #[arg(long, env = "TOLLGATE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    /// Secret that signs session cookies (at least 32 characters). When not given, a random one
+    /// is generated on first start and kept in the database, so restarts keep sessions.
+    #[arg(long, env = "TOLLGATE_SESSION_SECRET", hide_env_values = true)]
+    pub session_secret: Option<String>,
+
+    /// Mark session cookies `Secure` (set this when the console is served over HTTPS).
+    #[arg(long, env = "TOLLGATE_SECURE_COOKIE", default_value_t = false)]
+    pub secure_cookie: bool,
+
+    /// Seconds to let in-flight requests finish after SIGINT/SIGTERM before closing anyway.
+    #[arg(long, env = "TOLLGATE_SHUTDOWN_TIMEOUT", default_value_t = 30)]
+    pub shutdown_timeout_secs: u64,
+}
+
+/// Shortest session secret accepted from the operator, in bytes.
+pub const MIN_SESSION_SECRET_LEN: usize = 32;
+
+impl Config {
+    /// A configuration for tests and embedding: loopback on an ephemeral port, the given data
+    /// directory, everything else at its default.
+    pub fn for_data_dir(data_dir: impl Into<PathBuf>) -> Config {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            data_dir: data_dir.into(),
+            log_level: "info".into(),
+            log_format: LogFormat::Text,
+            session_secret: None,
+            secure_cookie: false,
+            shutdown_timeout_secs: 30,
+        }
+    }
+
+    /// How long shutdown waits for in-flight requests.
+    pub fn shutdown_timeout(&self) -> Duration {
+        Duration::from_secs(self.shutdown_timeout_secs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_arguments_gives_the_documented_defaults() {
+        let config = Config::try_parse_from(["tollgate"]).expect("defaults parse");
+        assert_eq!(config.listen, "0.0.0.0:3000".parse().expect("addr"));
+        assert_eq!(config.data_dir, PathBuf::from("./data"));
+        assert_eq!(config.log_format, LogFormat::Text);
+        assert!(config.session_secret.is_none());
+    }
+
+    #[test]
+    fn flags_override_defaults() {
+        let config = Config::try_parse_from([
+            "tollgate",
+            "--listen",
+            "127.0.0.1:8080",
+            "--data-dir",
+            "/tmp/x",
+            "--log-format",
+            "json",
+        ])
+        .expect("parse");
+        assert_eq!(config.listen.port(), 8080);
+        assert_eq!(config.log_format, LogFormat::Json);
+        assert!(Config::try_parse_from(["tollgate", "--listen", "nope"]).is_err());
+    }
+}

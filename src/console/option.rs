@@ -1,0 +1,64 @@
+//! GET/PUT /api/option/: the admin's runtime options. Secrets are write-only.
+
+use axum::Router;
+use axum::extract::State;
+use axum::routing::get;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ConsoleError;
+use crate::http::envelope::{Envelope, done, ok};
+use crate::http::extract::{AdminSession, ApiJson};
+use crate::state::AppState;
+
+/// Option routes.
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/api/option/", get(list_options).put(update_option))
+}
+
+/// One option as the console reads it.
+#[derive(Debug, Serialize)]
+pub struct OptionItem {
+    /// The key.
+    pub key: &'static str,
+    /// Its effective value (stored, else the default).
+    pub value: String,
+}
+
+/// Body of PUT /api/option/. Booleans and numbers are accepted as JSON values too.
+#[derive(Debug, Deserialize)]
+pub struct OptionUpdate {
+    /// The key.
+    pub key: String,
+    /// The new value.
+    pub value: serde_json::Value,
+}
+
+async fn list_options(
+    State(state): State<AppState>,
+    _admin: AdminSession,
+) -> Envelope<Vec<OptionItem>> {
+    let snapshot = state.options.current();
+    let items = snapshot
+        .public_entries()
+        .map(|(key, value)| OptionItem {
+            key,
+            value: value.to_owned(),
+        })
+        .collect();
+    ok(items)
+}
+
+async fn update_option(
+    State(state): State<AppState>,
+    AdminSession(admin): AdminSession,
+    ApiJson(update): ApiJson<OptionUpdate>,
+) -> Result<Envelope<()>, ConsoleError> {
+    let value = match update.value {
+        serde_json::Value::String(s) => s,
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    state.options.update(&update.key, &value).await?;
+    tracing::info!(user = %admin.user.id, key = %update.key, "option updated");
+    Ok(done(""))
+}

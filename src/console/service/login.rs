@@ -1,0 +1,100 @@
+//! Password sign-in: username or email plus password.
+
+use serde::{Deserialize, Serialize};
+use tollgate_storage::users::{self, STATUS_ENABLED, User};
+use tollgate_storage::{Quota, StorageError, UserId};
+
+use super::password;
+use crate::error::ConsoleError;
+use crate::state::AppState;
+
+/// POST /api/user/login body.
+#[derive(Debug, Deserialize)]
+pub struct LoginRequest {
+    /// Username or email.
+    #[serde(default)]
+    pub username: String,
+    /// Password.
+    #[serde(default)]
+    pub password: String,
+}
+
+/// A user as the console sees it (no password hash, no token hash).
+#[derive(Debug, Serialize)]
+pub struct UserView {
+    /// Id.
+    pub id: UserId,
+    /// Login name.
+    pub username: String,
+    /// Display name.
+    pub display_name: String,
+    /// 1 common, 10 admin, 100 root.
+    pub role: i32,
+    /// 1 enabled, 2 banned.
+    pub status: i32,
+    /// Email.
+    pub email: String,
+    /// Billing group.
+    pub group: String,
+    /// Balance.
+    pub quota: Quota,
+    /// Spent.
+    pub used_quota: Quota,
+    /// Relayed requests.
+    pub request_count: i64,
+    /// Invite code.
+    pub aff_code: String,
+}
+
+impl From<&User> for UserView {
+    fn from(u: &User) -> Self {
+        UserView {
+            id: u.id,
+            username: u.username.clone(),
+            display_name: u.display_name.clone(),
+            role: u.role,
+            status: u.status,
+            email: u.email.clone(),
+            group: u.group.clone(),
+            quota: u.quota,
+            used_quota: u.used_quota,
+            request_count: u.request_count,
+            aff_code: u.aff_code.clone(),
+        }
+    }
+}
+
+/// Checks the credentials and returns the user. Unknown users cost the same argon2 work as
+/// known ones, and the answer never says which part was wrong.
+pub async fn verify(state: &AppState, req: LoginRequest) -> Result<User, ConsoleError> {
+    if !state.options.current().flag("PasswordLoginEnabled") {
+        return Err(ConsoleError::PasswordLoginDisabled);
+    }
+    let name = req.username.trim().to_owned();
+    if name.is_empty() || req.password.is_empty() {
+        return Err(ConsoleError::Invalid(
+            "username and password are required".into(),
+        ));
+    }
+    let found = state
+        .store
+        .read(move |rtx| {
+            let by_name = users::find_by_username(rtx, &name)?;
+            match by_name {
+                Some(u) => Ok::<_, StorageError>(Some(u)),
+                None if name.contains('@') => users::find_by_email(rtx, &name),
+                None => Ok(None),
+            }
+        })
+        .await?
+        .filter(|u| u.deleted_at.is_none());
+    let hash = found.as_ref().map(|u| u.password_hash.clone());
+    if !password::verify(req.password, hash).await? {
+        return Err(ConsoleError::BadCredentials);
+    }
+    let user = found.ok_or(ConsoleError::BadCredentials)?;
+    if user.status != STATUS_ENABLED {
+        return Err(ConsoleError::UserDisabled);
+    }
+    Ok(user)
+}

@@ -1,0 +1,224 @@
+//! First-run setup: creates the root user and records the usage mode, exactly once.
+//!
+//! "Exactly once" is decided inside the write transaction that creates the root (redb
+//! serialises writers), so two concurrent POSTs create one root and the loser is refused.
+
+use serde::{Deserialize, Serialize};
+use tollgate_storage::users::{self, NewUser, ROLE_ROOT};
+use tollgate_storage::{Quota, StorageError, meta, options};
+
+use super::password;
+use crate::clock::now_unix;
+use crate::error::ConsoleError;
+use crate::state::AppState;
+
+/// Shortest accepted root password.
+pub const MIN_PASSWORD_LEN: usize = 8;
+/// Longest accepted password (bounds the hashing work an anonymous caller can ask for).
+pub const MAX_PASSWORD_LEN: usize = 128;
+/// Longest accepted username.
+pub const MAX_USERNAME_LEN: usize = 12;
+
+/// GET /api/setup answer.
+#[derive(Debug, Serialize)]
+pub struct SetupInfo {
+    /// True once setup is complete.
+    pub status: bool,
+    /// True when the root user exists.
+    pub root_init: bool,
+    /// Always "redb" (embedded database).
+    pub database_type: &'static str,
+    /// Where the database file lives (only before setup, to tell the operator what to persist).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_file: Option<String>,
+}
+
+/// POST /api/setup body (the console's field names).
+#[derive(Debug, Deserialize)]
+pub struct SetupRequest {
+    /// Root username.
+    #[serde(default)]
+    pub username: String,
+    /// Root password.
+    #[serde(default)]
+    pub password: String,
+    /// Must equal `password`.
+    #[serde(default, rename = "confirmPassword")]
+    pub confirm_password: String,
+    /// Self-use mode (no registration, no pricing needed).
+    #[serde(default, rename = "SelfUseModeEnabled")]
+    pub self_use_mode: bool,
+    /// Demo-site mode.
+    #[serde(default, rename = "DemoSiteEnabled")]
+    pub demo_site: bool,
+}
+
+/// Validated root credentials.
+#[derive(Debug, PartialEq)]
+struct RootCredentials {
+    username: String,
+    password: String,
+}
+
+/// The setup rules of spec 01 §5, applied to the credentials.
+fn validate_root(req: &SetupRequest) -> Result<RootCredentials, ConsoleError> {
+    let username = req.username.trim();
+    if username.is_empty() {
+        return Err(ConsoleError::Invalid(
+            "the admin username is required".into(),
+        ));
+    }
+    if username.chars().count() > MAX_USERNAME_LEN {
+        return Err(ConsoleError::Invalid(format!(
+            "the username must be at most {MAX_USERNAME_LEN} characters"
+        )));
+    }
+    let len = req.password.chars().count();
+    if len < MIN_PASSWORD_LEN {
+        return Err(ConsoleError::Invalid(
+            "Password must be at least 8 characters long".into(),
+        ));
+    }
+    if len > MAX_PASSWORD_LEN {
+        return Err(ConsoleError::Invalid(format!(
+            "the password must be at most {MAX_PASSWORD_LEN} characters"
+        )));
+    }
+    if req.password != req.confirm_password {
+        return Err(ConsoleError::Invalid(
+            "the two passwords do not match".into(),
+        ));
+    }
+    Ok(RootCredentials {
+        username: username.to_owned(),
+        password: req.password.clone(),
+    })
+}
+
+/// Reads the setup state.
+pub async fn info(state: &AppState) -> Result<SetupInfo, ConsoleError> {
+    let (setup, root_init) = read_state(state).await?;
+    Ok(SetupInfo {
+        status: setup,
+        root_init,
+        database_type: "redb",
+        data_file: (!setup).then(|| state.store.path().display().to_string()),
+    })
+}
+
+/// `(setup done, root user exists)`.
+pub async fn read_state(state: &AppState) -> Result<(bool, bool), ConsoleError> {
+    Ok(state
+        .store
+        .read(|rtx| Ok::<_, StorageError>((meta::setup_state(rtx)?.done, users::count(rtx)? > 0)))
+        .await?)
+}
+
+/// Runs setup: validates, creates the root (unless one exists), stores the usage mode and marks
+/// setup done, all in one transaction; then republishes the options.
+pub async fn run(state: &AppState, req: SetupRequest) -> Result<(), ConsoleError> {
+    let (done, root_init) = read_state(state).await?;
+    if done {
+        return Err(ConsoleError::AlreadyInitialized);
+    }
+    if req.self_use_mode && req.demo_site {
+        return Err(ConsoleError::Invalid(
+            "choose one usage mode: self-use and demo site exclude each other".into(),
+        ));
+    }
+    let root = if root_init {
+        None
+    } else {
+        let creds = validate_root(&req)?;
+        let hash = password::hash(creds.password).await?;
+        Some((creds.username, hash))
+    };
+    let (self_use, demo) = (req.self_use_mode, req.demo_site);
+    state
+        .store
+        .write(move |wtx| {
+            if meta::setup_state_rw(wtx)?.done {
+                return Err(ConsoleError::AlreadyInitialized);
+            }
+            let now = now_unix();
+            if let Some((username, password_hash)) = root {
+                if users::count_rw(wtx)? == 0 {
+                    users::insert(
+                        wtx,
+                        NewUser {
+                            username,
+                            display_name: "Root User".into(),
+                            password_hash,
+                            email: String::new(),
+                            role: ROLE_ROOT,
+                            group: "default".into(),
+                            quota: Quota(100_000_000),
+                            aff_code: String::new(),
+                            inviter_id: 0,
+                            created_at: now,
+                        },
+                    )?;
+                }
+            }
+            options::put(wtx, "SelfUseModeEnabled", bool_text(self_use))?;
+            options::put(wtx, "DemoSiteEnabled", bool_text(demo))?;
+            meta::set_setup_state(
+                wtx,
+                meta::SetupState {
+                    done: true,
+                    at: now,
+                },
+            )?;
+            Ok(())
+        })
+        .await?;
+    state.options.reload().await?;
+    tracing::info!(self_use, demo, "setup completed");
+    Ok(())
+}
+
+fn bool_text(b: bool) -> &'static str {
+    if b { "true" } else { "false" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(username: &str, password: &str, confirm: &str) -> SetupRequest {
+        SetupRequest {
+            username: username.into(),
+            password: password.into(),
+            confirm_password: confirm.into(),
+            self_use_mode: false,
+            demo_site: false,
+        }
+    }
+
+    #[test]
+    fn root_credentials_rules() {
+        assert!(
+            validate_root(&req("", "password1", "password1")).is_err(),
+            "username required"
+        );
+        assert!(
+            validate_root(&req("   ", "password1", "password1")).is_err(),
+            "blank username"
+        );
+        assert!(
+            validate_root(&req("root", "short", "short")).is_err(),
+            "password < 8"
+        );
+        assert!(
+            validate_root(&req("root", "password1", "password2")).is_err(),
+            "mismatch"
+        );
+        assert!(validate_root(&req("averyverylongname", "password1", "password1")).is_err());
+        let ok = validate_root(&req(" root ", "password1", "password1")).expect("valid");
+        assert_eq!(ok.username, "root", "username is trimmed");
+        assert!(
+            validate_root(&req("root", "密码密码密码密码", "密码密码密码密码")).is_ok(),
+            "8 chars, not bytes"
+        );
+    }
+}

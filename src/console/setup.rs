@@ -1,0 +1,28 @@
+//! First-run setup: GET/POST /api/setup (spec 01 §2, §4, §5).
+
+use axum::Router;
+use axum::extract::State;
+use axum::routing::get;
+
+use super::service::setup::{self, SetupInfo, SetupRequest};
+use crate::error::ConsoleError;
+use crate::http::envelope::{Envelope, done, ok};
+use crate::http::extract::ApiJson;
+use crate::state::AppState;
+
+/// Setup routes.
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/api/setup", get(get_setup).post(post_setup))
+}
+
+async fn get_setup(State(state): State<AppState>) -> Result<Envelope<SetupInfo>, ConsoleError> {
+    Ok(ok(setup::info(&state).await?))
+}
+
+async fn post_setup(
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<SetupRequest>,
+) -> Result<Envelope<()>, ConsoleError> {
+    setup::run(&state, req).await?;
+    Ok(done("system initialized"))
+}

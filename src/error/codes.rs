@@ -1,0 +1,79 @@
+//! `ErrorCode`: the one table from an error's code to its HTTP status and wire strings.
+
+use axum::http::StatusCode;
+
+/// Every error code Tollgate answers with. The console's i18n keys on [`ErrorCode::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// Malformed or invalid input.
+    InvalidRequest,
+    /// No session, or the session is not valid any more.
+    NotLoggedIn,
+    /// The `New-Api-User` header is missing, malformed or not the session's user.
+    UserHeaderMismatch,
+    /// Logged in, but the role is not high enough.
+    Forbidden,
+    /// The user is banned.
+    UserDisabled,
+    /// Wrong username or password.
+    BadCredentials,
+    /// Password login is switched off.
+    PasswordLoginDisabled,
+    /// Setup was already completed.
+    AlreadyInitialized,
+    /// The record does not exist.
+    NotFound,
+    /// A unique value is taken.
+    Conflict,
+    /// The route exists in OpenAI's API but Tollgate does not implement it.
+    NotImplemented,
+    /// Something failed on our side; details are in the server log.
+    Internal,
+}
+
+impl ErrorCode {
+    /// HTTP status of the response.
+    pub fn status(self) -> StatusCode {
+        match self {
+            ErrorCode::InvalidRequest
+            | ErrorCode::BadCredentials
+            | ErrorCode::PasswordLoginDisabled => StatusCode::BAD_REQUEST,
+            ErrorCode::NotLoggedIn | ErrorCode::UserHeaderMismatch => StatusCode::UNAUTHORIZED,
+            ErrorCode::Forbidden | ErrorCode::UserDisabled => StatusCode::FORBIDDEN,
+            ErrorCode::NotFound => StatusCode::NOT_FOUND,
+            ErrorCode::AlreadyInitialized | ErrorCode::Conflict => StatusCode::CONFLICT,
+            ErrorCode::NotImplemented => StatusCode::NOT_IMPLEMENTED,
+            ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// Stable machine-readable code (snake_case).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidRequest => "invalid_request",
+            ErrorCode::NotLoggedIn => "not_logged_in",
+            ErrorCode::UserHeaderMismatch => "user_header_mismatch",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::UserDisabled => "user_disabled",
+            ErrorCode::BadCredentials => "bad_credentials",
+            ErrorCode::PasswordLoginDisabled => "password_login_disabled",
+            ErrorCode::AlreadyInitialized => "already_initialized",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::NotImplemented => "not_implemented",
+            ErrorCode::Internal => "internal_error",
+        }
+    }
+
+    /// OpenAI-style `error.type` for relay responses.
+    pub fn error_type(self) -> &'static str {
+        match self {
+            ErrorCode::Internal => "server_error",
+            ErrorCode::NotLoggedIn | ErrorCode::UserHeaderMismatch | ErrorCode::BadCredentials => {
+                "authentication_error"
+            }
+            ErrorCode::Forbidden | ErrorCode::UserDisabled => "permission_error",
+            _ => "invalid_request_error",
+        }
+    }
+}

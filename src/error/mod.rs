@@ -1,0 +1,152 @@
+//! The two error types at the HTTP boundary and their one mapping each to a wire shape:
+//! [`ConsoleError`] → `{success:false, message, code}` and [`RelayError`] →
+//! `{"error":{"message","type","code"}}` (OpenAI's shape).
+//!
+//! Internal errors answer a generic message; the cause is logged once, here, at `error` level.
+//! Client mistakes (4xx) are logged at `debug`.
+
+pub mod codes;
+
+use axum::Json;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use tollgate_actors::ActorError;
+use tollgate_actors::options::OptionError;
+use tollgate_storage::StorageError;
+
+pub use codes::ErrorCode;
+
+/// A failure of a console (`/api/*`) request.
+#[derive(Debug, thiserror::Error)]
+pub enum ConsoleError {
+    /// Input failed validation; the message says what to fix.
+    #[error("{0}")]
+    Invalid(String),
+    /// Not logged in, or the session is no longer valid.
+    #[error("not logged in or the session has expired, please log in again")]
+    NotLoggedIn,
+    /// The `New-Api-User` header does not match the session.
+    #[error("{0}")]
+    UserHeader(&'static str),
+    /// The user's role is too low for this action.
+    #[error("insufficient privileges")]
+    Forbidden,
+    /// The user is banned.
+    #[error("this user has been banned")]
+    UserDisabled,
+    /// Wrong username or password (never says which).
+    #[error("wrong username or password, or the user has been banned")]
+    BadCredentials,
+    /// Password login is switched off by the admin.
+    #[error("the administrator has turned off password login")]
+    PasswordLoginDisabled,
+    /// Setup ran already.
+    #[error("the system is already initialized")]
+    AlreadyInitialized,
+    /// No such record.
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    /// A unique value is taken.
+    #[error("{0} already exists")]
+    Conflict(&'static str),
+    /// Storage failed (internal).
+    #[error("internal storage error")]
+    Storage(#[source] StorageError),
+    /// Anything else on our side (internal).
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl ConsoleError {
+    /// The code of this error in the [`ErrorCode`] table.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ConsoleError::Invalid(_) => ErrorCode::InvalidRequest,
+            ConsoleError::NotLoggedIn => ErrorCode::NotLoggedIn,
+            ConsoleError::UserHeader(_) => ErrorCode::UserHeaderMismatch,
+            ConsoleError::Forbidden => ErrorCode::Forbidden,
+            ConsoleError::UserDisabled => ErrorCode::UserDisabled,
+            ConsoleError::BadCredentials => ErrorCode::BadCredentials,
+            ConsoleError::PasswordLoginDisabled => ErrorCode::PasswordLoginDisabled,
+            ConsoleError::AlreadyInitialized => ErrorCode::AlreadyInitialized,
+            ConsoleError::NotFound(_) => ErrorCode::NotFound,
+            ConsoleError::Conflict(_) => ErrorCode::Conflict,
+            ConsoleError::Storage(_) | ConsoleError::Internal(_) => ErrorCode::Internal,
+        }
+    }
+}
+
+impl From<StorageError> for ConsoleError {
+    fn from(e: StorageError) -> Self {
+        match e {
+            StorageError::Duplicate { what } => ConsoleError::Conflict(what),
+            StorageError::NotFound { what } => ConsoleError::NotFound(what),
+            other => ConsoleError::Storage(other),
+        }
+    }
+}
+
+impl From<OptionError> for ConsoleError {
+    fn from(e: OptionError) -> Self {
+        ConsoleError::Invalid(e.to_string())
+    }
+}
+
+impl From<ActorError> for ConsoleError {
+    fn from(e: ActorError) -> Self {
+        match e {
+            ActorError::Storage(s) => s.into(),
+            ActorError::Option(o) => o.into(),
+        }
+    }
+}
+
+impl IntoResponse for ConsoleError {
+    fn into_response(self) -> Response {
+        let code = self.code();
+        if code == ErrorCode::Internal {
+            tracing::error!(error = ?self, "console request failed");
+        } else {
+            tracing::debug!(error = %self, "console request refused");
+        }
+        let body = json!({ "success": false, "message": self.to_string(), "code": code.as_str() });
+        (code.status(), Json(body)).into_response()
+    }
+}
+
+/// A failure of a relay (`/v1/*`) request, answered in OpenAI's error shape.
+#[derive(Debug, thiserror::Error)]
+pub enum RelayError {
+    /// No route at this path.
+    #[error("Invalid URL ({method} {path})")]
+    UnknownRoute {
+        /// Request method.
+        method: String,
+        /// Request path.
+        path: String,
+    },
+    /// An OpenAI route Tollgate does not implement.
+    #[error("{0} is not supported by this gateway")]
+    NotImplemented(String),
+}
+
+impl RelayError {
+    /// The code of this error in the [`ErrorCode`] table.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            RelayError::UnknownRoute { .. } => ErrorCode::NotFound,
+            RelayError::NotImplemented(_) => ErrorCode::NotImplemented,
+        }
+    }
+}
+
+impl IntoResponse for RelayError {
+    fn into_response(self) -> Response {
+        let code = self.code();
+        tracing::debug!(error = %self, "relay request refused");
+        let body = json!({
+            "error": { "message": self.to_string(), "type": code.error_type(), "code": code.as_str() }
+        });
+        (code.status(), Json(body)).into_response()
+    }
+}

@@ -1,0 +1,24 @@
+//! The HTTP facade: one router merging the console and relay routes, the layers (all added here,
+//! in one place), the extractors and response shapes.
+
+pub mod envelope;
+pub mod extract;
+pub mod spa;
+
+use axum::Router;
+use tower_http::trace::TraceLayer;
+
+use crate::state::AppState;
+use crate::{console, relay};
+
+/// Builds the whole router.
+///
+/// Layer order (outermost first): tracing spans every request, including the fallback.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .merge(console::routes())
+        .merge(relay::routes())
+        .fallback(spa::fallback)
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}

@@ -1,0 +1,25 @@
+//! Tollgate: a single-binary AI model API gateway with a browser console.
+//!
+//! Map of the crate:
+//! - [`config`]: command-line flags and environment variables ([`Config`]).
+//! - [`app`]: [`App::build`] wires storage → publishers → HTTP; [`App::serve`] runs it.
+//! - [`state`]: [`state::AppState`], what every handler can reach.
+//! - [`http`]: the router, layers, extractors, the response envelope and the embedded console.
+//! - [`console`]: `/api/*` handlers (thin) and their services (business rules).
+//! - [`relay`]: `/v1/*`, the OpenAI-compatible hot path.
+//! - [`error`]: the two error types mapped once to the two wire shapes.
+//! - [`shutdown`], [`telemetry`]: signals and logging.
+
+pub mod app;
+pub mod clock;
+pub mod config;
+pub mod console;
+pub mod error;
+pub mod http;
+pub mod relay;
+pub mod shutdown;
+pub mod state;
+pub mod telemetry;
+
+pub use app::{App, StartupError};
+pub use config::Config;

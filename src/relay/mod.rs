@@ -1,0 +1,11 @@
+//! `/v1/*`: the OpenAI-compatible relay. Unknown relay paths answer an OpenAI-shaped 404 from
+//! [`crate::http::spa::fallback`].
+
+use axum::Router;
+
+use crate::state::AppState;
+
+/// Every relay route.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+}

@@ -1,0 +1,31 @@
+//! `AppState`: the handles every handler can reach. Cheap to clone; holds no locks of its own.
+
+use std::sync::Arc;
+
+use axum::extract::FromRef;
+use axum_extra::extract::cookie::Key;
+use tollgate_actors::options::Options;
+use tollgate_storage::Store;
+
+use crate::config::Config;
+
+/// Shared state of the HTTP layer.
+#[derive(Clone)]
+pub struct AppState {
+    /// The database.
+    pub store: Store,
+    /// Runtime options publisher (read its snapshot, never the database, on request paths).
+    pub options: Options,
+    /// Key that signs session cookies (from the configured or the persisted secret).
+    pub cookie_key: Key,
+    /// Startup configuration (immutable).
+    pub config: Arc<Config>,
+    /// Unix seconds when this process started (reported by /api/status).
+    pub started_at: i64,
+}
+
+impl FromRef<AppState> for Key {
+    fn from_ref(state: &AppState) -> Key {
+        state.cookie_key.clone()
+    }
+}
