@@ -1,0 +1,88 @@
+import { z } from 'zod/mini';
+
+import { useSession } from '@/stores/session';
+
+import { ApiError, handleUnauthorized } from './errors';
+
+/** The `New-Api-User` value sent by a guest. */
+const GUEST_USER_ID = '-1';
+
+const envelopeSchema = z.object({
+  success: z.boolean(),
+  message: z.catch(z.string(), ''),
+  data: z.unknown(),
+});
+
+type QueryValue = string | number | boolean | undefined;
+
+export interface RequestOptions {
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Appended to the URL; undefined values are left out. */
+  query?: Record<string, QueryValue>;
+  signal?: AbortSignal;
+}
+
+/**
+ * Calls the console API and unwraps its `{success, message, data}` envelope.
+ *
+ * Every call carries `New-Api-User` (the stored user's id) and `Cache-Control: no-store`
+ * (spec 01 §7). With a `schema` the `data` is validated and returned; without one the call only
+ * has to succeed. Failures throw {@link ApiError}; a 401 also clears the session and redirects.
+ */
+export function apiRequest<S extends z.ZodMiniType>(
+  path: string,
+  options: RequestOptions & { schema: S },
+): Promise<z.output<S>>;
+export function apiRequest(path: string, options?: RequestOptions): Promise<void>;
+export async function apiRequest(
+  path: string,
+  { method = 'GET', body, query, signal, schema }: RequestOptions & { schema?: z.ZodMiniType } = {},
+): Promise<unknown> {
+  const headers: Record<string, string> = {
+    'New-Api-User': String(useSession.getState().user?.id ?? GUEST_USER_ID),
+    'Cache-Control': 'no-store',
+  };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+
+  let response: Response;
+  try {
+    response = await fetch(withQuery(path, query), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+      signal,
+    });
+  } catch (cause) {
+    if (signal?.aborted) throw cause;
+    throw new ApiError('network', cause instanceof Error ? cause.message : String(cause));
+  }
+
+  const envelope = envelopeSchema.safeParse(await response.json().catch(() => undefined));
+
+  if (!response.ok) {
+    const message = (envelope.success && envelope.data.message) || response.statusText;
+    const error = new ApiError('http', message, response.status);
+    if (response.status === 401) handleUnauthorized(error);
+    throw error;
+  }
+  if (!envelope.success) throw new ApiError('invalid', envelope.error.message);
+  if (!envelope.data.success) throw new ApiError('app', envelope.data.message);
+  if (!schema) return undefined;
+
+  const data = schema.safeParse(envelope.data.data);
+  if (!data.success) throw new ApiError('invalid', data.error.message);
+  return data.data;
+}
+
+function withQuery(path: string, query: Record<string, QueryValue> | undefined): string {
+  if (!query) return path;
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined) params.set(key, String(value));
+  }
+  const search = params.toString();
+  return search ? `${path}?${search}` : path;
+}

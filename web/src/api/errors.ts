@@ -1,0 +1,77 @@
+import { i18n } from '@/i18n';
+import { useSession } from '@/stores/session';
+import { toast } from '@/stores/toasts';
+
+/**
+ * Where a failed call failed: the HTTP status (`http`), the connection (`network`), the
+ * application (`app`: `success: false`, the message is the server's), or the answer's shape
+ * (`invalid`).
+ */
+export type ApiErrorKind = 'http' | 'network' | 'app' | 'invalid';
+
+/** The one error type thrown by the API client. */
+export class ApiError extends Error {
+  readonly kind: ApiErrorKind;
+  /** HTTP status for `http` errors. */
+  readonly status: number | undefined;
+  /** True once the generic handling took care of it (a 401 redirect): nothing more to show. */
+  handled = false;
+
+  constructor(kind: ApiErrorKind, message: string, status?: number) {
+    super(message);
+    this.name = 'ApiError';
+    this.kind = kind;
+    this.status = status;
+  }
+}
+
+export interface ErrorNotice {
+  tone: 'error' | 'info';
+  text: string;
+}
+
+/** The generic error handling of spec 01 §8: what a failed call tells the user. */
+export function describeApiError(error: unknown): ErrorNotice {
+  const t = i18n.t;
+  if (!(error instanceof ApiError)) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { tone: 'error', text: t('error.generic', { message }) };
+  }
+  switch (error.kind) {
+    case 'app':
+      return { tone: 'error', text: error.message || t('error.unknown') };
+    case 'network':
+      return { tone: 'error', text: t('error.network') };
+    case 'invalid':
+      return { tone: 'error', text: t('error.invalidResponse') };
+    case 'http':
+      switch (error.status) {
+        case 429:
+          return { tone: 'error', text: t('error.http.tooManyRequests') };
+        case 500:
+          return { tone: 'error', text: t('error.http.serverError') };
+        case 405:
+          return { tone: 'info', text: t('error.http.demoSite') };
+        default:
+          return { tone: 'error', text: t('error.generic', { message: error.message }) };
+      }
+  }
+}
+
+/** Shows a failed call as a toast (unless it was already handled by a redirect). */
+export function notifyApiError(error: unknown): void {
+  if (error instanceof ApiError && error.handled) return;
+  const { tone, text } = describeApiError(error);
+  toast[tone](text);
+}
+
+/**
+ * A 401 means the session is gone: forget the stored user and go to `/login?expired=true`
+ * (spec 01 §4, §8). On the login page itself the error is left to the form.
+ */
+export function handleUnauthorized(error: ApiError): void {
+  useSession.getState().clearUser();
+  if (window.location.pathname === '/login') return;
+  error.handled = true;
+  window.location.assign('/login?expired=true');
+}

@@ -1,0 +1,56 @@
+import { useEffect, useState } from 'react';
+import { Outlet } from 'react-router';
+
+import { useStatus } from '@/api/status';
+import { TooltipProvider } from '@/components/ui/tooltip';
+import { usePreferences } from '@/stores/preferences';
+
+import { Footer } from './footer';
+import { useSidebarVisible } from './route-handle';
+import { SideMenu } from './side-menu';
+import { TopBar } from './top-bar';
+
+import './shell.css';
+
+/** Applies the status's system name and logo to the tab title and icon. */
+function useDocumentBranding(systemName: string, logo: string): void {
+  useEffect(() => {
+    if (systemName) document.title = systemName;
+    if (logo) {
+      const icon = document.querySelector<HTMLLinkElement>('link[rel="icon"]');
+      if (icon) icon.href = logo;
+    }
+  }, [systemName, logo]);
+}
+
+/** Top bar, side menu (where the route has one), the page and the footer. */
+export function AppShell() {
+  const status = useStatus();
+  const withSidebar = useSidebarVisible();
+  const collapsed = usePreferences((s) => s.sidebarCollapsed);
+  const [mobileSidebarOpen, setMobileSidebarOpen] = useState(false);
+  useDocumentBranding(status.system_name, status.logo);
+
+  return (
+    <TooltipProvider delayDuration={250}>
+      <div
+        className="shell"
+        data-sidebar={withSidebar ? (collapsed ? 'collapsed' : 'expanded') : 'none'}
+        data-mobile-sidebar={mobileSidebarOpen}
+      >
+        <TopBar
+          withSidebar={withSidebar}
+          mobileSidebarOpen={mobileSidebarOpen}
+          onMobileSidebarChange={setMobileSidebarOpen}
+        />
+        {withSidebar ? <SideMenu onNavigate={() => setMobileSidebarOpen(false)} /> : null}
+        <div className="shell__main">
+          <main className="shell__content">
+            <Outlet />
+          </main>
+          <Footer />
+        </div>
+      </div>
+    </TooltipProvider>
+  );
+}

@@ -1,0 +1,141 @@
+import {
+  FlaskConical,
+  KeyRound,
+  LayoutDashboard,
+  ListChecks,
+  MessageSquare,
+  Palette,
+  PanelLeftClose,
+  PanelLeftOpen,
+  ScrollText,
+  Settings,
+  Ticket,
+  UserCog,
+  Users,
+  Wallet,
+  Waypoints,
+} from 'lucide-react';
+import type { LucideIcon } from 'lucide-react';
+import { useTranslation } from 'react-i18next';
+import { NavLink } from 'react-router';
+
+import { useStatus } from '@/api/status';
+import type { Status } from '@/api/status';
+import { isAdmin } from '@/api/user';
+import type { User } from '@/api/user';
+import { Tooltip } from '@/components/ui/tooltip';
+import type zhCommon from '@/i18n/locales/zh/common.json';
+import { cn } from '@/lib/cn';
+import { usePreferences } from '@/stores/preferences';
+import { useSession } from '@/stores/session';
+
+type GroupKey = keyof typeof zhCommon.sidebar.group;
+type ItemKey = keyof typeof zhCommon.sidebar.item;
+
+interface MenuItem {
+  to: string;
+  icon: LucideIcon;
+  /** An i18n item key, or a literal label from the status (chat names). */
+  label: { key: ItemKey } | { text: string };
+}
+
+interface MenuGroup {
+  key: GroupKey;
+  items: MenuItem[];
+}
+
+const item = (to: string, icon: LucideIcon, key: ItemKey): MenuItem => ({
+  to,
+  icon,
+  label: { key },
+});
+
+/** The menu of spec 01 §2: flags from the status decide the optional entries, the role the admin group. */
+function menuGroups(status: Status, user: User | null): MenuGroup[] {
+  const chats = status.chats.flatMap((chat, index) =>
+    Object.keys(chat).map((name) => ({
+      to: `/chat/${index}`,
+      icon: MessageSquare,
+      label: { text: name },
+    })),
+  );
+  const groups: MenuGroup[] = [
+    { key: 'chat', items: [item('/playground', FlaskConical, 'playground'), ...chats] },
+    {
+      key: 'console',
+      items: [
+        ...(status.enable_data_export ? [item('/detail', LayoutDashboard, 'detail')] : []),
+        item('/token', KeyRound, 'token'),
+        item('/log', ScrollText, 'log'),
+        ...(status.enable_drawing ? [item('/midjourney', Palette, 'midjourney')] : []),
+        ...(status.enable_task ? [item('/task', ListChecks, 'task')] : []),
+      ],
+    },
+  ];
+  if (isAdmin(user)) {
+    groups.push({
+      key: 'admin',
+      items: [
+        item('/channel', Waypoints, 'channel'),
+        item('/redemption', Ticket, 'redemption'),
+        item('/user', Users, 'user'),
+        item('/setting', Settings, 'setting'),
+      ],
+    });
+  }
+  groups.push({
+    key: 'personal',
+    items: [item('/topup', Wallet, 'topup'), item('/personal', UserCog, 'personal')],
+  });
+  return groups;
+}
+
+/** The side menu: 200 px, or 60 px collapsed (kept as `default_collapse_sidebar`). */
+export function SideMenu({ onNavigate }: { onNavigate?: () => void }) {
+  const { t } = useTranslation();
+  const status = useStatus();
+  const user = useSession((s) => s.user);
+  const collapsed = usePreferences((s) => s.sidebarCollapsed);
+  const setCollapsed = usePreferences((s) => s.setSidebarCollapsed);
+  const ToggleIcon = collapsed ? PanelLeftOpen : PanelLeftClose;
+  const toggleLabel = collapsed ? t('sidebar.expand') : t('sidebar.collapse');
+
+  return (
+    <aside className="side-menu" data-collapsed={collapsed} aria-label={t('sidebar.label')}>
+      <nav className="side-menu__groups">
+        {menuGroups(status, user).map((group) => (
+          <div key={group.key} className="side-menu__group">
+            <p className="side-menu__heading">{t(`sidebar.group.${group.key}`)}</p>
+            {group.items.map(({ to, icon: Icon, label }) => {
+              const text = 'key' in label ? t(`sidebar.item.${label.key}`) : label.text;
+              return (
+                <Tooltip key={to} content={text} enabled={collapsed}>
+                  <NavLink
+                    to={to}
+                    className={({ isActive }) =>
+                      cn('side-menu__item', isActive && 'side-menu__item--active')
+                    }
+                    aria-label={collapsed ? text : undefined}
+                    onClick={onNavigate}
+                  >
+                    <Icon className="side-menu__icon" aria-hidden />
+                    <span className="side-menu__label">{text}</span>
+                  </NavLink>
+                </Tooltip>
+              );
+            })}
+          </div>
+        ))}
+      </nav>
+      <button
+        type="button"
+        className="side-menu__toggle"
+        aria-label={toggleLabel}
+        title={toggleLabel}
+        onClick={() => setCollapsed(!collapsed)}
+      >
+        <ToggleIcon aria-hidden />
+      </button>
+    </aside>
+  );
+}

@@ -1,0 +1,31 @@
+import i18next from 'i18next';
+import { initReactI18next } from 'react-i18next';
+
+import { fallbackLanguage, usePreferences } from '@/stores/preferences';
+
+import enAuth from './locales/en/auth.json';
+import enCommon from './locales/en/common.json';
+import enSetup from './locales/en/setup.json';
+import zhAuth from './locales/zh/auth.json';
+import zhCommon from './locales/zh/common.json';
+import zhSetup from './locales/zh/setup.json';
+
+/** zh is the typed source of every key; en must carry the same keys (see locales.test.ts). */
+export const resources = {
+  zh: { common: zhCommon, auth: zhAuth, setup: zhSetup },
+  en: { common: enCommon, auth: enAuth, setup: enSetup },
+} as const;
+
+export const defaultNS = 'common';
+
+export const i18n = i18next.createInstance();
+
+void i18n.use(initReactI18next).init({
+  resources,
+  lng: usePreferences.getState().language,
+  fallbackLng: fallbackLanguage,
+  defaultNS,
+  ns: Object.keys(resources.zh),
+  interpolation: { escapeValue: false },
+  initAsync: false,
+});

@@ -1,0 +1,96 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { useMutation } from '@tanstack/react-query';
+import type { ParseKeys } from 'i18next';
+import { LogIn } from 'lucide-react';
+import { useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { Link, useNavigate, useSearchParams } from 'react-router';
+
+import { login } from '@/api/auth';
+import { Alert } from '@/components/ui/alert';
+import { Button } from '@/components/ui/button';
+import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/components/ui/card';
+import { Field } from '@/components/ui/field';
+import { Input } from '@/components/ui/input';
+import { Spinner } from '@/components/ui/spinner';
+import { useSession } from '@/stores/session';
+import { toast } from '@/stores/toasts';
+
+import { loginSchema } from './login-schema';
+
+import './auth.css';
+
+/** /login: password sign-in; lands on /token (spec 01 §2). */
+export function LoginPage() {
+  const { t } = useTranslation('auth');
+  const navigate = useNavigate();
+  const [params] = useSearchParams();
+  const setUser = useSession((s) => s.setUser);
+  const {
+    register,
+    handleSubmit,
+    formState: { errors },
+  } = useForm({
+    resolver: zodResolver(loginSchema),
+    defaultValues: { username: '', password: '' },
+  });
+  const signIn = useMutation({
+    mutationFn: login,
+    onSuccess: (user) => {
+      setUser(user);
+      toast.success(t('login.success'));
+      void navigate('/token');
+    },
+  });
+  const formError = errors.username?.message ?? errors.password?.message;
+
+  return (
+    <div className="auth">
+      <Card className="auth__card">
+        <CardHeader>
+          <CardTitle>{t('login.title')}</CardTitle>
+          <CardDescription>{t('login.subtitle')}</CardDescription>
+        </CardHeader>
+        <CardContent>
+          {params.get('expired') === 'true' ? (
+            <Alert tone="warning">{t('login.expired')}</Alert>
+          ) : null}
+          <form
+            className="auth__form"
+            noValidate
+            onSubmit={handleSubmit((values) => signIn.mutate(values))}
+          >
+            <Field id="login-username" label={t('login.field.username.label')}>
+              <Input
+                id="login-username"
+                autoComplete="username"
+                placeholder={t('login.field.username.placeholder')}
+                aria-invalid={errors.username ? true : undefined}
+                {...register('username')}
+              />
+            </Field>
+            <Field id="login-password" label={t('login.field.password.label')}>
+              <Input
+                id="login-password"
+                type="password"
+                autoComplete="current-password"
+                placeholder={t('login.field.password.placeholder')}
+                aria-invalid={errors.password ? true : undefined}
+                {...register('password')}
+              />
+            </Field>
+            {formError ? <Alert tone="danger">{t(formError as ParseKeys<'auth'>)}</Alert> : null}
+            <Button type="submit" size="lg" disabled={signIn.isPending}>
+              {signIn.isPending ? <Spinner /> : <LogIn aria-hidden />}
+              {signIn.isPending ? t('login.submitting') : t('login.submit')}
+            </Button>
+          </form>
+          <div className="auth__links">
+            <Link to="/register">{t('login.link.register')}</Link>
+            <Link to="/reset">{t('login.link.reset')}</Link>
+          </div>
+        </CardContent>
+      </Card>
+    </div>
+  );
+}
