@@ -201,10 +201,10 @@ fn reindex(
     }
     let mut index = wtx.open_table(def)?;
     if !new_key.is_empty() {
-        if let Some(owner) = index.get(new_key.as_str())? {
-            if owner.value() != id.0 {
-                return Err(StorageError::Duplicate { what });
-            }
+        if let Some(owner) = index.get(new_key.as_str())?
+            && owner.value() != id.0
+        {
+            return Err(StorageError::Duplicate { what });
         }
         index.insert(new_key.as_str(), id.0)?;
     }

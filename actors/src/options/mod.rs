@@ -67,7 +67,7 @@ pub struct Options {
 impl Options {
     /// Loads the stored options and publishes the first snapshot. Blocking (startup).
     pub fn load(store: Store) -> Result<Options, ActorError> {
-        let stored = store.read_blocking(|rtx| tollgate_storage::options::load_all(rtx))?;
+        let stored = store.read_blocking(tollgate_storage::options::load_all)?;
         Ok(Options {
             store,
             published: Published::new(OptionsSnapshot::from_stored(stored)),
@@ -104,10 +104,8 @@ impl Options {
     }
 
     async fn republish(&self) -> Result<(), ActorError> {
-        let stored: BTreeMap<String, String> = self
-            .store
-            .read(|rtx| tollgate_storage::options::load_all(rtx))
-            .await?;
+        let stored: BTreeMap<String, String> =
+            self.store.read(tollgate_storage::options::load_all).await?;
         self.published.publish(OptionsSnapshot::from_stored(stored));
         Ok(())
     }

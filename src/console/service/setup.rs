@@ -141,24 +141,24 @@ pub async fn run(state: &AppState, req: SetupRequest) -> Result<(), ConsoleError
                 return Err(ConsoleError::AlreadyInitialized);
             }
             let now = now_unix();
-            if let Some((username, password_hash)) = root {
-                if users::count_rw(wtx)? == 0 {
-                    users::insert(
-                        wtx,
-                        NewUser {
-                            username,
-                            display_name: "Root User".into(),
-                            password_hash,
-                            email: String::new(),
-                            role: ROLE_ROOT,
-                            group: "default".into(),
-                            quota: Quota(100_000_000),
-                            aff_code: String::new(),
-                            inviter_id: 0,
-                            created_at: now,
-                        },
-                    )?;
-                }
+            if let Some((username, password_hash)) = root
+                && users::count_rw(wtx)? == 0
+            {
+                users::insert(
+                    wtx,
+                    NewUser {
+                        username,
+                        display_name: "Root User".into(),
+                        password_hash,
+                        email: String::new(),
+                        role: ROLE_ROOT,
+                        group: "default".into(),
+                        quota: Quota(100_000_000),
+                        aff_code: String::new(),
+                        inviter_id: 0,
+                        created_at: now,
+                    },
+                )?;
             }
             options::put(wtx, "SelfUseModeEnabled", bool_text(self_use))?;
             options::put(wtx, "DemoSiteEnabled", bool_text(demo))?;

@@ -1,0 +1,169 @@
+//! Test harness: the real server in-process on 127.0.0.1:0 with a temporary database.
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different subset of the harness"
+)]
+#![expect(
+    clippy::expect_used,
+    reason = "a harness failure must fail the test loudly"
+)]
+
+use std::path::Path;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tollgate::{App, Config, StartupError};
+
+/// Root credentials every test uses.
+pub const ROOT_USER: &str = "root";
+/// Root password every test uses.
+pub const ROOT_PASS: &str = "password123";
+
+/// A running Tollgate with its own data directory.
+pub struct TestServer {
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+    /// Client with a cookie store (keeps the session).
+    pub client: reqwest::Client,
+    /// The data directory (kept alive as long as the server).
+    pub dir: TempDir,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<Result<(), StartupError>>>,
+}
+
+impl TestServer {
+    /// Starts a server on a fresh data directory.
+    pub async fn start() -> TestServer {
+        TestServer::start_in(tempfile::tempdir().expect("tempdir")).await
+    }
+
+    /// Starts a server on `dir` (e.g. the directory of a stopped server, to test restarts).
+    pub async fn start_in(dir: TempDir) -> TestServer {
+        let app = App::build(Config::for_data_dir(dir.path()))
+            .await
+            .expect("server builds");
+        let addr = app.local_addr().expect("bound");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(app.serve(async move {
+            let _ = stopped.await;
+        }));
+        TestServer {
+            base: format!("http://{addr}"),
+            client: new_client(),
+            dir,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// Stops gracefully and hands back the data directory.
+    pub async fn stop(mut self) -> TempDir {
+        self.shutdown().await;
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::mem::replace(&mut self.dir, dir)
+    }
+
+    /// Signals shutdown and waits for the server to finish.
+    pub async fn shutdown(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await
+                .expect("server task")
+                .expect("server stops cleanly");
+        }
+    }
+
+    /// Absolute URL of `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Path of the data directory.
+    pub fn data_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// GET returning status and JSON body.
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.send(self.client.get(self.url(path))).await
+    }
+
+    /// POST JSON returning status and JSON body.
+    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(self.client.post(self.url(path)).json(&body))
+            .await
+    }
+
+    /// Sends a request and decodes the JSON answer.
+    pub async fn send(&self, req: reqwest::RequestBuilder) -> (StatusCode, Value) {
+        let resp = req.send().await.expect("request sent");
+        let status = resp.status();
+        let text = resp.text().await.expect("body");
+        let body = serde_json::from_str(&text).unwrap_or_else(|_| json!({ "raw": text }));
+        (status, body)
+    }
+
+    /// Completes setup with the standard root credentials.
+    pub async fn setup_root(&self) {
+        let (status, body) = self
+            .post(
+                "/api/setup",
+                json!({"username": ROOT_USER, "password": ROOT_PASS, "confirmPassword": ROOT_PASS}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "setup: {body}");
+        assert_eq!(body["success"], true, "setup: {body}");
+    }
+
+    /// Logs in with this server's client (the cookie is kept) and returns the user id.
+    pub async fn login(&self, username: &str, password: &str) -> i64 {
+        let (status, body) = self
+            .post(
+                "/api/user/login",
+                json!({"username": username, "password": password}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "login: {body}");
+        body["data"]["id"].as_i64().expect("user id")
+    }
+
+    /// Setup + root login; returns root's id.
+    pub async fn root(&self) -> i64 {
+        self.setup_root().await;
+        self.login(ROOT_USER, ROOT_PASS).await
+    }
+
+    /// GET as `user_id` (session cookie + New-Api-User header).
+    pub async fn get_as(&self, user_id: i64, path: &str) -> (StatusCode, Value) {
+        self.send(
+            self.client
+                .get(self.url(path))
+                .header("New-Api-User", user_id.to_string()),
+        )
+        .await
+    }
+
+    /// PUT JSON as `user_id`.
+    pub async fn put_as(&self, user_id: i64, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(
+            self.client
+                .put(self.url(path))
+                .header("New-Api-User", user_id.to_string())
+                .json(&body),
+        )
+        .await
+    }
+}
+
+/// A client with its own cookie store.
+pub fn new_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .build()
+        .expect("client")
+}

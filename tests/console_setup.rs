@@ -1,0 +1,218 @@
+//! First-run setup and the status object, through the public HTTP API.
+
+mod common;
+
+use common::{ROOT_PASS, ROOT_USER, TestServer, new_client};
+use reqwest::StatusCode;
+use serde_json::json;
+
+#[tokio::test]
+async fn fresh_server_reports_setup_not_done() {
+    let server = TestServer::start().await;
+    let (status, body) = server.get("/api/status").await;
+    assert_eq!(status, StatusCode::OK);
+    let data = &body["data"];
+    assert_eq!(data["setup"], false);
+    assert_eq!(data["root_init"], false);
+    assert_eq!(data["database_type"], "redb");
+    assert_eq!(data["quota_per_unit"], 500_000);
+    assert_eq!(data["price"], 7.3);
+    for field in [
+        "system_name",
+        "logo",
+        "footer_html",
+        "display_in_currency",
+        "enable_drawing",
+        "enable_task",
+        "enable_data_export",
+        "chats",
+        "data_export_default_time",
+        "default_collapse_sidebar",
+        "mj_notify_enabled",
+        "chat_link",
+        "chat_link2",
+        "docs_link",
+        "email_verification",
+        "turnstile_check",
+        "turnstile_site_key",
+        "github_oauth",
+        "github_client_id",
+        "oidc_enabled",
+        "oidc_client_id",
+        "oidc_authorization_endpoint",
+        "wechat_login",
+        "wechat_qrcode",
+        "telegram_oauth",
+        "telegram_bot_name",
+        "linuxdo_oauth",
+        "linuxdo_client_id",
+        "self_use_mode_enabled",
+        "demo_site_enabled",
+    ] {
+        assert!(
+            !data[field].is_null(),
+            "status field {field} missing: {data}"
+        );
+    }
+    let (_, setup) = server.get("/api/setup").await;
+    assert_eq!(setup["data"]["status"], false);
+    let file = setup["data"]["data_file"]
+        .as_str()
+        .expect("data file shown before setup");
+    assert!(file.ends_with("tollgate.redb"), "{file}");
+}
+
+#[tokio::test]
+async fn setup_validates_the_root_form() {
+    let server = TestServer::start().await;
+    let cases = [
+        (
+            json!({"username": "", "password": "password1", "confirmPassword": "password1"}),
+            "username",
+        ),
+        (
+            json!({"username": "root", "password": "short", "confirmPassword": "short"}),
+            "8 characters",
+        ),
+        (
+            json!({"username": "root", "password": "password1", "confirmPassword": "password2"}),
+            "do not match",
+        ),
+        (
+            json!({"username": "root", "password": "password1", "confirmPassword": "password1",
+                   "SelfUseModeEnabled": true, "DemoSiteEnabled": true}),
+            "usage mode",
+        ),
+    ];
+    for (body, expected) in cases {
+        let (status, answer) = server.post("/api/setup", body.clone()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body} → {answer}");
+        assert_eq!(answer["success"], false);
+        let message = answer["message"].as_str().expect("message");
+        assert!(
+            message.contains(expected),
+            "{body}: message {message:?} should mention {expected}"
+        );
+    }
+    let (status, answer) = server
+        .send(
+            server
+                .client
+                .post(server.url("/api/setup"))
+                .header("content-type", "application/json")
+                .body("{not json"),
+        )
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "malformed JSON is a 400 in our shape: {answer}"
+    );
+    assert_eq!(answer["success"], false);
+    let (_, status_body) = server.get("/api/status").await;
+    assert_eq!(
+        status_body["data"]["setup"], false,
+        "failed attempts change nothing"
+    );
+}
+
+#[tokio::test]
+async fn setup_runs_once_and_records_the_usage_mode() {
+    let server = TestServer::start().await;
+    let (status, body) = server
+        .post(
+            "/api/setup",
+            json!({"username": ROOT_USER, "password": ROOT_PASS, "confirmPassword": ROOT_PASS,
+                   "SelfUseModeEnabled": true, "DemoSiteEnabled": false}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, st) = server.get("/api/status").await;
+    assert_eq!(st["data"]["setup"], true);
+    assert_eq!(st["data"]["root_init"], true);
+    assert_eq!(st["data"]["self_use_mode_enabled"], true);
+    assert_eq!(st["data"]["demo_site_enabled"], false);
+
+    let (status, again) = server
+        .post(
+            "/api/setup",
+            json!({"username": "other", "password": "password999", "confirmPassword": "password999"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{again}");
+    assert!(
+        again["message"]
+            .as_str()
+            .expect("message")
+            .contains("already initialized")
+    );
+    let (_, setup) = server.get("/api/setup").await;
+    assert!(
+        setup["data"].get("data_file").is_none(),
+        "the path is not shown after setup"
+    );
+
+    let id = server.login(ROOT_USER, ROOT_PASS).await;
+    let (_, me) = server.get_as(id, "/api/user/self").await;
+    assert_eq!(me["data"]["role"], 100, "the setup user is root");
+    assert!(me["data"].get("password_hash").is_none() && me["data"].get("password").is_none());
+}
+
+#[tokio::test]
+async fn concurrent_setups_create_exactly_one_root() {
+    let server = TestServer::start().await;
+    let attempts = (0..8).map(|i| {
+        let client = server.client.clone();
+        let url = server.url("/api/setup");
+        async move {
+            let name = format!("root{i}");
+            let resp = client
+                .post(url)
+                .json(
+                    &json!({"username": name, "password": ROOT_PASS, "confirmPassword": ROOT_PASS}),
+                )
+                .send()
+                .await
+                .expect("sent");
+            (name, resp.status())
+        }
+    });
+    let results = futures_util::future::join_all(attempts).await;
+    let winners: Vec<_> = results
+        .iter()
+        .filter(|(_, s)| *s == StatusCode::OK)
+        .collect();
+    assert_eq!(winners.len(), 1, "exactly one setup succeeds: {results:?}");
+    assert!(
+        results
+            .iter()
+            .all(|(_, s)| *s == StatusCode::OK || *s == StatusCode::CONFLICT),
+        "the others are refused as already initialized: {results:?}"
+    );
+    let mut logins = 0;
+    for (name, _) in &results {
+        let (status, _) = server
+            .send(
+                new_client()
+                    .post(server.url("/api/user/login"))
+                    .json(&json!({"username": name, "password": ROOT_PASS})),
+            )
+            .await;
+        if status == StatusCode::OK {
+            logins += 1;
+        }
+    }
+    assert_eq!(logins, 1, "only one root account exists");
+}
+
+#[tokio::test]
+async fn setup_survives_a_restart() {
+    let server = TestServer::start().await;
+    server.root().await;
+    let dir = server.stop().await;
+    let server = TestServer::start_in(dir).await;
+    let (_, st) = server.get("/api/status").await;
+    assert_eq!(st["data"]["setup"], true, "setup state is persisted");
+    let id = server.login(ROOT_USER, ROOT_PASS).await;
+    assert_eq!(id, 1);
+}

@@ -1,0 +1,75 @@
+//! Process lifecycle: the data file lock, graceful shutdown with requests in flight.
+
+mod common;
+
+use std::process::Command;
+
+use common::{ROOT_PASS, ROOT_USER, TestServer};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+#[tokio::test]
+async fn a_second_process_on_the_same_data_dir_fails_clearly() {
+    let server = TestServer::start().await;
+    let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(server.data_dir())
+        .output()
+        .expect("spawn tollgate");
+    assert!(
+        !output.status.success(),
+        "the second process must exit with an error"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("already in use by another Tollgate process"),
+        "stderr: {stderr}"
+    );
+    let (status, _) = server.get("/api/status").await;
+    assert!(status.is_success(), "the first server is unharmed");
+}
+
+#[tokio::test]
+async fn shutdown_lets_in_flight_requests_finish_and_closes_the_database() {
+    let mut server = TestServer::start().await;
+    server.setup_root().await;
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let body = format!(r#"{{"username":"{ROOT_USER}","password":"{ROOT_PASS}"}}"#);
+
+    // `Expect: 100-continue` makes the server say when the handler starts reading the body:
+    // from then on the request is in flight, which is the signal to start the shutdown.
+    let mut tcp = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    let head = format!(
+        "POST /api/user/login HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nExpect: 100-continue\r\n\r\n",
+        body.len()
+    );
+    tcp.write_all(head.as_bytes()).await.expect("head");
+    let mut buf = vec![0u8; 256];
+    let n = tcp.read(&mut buf).await.expect("100 continue");
+    assert!(
+        String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 100"),
+        "expected 100 Continue"
+    );
+
+    let stopping = tokio::spawn(async move {
+        server.shutdown().await;
+        server
+    });
+    tcp.write_all(body.as_bytes()).await.expect("body");
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).await.expect("response");
+    assert!(
+        answer.starts_with("HTTP/1.1 200"),
+        "the in-flight login completes: {answer}"
+    );
+
+    let server = stopping.await.expect("shutdown task");
+    let reopened = tollgate_storage::Store::open_dir(server.data_dir());
+    assert!(
+        reopened.is_ok(),
+        "the database was closed: {:?}",
+        reopened.err()
+    );
+}
