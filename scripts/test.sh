@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs every test Tollgate has: formatting and lints (Rust and web), unit and integration tests
+# (the real server over HTTP on ephemeral ports with temporary databases), the web unit tests,
+# and the browser test against a fresh server. `.ci/run` calls exactly this script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+web_install
+step "web: typecheck, lint, unit tests, build"
+(cd web && npm run typecheck && npm run lint)
+(cd web && npm test 2>&1) | tee "$log/vitest.txt"
+(cd web && npm run build)
+
+step "rust: fmt"
+cargo fmt --all -- --check
+step "rust: clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+step "rust: unit and integration tests"
+cargo test --workspace --locked --lib --bins --tests 2>&1 | tee "$log/cargo.txt"
+
+ensure_chromium
+step "browser: end-to-end tests"
+(cd web && TOLLGATE_BIN="$PWD/../target/debug/tollgate" npm run e2e 2>&1) | tee "$log/e2e.txt"
+
+# One summary line over every runner.
+rust=$(grep -oE 'test result: ok\. [0-9]+ passed' "$log/cargo.txt" | awk '{ n += $4 } END { print n + 0 }')
+web=$(grep -E '^ +Tests +[0-9]+ passed' "$log/vitest.txt" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' | head -1)
+e2e=$(grep -oE '^ +[0-9]+ passed' "$log/e2e.txt" | grep -oE '[0-9]+' | tail -1)
+total=$(( ${rust:-0} + ${web:-0} + ${e2e:-0} ))
+printf '\nrust %s, web %s, browser %s\n' "${rust:-0}" "${web:-0}" "${e2e:-0}"
+echo "tests: $total passed, 0 failed"
