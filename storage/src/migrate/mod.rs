@@ -4,7 +4,11 @@
 //! - initialises a new file at [`CURRENT_SCHEMA`] (creating every table);
 //! - upgrades an older file one step at a time, all steps inside ONE write transaction, so a
 //!   failed upgrade leaves the file exactly as it was;
-//! - refuses a file from a newer build ([`StorageError::NewerSchema`]).
+//! - refuses a file from a newer build ([`StorageError::NewerSchema`]);
+//! - creates every table of the current schema that is missing, on every open.
+//!
+//! So a *new* table needs no version bump (it is created on the next open); changing the layout
+//! of an existing table does: give it a new versioned name and add a step here.
 //!
 //! History:
 //! - 1: users (`users.v1`) without OAuth ids, invite data, settings or soft delete; no email index.
@@ -31,7 +35,6 @@ pub fn run(db: &Database) -> Result<()> {
     let wtx = db.begin_write()?;
     match meta::schema_version(&wtx)? {
         None => {
-            create_tables(&wtx)?;
             meta::set_schema_version(&wtx, CURRENT_SCHEMA)?;
             tracing::info!(version = CURRENT_SCHEMA, "initialised a new database");
         }
@@ -41,7 +44,6 @@ pub fn run(db: &Database) -> Result<()> {
                 supported: CURRENT_SCHEMA,
             });
         }
-        Some(CURRENT_SCHEMA) => return Ok(()),
         Some(found) => {
             for from in found..CURRENT_SCHEMA {
                 let step = usize::try_from(from)
@@ -55,10 +57,10 @@ pub fn run(db: &Database) -> Result<()> {
                 step(&wtx)?;
                 tracing::info!(from, to = from + 1, "migrated the database schema");
             }
-            create_tables(&wtx)?;
             meta::set_schema_version(&wtx, CURRENT_SCHEMA)?;
         }
     }
+    create_tables(&wtx)?;
     wtx.commit()?;
     Ok(())
 }
