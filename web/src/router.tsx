@@ -5,7 +5,7 @@ import { AppShell } from '@/components/layout/app-shell';
 import { PlaceholderPage } from '@/components/layout/placeholder-page';
 import type { PageTitle } from '@/components/layout/placeholder-page';
 import { RouteError } from '@/components/layout/route-error';
-import { RequireUser, StatusGate } from '@/components/layout/route-guards';
+import { LoadingScreen, RequireUser, StatusGate } from '@/components/layout/route-guards';
 import type { RouteHandle } from '@/components/layout/route-handle';
 import { NotFoundPage } from '@/pages/not-found';
 
@@ -69,6 +69,7 @@ export const routes: RouteObject[] = [
   {
     element: <StatusGate />,
     errorElement: <RouteError />,
+    hydrateFallbackElement: <LoadingScreen />,
     children: [
       {
         element: <AppShell />,

@@ -11,6 +11,16 @@ import { useSession } from '@/stores/session';
 
 import './route-guards.css';
 
+/** A centered spinner while the status or a page's code loads. */
+export function LoadingScreen() {
+  const { t } = useTranslation();
+  return (
+    <div className="status-screen">
+      <Spinner className="status-screen__spinner" label={t('app.loading')} />
+    </div>
+  );
+}
+
 /**
  * Loads the system status before anything else renders and applies the setup rule of
  * spec 01 §2: before setup every path leads to /setup; after setup /setup leads to /.
@@ -21,13 +31,7 @@ export function StatusGate() {
   const { data: status, error, isFetching, refetch } = useQuery(statusQueryOptions);
 
   if (!status) {
-    if (!error) {
-      return (
-        <div className="status-screen">
-          <Spinner className="status-screen__spinner" label={t('app.loading')} />
-        </div>
-      );
-    }
+    if (!error) return <LoadingScreen />;
     const unreachable = error instanceof ApiError && error.kind === 'network';
     return (
       <div className="status-screen">
