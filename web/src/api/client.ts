@@ -10,7 +10,7 @@ const GUEST_USER_ID = '-1';
 const envelopeSchema = z.object({
   success: z.boolean(),
   message: z.catch(z.string(), ''),
-  data: z.unknown(),
+  data: z.optional(z.unknown()),
 });
 
 type QueryValue = string | number | boolean | undefined;

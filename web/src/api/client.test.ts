@@ -1,0 +1,92 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod/mini';
+
+import { useSession } from '@/stores/session';
+import { mockApi } from '@/test/api-mock';
+
+import { apiRequest } from './client';
+import { ApiError, describeApiError } from './errors';
+
+const user = { id: 7, username: 'ada', display_name: 'Ada', role: 1, status: 1, group: 'default' };
+
+afterEach(() => {
+  useSession.getState().clearUser();
+  window.history.replaceState(null, '', '/');
+});
+
+describe('apiRequest', () => {
+  it('sends the stored user id and no-store on every call', async () => {
+    const calls = mockApi({ 'GET /api/thing': { body: { success: true, message: '', data: 1 } } });
+    await apiRequest('/api/thing');
+    useSession.getState().setUser(user);
+    await apiRequest('/api/thing');
+    expect(calls.map((c) => c.headers['new-api-user'])).toEqual(['-1', '7']);
+    expect(calls.every((c) => c.headers['cache-control'] === 'no-store')).toBe(true);
+  });
+
+  it('sends bodies as JSON and query parameters without undefined values', async () => {
+    const calls = mockApi({ 'POST /api/thing': { body: { success: true, message: '' } } });
+    await apiRequest('/api/thing', {
+      method: 'POST',
+      body: { a: 1 },
+      query: { p: 2, keyword: undefined },
+    });
+    expect(calls[0]).toMatchObject({ url: '/api/thing?p=2', body: { a: 1 } });
+    expect(calls[0]?.headers['content-type']).toBe('application/json');
+  });
+
+  it('unwraps and validates data', async () => {
+    mockApi({ 'GET /api/n': { body: { success: true, message: '', data: { n: 3 } } } });
+    await expect(
+      apiRequest('/api/n', { schema: z.object({ n: z.number() }) }),
+    ).resolves.toEqual({ n: 3 });
+  });
+
+  it('turns success:false into an app error carrying the server message', async () => {
+    mockApi({ 'GET /api/x': { body: { success: false, message: '用户名或密码错误' } } });
+    const error = await apiRequest('/api/x').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ kind: 'app', message: '用户名或密码错误' });
+    expect(describeApiError(error).text).toBe('用户名或密码错误');
+  });
+
+  it('reports data of the wrong shape as invalid', async () => {
+    mockApi({ 'GET /api/n': { body: { success: true, message: '', data: { n: 'three' } } } });
+    await expect(
+      apiRequest('/api/n', { schema: z.object({ n: z.number() }) }),
+    ).rejects.toMatchObject({ kind: 'invalid' });
+  });
+
+  it('reports a failed connection as a network error', async () => {
+    mockApi({ 'GET /api/x': { networkError: true } });
+    await expect(apiRequest('/api/x')).rejects.toMatchObject({ kind: 'network' });
+  });
+
+  it('on 401 forgets the user and goes to /login?expired=true', async () => {
+    const assign = vi.fn();
+    vi.spyOn(window, 'location', 'get').mockReturnValue({
+      ...window.location,
+      pathname: '/token',
+      assign,
+    });
+    useSession.getState().setUser(user);
+    mockApi({ 'GET /api/x': { status: 401, body: { success: false, message: 'expired' } } });
+    const error = await apiRequest('/api/x').catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'http', status: 401, handled: true });
+    expect(assign).toHaveBeenCalledWith('/login?expired=true');
+    expect(useSession.getState().user).toBeNull();
+  });
+});
+
+describe('describeApiError (spec 01 §8)', () => {
+  const http = (status: number, message = 'boom') => new ApiError('http', message, status);
+
+  it.each([
+    [429, 'error', '错误：请求次数过多，请稍后再试！'],
+    [500, 'error', '错误：服务器内部错误，请联系管理员！'],
+    [405, 'info', '本站仅作演示之用，无服务端！'],
+    [403, 'error', '错误：boom'],
+  ])('HTTP %i → %s %s', (status, tone, text) => {
+    expect(describeApiError(http(status))).toEqual({ tone, text });
+  });
+});

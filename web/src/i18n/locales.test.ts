@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+
+const zh = import.meta.glob<Record<string, unknown>>('./locales/zh/*.json', {
+  eager: true,
+  import: 'default',
+});
+const en = import.meta.glob<Record<string, unknown>>('./locales/en/*.json', {
+  eager: true,
+  import: 'default',
+});
+
+function keys(value: unknown, prefix = ''): string[] {
+  if (typeof value !== 'object' || value === null) return [prefix];
+  return Object.entries(value).flatMap(([key, child]) =>
+    keys(child, prefix ? `${prefix}.${key}` : key),
+  );
+}
+
+const namespace = (path: string) => path.split('/').pop()?.replace('.json', '');
+
+describe('locales', () => {
+  it('zh and en have the same namespaces', () => {
+    expect(Object.keys(en).map(namespace).sort()).toEqual(Object.keys(zh).map(namespace).sort());
+  });
+
+  for (const [path, zhResource] of Object.entries(zh)) {
+    it(`${namespace(path)}: zh and en have identical key sets`, () => {
+      const enResource = en[path.replace('/zh/', '/en/')];
+      expect(keys(enResource).sort()).toEqual(keys(zhResource).sort());
+    });
+
+    it(`${namespace(path)}: every value is a non-empty string`, () => {
+      const leaves = (value: unknown): unknown[] =>
+        typeof value === 'object' && value !== null ? Object.values(value).flatMap(leaves) : [value];
+      for (const resource of [zhResource, en[path.replace('/zh/', '/en/')]]) {
+        for (const leaf of leaves(resource)) {
+          expect(typeof leaf === 'string' && leaf.length > 0, String(leaf)).toBe(true);
+        }
+      }
+    });
+  }
+});
