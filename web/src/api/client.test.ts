@@ -37,9 +37,9 @@ describe('apiRequest', () => {
 
   it('unwraps and validates data', async () => {
     mockApi({ 'GET /api/n': { body: { success: true, message: '', data: { n: 3 } } } });
-    await expect(
-      apiRequest('/api/n', { schema: z.object({ n: z.number() }) }),
-    ).resolves.toEqual({ n: 3 });
+    await expect(apiRequest('/api/n', { schema: z.object({ n: z.number() }) })).resolves.toEqual({
+      n: 3,
+    });
   });
 
   it('turns success:false into an app error carrying the server message', async () => {

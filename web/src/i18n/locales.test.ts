@@ -31,7 +31,9 @@ describe('locales', () => {
 
     it(`${namespace(path)}: every value is a non-empty string`, () => {
       const leaves = (value: unknown): unknown[] =>
-        typeof value === 'object' && value !== null ? Object.values(value).flatMap(leaves) : [value];
+        typeof value === 'object' && value !== null
+          ? Object.values(value).flatMap(leaves)
+          : [value];
       for (const resource of [zhResource, en[path.replace('/zh/', '/en/')]]) {
         for (const leaf of leaves(resource)) {
           expect(typeof leaf === 'string' && leaf.length > 0, String(leaf)).toBe(true);

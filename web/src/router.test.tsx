@@ -1,0 +1,111 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { useSession } from '@/stores/session';
+import { mockApi, statusData } from '@/test/api-mock';
+import { renderApp } from '@/test/render-app';
+
+const admin = {
+  id: 1,
+  username: 'root',
+  display_name: 'Root',
+  role: 100,
+  status: 1,
+  group: 'default',
+};
+const setupInfo = {
+  success: true,
+  message: '',
+  data: { status: false, root_init: false, database_type: 'redb', data_file: '/srv/tollgate.redb' },
+};
+
+afterEach(() => useSession.getState().clearUser());
+
+describe('route guards (spec 01 §2)', () => {
+  it('before setup, any path redirects to /setup', async () => {
+    mockApi({
+      'GET /api/status': { body: statusData({ setup: false, root_init: false }) },
+      'GET /api/setup': { body: setupInfo },
+    });
+    const { router } = renderApp('/token');
+    expect(await screen.findByRole('heading', { name: '系统初始化' })).toBeTruthy();
+    expect(router.state.location.pathname).toBe('/setup');
+  });
+
+  it('after setup, /setup redirects home', async () => {
+    mockApi({ 'GET /api/status': { body: statusData() } });
+    const { router } = renderApp('/setup');
+    await waitFor(() => expect(router.state.location.pathname).toBe('/'));
+  });
+
+  it('console pages send a guest to /login', async () => {
+    mockApi({ 'GET /api/status': { body: statusData() } });
+    const { router } = renderApp('/channel/edit/3');
+    expect(await screen.findByRole('button', { name: '登录' })).toBeTruthy();
+    expect(router.state.location.pathname).toBe('/login');
+  });
+
+  it('console pages render for a stored user, with the side menu', async () => {
+    useSession.getState().setUser(admin);
+    mockApi({ 'GET /api/status': { body: statusData() } });
+    renderApp('/channel/edit/3');
+    expect(await screen.findByRole('heading', { name: '编辑渠道' })).toBeTruthy();
+    const menu = screen.getByRole('complementary', { name: '侧边菜单' });
+    expect(within(menu).getByRole('link', { name: '渠道管理' })).toBeTruthy();
+  });
+
+  it('public pages need no user', async () => {
+    mockApi({ 'GET /api/status': { body: statusData() } });
+    const { router } = renderApp('/pricing');
+    expect(await screen.findByRole('heading', { name: '模型价格' })).toBeTruthy();
+    expect(router.state.location.pathname).toBe('/pricing');
+  });
+
+  it('home has no side menu', async () => {
+    mockApi({ 'GET /api/status': { body: statusData() } });
+    renderApp('/');
+    expect(await screen.findByRole('heading', { name: '首页' })).toBeTruthy();
+    expect(screen.queryByRole('complementary', { name: '侧边菜单' })).toBeNull();
+  });
+
+  it('unknown paths show the not-found page', async () => {
+    mockApi({ 'GET /api/status': { body: statusData() } });
+    renderApp('/no/such/page');
+    expect(await screen.findByRole('heading', { name: '页面不存在' })).toBeTruthy();
+    expect(screen.getByText('请检查你的浏览器地址是否正确')).toBeTruthy();
+  });
+});
+
+describe('shell', () => {
+  it('applies the system name and shows the usage-mode badge', async () => {
+    mockApi({
+      'GET /api/status': {
+        body: statusData({ system_name: 'Acme AI', self_use_mode_enabled: true }),
+      },
+    });
+    renderApp('/about');
+    expect(await screen.findByText('Acme AI')).toBeTruthy();
+    expect(screen.getByText('自用模式')).toBeTruthy();
+    await waitFor(() => expect(document.title).toBe('Acme AI'));
+    expect(screen.queryByRole('link', { name: '注册' }), 'no sign-up in self-use mode').toBeNull();
+  });
+
+  it('shows the docs link only when the status has one', async () => {
+    mockApi({ 'GET /api/status': { body: statusData({ docs_link: 'https://docs.example' }) } });
+    renderApp('/about');
+    const docs = await screen.findByRole('link', { name: '文档' });
+    expect(docs.getAttribute('href')).toBe('https://docs.example');
+  });
+
+  it('reports an unreachable server', async () => {
+    mockApi({ 'GET /api/status': { networkError: true } });
+    renderApp('/');
+    expect(await screen.findByText('无法连接到服务器', {}, { timeout: 4000 })).toBeTruthy();
+  });
+
+  it('reports a status that failed to load', async () => {
+    mockApi({ 'GET /api/status': { status: 500, body: { success: false, message: 'down' } } });
+    renderApp('/');
+    expect(await screen.findByText('加载系统状态失败')).toBeTruthy();
+  });
+});
