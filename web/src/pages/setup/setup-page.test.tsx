@@ -1,6 +1,7 @@
 import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Mock } from 'vitest';
 
 import { mockApi, statusData } from '@/test/api-mock';
 import type { MockAnswer } from '@/test/api-mock';
@@ -31,11 +32,11 @@ function renderSetup({ rootInit = false, post }: { rootInit?: boolean; post?: Mo
   return { calls, posts: () => calls.filter((c) => c.method === 'POST') };
 }
 
-let assign: ReturnType<typeof vi.fn>;
+let assign: Mock<(url: string | URL) => void>;
 
 beforeEach(() => {
   vi.useFakeTimers({ shouldAdvanceTime: true });
-  assign = vi.fn();
+  assign = vi.fn<(url: string | URL) => void>();
   vi.spyOn(window, 'location', 'get').mockReturnValue({ ...window.location, assign });
 });
 
