@@ -25,7 +25,6 @@ import { isAdmin } from '@/api/user';
 import type { User } from '@/api/user';
 import { Tooltip } from '@/components/ui/tooltip';
 import type zhCommon from '@/i18n/locales/zh/common.json';
-import { cn } from '@/lib/cn';
 import { usePreferences } from '@/stores/preferences';
 import { useSession } from '@/stores/session';
 
@@ -112,9 +111,7 @@ export function SideMenu({ onNavigate }: { onNavigate?: () => void }) {
                 <Tooltip key={to} content={text} enabled={collapsed}>
                   <NavLink
                     to={to}
-                    className={({ isActive }) =>
-                      cn('side-menu__item', isActive && 'side-menu__item--active')
-                    }
+                    className="side-menu__item"
                     aria-label={collapsed ? text : undefined}
                     onClick={onNavigate}
                   >

@@ -3,7 +3,6 @@ import { useTranslation } from 'react-i18next';
 import { NavLink } from 'react-router';
 
 import { useStatus } from '@/api/status';
-import { cn } from '@/lib/cn';
 
 const links = [
   { key: 'home', to: '/' },
@@ -20,12 +19,10 @@ export interface TopNavLinksProps {
 export function TopNavLinks({ orientation, onNavigate }: TopNavLinksProps) {
   const { t } = useTranslation();
   const { docs_link: docsLink } = useStatus();
-  const linkClass = ({ isActive }: { isActive: boolean }) =>
-    cn('top-nav__link', isActive && 'top-nav__link--active');
   return (
     <nav className="top-nav" data-orientation={orientation} aria-label={t('nav.mainLabel')}>
       {links.map(({ key, to }) => (
-        <NavLink key={key} to={to} end={to === '/'} className={linkClass} onClick={onNavigate}>
+        <NavLink key={key} to={to} end={to === '/'} className="top-nav__link" onClick={onNavigate}>
           {t(`nav.${key}`)}
         </NavLink>
       ))}
@@ -35,7 +32,7 @@ export function TopNavLinks({ orientation, onNavigate }: TopNavLinksProps) {
           <ExternalLink className="top-nav__external" aria-hidden />
         </a>
       ) : null}
-      <NavLink to="/about" className={linkClass} onClick={onNavigate}>
+      <NavLink to="/about" className="top-nav__link" onClick={onNavigate}>
         {t('nav.about')}
       </NavLink>
     </nav>
