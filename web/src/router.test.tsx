@@ -1,4 +1,5 @@
 import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { useSession } from '@/stores/session';
@@ -107,5 +108,34 @@ describe('shell', () => {
     mockApi({ 'GET /api/status': { status: 500, body: { success: false, message: 'down' } } });
     renderApp('/');
     expect(await screen.findByText('加载系统状态失败')).toBeTruthy();
+  });
+});
+
+describe('side menu', () => {
+  const signedIn = () => useSession.getState().setUser({ ...admin, role: 1 });
+
+  it('starts collapsed when the administrator says so, and remembers the user choice', async () => {
+    signedIn();
+    mockApi({ 'GET /api/status': { body: statusData({ default_collapse_sidebar: true }) } });
+    renderApp('/token');
+    const toggle = await screen.findByRole('button', { name: '展开侧边栏' });
+    await userEvent.click(toggle);
+    expect(await screen.findByRole('button', { name: '收起侧边栏' })).toBeTruthy();
+    expect(localStorage.getItem('default_collapse_sidebar')).toBe('false');
+  });
+
+  it('shows optional entries only when the status enables them, and no admin group for users', async () => {
+    signedIn();
+    mockApi({
+      'GET /api/status': {
+        body: statusData({ enable_data_export: false, enable_drawing: true, enable_task: false }),
+      },
+    });
+    renderApp('/token');
+    const menu = await screen.findByRole('complementary', { name: '侧边菜单' });
+    const links = within(menu)
+      .getAllByRole('link')
+      .map((link) => link.getAttribute('href'));
+    expect(links).toEqual(['/playground', '/token', '/log', '/midjourney', '/topup', '/personal']);
   });
 });

@@ -48,7 +48,7 @@ describe('preferences store', () => {
     expect(state.theme).toBe('dark');
     expect(state.language).toBe('zh');
     expect(state.pageSize).toBe(10);
-    expect(state.sidebarCollapsed).toBe(false);
+    expect(state.sidebarCollapsed, 'not chosen yet').toBeNull();
   });
 
   it('persists changes under the spec keys', async () => {

@@ -27,7 +27,8 @@ const preferencesSchema = z.object({
   theme: z.catch(z.enum(themes), systemTheme),
   language: z.catch(z.enum(languages), fallbackLanguage),
   pageSize: z.catch(z.literal(pageSizes), pageSizes[0]),
-  sidebarCollapsed: z.catch(z.boolean(), false),
+  /** Null until the user chooses: the status's `default_collapse_sidebar` applies then. */
+  sidebarCollapsed: z.catch(z.nullable(z.boolean()), null),
 });
 
 type Preferences = z.infer<typeof preferencesSchema>;

@@ -3,11 +3,10 @@ import { Outlet } from 'react-router';
 
 import { useStatus } from '@/api/status';
 import { TooltipProvider } from '@/components/ui/tooltip';
-import { usePreferences } from '@/stores/preferences';
 
 import { Footer } from './footer';
 import { useSidebarVisible } from './route-handle';
-import { SideMenu } from './side-menu';
+import { SideMenu, useSidebarCollapsed } from './side-menu';
 import { TopBar } from './top-bar';
 
 import './shell.css';
@@ -27,7 +26,7 @@ function useDocumentBranding(systemName: string, logo: string): void {
 export function AppShell() {
   const status = useStatus();
   const withSidebar = useSidebarVisible();
-  const collapsed = usePreferences((s) => s.sidebarCollapsed);
+  const collapsed = useSidebarCollapsed();
   const [mobileSidebarOpen, setMobileSidebarOpen] = useState(false);
   useDocumentBranding(status.system_name, status.logo);
 

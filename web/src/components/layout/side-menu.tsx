@@ -89,12 +89,19 @@ function menuGroups(status: Status, user: User | null): MenuGroup[] {
   return groups;
 }
 
+/** The user's collapse choice, else the administrator's default from the status. */
+export function useSidebarCollapsed(): boolean {
+  const chosen = usePreferences((s) => s.sidebarCollapsed);
+  const { default_collapse_sidebar: byDefault } = useStatus();
+  return chosen ?? byDefault;
+}
+
 /** The side menu: 200 px, or 60 px collapsed (kept as `default_collapse_sidebar`). */
 export function SideMenu({ onNavigate }: { onNavigate?: () => void }) {
   const { t } = useTranslation();
   const status = useStatus();
   const user = useSession((s) => s.user);
-  const collapsed = usePreferences((s) => s.sidebarCollapsed);
+  const collapsed = useSidebarCollapsed();
   const setCollapsed = usePreferences((s) => s.setSidebarCollapsed);
   const ToggleIcon = collapsed ? PanelLeftOpen : PanelLeftClose;
   const toggleLabel = collapsed ? t('sidebar.expand') : t('sidebar.collapse');
