@@ -1,8 +1,7 @@
 import { z } from 'zod/mini';
 
-/** Role thresholds (spec 01 §6): role ≥ 10 is an admin, ≥ 100 a super admin. */
+/** Role threshold (spec 01 §6): role ≥ 10 is an admin (≥ 100 a super admin). */
 export const ROLE_ADMIN = 10;
-export const ROLE_ROOT = 100;
 
 /** The signed-in user as the server returns it from login and as it is kept locally (`user`). */
 export const userSchema = z.looseObject({

@@ -10,7 +10,7 @@ export const usageModes = ['external', 'self', 'demo'] as const;
 export type UsageMode = (typeof usageModes)[number];
 
 /** Minimum password length (spec 01 §9). */
-export const PASSWORD_MIN_LENGTH = 8;
+const PASSWORD_MIN_LENGTH = 8;
 
 const accountSchema = z
   .object({
