@@ -16,6 +16,7 @@ use tollgate_storage::{StorageError, Store, meta};
 
 use crate::clock::now_unix;
 use crate::config::{Config, MIN_SESSION_SECRET_LEN};
+use crate::http::client_ip::CriticalLimiter;
 use crate::state::AppState;
 
 /// Why Tollgate could not start (or stopped with an error).
@@ -71,9 +72,16 @@ impl App {
                     addr: config.listen,
                     source,
                 })?;
+        let http = reqwest::Client::builder()
+            .tcp_nodelay(true)
+            .connect_timeout(std::time::Duration::from_secs(10))
+            .build()
+            .map_err(|e| StartupError::Config(format!("HTTP client: {e}")))?;
         let state = AppState {
             store,
             options,
+            critical_limiter: CriticalLimiter::new(config.critical_rate_limit),
+            http,
             cookie_key: Key::derive_from(&secret),
             config: Arc::new(config),
             started_at: now_unix(),
@@ -110,7 +118,8 @@ impl App {
             }
         });
         let mut graceful_rx = stop_rx.clone();
-        let server = axum::serve(listener, router).with_graceful_shutdown(async move {
+        let service = router.into_make_service_with_connect_info::<SocketAddr>();
+        let server = axum::serve(listener, service).with_graceful_shutdown(async move {
             let _ = graceful_rx.wait_for(|stop| *stop).await;
         });
         let mut server = std::pin::pin!(server.into_future());

@@ -50,6 +50,20 @@ pub struct Config {
     #[arg(long, env = "TOLLGATE_SECURE_COOKIE", default_value_t = false)]
     pub secure_cookie: bool,
 
+    /// Requests one IP may make to the sign-in, registration, verification-mail and
+    /// password-reset routes per 20 minutes (a burst of this size, refilled evenly).
+    #[arg(long, env = "TOLLGATE_CRITICAL_RATE_LIMIT", default_value_t = 20)]
+    pub critical_rate_limit: u32,
+
+    /// Endpoint that verifies Turnstile tokens (change it only to test or to use a compatible
+    /// service).
+    #[arg(
+        long,
+        env = "TOLLGATE_TURNSTILE_VERIFY_URL",
+        default_value = "https://challenges.cloudflare.com/turnstile/v0/siteverify"
+    )]
+    pub turnstile_verify_url: String,
+
     /// Seconds to let in-flight requests finish after SIGINT/SIGTERM before closing anyway.
     #[arg(long, env = "TOLLGATE_SHUTDOWN_TIMEOUT", default_value_t = 30)]
     pub shutdown_timeout_secs: u64,
@@ -60,7 +74,8 @@ pub const MIN_SESSION_SECRET_LEN: usize = 32;
 
 impl Config {
     /// A configuration for tests and embedding: loopback on an ephemeral port, the given data
-    /// directory, everything else at its default.
+    /// directory, a generous per-IP limit (every test client is 127.0.0.1), everything else at
+    /// its default.
     pub fn for_data_dir(data_dir: impl Into<PathBuf>) -> Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -69,6 +84,9 @@ impl Config {
             log_format: LogFormat::Text,
             session_secret: None,
             secure_cookie: false,
+            critical_rate_limit: 1_000,
+            turnstile_verify_url: "https://challenges.cloudflare.com/turnstile/v0/siteverify"
+                .into(),
             shutdown_timeout_secs: 30,
         }
     }

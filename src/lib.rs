@@ -16,6 +16,7 @@ pub mod config;
 pub mod console;
 pub mod error;
 pub mod http;
+pub mod mail;
 pub mod relay;
 pub mod shutdown;
 pub mod state;

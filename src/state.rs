@@ -8,6 +8,7 @@ use tollgate_actors::options::Options;
 use tollgate_storage::Store;
 
 use crate::config::Config;
+use crate::http::client_ip::CriticalLimiter;
 
 /// Shared state of the HTTP layer.
 #[derive(Clone)]
@@ -20,6 +21,10 @@ pub struct AppState {
     pub cookie_key: Key,
     /// Startup configuration (immutable).
     pub config: Arc<Config>,
+    /// Per-IP budget of the abuse-prone routes.
+    pub critical_limiter: CriticalLimiter,
+    /// Shared outbound HTTP client (connection pool) for calls the console makes.
+    pub http: reqwest::Client,
     /// Unix seconds when this process started (reported by /api/status).
     pub started_at: i64,
 }

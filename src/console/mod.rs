@@ -1,11 +1,14 @@
 //! `/api/*`: the console API. One module per resource, each exposing `routes()` with only
 //! `.route(...)` lines and thin handlers; the rules live in [`service`].
 
+pub mod account;
 pub mod auth;
 pub mod option;
+pub mod personal;
 pub mod service;
 pub mod setup;
 pub mod status;
+pub mod user;
 
 use axum::Router;
 
@@ -18,4 +21,7 @@ pub fn routes() -> Router<AppState> {
         .merge(status::routes())
         .merge(option::routes())
         .merge(auth::routes())
+        .merge(user::routes())
+        .merge(account::routes())
+        .merge(personal::routes())
 }

@@ -19,6 +19,16 @@ pub enum ErrorCode {
     BadCredentials,
     /// Password login is switched off.
     PasswordLoginDisabled,
+    /// A feature (registration, a login method…) is switched off.
+    FeatureDisabled,
+    /// Too many requests from one address.
+    TooManyRequests,
+    /// The bot check failed.
+    TurnstileFailed,
+    /// A verification code or reset link is wrong, used or expired.
+    CodeInvalid,
+    /// Sending mail failed.
+    MailFailed,
     /// Setup was already completed.
     AlreadyInitialized,
     /// The record does not exist.
@@ -37,7 +47,12 @@ impl ErrorCode {
         match self {
             ErrorCode::InvalidRequest
             | ErrorCode::BadCredentials
-            | ErrorCode::PasswordLoginDisabled => StatusCode::BAD_REQUEST,
+            | ErrorCode::PasswordLoginDisabled
+            | ErrorCode::FeatureDisabled
+            | ErrorCode::TurnstileFailed
+            | ErrorCode::CodeInvalid => StatusCode::BAD_REQUEST,
+            ErrorCode::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
+            ErrorCode::MailFailed => StatusCode::BAD_GATEWAY,
             ErrorCode::NotLoggedIn | ErrorCode::UserHeaderMismatch => StatusCode::UNAUTHORIZED,
             ErrorCode::Forbidden | ErrorCode::UserDisabled => StatusCode::FORBIDDEN,
             ErrorCode::NotFound => StatusCode::NOT_FOUND,
@@ -57,6 +72,11 @@ impl ErrorCode {
             ErrorCode::UserDisabled => "user_disabled",
             ErrorCode::BadCredentials => "bad_credentials",
             ErrorCode::PasswordLoginDisabled => "password_login_disabled",
+            ErrorCode::FeatureDisabled => "feature_disabled",
+            ErrorCode::TooManyRequests => "too_many_requests",
+            ErrorCode::TurnstileFailed => "turnstile_failed",
+            ErrorCode::CodeInvalid => "code_invalid",
+            ErrorCode::MailFailed => "mail_failed",
             ErrorCode::AlreadyInitialized => "already_initialized",
             ErrorCode::NotFound => "not_found",
             ErrorCode::Conflict => "conflict",

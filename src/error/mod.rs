@@ -31,6 +31,27 @@ pub enum ConsoleError {
     /// The user's role is too low for this action.
     #[error("insufficient privileges")]
     Forbidden,
+    /// A permission rule refused the action; the message names the rule.
+    #[error("{0}")]
+    Denied(&'static str),
+    /// The feature is switched off by the admin; the message says which.
+    #[error("{0}")]
+    Disabled(&'static str),
+    /// Too many requests from this address.
+    #[error("too many requests, please try again later")]
+    TooManyRequests,
+    /// The bot check failed.
+    #[error("Turnstile verification failed, please refresh and try again")]
+    TurnstileFailed,
+    /// A verification code or reset link is wrong, used or expired.
+    #[error("{0}")]
+    CodeInvalid(&'static str),
+    /// The system access token is unknown.
+    #[error("invalid access token")]
+    InvalidAccessToken,
+    /// Sending mail failed (SMTP not configured or unreachable).
+    #[error("{0}")]
+    Mail(String),
     /// The user is banned.
     #[error("this user has been banned")]
     UserDisabled,
@@ -64,7 +85,13 @@ impl ConsoleError {
             ConsoleError::Invalid(_) => ErrorCode::InvalidRequest,
             ConsoleError::NotLoggedIn => ErrorCode::NotLoggedIn,
             ConsoleError::UserHeader(_) => ErrorCode::UserHeaderMismatch,
-            ConsoleError::Forbidden => ErrorCode::Forbidden,
+            ConsoleError::Forbidden | ConsoleError::Denied(_) => ErrorCode::Forbidden,
+            ConsoleError::Disabled(_) => ErrorCode::FeatureDisabled,
+            ConsoleError::TooManyRequests => ErrorCode::TooManyRequests,
+            ConsoleError::TurnstileFailed => ErrorCode::TurnstileFailed,
+            ConsoleError::CodeInvalid(_) => ErrorCode::CodeInvalid,
+            ConsoleError::InvalidAccessToken => ErrorCode::NotLoggedIn,
+            ConsoleError::Mail(_) => ErrorCode::MailFailed,
             ConsoleError::UserDisabled => ErrorCode::UserDisabled,
             ConsoleError::BadCredentials => ErrorCode::BadCredentials,
             ConsoleError::PasswordLoginDisabled => ErrorCode::PasswordLoginDisabled,

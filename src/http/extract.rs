@@ -2,18 +2,20 @@
 //! [`AdminSession`], [`RootSession`].
 
 use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::header;
 use axum::http::request::Parts;
 use axum_extra::extract::SignedCookieJar;
 use axum_extra::extract::cookie::Key;
 use serde::de::DeserializeOwned;
+use tollgate_storage::UserId;
 use tollgate_storage::users::{self, ROLE_ADMIN, ROLE_ROOT, STATUS_ENABLED, User};
-use tollgate_storage::{StorageError, UserId};
 
+use crate::console::service::secrets::sha256_hex;
 use crate::console::service::session::{SESSION_COOKIE, SessionClaims};
 use crate::error::ConsoleError;
 use crate::state::AppState;
 
-/// Header every authenticated console call carries; must equal the session's user id.
+/// Header every authenticated console call carries; must equal the authenticated user's id.
 pub const USER_HEADER: &str = "New-Api-User";
 
 /// JSON body extractor: malformed input becomes a 400 in the console's shape.
@@ -35,10 +37,11 @@ where
     }
 }
 
-/// A logged-in, enabled user whose `New-Api-User` header matches the session cookie.
+/// An authenticated, enabled user whose `New-Api-User` header names them.
 ///
-/// The user record is read on every request, so a ban, a demotion or a deletion takes effect
-/// on the next call, not at the next login.
+/// Authentication is the signed session cookie, or else a system access token in
+/// `Authorization` (optionally `Bearer `-prefixed). The user record is read on every request,
+/// so a ban, a demotion or a deletion takes effect on the next call, not at the next login.
 #[derive(Debug, Clone)]
 pub struct Session {
     /// The user, as stored now.
@@ -52,42 +55,71 @@ impl FromRequestParts<AppState> for Session {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let jar: SignedCookieJar<Key> =
-            SignedCookieJar::from_headers(&parts.headers, state.cookie_key.clone());
-        let claims = jar
+        let jar = SignedCookieJar::<Key>::from_headers(&parts.headers, state.cookie_key.clone());
+        let session_user = jar
             .get(SESSION_COOKIE)
             .and_then(|c| SessionClaims::parse(c.value()))
-            .ok_or(ConsoleError::NotLoggedIn)?;
-        let header = parts
-            .headers
-            .get(USER_HEADER)
-            .ok_or(ConsoleError::UserHeader("New-Api-User header not provided"))?;
-        let claimed: UserId =
-            header
-                .to_str()
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .ok_or(ConsoleError::UserHeader(
-                    "New-Api-User header has a bad format",
-                ))?;
-        if claimed != claims.user_id {
-            return Err(ConsoleError::UserHeader(
-                "New-Api-User header does not match the session",
-            ));
-        }
-        let id = claims.user_id;
-        let user = state
-            .store
-            .read(move |rtx| users::get(rtx, id))
-            .await
-            .map_err(|e: StorageError| ConsoleError::from(e))?
+            .map(|claims| claims.user_id);
+        let found = match (session_user, access_token(parts)) {
+            (Some(id), _) => state.store.read(move |rtx| users::get(rtx, id)).await?,
+            (None, Some(token)) => {
+                let hash = sha256_hex(&token);
+                let user = state
+                    .store
+                    .read(move |rtx| users::find_by_access_token(rtx, &hash))
+                    .await?;
+                Some(user.ok_or(ConsoleError::InvalidAccessToken)?)
+            }
+            (None, None) => None,
+        };
+        let user = found
             .filter(|u| u.deleted_at.is_none())
             .ok_or(ConsoleError::NotLoggedIn)?;
+        check_user_header(parts, user.id)?;
         if user.status != STATUS_ENABLED {
             return Err(ConsoleError::UserDisabled);
         }
         Ok(Session { user })
     }
+}
+
+/// The system access token from `Authorization`, if any.
+fn access_token(parts: &Parts) -> Option<String> {
+    let value = parts
+        .headers
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .trim();
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))
+        .unwrap_or(value)
+        .trim();
+    (!token.is_empty()).then(|| token.to_owned())
+}
+
+/// The `New-Api-User` header must name the authenticated user (a cross-site request cannot set
+/// it, so this doubles as CSRF protection).
+fn check_user_header(parts: &Parts, id: UserId) -> Result<(), ConsoleError> {
+    let header = parts
+        .headers
+        .get(USER_HEADER)
+        .ok_or(ConsoleError::UserHeader("New-Api-User header not provided"))?;
+    let claimed: UserId =
+        header
+            .to_str()
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .ok_or(ConsoleError::UserHeader(
+                "New-Api-User header has a bad format",
+            ))?;
+    if claimed != id {
+        return Err(ConsoleError::UserHeader(
+            "New-Api-User header does not match the session",
+        ));
+    }
+    Ok(())
 }
 
 /// A [`Session`] of an admin (role ≥ 10).

@@ -1,8 +1,10 @@
 //! The HTTP facade: one router merging the console and relay routes, the layers (all added here,
 //! in one place), the extractors and response shapes.
 
+pub mod client_ip;
 pub mod envelope;
 pub mod extract;
+pub mod page;
 pub mod spa;
 
 use axum::Router;

@@ -11,6 +11,7 @@
 //! This crate knows nothing about HTTP or actors.
 
 pub mod codec;
+pub mod codes;
 pub mod error;
 pub mod ids;
 pub mod meta;

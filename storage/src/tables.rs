@@ -18,3 +18,15 @@ pub const USER_BY_USERNAME: TableDefinition<&str, i64> =
 
 /// Unique index: lower-cased email → user id (only for users with an email).
 pub const USER_BY_EMAIL: TableDefinition<&str, i64> = TableDefinition::new("user_by_email.v1");
+
+/// Unique index: SHA-256 (hex) of a user's system access token → user id.
+pub const USER_BY_ACCESS_TOKEN: TableDefinition<&str, i64> =
+    TableDefinition::new("user_by_access_token.v1");
+
+/// Unique index: invite (aff) code → user id.
+pub const USER_BY_AFF_CODE: TableDefinition<&str, i64> =
+    TableDefinition::new("user_by_aff_code.v1");
+
+/// One-time codes (email verification, password reset): "purpose:email" → postcard
+/// [`crate::codes::OneTimeCode`].
+pub const ONE_TIME_CODES: TableDefinition<&str, &[u8]> = TableDefinition::new("one_time_codes.v1");

@@ -3,7 +3,9 @@
 use redb::{ReadTransaction, ReadableTable, ReadableTableMetadata, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
-use crate::tables::{USER_BY_EMAIL, USER_BY_USERNAME, USERS};
+use crate::tables::{
+    USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE, USER_BY_EMAIL, USER_BY_USERNAME, USERS,
+};
 use crate::{Quota, Result, StorageError, UserId, codec, meta};
 
 /// Role of an ordinary user.
@@ -121,6 +123,13 @@ pub fn insert(wtx: &WriteTransaction, new: NewUser) -> Result<User> {
     if !email_key.is_empty() && by_email.get(email_key.as_str())?.is_some() {
         return Err(StorageError::Duplicate { what: "email" });
     }
+    let mut by_aff = wtx.open_table(USER_BY_AFF_CODE)?;
+    let aff_key = index_key(&new.aff_code);
+    if !aff_key.is_empty() && by_aff.get(aff_key.as_str())?.is_some() {
+        return Err(StorageError::Duplicate {
+            what: "invite code",
+        });
+    }
     let id = UserId(meta::next_id(wtx, "users")?);
     let user = User {
         id,
@@ -156,6 +165,9 @@ pub fn insert(wtx: &WriteTransaction, new: NewUser) -> Result<User> {
     by_name.insert(name_key.as_str(), id.0)?;
     if !email_key.is_empty() {
         by_email.insert(email_key.as_str(), id.0)?;
+    }
+    if !aff_key.is_empty() {
+        by_aff.insert(aff_key.as_str(), id.0)?;
     }
     let bytes = codec::encode(&user)?;
     wtx.open_table(USERS)?.insert(id.0, bytes.as_slice())?;
@@ -248,6 +260,83 @@ fn find(
         None => return Ok(None),
     };
     get(rtx, id)
+}
+
+/// Finds a user by email inside a write transaction.
+pub fn find_by_email_rw(wtx: &WriteTransaction, email: &str) -> Result<Option<User>> {
+    let key = index_key(email);
+    if key.is_empty() {
+        return Ok(None);
+    }
+    let id = match wtx.open_table(USER_BY_EMAIL)?.get(key.as_str())? {
+        Some(id) => UserId(id.value()),
+        None => return Ok(None),
+    };
+    get_rw(wtx, id)
+}
+
+/// Finds a user by the SHA-256 (hex) of their system access token.
+pub fn find_by_access_token(rtx: &ReadTransaction, token_hash: &str) -> Result<Option<User>> {
+    find(rtx, USER_BY_ACCESS_TOKEN, token_hash)
+}
+
+/// Finds a user by invite code, inside a write transaction (registration credits the inviter).
+pub fn find_by_aff_code_rw(wtx: &WriteTransaction, code: &str) -> Result<Option<User>> {
+    let key = index_key(code);
+    if key.is_empty() {
+        return Ok(None);
+    }
+    let id = match wtx.open_table(USER_BY_AFF_CODE)?.get(key.as_str())? {
+        Some(id) => UserId(id.value()),
+        None => return Ok(None),
+    };
+    get_rw(wtx, id)
+}
+
+/// Whether an invite code is taken.
+pub fn aff_code_taken(wtx: &WriteTransaction, code: &str) -> Result<bool> {
+    Ok(wtx
+        .open_table(USER_BY_AFF_CODE)?
+        .get(index_key(code).as_str())?
+        .is_some())
+}
+
+/// One page of users, newest first, and the total number of users.
+pub fn list(rtx: &ReadTransaction, offset: usize, limit: usize) -> Result<(Vec<User>, u64)> {
+    let table = rtx.open_table(USERS)?;
+    let total = table.len()?;
+    let mut items = Vec::with_capacity(limit);
+    for entry in table.iter()?.rev().skip(offset).take(limit) {
+        let (_, bytes) = entry?;
+        items.push(codec::decode(bytes.value())?);
+    }
+    Ok((items, total))
+}
+
+/// Users matching `keep`, newest first: one page and the number of matches.
+///
+/// A scan of the users table: fine for the user counts a gateway has (100k users decode in
+/// well under a second); logs, which grow without bound, use indexes instead.
+pub fn search(
+    rtx: &ReadTransaction,
+    keep: impl Fn(&User) -> bool,
+    offset: usize,
+    limit: usize,
+) -> Result<(Vec<User>, u64)> {
+    let table = rtx.open_table(USERS)?;
+    let mut items = Vec::with_capacity(limit);
+    let mut total = 0u64;
+    for entry in table.iter()?.rev() {
+        let (_, bytes) = entry?;
+        let user: User = codec::decode(bytes.value())?;
+        if keep(&user) {
+            if total >= offset as u64 && items.len() < limit {
+                items.push(user);
+            }
+            total += 1;
+        }
+    }
+    Ok((items, total))
 }
 
 /// Number of user records (deleted ones included).

@@ -1,8 +1,8 @@
 //! Password sign-in: username or email plus password.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
+use tollgate_storage::StorageError;
 use tollgate_storage::users::{self, STATUS_ENABLED, User};
-use tollgate_storage::{Quota, StorageError, UserId};
 
 use super::password;
 use crate::error::ConsoleError;
@@ -17,51 +17,6 @@ pub struct LoginRequest {
     /// Password.
     #[serde(default)]
     pub password: String,
-}
-
-/// A user as the console sees it (no password hash, no token hash).
-#[derive(Debug, Serialize)]
-pub struct UserView {
-    /// Id.
-    pub id: UserId,
-    /// Login name.
-    pub username: String,
-    /// Display name.
-    pub display_name: String,
-    /// 1 common, 10 admin, 100 root.
-    pub role: i32,
-    /// 1 enabled, 2 banned.
-    pub status: i32,
-    /// Email.
-    pub email: String,
-    /// Billing group.
-    pub group: String,
-    /// Balance.
-    pub quota: Quota,
-    /// Spent.
-    pub used_quota: Quota,
-    /// Relayed requests.
-    pub request_count: i64,
-    /// Invite code.
-    pub aff_code: String,
-}
-
-impl From<&User> for UserView {
-    fn from(u: &User) -> Self {
-        UserView {
-            id: u.id,
-            username: u.username.clone(),
-            display_name: u.display_name.clone(),
-            role: u.role,
-            status: u.status,
-            email: u.email.clone(),
-            group: u.group.clone(),
-            quota: u.quota,
-            used_quota: u.used_quota,
-            request_count: u.request_count,
-            aff_code: u.aff_code.clone(),
-        }
-    }
 }
 
 /// Checks the credentials and returns the user. Unknown users cost the same argon2 work as

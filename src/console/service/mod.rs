@@ -1,7 +1,15 @@
 //! Business rules behind the console handlers. Pure where possible; handlers stay thin.
 
+pub mod accounts;
 pub mod login;
+pub mod mail_codes;
 pub mod password;
+pub mod personal;
+pub mod register;
+pub mod secrets;
 pub mod session;
 pub mod setup;
 pub mod status;
+pub mod turnstile;
+pub mod user_view;
+pub mod users_admin;

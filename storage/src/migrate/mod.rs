@@ -18,7 +18,10 @@ mod v1_to_v2;
 
 use redb::{Database, WriteTransaction};
 
-use crate::tables::{META, OPTIONS, USER_BY_EMAIL, USER_BY_USERNAME, USERS};
+use crate::tables::{
+    META, ONE_TIME_CODES, OPTIONS, USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE, USER_BY_EMAIL,
+    USER_BY_USERNAME, USERS,
+};
 use crate::{Result, StorageError, meta};
 
 /// The schema version this build writes.
@@ -72,5 +75,8 @@ fn create_tables(wtx: &WriteTransaction) -> Result<()> {
     wtx.open_table(USERS)?;
     wtx.open_table(USER_BY_USERNAME)?;
     wtx.open_table(USER_BY_EMAIL)?;
+    wtx.open_table(USER_BY_ACCESS_TOKEN)?;
+    wtx.open_table(USER_BY_AFF_CODE)?;
+    wtx.open_table(ONE_TIME_CODES)?;
     Ok(())
 }

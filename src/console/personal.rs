@@ -1,0 +1,122 @@
+//! The signed-in user's own account: /api/user/self, token, aff, aff_transfer, setting,
+//! self/groups, and email binding.
+
+use std::collections::BTreeMap;
+
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::routing::{get, post, put};
+use axum_extra::extract::SignedCookieJar;
+use axum_extra::extract::cookie::Key;
+use serde::Deserialize;
+
+use super::service::personal::{self, GroupInfo, UpdateSelf, UserSetting};
+use super::service::session;
+use super::service::user_view::UserView;
+use crate::error::ConsoleError;
+use crate::http::envelope::{Envelope, done, ok};
+use crate::http::extract::{ApiJson, Session};
+use crate::state::AppState;
+
+/// Personal routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/api/user/self",
+            get(get_self).put(update_self).delete(delete_self),
+        )
+        .route("/api/user/token", get(issue_access_token))
+        .route("/api/user/aff", get(get_aff_code))
+        .route("/api/user/aff_transfer", post(transfer_aff))
+        .route("/api/user/setting", put(update_setting))
+        .route("/api/user/self/groups", get(self_groups))
+        .route("/api/oauth/email/bind", get(bind_email))
+}
+
+async fn get_self(session: Session) -> Envelope<UserView> {
+    ok(UserView::from(&session.user))
+}
+
+async fn update_self(
+    State(state): State<AppState>,
+    session: Session,
+    ApiJson(req): ApiJson<UpdateSelf>,
+) -> Result<Envelope<()>, ConsoleError> {
+    personal::update_self(&state, &session.user, req).await?;
+    Ok(done("updated"))
+}
+
+async fn delete_self(
+    State(state): State<AppState>,
+    session: Session,
+    jar: SignedCookieJar<Key>,
+) -> Result<(SignedCookieJar<Key>, Envelope<()>), ConsoleError> {
+    personal::delete_self(&state, &session.user).await?;
+    tracing::info!(user = %session.user.id, "account deleted by its owner");
+    Ok((jar.remove(session::removal()), done("account deleted")))
+}
+
+async fn issue_access_token(
+    State(state): State<AppState>,
+    session: Session,
+) -> Result<Envelope<String>, ConsoleError> {
+    Ok(ok(
+        personal::issue_access_token(&state, &session.user).await?
+    ))
+}
+
+async fn get_aff_code(
+    State(state): State<AppState>,
+    session: Session,
+) -> Result<Envelope<String>, ConsoleError> {
+    Ok(ok(personal::aff_code(&state, &session.user).await?))
+}
+
+/// POST /api/user/aff_transfer body.
+#[derive(Debug, Deserialize)]
+struct TransferRequest {
+    quota: i64,
+}
+
+async fn transfer_aff(
+    State(state): State<AppState>,
+    session: Session,
+    ApiJson(req): ApiJson<TransferRequest>,
+) -> Result<Envelope<()>, ConsoleError> {
+    personal::transfer_aff(&state, &session.user, req.quota).await?;
+    Ok(done("transferred"))
+}
+
+async fn update_setting(
+    State(state): State<AppState>,
+    session: Session,
+    ApiJson(setting): ApiJson<UserSetting>,
+) -> Result<Envelope<()>, ConsoleError> {
+    personal::update_setting(&state, &session.user, setting).await?;
+    Ok(done("settings updated"))
+}
+
+async fn self_groups(
+    State(state): State<AppState>,
+    session: Session,
+) -> Envelope<BTreeMap<String, GroupInfo>> {
+    ok(personal::usable_groups(&state, &session.user))
+}
+
+/// `?email=&code=`.
+#[derive(Debug, Deserialize)]
+struct BindQuery {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    code: String,
+}
+
+async fn bind_email(
+    State(state): State<AppState>,
+    session: Session,
+    Query(q): Query<BindQuery>,
+) -> Result<Envelope<()>, ConsoleError> {
+    personal::bind_email(&state, &session.user, &q.email, &q.code).await?;
+    Ok(done("email bound"))
+}

@@ -1,0 +1,324 @@
+//! User administration (spec 01 §6): list, search, read, create, update and manage, with the
+//! permission rules enforced here, on the server:
+//! - an admin reads, updates and manages only users of a LOWER role (root may act on anyone);
+//! - nobody creates a user of a role equal to or above their own;
+//! - the super admin cannot be disabled, deleted or demoted;
+//! - only the super admin promotes users to admin.
+
+use serde::Deserialize;
+use tollgate_storage::users::{
+    self, NewUser, ROLE_ADMIN, ROLE_COMMON, ROLE_ROOT, STATUS_DISABLED, STATUS_ENABLED, User,
+};
+use tollgate_storage::{Quota, UserId};
+
+use super::accounts::{new_aff_code, validate_password, validate_username};
+use super::password;
+use crate::clock::now_unix;
+use crate::error::ConsoleError;
+use crate::http::page::PageQuery;
+use crate::state::AppState;
+
+/// An action of POST /api/user/manage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ManageAction {
+    /// Common → admin (root only).
+    Promote,
+    /// Admin → common.
+    Demote,
+    /// Ban.
+    Disable,
+    /// Unban.
+    Enable,
+    /// Deregister (soft delete; irreversible).
+    Delete,
+}
+
+/// Whether `actor` may read or change `target`.
+pub fn may_act_on(actor: &User, target: &User) -> bool {
+    actor.role >= ROLE_ROOT || actor.role > target.role
+}
+
+/// Applies `action` to a copy of `target`, or says which rule forbids it (pure).
+pub fn apply_manage(
+    actor: &User,
+    target: &User,
+    action: ManageAction,
+    now: i64,
+) -> Result<User, ConsoleError> {
+    if target.deleted_at.is_some() {
+        return Err(ConsoleError::NotFound("user"));
+    }
+    if !may_act_on(actor, target) {
+        return Err(ConsoleError::Denied(
+            "you cannot manage a user whose level is equal to or higher than yours",
+        ));
+    }
+    let mut user = target.clone();
+    match action {
+        ManageAction::Promote => {
+            if actor.role < ROLE_ROOT {
+                return Err(ConsoleError::Denied(
+                    "only the super admin can promote users to admin",
+                ));
+            }
+            if user.role >= ROLE_ADMIN {
+                return Err(ConsoleError::Invalid(
+                    "this user is already an admin".into(),
+                ));
+            }
+            user.role = ROLE_ADMIN;
+        }
+        ManageAction::Demote => {
+            if user.role >= ROLE_ROOT {
+                return Err(ConsoleError::Denied("the super admin cannot be demoted"));
+            }
+            if user.role == ROLE_COMMON {
+                return Err(ConsoleError::Invalid(
+                    "this user is already an ordinary user".into(),
+                ));
+            }
+            user.role = ROLE_COMMON;
+        }
+        ManageAction::Disable => {
+            if user.role >= ROLE_ROOT {
+                return Err(ConsoleError::Denied("the super admin cannot be disabled"));
+            }
+            user.status = STATUS_DISABLED;
+        }
+        ManageAction::Enable => user.status = STATUS_ENABLED,
+        ManageAction::Delete => {
+            if user.role >= ROLE_ROOT {
+                return Err(ConsoleError::Denied("the super admin cannot be deleted"));
+            }
+            user.deleted_at = Some(now);
+            user.access_token_hash = None;
+        }
+    }
+    Ok(user)
+}
+
+/// `?keyword=&group=` of GET /api/user/search.
+#[derive(Debug, Default, Deserialize)]
+pub struct SearchQuery {
+    /// Matches id, username, display name or email (case-insensitive substring; id exact).
+    #[serde(default)]
+    pub keyword: String,
+    /// Only users of this group.
+    #[serde(default)]
+    pub group: String,
+}
+
+/// Whether `user` matches the search (pure).
+pub fn matches(user: &User, query: &SearchQuery) -> bool {
+    let group_ok = query.group.is_empty() || user.group == query.group;
+    let k = query.keyword.trim().to_lowercase();
+    let keyword_ok = k.is_empty()
+        || user.id.to_string() == k
+        || user.username.to_lowercase().contains(&k)
+        || user.display_name.to_lowercase().contains(&k)
+        || user.email.to_lowercase().contains(&k);
+    group_ok && keyword_ok
+}
+
+/// One page of users.
+pub async fn list(state: &AppState, page: PageQuery) -> Result<(Vec<User>, u64), ConsoleError> {
+    Ok(state
+        .store
+        .read(move |rtx| users::list(rtx, page.offset(), page.size()))
+        .await?)
+}
+
+/// One page of search results.
+pub async fn search(
+    state: &AppState,
+    query: SearchQuery,
+    page: PageQuery,
+) -> Result<(Vec<User>, u64), ConsoleError> {
+    Ok(state
+        .store
+        .read(move |rtx| users::search(rtx, |u| matches(u, &query), page.offset(), page.size()))
+        .await?)
+}
+
+/// Reads a user the actor may see.
+pub async fn get(state: &AppState, actor: &User, id: UserId) -> Result<User, ConsoleError> {
+    let user = state
+        .store
+        .read(move |rtx| users::get(rtx, id))
+        .await?
+        .ok_or(ConsoleError::NotFound("user"))?;
+    if !may_act_on(actor, &user) && actor.id != user.id {
+        return Err(ConsoleError::Denied(
+            "you cannot read a user whose level is equal to or higher than yours",
+        ));
+    }
+    Ok(user)
+}
+
+/// POST /api/user/ body.
+#[derive(Debug, Deserialize)]
+pub struct CreateUser {
+    /// Login name.
+    #[serde(default)]
+    pub username: String,
+    /// Display name (defaults to the username).
+    #[serde(default)]
+    pub display_name: String,
+    /// Password.
+    #[serde(default)]
+    pub password: String,
+    /// Role, default ordinary user.
+    #[serde(default)]
+    pub role: Option<i32>,
+}
+
+/// Creates a user on an admin's behalf.
+pub async fn create(state: &AppState, actor: &User, req: CreateUser) -> Result<User, ConsoleError> {
+    if req.username.trim().is_empty() || req.password.is_empty() {
+        return Err(ConsoleError::Invalid(
+            "username and password must not be empty".into(),
+        ));
+    }
+    let username = validate_username(&req.username)?;
+    validate_password(&req.password)?;
+    let role = req.role.unwrap_or(ROLE_COMMON);
+    if ![ROLE_COMMON, ROLE_ADMIN, ROLE_ROOT].contains(&role) {
+        return Err(ConsoleError::Invalid("role must be 1, 10 or 100".into()));
+    }
+    if role >= actor.role {
+        return Err(ConsoleError::Denied(
+            "you cannot create a user with permission equal to or higher than yours",
+        ));
+    }
+    let hash = password::hash(req.password).await?;
+    let quota = Quota(state.options.current().int("QuotaForNewUser"));
+    let display_name = req.display_name.trim().to_owned();
+    Ok(state
+        .store
+        .write(move |wtx| {
+            users::insert(
+                wtx,
+                NewUser {
+                    username,
+                    display_name,
+                    password_hash: hash,
+                    email: String::new(),
+                    role,
+                    group: "default".into(),
+                    quota,
+                    aff_code: new_aff_code(wtx)?,
+                    inviter_id: 0,
+                    created_at: now_unix(),
+                },
+            )
+        })
+        .await?)
+}
+
+/// PUT /api/user/ body: the fields an admin may change.
+#[derive(Debug, Deserialize)]
+pub struct UpdateUser {
+    /// Which user.
+    pub id: UserId,
+    /// New login name.
+    #[serde(default)]
+    pub username: Option<String>,
+    /// New display name.
+    #[serde(default)]
+    pub display_name: Option<String>,
+    /// New password (empty keeps the old one).
+    #[serde(default)]
+    pub password: Option<String>,
+    /// New group (must exist in GroupRatio).
+    #[serde(default)]
+    pub group: Option<String>,
+    /// New balance (≥ 0).
+    #[serde(default)]
+    pub quota: Option<i64>,
+}
+
+/// Updates a user an admin may change.
+pub async fn update(state: &AppState, actor: &User, req: UpdateUser) -> Result<User, ConsoleError> {
+    if let Some(quota) = req.quota
+        && quota < 0
+    {
+        return Err(ConsoleError::Invalid("quota cannot be negative".into()));
+    }
+    let username = req.username.as_deref().map(validate_username).transpose()?;
+    let group = match req.group.as_deref().map(str::trim) {
+        Some(g) if !g.is_empty() => {
+            let ratios: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(state.options.current().text("GroupRatio"))
+                    .unwrap_or_default();
+            if !ratios.contains_key(g) {
+                return Err(ConsoleError::Invalid(format!(
+                    "group {g} does not exist in GroupRatio"
+                )));
+            }
+            Some(g.to_owned())
+        }
+        _ => None,
+    };
+    let hash = match req.password.filter(|p| !p.is_empty()) {
+        Some(p) => {
+            validate_password(&p)?;
+            Some(password::hash(p).await?)
+        }
+        None => None,
+    };
+    let actor = actor.clone();
+    let (id, display_name, quota) = (req.id, req.display_name, req.quota);
+    state
+        .store
+        .write(move |wtx| {
+            let mut user = users::get_rw(wtx, id)?
+                .filter(|u| u.deleted_at.is_none())
+                .ok_or(ConsoleError::NotFound("user"))?;
+            if !may_act_on(&actor, &user) {
+                return Err(ConsoleError::Denied(
+                    "you cannot update a user whose level is equal to or higher than yours",
+                ));
+            }
+            if let Some(username) = username {
+                user.username = username;
+            }
+            if let Some(display_name) = display_name {
+                user.display_name = display_name.trim().to_owned();
+            }
+            if let Some(group) = group {
+                user.group = group;
+            }
+            if let Some(quota) = quota {
+                user.quota = Quota(quota);
+            }
+            if let Some(hash) = hash {
+                user.password_hash = hash;
+            }
+            users::update(wtx, &user)?;
+            Ok(user)
+        })
+        .await
+}
+
+/// POST /api/user/manage: applies the action and returns the stored user.
+pub async fn manage(
+    state: &AppState,
+    actor: &User,
+    id: UserId,
+    action: ManageAction,
+) -> Result<User, ConsoleError> {
+    let actor = actor.clone();
+    state
+        .store
+        .write(move |wtx| {
+            let target = users::get_rw(wtx, id)?.ok_or(ConsoleError::NotFound("user"))?;
+            let changed = apply_manage(&actor, &target, action, now_unix())?;
+            users::update(wtx, &changed)?;
+            Ok::<_, ConsoleError>(changed)
+        })
+        .await
+}
+
+#[cfg(test)]
+mod tests;
