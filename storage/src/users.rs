@@ -174,7 +174,8 @@ pub fn insert(wtx: &WriteTransaction, new: NewUser) -> Result<User> {
     Ok(user)
 }
 
-/// Replaces a user record, moving its index entries when username or email changed.
+/// Replaces a user record, moving its unique index entries (username, email, invite code,
+/// access token) when those values changed.
 pub fn update(wtx: &WriteTransaction, user: &User) -> Result<()> {
     let mut users = wtx.open_table(USERS)?;
     let old = load(&users, user.id)?.ok_or(StorageError::NotFound { what: "user" })?;
@@ -192,6 +193,22 @@ pub fn update(wtx: &WriteTransaction, user: &User) -> Result<()> {
         "email",
         &old.email,
         &user.email,
+        user.id,
+    )?;
+    reindex(
+        wtx,
+        USER_BY_AFF_CODE,
+        "invite code",
+        &old.aff_code,
+        &user.aff_code,
+        user.id,
+    )?;
+    reindex(
+        wtx,
+        USER_BY_ACCESS_TOKEN,
+        "access token",
+        old.access_token_hash.as_deref().unwrap_or_default(),
+        user.access_token_hash.as_deref().unwrap_or_default(),
         user.id,
     )?;
     let bytes = codec::encode(user)?;

@@ -130,3 +130,42 @@ fn session_secret_is_generated_once() {
         "the persisted secret must be reused after a restart"
     );
 }
+
+#[test]
+fn update_maintains_access_token_and_invite_code_indexes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open_dir(dir.path()).expect("open");
+    let mut eve = store
+        .write_blocking(|wtx| users::insert(wtx, new_user("eve", "")))
+        .expect("eve");
+    eve.access_token_hash = Some("abc123".into());
+    eve.aff_code = "INVITE1".into();
+    store
+        .write_blocking(|wtx| users::update(wtx, &eve))
+        .expect("update");
+    let found = store
+        .read_blocking(|rtx| users::find_by_access_token(rtx, "abc123"))
+        .expect("read");
+    assert_eq!(
+        found.map(|u| u.id),
+        Some(eve.id),
+        "token index written on update"
+    );
+    let by_code = store
+        .write_blocking(|wtx| users::find_by_aff_code_rw(wtx, "invite1"))
+        .expect("read");
+    assert_eq!(
+        by_code.map(|u| u.id),
+        Some(eve.id),
+        "invite index written on update"
+    );
+
+    eve.access_token_hash = None;
+    store
+        .write_blocking(|wtx| users::update(wtx, &eve))
+        .expect("revoke");
+    let found = store
+        .read_blocking(|rtx| users::find_by_access_token(rtx, "abc123"))
+        .expect("read");
+    assert!(found.is_none(), "a revoked token no longer resolves");
+}

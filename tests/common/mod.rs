@@ -8,6 +8,8 @@
     reason = "a harness failure must fail the test loudly"
 )]
 
+pub mod smtp;
+
 use std::path::Path;
 
 use reqwest::StatusCode;
@@ -42,9 +44,14 @@ impl TestServer {
 
     /// Starts a server on `dir` (e.g. the directory of a stopped server, to test restarts).
     pub async fn start_in(dir: TempDir) -> TestServer {
-        let app = App::build(Config::for_data_dir(dir.path()))
-            .await
-            .expect("server builds");
+        TestServer::start_with(dir, |_| {}).await
+    }
+
+    /// Starts a server on `dir` with a configuration adjusted by `tune`.
+    pub async fn start_with(dir: TempDir, tune: impl FnOnce(&mut Config)) -> TestServer {
+        let mut config = Config::for_data_dir(dir.path());
+        tune(&mut config);
+        let app = App::build(config).await.expect("server builds");
         let addr = app.local_addr().expect("bound");
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(app.serve(async move {
@@ -157,6 +164,112 @@ impl TestServer {
                 .json(&body),
         )
         .await
+    }
+}
+
+impl TestServer {
+    /// Logs in with a NEW client (its own cookies) and returns it with the user id.
+    pub async fn client_for(&self, username: &str, password: &str) -> Actor {
+        let client = new_client();
+        let (status, body) = self
+            .send(
+                client
+                    .post(self.url("/api/user/login"))
+                    .json(&json!({"username": username, "password": password})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "login {username}: {body}");
+        Actor {
+            client,
+            id: body["data"]["id"].as_i64().expect("id"),
+            base: self.base.clone(),
+        }
+    }
+
+    /// Creates a user through the admin API as `admin` and returns its id.
+    pub async fn create_user(&self, admin: &Actor, username: &str, password: &str) -> i64 {
+        let (status, body) = admin
+            .post(
+                "/api/user/",
+                json!({"username": username, "password": password}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "create {username}: {body}");
+        body["data"]["id"].as_i64().expect("id")
+    }
+
+    /// Saves an option as `admin`.
+    pub async fn set_option(&self, admin: &Actor, key: &str, value: Value) {
+        let (status, body) = admin
+            .put("/api/option/", json!({"key": key, "value": value}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "option {key}: {body}");
+    }
+}
+
+/// A logged-in client: cookie session plus the `New-Api-User` header on every call.
+pub struct Actor {
+    /// Client holding the session cookie.
+    pub client: reqwest::Client,
+    /// The user's id.
+    pub id: i64,
+    base: String,
+}
+
+impl Actor {
+    /// A client with no session (it still sends `New-Api-User: 0`).
+    pub fn guest(server: &TestServer) -> Actor {
+        Actor {
+            client: new_client(),
+            id: 0,
+            base: server.base.clone(),
+        }
+    }
+
+    fn req(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.client
+            .request(method, format!("{}{path}", self.base))
+            .header("New-Api-User", self.id.to_string())
+    }
+
+    /// Sends `method path` with an optional JSON body.
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut req = self.req(method, path);
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let resp = req.send().await.expect("sent");
+        let status = resp.status();
+        let text = resp.text().await.expect("body");
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or_else(|_| json!({ "raw": text })),
+        )
+    }
+
+    /// GET.
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.call(reqwest::Method::GET, path, None).await
+    }
+
+    /// POST JSON.
+    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.call(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    /// PUT JSON.
+    pub async fn put(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.call(reqwest::Method::PUT, path, Some(body)).await
+    }
+
+    /// DELETE.
+    pub async fn delete(&self, path: &str) -> (StatusCode, Value) {
+        self.call(reqwest::Method::DELETE, path, None).await
     }
 }
 

@@ -52,14 +52,19 @@ async fn issue(
         .await?)
 }
 
-/// Checks and consumes a code.
+/// Checks and consumes a code. Verification codes are typed by people, so they compare
+/// case-insensitively (they are issued upper-case); reset tokens compare exactly.
 pub async fn consume(
     state: &AppState,
     purpose: &'static str,
     email: &str,
     secret: &str,
 ) -> Result<bool, ConsoleError> {
-    let (email, hash) = (email.to_owned(), sha256_hex(secret.trim()));
+    let secret = match purpose {
+        PURPOSE_VERIFY => secret.trim().to_uppercase(),
+        _ => secret.trim().to_owned(),
+    };
+    let (email, hash) = (email.to_owned(), sha256_hex(&secret));
     Ok(state
         .store
         .write(move |wtx| codes::consume(wtx, purpose, &email, &hash, now_unix()))
