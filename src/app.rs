@@ -12,6 +12,7 @@ use rand::RngCore;
 use tokio::net::TcpListener;
 use tollgate_actors::ActorError;
 use tollgate_actors::options::Options;
+use tollgate_actors::token_index::TokenIndex;
 use tollgate_storage::{StorageError, Store, meta};
 
 use crate::clock::now_unix;
@@ -65,6 +66,10 @@ impl App {
             let store = store.clone();
             tokio::task::spawn_blocking(move || Options::load(store)).await??
         };
+        let tokens = {
+            let store = store.clone();
+            tokio::task::spawn_blocking(move || TokenIndex::load(&store)).await??
+        };
         let listener =
             TcpListener::bind(config.listen)
                 .await
@@ -80,6 +85,7 @@ impl App {
         let state = AppState {
             store,
             options,
+            tokens,
             critical_limiter: CriticalLimiter::new(config.critical_rate_limit),
             http,
             cookie_key: Key::derive_from(&secret),

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 use axum_extra::extract::cookie::Key;
 use tollgate_actors::options::Options;
+use tollgate_actors::token_index::TokenIndex;
 use tollgate_storage::Store;
 
 use crate::config::Config;
@@ -21,6 +22,8 @@ pub struct AppState {
     pub cookie_key: Key,
     /// Startup configuration (immutable).
     pub config: Arc<Config>,
+    /// API key → token facts for the relay; patched by every token change.
+    pub tokens: TokenIndex,
     /// Per-IP budget of the abuse-prone routes.
     pub critical_limiter: CriticalLimiter,
     /// Shared outbound HTTP client (connection pool) for calls the console makes.

@@ -5,10 +5,13 @@
 //! - [`options::Options`]: the runtime options (admin settings) — catalog of keys with defaults,
 //!   validation and the published [`options::OptionsSnapshot`].
 //!
+//! - [`token_index::TokenIndex`]: API keys → token facts, read by the relay without storage.
+//!
 //! This crate knows nothing about HTTP. It depends on `tollgate-storage` only.
 
 pub mod error;
 pub mod options;
 pub mod snapshot;
+pub mod token_index;
 
 pub use error::ActorError;

@@ -8,6 +8,7 @@ pub mod personal;
 pub mod service;
 pub mod setup;
 pub mod status;
+pub mod token;
 pub mod user;
 
 use axum::Router;
@@ -24,4 +25,5 @@ pub fn routes() -> Router<AppState> {
         .merge(user::routes())
         .merge(account::routes())
         .merge(personal::routes())
+        .merge(token::routes())
 }

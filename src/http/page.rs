@@ -14,8 +14,8 @@ pub struct PageQuery {
     /// Page number.
     #[serde(default)]
     pub p: Option<usize>,
-    /// Rows per page.
-    #[serde(default)]
+    /// Rows per page (`size` is accepted too, as the token list sends it).
+    #[serde(default, alias = "size")]
     pub page_size: Option<usize>,
 }
 

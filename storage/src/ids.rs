@@ -25,6 +25,19 @@ impl FromStr for UserId {
     }
 }
 
+/// An API token's id.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
+#[serde(transparent)]
+pub struct TokenId(pub i64);
+
+impl fmt::Display for TokenId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// An amount of quota in integer units (`QuotaPerUnit` units = US$1).
 ///
 /// Arithmetic is checked: callers get `None` on overflow instead of a wrapped balance.

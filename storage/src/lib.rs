@@ -19,10 +19,11 @@ pub mod migrate;
 pub mod options;
 pub mod store;
 pub mod tables;
+pub mod tokens;
 pub mod users;
 
 pub use error::StorageError;
-pub use ids::{Quota, UserId};
+pub use ids::{Quota, TokenId, UserId};
 pub use redb::{ReadTransaction, WriteTransaction};
 pub use store::Store;
 

@@ -30,3 +30,13 @@ pub const USER_BY_AFF_CODE: TableDefinition<&str, i64> =
 /// One-time codes (email verification, password reset): "purpose:email" → postcard
 /// [`crate::codes::OneTimeCode`].
 pub const ONE_TIME_CODES: TableDefinition<&str, &[u8]> = TableDefinition::new("one_time_codes.v1");
+
+/// API tokens by id; the value is a postcard [`crate::tokens::Token`].
+pub const TOKENS: TableDefinition<i64, &[u8]> = TableDefinition::new("tokens.v1");
+
+/// Unique index: token key (without `sk-`) → token id.
+pub const TOKEN_BY_KEY: TableDefinition<&str, i64> = TableDefinition::new("token_by_key.v1");
+
+/// Index: (user id, token id) → (), a user's tokens in id order.
+pub const TOKENS_BY_USER: TableDefinition<(i64, i64), ()> =
+    TableDefinition::new("tokens_by_user.v1");

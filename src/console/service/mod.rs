@@ -10,6 +10,7 @@ pub mod secrets;
 pub mod session;
 pub mod setup;
 pub mod status;
+pub mod tokens;
 pub mod turnstile;
 pub mod user_view;
 pub mod users_admin;
