@@ -1,11 +1,16 @@
-import { createBrowserRouter } from 'react-router';
+import { createBrowserRouter, Navigate } from 'react-router';
 import type { RouteObject } from 'react-router';
 
 import { AppShell } from '@/components/layout/app-shell';
 import { PlaceholderPage } from '@/components/layout/placeholder-page';
 import type { PageTitle } from '@/components/layout/placeholder-page';
 import { RouteError } from '@/components/layout/route-error';
-import { LoadingScreen, RequireUser, StatusGate } from '@/components/layout/route-guards';
+import {
+  LoadingScreen,
+  RequireAdmin,
+  RequireUser,
+  StatusGate,
+} from '@/components/layout/route-guards';
 import type { RouteHandle } from '@/components/layout/route-handle';
 import { NotFoundPage } from '@/pages/not-found';
 
@@ -30,10 +35,21 @@ const publicRoutes: RouteObject[] = [
     path: 'login',
     lazy: async () => ({ Component: (await import('@/pages/auth/login-page')).LoginPage }),
   },
-  placeholder('register', 'register'),
-  placeholder('reset', 'reset'),
+  {
+    path: 'register',
+    lazy: async () => ({ Component: (await import('@/pages/auth/register-page')).RegisterPage }),
+  },
+  {
+    path: 'reset',
+    lazy: async () => ({ Component: (await import('@/pages/auth/reset-page')).ResetPage }),
+  },
   // The password-reset confirm page: opened from the reset mail, so it must stay public.
-  placeholder('user/reset', 'resetConfirm'),
+  {
+    path: 'user/reset',
+    lazy: async () => ({
+      Component: (await import('@/pages/auth/reset-confirm-page')).ResetConfirmPage,
+    }),
+  },
   placeholder('oauth/github', 'oauth'),
   placeholder('oauth/oidc', 'oauth'),
   placeholder('oauth/linuxdo', 'oauth'),
@@ -52,11 +68,28 @@ const consoleRoutes: RouteObject[] = [
   placeholder('token', 'token'),
   placeholder('playground', 'playground'),
   placeholder('redemption', 'redemption'),
-  placeholder('user', 'user'),
-  placeholder('user/edit', 'userEdit'),
-  placeholder('user/edit/:id', 'userEdit'),
+  {
+    element: <RequireAdmin />,
+    children: [
+      {
+        path: 'user',
+        lazy: async () => ({ Component: (await import('@/pages/users')).UsersPage }),
+      },
+      {
+        path: 'user/edit/:id',
+        lazy: async () => ({
+          Component: (await import('@/pages/users/user-edit-page')).UserEditPage,
+        }),
+      },
+    ],
+  },
+  // Without an id the form is the user's own profile, which lives on /personal.
+  { path: 'user/edit', element: <Navigate to="/personal" replace /> },
   placeholder('setting', 'setting'),
-  placeholder('personal', 'personal'),
+  {
+    path: 'personal',
+    lazy: async () => ({ Component: (await import('@/pages/personal')).PersonalPage }),
+  },
   placeholder('topup', 'topup'),
   placeholder('log', 'log'),
   placeholder('detail', 'detail'),

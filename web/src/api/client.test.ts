@@ -3,11 +3,12 @@ import { z } from 'zod/mini';
 
 import { useSession } from '@/stores/session';
 import { mockApi } from '@/test/api-mock';
+import { makeUser } from '@/test/users';
 
 import { apiRequest } from './client';
 import { ApiError, describeApiError } from './errors';
 
-const user = { id: 7, username: 'ada', display_name: 'Ada', role: 1, status: 1, group: 'default' };
+const user = makeUser({ id: 7, username: 'ada', display_name: 'Ada' });
 
 afterEach(() => {
   useSession.getState().clearUser();

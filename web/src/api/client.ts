@@ -11,6 +11,8 @@ const envelopeSchema = z.object({
   success: z.boolean(),
   message: z.catch(z.string(), ''),
   data: z.optional(z.unknown()),
+  /** The server's error code (`bad_credentials`, …), present on failures. */
+  code: z.catch(z.optional(z.string()), undefined),
 });
 
 type QueryValue = string | number | boolean | undefined;
@@ -64,12 +66,15 @@ export async function apiRequest(
 
   if (!response.ok) {
     const message = (envelope.success && envelope.data.message) || response.statusText;
-    const error = new ApiError('http', message, response.status);
+    const code = envelope.success ? envelope.data.code : undefined;
+    const error = new ApiError('http', message, response.status, code);
     if (response.status === 401) handleUnauthorized(error);
     throw error;
   }
   if (!envelope.success) throw new ApiError('invalid', envelope.error.message);
-  if (!envelope.data.success) throw new ApiError('app', envelope.data.message);
+  if (!envelope.data.success) {
+    throw new ApiError('app', envelope.data.message, undefined, envelope.data.code);
+  }
   if (!schema) return undefined;
 
   const data = schema.safeParse(envelope.data.data);

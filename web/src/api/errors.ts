@@ -14,28 +14,61 @@ export class ApiError extends Error {
   readonly kind: ApiErrorKind;
   /** HTTP status for `http` errors. */
   readonly status: number | undefined;
+  /** The server's error code (`bad_credentials`, `user_disabled`, …) when it sent one. */
+  readonly code: string | undefined;
   /** True once the generic handling took care of it (a 401 redirect): nothing more to show. */
   handled = false;
 
-  constructor(kind: ApiErrorKind, message: string, status?: number) {
+  constructor(kind: ApiErrorKind, message: string, status?: number, code?: string) {
     super(message);
     this.name = 'ApiError';
     this.kind = kind;
     this.status = status;
+    this.code = code;
   }
 }
+
+/** The server's error codes the console has its own text for (`error.code.<code>`). */
+export const errorCodes = [
+  'invalid_request',
+  'not_logged_in',
+  'user_header_mismatch',
+  'forbidden',
+  'user_disabled',
+  'bad_credentials',
+  'password_login_disabled',
+  'feature_disabled',
+  'too_many_requests',
+  'turnstile_failed',
+  'code_invalid',
+  'mail_failed',
+  'already_initialized',
+  'not_found',
+  'conflict',
+  'internal_error',
+] as const;
+export type ErrorCode = (typeof errorCodes)[number];
+
+const isErrorCode = (code: string | undefined): code is ErrorCode =>
+  (errorCodes as readonly (string | undefined)[]).includes(code);
 
 export interface ErrorNotice {
   tone: 'error' | 'info';
   text: string;
 }
 
-/** The generic error handling of spec 01 §8: what a failed call tells the user. */
+/**
+ * The generic error handling of spec 01 §8: what a failed call tells the user. A known server
+ * error code wins (its text may quote the server's detail); else the HTTP status decides.
+ */
 export function describeApiError(error: unknown): ErrorNotice {
   const t = i18n.t;
   if (!(error instanceof ApiError)) {
     const message = error instanceof Error ? error.message : String(error);
     return { tone: 'error', text: t('error.generic', { message }) };
+  }
+  if (isErrorCode(error.code)) {
+    return { tone: 'error', text: t(`error.code.${error.code}`, { message: error.message }) };
   }
   switch (error.kind) {
     case 'app':

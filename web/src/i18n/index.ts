@@ -5,15 +5,19 @@ import { fallbackLanguage, usePreferences } from '@/stores/preferences';
 
 import enAuth from './locales/en/auth.json';
 import enCommon from './locales/en/common.json';
+import enPersonal from './locales/en/personal.json';
 import enSetup from './locales/en/setup.json';
+import enUsers from './locales/en/users.json';
 import zhAuth from './locales/zh/auth.json';
 import zhCommon from './locales/zh/common.json';
+import zhPersonal from './locales/zh/personal.json';
 import zhSetup from './locales/zh/setup.json';
+import zhUsers from './locales/zh/users.json';
 
 /** zh is the typed source of every key; en must carry the same keys (see locales.test.ts). */
 export const resources = {
-  zh: { common: zhCommon, auth: zhAuth, setup: zhSetup },
-  en: { common: enCommon, auth: enAuth, setup: enSetup },
+  zh: { common: zhCommon, auth: zhAuth, setup: zhSetup, users: zhUsers, personal: zhPersonal },
+  en: { common: enCommon, auth: enAuth, setup: enSetup, users: enUsers, personal: enPersonal },
 } as const;
 
 export const defaultNS = 'common';

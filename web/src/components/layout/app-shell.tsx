@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { Outlet } from 'react-router';
 
 import { useStatus } from '@/api/status';
+import { ManualCopyDialog } from '@/components/common/manual-copy-dialog';
 import { TooltipProvider } from '@/components/ui/tooltip';
 
 import { Footer } from './footer';
@@ -50,6 +51,7 @@ export function AppShell() {
           <Footer />
         </div>
       </div>
+      <ManualCopyDialog />
     </TooltipProvider>
   );
 }

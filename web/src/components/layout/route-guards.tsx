@@ -5,6 +5,7 @@ import { Navigate, Outlet, useLocation } from 'react-router';
 
 import { ApiError } from '@/api/errors';
 import { statusQueryOptions } from '@/api/status';
+import { isAdmin } from '@/api/user';
 import { Button } from '@/components/ui/button';
 import { Spinner } from '@/components/ui/spinner';
 import { useSession } from '@/stores/session';
@@ -59,5 +60,12 @@ export function StatusGate() {
 export function RequireUser() {
   const user = useSession((s) => s.user);
   if (!user) return <Navigate to="/login" replace />;
+  return <Outlet />;
+}
+
+/** Admin pages (user management): anyone below admin goes home (spec 01 §6). */
+export function RequireAdmin() {
+  const user = useSession((s) => s.user);
+  if (!isAdmin(user)) return <Navigate to="/" replace />;
   return <Outlet />;
 }

@@ -5,15 +5,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { useSession } from '@/stores/session';
 import { mockApi, statusData } from '@/test/api-mock';
 import { renderApp } from '@/test/render-app';
+import { makeUser } from '@/test/users';
 
-const root = {
+const root = makeUser({
   id: 1,
   username: 'root',
   display_name: 'Root',
   role: 100,
   status: 1,
   group: 'default',
-};
+});
 
 afterEach(() => useSession.getState().clearUser());
 

@@ -2,11 +2,15 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { useMutation } from '@tanstack/react-query';
 import type { ParseKeys } from 'i18next';
 import { LogIn } from 'lucide-react';
+import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 
 import { login } from '@/api/auth';
+import type { Credentials } from '@/api/auth';
+import { useStatus } from '@/api/status';
+import { Turnstile } from '@/components/common/turnstile';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/components/ui/card';
@@ -17,15 +21,22 @@ import { useSession } from '@/stores/session';
 import { toast } from '@/stores/toasts';
 
 import { loginSchema } from './login-schema';
+import { OAuthButtons } from './oauth-buttons';
 
 import './auth.css';
 
-/** /login: password sign-in; lands on /token (spec 01 §2). */
+/**
+ * /login: password sign-in (lands on /token), third-party buttons from the status, the bot
+ * check when on (spec 01 §2). Tollgate never creates default credentials, so the default-password
+ * warning has nothing to warn about and is not shown.
+ */
 export function LoginPage() {
   const { t } = useTranslation('auth');
   const navigate = useNavigate();
   const [params] = useSearchParams();
+  const status = useStatus();
   const setUser = useSession((s) => s.setUser);
+  const [turnstileToken, setTurnstileToken] = useState('');
   const {
     register,
     handleSubmit,
@@ -35,7 +46,7 @@ export function LoginPage() {
     defaultValues: { username: '', password: '' },
   });
   const signIn = useMutation({
-    mutationFn: login,
+    mutationFn: (credentials: Credentials) => login(credentials, turnstileToken),
     onSuccess: (user) => {
       setUser(user);
       toast.success(t('login.success'));
@@ -43,6 +54,14 @@ export function LoginPage() {
     },
   });
   const formError = errors.username?.message ?? errors.password?.message;
+
+  const submit = handleSubmit((values) => {
+    if (status.turnstile_check && !turnstileToken) {
+      toast.info(t('turnstile.pending'));
+      return;
+    }
+    signIn.mutate(values);
+  });
 
   return (
     <div className="auth">
@@ -55,38 +74,46 @@ export function LoginPage() {
           {params.get('expired') === 'true' ? (
             <Alert tone="warning">{t('login.expired')}</Alert>
           ) : null}
-          <form
-            className="auth__form"
-            noValidate
-            onSubmit={handleSubmit((values) => signIn.mutate(values))}
-          >
-            <Field id="login-username" label={t('login.field.username.label')}>
-              <Input
-                id="login-username"
-                autoComplete="username"
-                placeholder={t('login.field.username.placeholder')}
-                aria-invalid={errors.username ? true : undefined}
-                {...register('username')}
-              />
-            </Field>
-            <Field id="login-password" label={t('login.field.password.label')}>
-              <Input
-                id="login-password"
-                type="password"
-                autoComplete="current-password"
-                placeholder={t('login.field.password.placeholder')}
-                aria-invalid={errors.password ? true : undefined}
-                {...register('password')}
-              />
-            </Field>
-            {formError ? <Alert tone="danger">{t(formError as ParseKeys<'auth'>)}</Alert> : null}
-            <Button type="submit" size="lg" disabled={signIn.isPending}>
-              {signIn.isPending ? <Spinner /> : <LogIn aria-hidden />}
-              {signIn.isPending ? t('login.submitting') : t('login.submit')}
-            </Button>
-          </form>
+          {status.password_login_enabled ? (
+            <form className="auth__form" noValidate onSubmit={submit}>
+              <Field id="login-username" label={t('login.field.username.label')}>
+                <Input
+                  id="login-username"
+                  autoComplete="username"
+                  placeholder={t('login.field.username.placeholder')}
+                  aria-invalid={errors.username ? true : undefined}
+                  {...register('username')}
+                />
+              </Field>
+              <Field id="login-password" label={t('login.field.password.label')}>
+                <Input
+                  id="login-password"
+                  type="password"
+                  autoComplete="current-password"
+                  placeholder={t('login.field.password.placeholder')}
+                  aria-invalid={errors.password ? true : undefined}
+                  {...register('password')}
+                />
+              </Field>
+              {formError ? <Alert tone="danger">{t(formError as ParseKeys<'auth'>)}</Alert> : null}
+              {status.turnstile_check ? (
+                <Turnstile siteKey={status.turnstile_site_key} onToken={setTurnstileToken} />
+              ) : null}
+              <Button type="submit" size="lg" disabled={signIn.isPending}>
+                {signIn.isPending ? <Spinner /> : <LogIn aria-hidden />}
+                {signIn.isPending ? t('login.submitting') : t('login.submit')}
+              </Button>
+            </form>
+          ) : (
+            <Alert tone="info">{t('login.passwordLoginDisabled')}</Alert>
+          )}
+          <OAuthButtons status={status} />
           <div className="auth__links">
-            <Link to="/register">{t('login.link.register')}</Link>
+            {status.self_use_mode_enabled ? (
+              <span />
+            ) : (
+              <Link to="/register">{t('login.link.register')}</Link>
+            )}
             <Link to="/reset">{t('login.link.reset')}</Link>
           </div>
         </CardContent>

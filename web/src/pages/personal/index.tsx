@@ -1,0 +1,40 @@
+import { useQuery } from '@tanstack/react-query';
+import { useTranslation } from 'react-i18next';
+
+import { selfQueryOptions } from '@/api/personal';
+import { PageHeader } from '@/components/layout/page-header';
+import { Alert } from '@/components/ui/alert';
+import { Spinner } from '@/components/ui/spinner';
+
+import { AccountCard } from './account-card';
+import { BindingsCard } from './bindings-card';
+import { InviteCard } from './invite-card';
+import { NotificationCard } from './notification-card';
+import { ProfileCard } from './profile-card';
+
+import './personal.css';
+
+/** /personal: profile, bindings, invitations, notifications, token, password, deletion. */
+export function PersonalPage() {
+  const { t } = useTranslation('personal');
+  const self = useQuery(selfQueryOptions);
+
+  return (
+    <>
+      <PageHeader title={t('title')} />
+      {self.isError && !self.data ? (
+        <Alert tone="danger">{t('loadFailed')}</Alert>
+      ) : !self.data ? (
+        <Spinner label={t('loading')} />
+      ) : (
+        <div className="personal">
+          <ProfileCard user={self.data} />
+          <BindingsCard user={self.data} />
+          <InviteCard user={self.data} />
+          <NotificationCard key={self.data.setting} user={self.data} />
+          <AccountCard user={self.data} />
+        </div>
+      )}
+    </>
+  );
+}
