@@ -2,6 +2,7 @@
 //! the [`Options`] publisher that validates, persists and republishes on every save.
 
 pub mod catalog;
+pub mod pricing;
 mod snapshot;
 
 use std::collections::BTreeMap;

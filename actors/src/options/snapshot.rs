@@ -3,12 +3,15 @@
 use std::collections::BTreeMap;
 
 use super::catalog::{self, CATALOG};
+use super::pricing::PriceTable;
 
 /// An immutable view of all options, built whole on every save.
 #[derive(Debug, Clone)]
 pub struct OptionsSnapshot {
     /// Effective value of every catalog key.
     values: BTreeMap<&'static str, String>,
+    /// The price options, parsed once here so the relay never parses JSON per request.
+    prices: PriceTable,
 }
 
 impl OptionsSnapshot {
@@ -24,8 +27,21 @@ impl OptionsSnapshot {
                     .unwrap_or_else(|| d.default.to_owned());
                 (d.key, value)
             })
-            .collect();
-        OptionsSnapshot { values }
+            .collect::<BTreeMap<&'static str, String>>();
+        let text = |k: &str| values.get(k).map_or("", String::as_str);
+        let prices = PriceTable::new(
+            text("ModelRatio"),
+            text("CompletionRatio"),
+            text("CacheRatio"),
+            text("ModelPrice"),
+            text("GroupRatio"),
+        );
+        OptionsSnapshot { values, prices }
+    }
+
+    /// The parsed price table.
+    pub fn prices(&self) -> &PriceTable {
+        &self.prices
     }
 
     /// The defaults alone.

@@ -1,0 +1,263 @@
+//! Pure pricing: what a request is reserved before forwarding and charged after (DESIGN.md
+//! "Money", reference §3.3/§3.5). No I/O; every result is an `i64` of quota units or an error,
+//! never a wrapped or negative amount.
+//!
+//! - Ratio-priced: `round(group × model × (uncached prompt + cached × cache + completion ×
+//!   completion_ratio))`; a request that used tokens on a priced model costs at least 1 unit;
+//!   a request that reports zero tokens costs 0.
+//! - Per-call: `round(price × QuotaPerUnit × group)`, whatever the tokens.
+//! - Reservation: `max(prompt estimate, PreConsumedQuota) + max_tokens × completion_ratio`, at
+//!   the model and group ratios. Unlike new-api, the completion ratio IS applied to
+//!   `max_tokens`, so the reservation is a true upper bound of what the request can cost.
+
+use tollgate_actors::options::pricing::ModelPricing;
+
+/// Token counts of one request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Prompt tokens, cached ones included (OpenAI semantics).
+    pub prompt_tokens: i64,
+    /// Completion tokens.
+    pub completion_tokens: i64,
+    /// Cached prompt tokens (a subset of `prompt_tokens`).
+    pub cached_tokens: i64,
+}
+
+/// Why a price could not be computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PriceError {
+    /// A token count was negative.
+    #[error("token counts cannot be negative")]
+    NegativeTokens,
+    /// A ratio or price was negative or not a number.
+    #[error("the configured price or ratio is invalid")]
+    InvalidRatio,
+    /// The amount does not fit in an i64.
+    #[error("the amount is too large")]
+    Overflow,
+}
+
+fn to_units(amount: f64) -> Result<i64, PriceError> {
+    let rounded = amount.round();
+    if rounded.is_nan() || rounded < 0.0 {
+        return Err(PriceError::InvalidRatio);
+    }
+    // 2^63 as f64 (infinity included); every f64 below it converts exactly into i64's range.
+    if rounded >= 9_223_372_036_854_775_808.0 {
+        return Err(PriceError::Overflow);
+    }
+    #[expect(clippy::cast_possible_truncation, reason = "range checked just above")]
+    Ok(rounded as i64)
+}
+
+fn check_ratios(values: &[f64]) -> Result<(), PriceError> {
+    if values.iter().all(|v| v.is_finite() && *v >= 0.0) {
+        Ok(())
+    } else {
+        Err(PriceError::InvalidRatio)
+    }
+}
+
+/// The quota a finished request costs.
+pub fn charge(
+    pricing: ModelPricing,
+    group_ratio: f64,
+    quota_per_unit: i64,
+    usage: Usage,
+) -> Result<i64, PriceError> {
+    if usage.prompt_tokens < 0 || usage.completion_tokens < 0 || usage.cached_tokens < 0 {
+        return Err(PriceError::NegativeTokens);
+    }
+    match pricing {
+        ModelPricing::PerCall { price } => {
+            check_ratios(&[price, group_ratio])?;
+            to_units(price * quota_per_unit as f64 * group_ratio)
+        }
+        ModelPricing::Ratio {
+            model,
+            completion,
+            cache,
+        } => {
+            check_ratios(&[model, completion, cache, group_ratio])?;
+            if usage.prompt_tokens == 0 && usage.completion_tokens == 0 {
+                return Ok(0);
+            }
+            let cached = usage.cached_tokens.min(usage.prompt_tokens);
+            let uncached = (usage.prompt_tokens - cached) as f64;
+            let weighted =
+                uncached + cached as f64 * cache + usage.completion_tokens as f64 * completion;
+            let units = to_units(group_ratio * model * weighted)?;
+            Ok(if units == 0 && model * group_ratio > 0.0 {
+                1
+            } else {
+                units
+            })
+        }
+    }
+}
+
+/// The quota to reserve before forwarding.
+pub fn reservation(
+    pricing: ModelPricing,
+    group_ratio: f64,
+    quota_per_unit: i64,
+    prompt_estimate: i64,
+    max_tokens: Option<i64>,
+    pre_consumed_min: i64,
+) -> Result<i64, PriceError> {
+    if prompt_estimate < 0 || max_tokens.is_some_and(|m| m < 0) {
+        return Err(PriceError::NegativeTokens);
+    }
+    match pricing {
+        ModelPricing::PerCall { .. } => {
+            charge(pricing, group_ratio, quota_per_unit, Usage::default())
+        }
+        ModelPricing::Ratio {
+            model, completion, ..
+        } => {
+            check_ratios(&[model, completion, group_ratio])?;
+            let prompt = prompt_estimate.max(pre_consumed_min) as f64;
+            let output = max_tokens.unwrap_or(0) as f64 * completion;
+            to_units(group_ratio * model * (prompt + output))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RATIO: ModelPricing = ModelPricing::Ratio {
+        model: 1.25,
+        completion: 4.0,
+        cache: 0.5,
+    };
+
+    fn usage(p: i64, c: i64, cached: i64) -> Usage {
+        Usage {
+            prompt_tokens: p,
+            completion_tokens: c,
+            cached_tokens: cached,
+        }
+    }
+
+    #[test]
+    fn ratio_formula() {
+        // 1.25 × (1000 + 200 × 4) = 2250
+        assert_eq!(charge(RATIO, 1.0, 500_000, usage(1000, 200, 0)), Ok(2250));
+        // group ratio 0.8 → 1800
+        assert_eq!(charge(RATIO, 0.8, 500_000, usage(1000, 200, 0)), Ok(1800));
+        // 400 of 1000 prompt tokens cached at 0.5: 1.25 × (600 + 200 + 800) = 2000
+        assert_eq!(charge(RATIO, 1.0, 500_000, usage(1000, 200, 400)), Ok(2000));
+        // rounding: 0.075 × (7 + 3 × 4) = 1.425 → 1
+        let mini = ModelPricing::Ratio {
+            model: 0.075,
+            completion: 4.0,
+            cache: 1.0,
+        };
+        assert_eq!(charge(mini, 1.0, 500_000, usage(7, 3, 0)), Ok(1));
+        // 0.075 × 30 = 2.25 → 2; × 1.5 group = 3.375 → 3
+        assert_eq!(charge(mini, 1.5, 500_000, usage(30, 0, 0)), Ok(3));
+    }
+
+    #[test]
+    fn minimum_and_zero_rules() {
+        let tiny = ModelPricing::Ratio {
+            model: 0.001,
+            completion: 1.0,
+            cache: 1.0,
+        };
+        assert_eq!(
+            charge(tiny, 1.0, 500_000, usage(1, 0, 0)),
+            Ok(1),
+            "used tokens cost ≥ 1"
+        );
+        assert_eq!(
+            charge(RATIO, 1.0, 500_000, usage(0, 0, 0)),
+            Ok(0),
+            "no tokens, no charge"
+        );
+        let free = ModelPricing::Ratio {
+            model: 0.0,
+            completion: 1.0,
+            cache: 1.0,
+        };
+        assert_eq!(
+            charge(free, 1.0, 500_000, usage(100, 100, 0)),
+            Ok(0),
+            "free models are free"
+        );
+        assert_eq!(
+            charge(RATIO, 0.0, 500_000, usage(100, 100, 0)),
+            Ok(0),
+            "free groups are free"
+        );
+        assert_eq!(
+            charge(RATIO, 1.0, 500_000, usage(10, 0, 50)),
+            Ok(6),
+            "cached capped at prompt"
+        );
+    }
+
+    #[test]
+    fn per_call_price() {
+        let call = ModelPricing::PerCall { price: 0.04 };
+        assert_eq!(charge(call, 1.0, 500_000, usage(0, 0, 0)), Ok(20_000));
+        assert_eq!(
+            charge(call, 2.0, 500_000, usage(999, 999, 0)),
+            Ok(40_000),
+            "tokens ignored"
+        );
+        assert_eq!(
+            reservation(call, 1.0, 500_000, 10, Some(100), 500),
+            Ok(20_000)
+        );
+    }
+
+    #[test]
+    fn reservation_is_an_upper_bound() {
+        // max(300, 500) + 100 × 4 = 900 × 1.25 = 1125
+        assert_eq!(
+            reservation(RATIO, 1.0, 500_000, 300, Some(100), 500),
+            Ok(1125)
+        );
+        // prompt above the minimum, no max_tokens: 2000 × 1.25 = 2500
+        assert_eq!(reservation(RATIO, 1.0, 500_000, 2000, None, 500), Ok(2500));
+        let reserve = reservation(RATIO, 1.0, 500_000, 1000, Some(200), 0).expect("reserve");
+        let cost = charge(RATIO, 1.0, 500_000, usage(1000, 200, 0)).expect("charge");
+        assert!(
+            reserve >= cost,
+            "a request within max_tokens never costs more than reserved"
+        );
+    }
+
+    #[test]
+    fn bad_input_is_an_error_not_a_wrap() {
+        assert_eq!(
+            charge(RATIO, 1.0, 500_000, usage(-1, 0, 0)),
+            Err(PriceError::NegativeTokens)
+        );
+        let bad = ModelPricing::Ratio {
+            model: f64::NAN,
+            completion: 1.0,
+            cache: 1.0,
+        };
+        assert_eq!(
+            charge(bad, 1.0, 500_000, usage(1, 0, 0)),
+            Err(PriceError::InvalidRatio)
+        );
+        let huge = ModelPricing::Ratio {
+            model: 1e300,
+            completion: 1.0,
+            cache: 1.0,
+        };
+        assert_eq!(
+            charge(huge, 1.0, 500_000, usage(i64::MAX, 0, 0)),
+            Err(PriceError::Overflow)
+        );
+        assert_eq!(
+            reservation(RATIO, -1.0, 500_000, 1, None, 0),
+            Err(PriceError::InvalidRatio)
+        );
+    }
+}
