@@ -1,4 +1,4 @@
-import { useMutation } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { LogOut, UserCog } from 'lucide-react';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate } from 'react-router';
@@ -24,11 +24,15 @@ export function UserMenu() {
   const user = useSession((s) => s.user);
   const clearUser = useSession((s) => s.clearUser);
   const { self_use_mode_enabled: selfUse } = useStatus();
+  const queryClient = useQueryClient();
+  // The local session ends even when the server cannot be reached: the user asked to leave.
   const signOut = useMutation({
     mutationFn: logout,
-    onSuccess: () => {
-      toast.success(t('userMenu.logoutSuccess'));
+    onSuccess: () => toast.success(t('userMenu.logoutSuccess')),
+    onSettled: () => {
       clearUser();
+      queryClient.removeQueries({ queryKey: ['self'] });
+      queryClient.removeQueries({ queryKey: ['users'] });
       void navigate('/login');
     },
   });
