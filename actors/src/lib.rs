@@ -10,7 +10,9 @@
 //! This crate knows nothing about HTTP. It depends on `tollgate-storage` only.
 
 pub mod error;
+pub mod log_writer;
 pub mod options;
+pub mod quota;
 pub mod snapshot;
 pub mod token_index;
 

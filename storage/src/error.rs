@@ -53,6 +53,9 @@ pub enum StorageError {
         /// Which record was missing.
         what: &'static str,
     },
+    /// A balance change would overflow i64.
+    #[error("quota arithmetic overflowed")]
+    Overflow,
     /// A record could not be encoded or decoded.
     #[error("record codec: {0}")]
     Codec(#[from] postcard::Error),

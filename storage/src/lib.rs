@@ -14,12 +14,14 @@ pub mod codec;
 pub mod codes;
 pub mod error;
 pub mod ids;
+pub mod logs;
 pub mod meta;
 pub mod migrate;
 pub mod options;
 pub mod store;
 pub mod tables;
 pub mod tokens;
+pub mod usage;
 pub mod users;
 
 pub use error::StorageError;

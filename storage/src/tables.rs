@@ -40,3 +40,13 @@ pub const TOKEN_BY_KEY: TableDefinition<&str, i64> = TableDefinition::new("token
 /// Index: (user id, token id) → (), a user's tokens in id order.
 pub const TOKENS_BY_USER: TableDefinition<(i64, i64), ()> =
     TableDefinition::new("tokens_by_user.v1");
+
+/// Usage logs by id; the value is a postcard [`crate::logs::LogEntry`].
+pub const LOGS: TableDefinition<i64, &[u8]> = TableDefinition::new("logs.v1");
+
+/// Index: (created_at, log id) → (), logs in time order (range delete by time).
+pub const LOG_BY_TIME: TableDefinition<(i64, i64), ()> = TableDefinition::new("log_by_time.v1");
+
+/// Index: (user id, created_at, log id) → (), a user's logs in time order.
+pub const LOG_BY_USER: TableDefinition<(i64, i64, i64), ()> =
+    TableDefinition::new("log_by_user.v1");

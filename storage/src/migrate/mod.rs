@@ -19,8 +19,8 @@ mod v1_to_v2;
 use redb::{Database, WriteTransaction};
 
 use crate::tables::{
-    META, ONE_TIME_CODES, OPTIONS, TOKEN_BY_KEY, TOKENS, TOKENS_BY_USER, USER_BY_ACCESS_TOKEN,
-    USER_BY_AFF_CODE, USER_BY_EMAIL, USER_BY_USERNAME, USERS,
+    LOG_BY_TIME, LOG_BY_USER, LOGS, META, ONE_TIME_CODES, OPTIONS, TOKEN_BY_KEY, TOKENS,
+    TOKENS_BY_USER, USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE, USER_BY_EMAIL, USER_BY_USERNAME, USERS,
 };
 use crate::{Result, StorageError, meta};
 
@@ -81,5 +81,8 @@ fn create_tables(wtx: &WriteTransaction) -> Result<()> {
     wtx.open_table(TOKENS)?;
     wtx.open_table(TOKEN_BY_KEY)?;
     wtx.open_table(TOKENS_BY_USER)?;
+    wtx.open_table(LOGS)?;
+    wtx.open_table(LOG_BY_TIME)?;
+    wtx.open_table(LOG_BY_USER)?;
     Ok(())
 }

@@ -1,0 +1,131 @@
+//! The log writer: the one owner of the usage write path. It drains its queue into ONE write
+//! transaction — log rows and the balance changes they record together — and commits once
+//! (group commit), so billing is never bottlenecked on fsyncs and the database never shows a
+//! charge without its log or a log without its charge.
+//!
+//! It runs on a dedicated OS thread (redb is blocking I/O); senders never wait. The batch is
+//! whatever queued while the previous commit ran, up to [`LOG_BATCH_MAX`]: no timer, so an idle
+//! system commits each settlement at once and a busy one batches naturally. A crash loses at
+//! most the batch being committed; a change is never applied twice.
+
+use std::thread::JoinHandle;
+
+use tokio::sync::{mpsc, oneshot};
+use tollgate_storage::logs::{self, LogEntry};
+use tollgate_storage::usage::{self, BalanceChange};
+use tollgate_storage::{StorageError, Store};
+
+/// Max settlements committed per transaction.
+pub const LOG_BATCH_MAX: usize = 512;
+
+/// A message to the writer.
+enum WriterMsg {
+    /// Persist a balance change and/or a log row.
+    Record {
+        change: Option<BalanceChange>,
+        log: Option<Box<LogEntry>>,
+    },
+    /// Answer once everything sent before this message is committed.
+    Flush(oneshot::Sender<()>),
+}
+
+/// Handle on the writer thread. Cheap to clone; the thread ends when every handle is dropped
+/// (after committing what is queued).
+#[derive(Clone)]
+pub struct LogWriter {
+    /// Queue to the writer thread.
+    tx: mpsc::UnboundedSender<WriterMsg>,
+}
+
+impl LogWriter {
+    /// Starts the writer thread on `store`.
+    pub fn spawn(store: Store) -> std::io::Result<(LogWriter, JoinHandle<()>)> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let thread = std::thread::Builder::new()
+            .name("tollgate-log-writer".into())
+            .spawn(move || run(store, rx))?;
+        Ok((LogWriter { tx }, thread))
+    }
+
+    /// Queues a balance change and/or a log row (never blocks).
+    pub fn record(&self, change: Option<BalanceChange>, log: Option<LogEntry>) {
+        let log = log.map(Box::new);
+        if self.tx.send(WriterMsg::Record { change, log }).is_err() {
+            tracing::error!("the log writer has stopped; a settlement was not recorded");
+        }
+    }
+
+    /// Waits until everything queued before this call is committed.
+    pub async fn flush(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.tx.send(WriterMsg::Flush(done)).is_ok() {
+            let _ = wait.await;
+        }
+    }
+}
+
+fn run(store: Store, mut rx: mpsc::UnboundedReceiver<WriterMsg>) {
+    let mut batch = Vec::with_capacity(LOG_BATCH_MAX);
+    let mut waiters = Vec::new();
+    while let Some(first) = rx.blocking_recv() {
+        collect(first, &mut batch, &mut waiters);
+        while batch.len() < LOG_BATCH_MAX {
+            match rx.try_recv() {
+                Ok(msg) => collect(msg, &mut batch, &mut waiters),
+                Err(_) => break,
+            }
+        }
+        if !batch.is_empty() {
+            commit(&store, &mut batch);
+        }
+        for waiter in waiters.drain(..) {
+            let _ = waiter.send(());
+        }
+    }
+}
+
+fn collect(
+    msg: WriterMsg,
+    batch: &mut Vec<(Option<BalanceChange>, Option<Box<LogEntry>>)>,
+    waiters: &mut Vec<oneshot::Sender<()>>,
+) {
+    match msg {
+        WriterMsg::Record { change, log } => batch.push((change, log)),
+        WriterMsg::Flush(done) => waiters.push(done),
+    }
+}
+
+/// Commits the batch in one transaction. A change whose user vanished is skipped (and said so)
+/// without losing the rest; a failing commit is retried once, then reported.
+fn commit(store: &Store, batch: &mut Vec<(Option<BalanceChange>, Option<Box<LogEntry>>)>) {
+    for attempt in 0..2 {
+        let result = store.write_blocking(|wtx| {
+            for (change, log) in batch.iter() {
+                if let Some(change) = change {
+                    match usage::apply(wtx, *change) {
+                        Ok(()) => {}
+                        Err(StorageError::NotFound { what }) => {
+                            tracing::warn!(user = %change.user_id, what, "settlement for a missing record skipped");
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                if let Some(log) = log {
+                    logs::insert(wtx, LogEntry::clone(log))?;
+                }
+            }
+            Ok::<_, StorageError>(())
+        });
+        match result {
+            Ok(()) => {
+                batch.clear();
+                return;
+            }
+            Err(e) if attempt == 0 => {
+                tracing::warn!(error = %e, "log batch commit failed; retrying")
+            }
+            Err(e) => tracing::error!(error = %e, rows = batch.len(), "log batch lost"),
+        }
+    }
+    batch.clear();
+}

@@ -1,0 +1,197 @@
+//! One user's ledger (pure): balance, reservations, and the remaining quota of their tokens.
+//!
+//! Admission checks the balance minus everything already reserved, so concurrent requests can
+//! never overdraw. A settlement charges the actual cost; if a request without `max_tokens` costs
+//! more than is left, the charge is clamped so that the balance never goes negative (and other
+//! requests' reservations stay covered) — the log records both the cost and what was billed.
+
+use std::collections::HashMap;
+
+use tollgate_storage::TokenId;
+
+/// Identifies one reservation inside a ledger.
+pub type HoldId = u64;
+
+/// Why a reservation was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The user's balance (minus running reservations) does not cover the request.
+    #[error("insufficient user quota: {available} available, {needed} needed")]
+    UserQuota {
+        /// Balance minus reservations.
+        available: i64,
+        /// The reservation asked for.
+        needed: i64,
+    },
+    /// The token's remaining quota (minus running reservations) does not cover the request.
+    #[error("insufficient token quota: {available} available, {needed} needed")]
+    TokenQuota {
+        /// Token remaining minus reservations.
+        available: i64,
+        /// The reservation asked for.
+        needed: i64,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+struct TokenBook {
+    remain: i64,
+    reserved: i64,
+    unlimited: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Hold {
+    amount: i64,
+    token: Option<TokenId>,
+}
+
+/// What a settlement actually billed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Billed {
+    /// Units taken from the balance (≤ the cost when clamped).
+    pub charged: i64,
+    /// The cost was more than was left and the charge was clamped.
+    pub clamped: bool,
+}
+
+/// One user's balance and reservations.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    balance: i64,
+    reserved: i64,
+    tokens: HashMap<TokenId, TokenBook>,
+    holds: HashMap<HoldId, Hold>,
+    next_hold: HoldId,
+}
+
+impl Ledger {
+    /// A ledger with the stored balance.
+    pub fn new(balance: i64) -> Ledger {
+        Ledger {
+            balance,
+            ..Ledger::default()
+        }
+    }
+
+    /// Whether the token is known to this ledger.
+    pub fn knows_token(&self, token: TokenId) -> bool {
+        self.tokens.contains_key(&token)
+    }
+
+    /// Records a token's stored remaining quota (first sight only).
+    pub fn add_token(&mut self, token: TokenId, remain: i64, unlimited: bool) {
+        self.tokens.entry(token).or_insert(TokenBook {
+            remain,
+            reserved: 0,
+            unlimited,
+        });
+    }
+
+    /// Updates a token's limit kind (the owner switched it to or from unlimited).
+    pub fn set_token_unlimited(&mut self, token: TokenId, unlimited: bool) {
+        if let Some(book) = self.tokens.get_mut(&token) {
+            book.unlimited = unlimited;
+        }
+    }
+
+    /// The balance (settled charges applied).
+    pub fn balance(&self) -> i64 {
+        self.balance
+    }
+
+    /// Sum of running reservations.
+    pub fn reserved(&self) -> i64 {
+        self.reserved
+    }
+
+    /// The remaining quota of a known token.
+    pub fn token_remain(&self, token: TokenId) -> Option<i64> {
+        self.tokens.get(&token).map(|t| t.remain)
+    }
+
+    /// Reserves `amount` (≥ 0) for one request.
+    pub fn reserve(&mut self, token: Option<TokenId>, amount: i64) -> Result<HoldId, Refusal> {
+        let amount = amount.max(0);
+        let available = self.balance.saturating_sub(self.reserved);
+        if self.balance <= 0 || available < amount {
+            return Err(Refusal::UserQuota {
+                available,
+                needed: amount,
+            });
+        }
+        if let Some(book) = token.and_then(|t| self.tokens.get(&t))
+            && !book.unlimited
+        {
+            let available = book.remain.saturating_sub(book.reserved);
+            if book.remain <= 0 || available < amount {
+                return Err(Refusal::TokenQuota {
+                    available,
+                    needed: amount,
+                });
+            }
+        }
+        if let Some(book) = token.and_then(|t| self.tokens.get_mut(&t)) {
+            book.reserved = book.reserved.saturating_add(amount);
+        }
+        self.reserved = self.reserved.saturating_add(amount);
+        let id = self.next_hold;
+        self.next_hold = self.next_hold.wrapping_add(1);
+        self.holds.insert(id, Hold { amount, token });
+        Ok(id)
+    }
+
+    fn drop_hold(&mut self, id: HoldId) -> Option<Hold> {
+        let hold = self.holds.remove(&id)?;
+        self.reserved = self.reserved.saturating_sub(hold.amount);
+        if let Some(book) = hold.token.and_then(|t| self.tokens.get_mut(&t)) {
+            book.reserved = book.reserved.saturating_sub(hold.amount);
+        }
+        Some(hold)
+    }
+
+    /// Ends a reservation without charging (the request failed). Unknown ids are ignored, so a
+    /// release after a settle is harmless.
+    pub fn release(&mut self, id: HoldId) {
+        self.drop_hold(id);
+    }
+
+    /// Ends a reservation and charges `cost` (≥ 0), clamped to what is left; `None` for an
+    /// unknown (already settled or released) hold, which charges nothing: exactly once.
+    pub fn settle(&mut self, id: HoldId, cost: i64) -> Option<Billed> {
+        let hold = self.drop_hold(id)?;
+        let cost = cost.max(0);
+        let mut limit = self.balance.saturating_sub(self.reserved).max(0);
+        if let Some(book) = hold.token.and_then(|t| self.tokens.get(&t))
+            && !book.unlimited
+        {
+            limit = limit.min(book.remain.saturating_sub(book.reserved).max(0));
+        }
+        let charged = cost.min(limit);
+        self.balance = self.balance.saturating_sub(charged);
+        if let Some(book) = hold.token.and_then(|t| self.tokens.get_mut(&t))
+            && !book.unlimited
+        {
+            book.remain = book.remain.saturating_sub(charged);
+        }
+        Some(Billed {
+            charged,
+            clamped: charged < cost,
+        })
+    }
+
+    /// Adds `delta` (may be negative) to the balance: top-ups, admin changes.
+    pub fn adjust(&mut self, delta: i64) {
+        self.balance = self.balance.saturating_add(delta);
+    }
+
+    /// Adds `delta` to a token's remaining quota (the owner edited it).
+    pub fn adjust_token(&mut self, token: TokenId, delta: i64) {
+        if let Some(book) = self.tokens.get_mut(&token) {
+            book.remain = book.remain.saturating_add(delta);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
