@@ -2,7 +2,7 @@
 //!
 //! - [`Store`] opens (or creates) the file, runs migrations and hands out transactions on the
 //!   blocking pool ([`Store::read`], [`Store::write`]).
-//! - Record modules ([`users`], [`options`], [`meta`]) expose plain functions that take a
+//! - Record modules ([`users`], [`channels`], [`options`], [`meta`]) expose plain functions that take a
 //!   `&ReadTransaction` / `&WriteTransaction`, so the *caller* decides batching and a future
 //!   PostgreSQL backend can sit behind the same functions (DESIGN.md "Scale-out").
 //! - Records are serde structs encoded with postcard ([`codec`]); every table name carries its
@@ -10,18 +10,20 @@
 //!
 //! This crate knows nothing about HTTP or actors.
 
+pub mod channels;
 pub mod codec;
 pub mod error;
 pub mod ids;
 pub mod meta;
 pub mod migrate;
 pub mod options;
+pub mod secret;
 pub mod store;
 pub mod tables;
 pub mod users;
 
 pub use error::StorageError;
-pub use ids::{Quota, UserId};
+pub use ids::{ChannelId, Quota, UserId};
 pub use redb::{ReadTransaction, WriteTransaction};
 pub use store::Store;
 

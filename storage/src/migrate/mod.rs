@@ -18,7 +18,9 @@ mod v1_to_v2;
 
 use redb::{Database, WriteTransaction};
 
-use crate::tables::{META, OPTIONS, USER_BY_EMAIL, USER_BY_USERNAME, USERS};
+use crate::tables::{
+    ABILITIES, CHANNEL_BY_TAG, CHANNELS, META, OPTIONS, USER_BY_EMAIL, USER_BY_USERNAME, USERS,
+};
 use crate::{Result, StorageError, meta};
 
 /// The schema version this build writes.
@@ -72,5 +74,8 @@ fn create_tables(wtx: &WriteTransaction) -> Result<()> {
     wtx.open_table(USERS)?;
     wtx.open_table(USER_BY_USERNAME)?;
     wtx.open_table(USER_BY_EMAIL)?;
+    wtx.open_table(CHANNELS)?;
+    wtx.open_table(ABILITIES)?;
+    wtx.open_table(CHANNEL_BY_TAG)?;
     Ok(())
 }
