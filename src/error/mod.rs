@@ -97,6 +97,7 @@ impl From<ActorError> for ConsoleError {
         match e {
             ActorError::Storage(s) => s.into(),
             ActorError::Option(o) => o.into(),
+            ActorError::Rpc(m) | ActorError::Spawn(m) => ConsoleError::Internal(m),
         }
     }
 }
