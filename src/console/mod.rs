@@ -2,6 +2,7 @@
 //! `.route(...)` lines and thin handlers; the rules live in [`service`].
 
 pub mod auth;
+pub mod channel;
 pub mod option;
 pub mod service;
 pub mod setup;
@@ -18,4 +19,5 @@ pub fn routes() -> Router<AppState> {
         .merge(status::routes())
         .merge(option::routes())
         .merge(auth::routes())
+        .merge(channel::routes())
 }

@@ -1,5 +1,6 @@
 //! Business rules behind the console handlers. Pure where possible; handlers stay thin.
 
+pub mod channel;
 pub mod login;
 pub mod password;
 pub mod session;
