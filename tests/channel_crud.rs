@@ -31,7 +31,11 @@ async fn create(server: &TestServer, root: i64, body: Value) -> Vec<i64> {
 }
 
 async fn assert_index_consistent(server: &TestServer, when: &str) {
-    let wrong = server.store.read(abilities::verify).await.expect("verify");
+    let wrong = server
+        .store()
+        .read(abilities::verify)
+        .await
+        .expect("verify");
     assert_eq!(
         wrong, 0,
         "ability index disagrees with the channels after {when}"
@@ -246,7 +250,7 @@ async fn update_full_and_partial_and_an_empty_key_keeps_the_key() {
         )
         .await;
     assert_eq!(resp["data"]["weight"], 7);
-    let table = server.pool.table().load_full();
+    let table = server.pool().table().load_full();
     let routed = table
         .channel(tollgate_storage::ChannelId(id))
         .expect("routed again");
@@ -369,7 +373,7 @@ async fn delete_one_disabled_and_batch() {
     assert_index_consistent(&server, "deletes").await;
     assert!(
         server
-            .store
+            .store()
             .read(abilities::list)
             .await
             .expect("rows")
@@ -439,7 +443,7 @@ async fn search_paging_copy_and_fix() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 
     server
-        .store
+        .store()
         .write(|wtx| -> Result<(), tollgate_storage::StorageError> {
             wtx.open_table(tollgate_storage::tables::ABILITIES)?
                 .remove(("default", "model-0", 1))?;

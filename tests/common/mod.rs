@@ -33,10 +33,11 @@ pub struct TestServer {
     pub client: reqwest::Client,
     /// The data directory (kept alive as long as the server).
     pub dir: TempDir,
-    /// The server's database handle (for consistency checks; writes go through HTTP).
-    pub store: Store,
+    /// The server's database handle (for consistency checks; writes go through HTTP); dropped
+    /// at shutdown so the file is closed.
+    store: Option<Store>,
     /// The server's channel pool (to trigger the auto-enable re-test without waiting).
-    pub pool: ChannelPool,
+    pool: Option<ChannelPool>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<Result<(), StartupError>>>,
 }
@@ -63,8 +64,8 @@ impl TestServer {
             base: format!("http://{addr}"),
             client: new_client(),
             dir,
-            store,
-            pool,
+            store: Some(store),
+            pool: Some(pool),
             stop: Some(stop),
             task: Some(task),
         }
@@ -77,8 +78,20 @@ impl TestServer {
         std::mem::replace(&mut self.dir, dir)
     }
 
+    /// The running server's database handle.
+    pub fn store(&self) -> &Store {
+        self.store.as_ref().expect("the server is running")
+    }
+
+    /// The running server's channel pool.
+    pub fn pool(&self) -> &ChannelPool {
+        self.pool.as_ref().expect("the server is running")
+    }
+
     /// Signals shutdown and waits for the server to finish.
     pub async fn shutdown(&mut self) {
+        self.store = None;
+        self.pool = None;
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
