@@ -1,7 +1,13 @@
 //! Captures every log line of this test binary (up to debug) so tests can assert that no
 //! secret is ever logged. Installed once per process; all tests of the binary share it.
-#![allow(dead_code, reason = "each test binary uses a different subset of the harness")]
-#![expect(clippy::expect_used, reason = "a broken capture must fail the test loudly")]
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different subset of the harness"
+)]
+#![expect(
+    clippy::expect_used,
+    reason = "a broken capture must fail the test loudly"
+)]
 
 use std::io::Write;
 use std::sync::{Mutex, OnceLock};

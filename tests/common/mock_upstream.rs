@@ -8,8 +8,14 @@
 //! Faults: [`MockUpstream::push_fault`] scripts the next answers (status + JSON body, with an
 //! optional delay), consumed one per call; [`MockUpstream::accept_keys`] makes every other key
 //! get OpenAI's 401. Counters and the last Authorization header let tests check what was sent.
-#![allow(dead_code, reason = "each test binary uses a different subset of the mock")]
-#![expect(clippy::expect_used, reason = "a broken mock must fail the test loudly")]
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different subset of the mock"
+)]
+#![expect(
+    clippy::expect_used,
+    reason = "a broken mock must fail the test loudly"
+)]
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -96,7 +102,11 @@ impl MockState {
     }
 }
 
-async fn chat(State(s): State<Arc<MockState>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+async fn chat(
+    State(s): State<Arc<MockState>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
     s.chat_calls.fetch_add(1, Ordering::SeqCst);
     let model = body["model"].as_str().unwrap_or("mock").to_owned();
     *s.last_body.lock().expect("lock") = Some(body);
@@ -141,7 +151,9 @@ impl MockUpstream {
             .route("/v1/models", get(models))
             .route("/generate_204", get(generate_204))
             .with_state(Arc::clone(&state));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
         let addr = listener.local_addr().expect("addr");
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -161,7 +173,11 @@ impl MockUpstream {
 
     /// Scripts the next answer (of any route except /generate_204).
     pub fn push_fault(&self, status: u16, body: Value) {
-        self.push(Fault { status, body, delay: Duration::ZERO });
+        self.push(Fault {
+            status,
+            body,
+            delay: Duration::ZERO,
+        });
     }
 
     /// Scripts the next answer with full control.

@@ -8,6 +8,9 @@
     reason = "a harness failure must fail the test loudly"
 )]
 
+pub mod log_capture;
+pub mod mock_upstream;
+
 use std::path::Path;
 
 use reqwest::StatusCode;
