@@ -10,15 +10,19 @@ use axum::serve::ListenerExt;
 use axum_extra::extract::cookie::Key;
 use rand::RngCore;
 use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
 use tollgate_actors::ActorError;
+use tollgate_actors::channel_pool::ChannelPool;
 use tollgate_actors::options::Options;
 use tollgate_actors::token_index::TokenIndex;
 use tollgate_storage::{StorageError, Store, meta};
 
 use crate::clock::now_unix;
 use crate::config::{Config, MIN_SESSION_SECRET_LEN};
+use crate::console::service::channel::probe::ChannelProber;
 use crate::http::client_ip::CriticalLimiter;
 use crate::state::AppState;
+use crate::upstream::HttpClients;
 
 /// Why Tollgate could not start (or stopped with an error).
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +47,9 @@ pub enum StartupError {
     /// Serving failed.
     #[error("server error: {0}")]
     Serve(std::io::Error),
+    /// The outbound HTTP client could not be built.
+    #[error("cannot build the HTTP client: {0}")]
+    Http(#[from] reqwest::Error),
     /// A startup task panicked.
     #[error("startup task failed: {0}")]
     Join(#[from] tokio::task::JoinError),
@@ -54,6 +61,8 @@ pub struct App {
     state: AppState,
     /// The bound listener (bound in `build`, so callers know the port before serving).
     listener: TcpListener,
+    /// Completes when the channel pool actor has stopped (awaited at the end of `serve`).
+    pool_task: JoinHandle<()>,
 }
 
 impl App {
@@ -70,6 +79,10 @@ impl App {
             let store = store.clone();
             tokio::task::spawn_blocking(move || TokenIndex::load(&store)).await??
         };
+        let http = HttpClients::new()?;
+        let prober = Arc::new(ChannelProber { http: http.clone() });
+        let (channel_pool, pool_task) =
+            ChannelPool::spawn(store.clone(), options.clone(), prober).await?;
         let listener =
             TcpListener::bind(config.listen)
                 .await
@@ -77,27 +90,32 @@ impl App {
                     addr: config.listen,
                     source,
                 })?;
-        let http = reqwest::Client::builder()
-            .tcp_nodelay(true)
-            .connect_timeout(std::time::Duration::from_secs(10))
-            .build()
-            .map_err(|e| StartupError::Config(format!("HTTP client: {e}")))?;
         let state = AppState {
             store,
             options,
             tokens,
             critical_limiter: CriticalLimiter::new(config.critical_rate_limit),
+            channel_pool,
             http,
             cookie_key: Key::derive_from(&secret),
             config: Arc::new(config),
             started_at: now_unix(),
         };
-        Ok(App { state, listener })
+        Ok(App {
+            state,
+            listener,
+            pool_task,
+        })
     }
 
     /// The address actually bound (useful with port 0).
     pub fn local_addr(&self) -> Result<SocketAddr, StartupError> {
         self.listener.local_addr().map_err(StartupError::Serve)
+    }
+
+    /// The shared state (tests use it to reach the channel pool and the store).
+    pub fn state(&self) -> &AppState {
+        &self.state
     }
 
     /// The router, for in-process tests without a socket.
@@ -137,6 +155,11 @@ impl App {
         match tokio::time::timeout(grace, server).await {
             Ok(result) => result.map_err(StartupError::Serve)?,
             Err(_) => tracing::warn!(?grace, "in-flight requests did not finish in time; closing"),
+        }
+        // The pool actor holds a store handle: stop it and wait, so the file is closed on return.
+        self.state.channel_pool.stop();
+        if let Err(e) = self.pool_task.await {
+            tracing::warn!(error = %e, "the channel pool did not stop cleanly");
         }
         drop(self.state);
         tracing::info!("Tollgate stopped; database closed");

@@ -8,9 +8,12 @@
 //! - [`console`]: `/api/*` handlers (thin) and their services (business rules).
 //! - [`relay`]: `/v1/*`, the OpenAI-compatible hot path.
 //! - [`error`]: the two error types mapped once to the two wire shapes.
+//! - [`channel_types`]: channel type ids, default base URLs, built-in model lists.
+//! - [`upstream`]: the shared outbound HTTP clients.
 //! - [`shutdown`], [`telemetry`]: signals and logging.
 
 pub mod app;
+pub mod channel_types;
 pub mod clock;
 pub mod config;
 pub mod console;
@@ -21,6 +24,7 @@ pub mod relay;
 pub mod shutdown;
 pub mod state;
 pub mod telemetry;
+pub mod upstream;
 
 pub use app::{App, StartupError};
 pub use config::Config;

@@ -4,12 +4,14 @@ use std::sync::Arc;
 
 use axum::extract::FromRef;
 use axum_extra::extract::cookie::Key;
+use tollgate_actors::channel_pool::ChannelPool;
 use tollgate_actors::options::Options;
 use tollgate_actors::token_index::TokenIndex;
 use tollgate_storage::Store;
 
 use crate::config::Config;
 use crate::http::client_ip::CriticalLimiter;
+use crate::upstream::HttpClients;
 
 /// Shared state of the HTTP layer.
 #[derive(Clone)]
@@ -18,6 +20,10 @@ pub struct AppState {
     pub store: Store,
     /// Runtime options publisher (read its snapshot, never the database, on request paths).
     pub options: Options,
+    /// The channel pool: owns channels and health, publishes the routing table.
+    pub channel_pool: ChannelPool,
+    /// Outbound HTTP clients (shared pool, per-proxy clients cached).
+    pub http: HttpClients,
     /// Key that signs session cookies (from the configured or the persisted secret).
     pub cookie_key: Key,
     /// Startup configuration (immutable).
@@ -26,8 +32,6 @@ pub struct AppState {
     pub tokens: TokenIndex,
     /// Per-IP budget of the abuse-prone routes.
     pub critical_limiter: CriticalLimiter,
-    /// Shared outbound HTTP client (connection pool) for calls the console makes.
-    pub http: reqwest::Client,
     /// Unix seconds when this process started (reported by /api/status).
     pub started_at: i64,
 }

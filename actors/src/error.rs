@@ -13,4 +13,10 @@ pub enum ActorError {
     /// An option value was refused.
     #[error(transparent)]
     Option(#[from] OptionError),
+    /// An actor could not be reached, timed out or stopped.
+    #[error("{0}")]
+    Rpc(String),
+    /// An actor failed to start.
+    #[error("starting an actor failed: {0}")]
+    Spawn(String),
 }

@@ -2,6 +2,8 @@
 //!
 //! - [`snapshot::Published`]: an `ArcSwap` wrapper; readers `load()` lock-free, the owner
 //!   `publish()`es a whole new value.
+//! - [`channel_pool::ChannelPool`]: owns channels and their health, publishes the
+//!   [`channel_pool::RoutingTable`] the relay selects from.
 //! - [`options::Options`]: the runtime options (admin settings) — catalog of keys with defaults,
 //!   validation and the published [`options::OptionsSnapshot`].
 //!
@@ -9,6 +11,7 @@
 //!
 //! This crate knows nothing about HTTP. It depends on `tollgate-storage` only.
 
+pub mod channel_pool;
 pub mod error;
 pub mod log_writer;
 pub mod options;

@@ -3,6 +3,7 @@
 
 pub mod account;
 pub mod auth;
+pub mod channel;
 pub mod option;
 pub mod personal;
 pub mod service;
@@ -26,4 +27,5 @@ pub fn routes() -> Router<AppState> {
         .merge(account::routes())
         .merge(personal::routes())
         .merge(token::routes())
+        .merge(channel::routes())
 }

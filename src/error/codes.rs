@@ -37,6 +37,8 @@ pub enum ErrorCode {
     Conflict,
     /// The route exists in OpenAI's API but Tollgate does not implement it.
     NotImplemented,
+    /// An upstream provider or proxy failed.
+    UpstreamFailed,
     /// Something failed on our side; details are in the server log.
     Internal,
 }
@@ -58,6 +60,7 @@ impl ErrorCode {
             ErrorCode::NotFound => StatusCode::NOT_FOUND,
             ErrorCode::AlreadyInitialized | ErrorCode::Conflict => StatusCode::CONFLICT,
             ErrorCode::NotImplemented => StatusCode::NOT_IMPLEMENTED,
+            ErrorCode::UpstreamFailed => StatusCode::BAD_GATEWAY,
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -81,6 +84,7 @@ impl ErrorCode {
             ErrorCode::NotFound => "not_found",
             ErrorCode::Conflict => "conflict",
             ErrorCode::NotImplemented => "not_implemented",
+            ErrorCode::UpstreamFailed => "upstream_error",
             ErrorCode::Internal => "internal_error",
         }
     }

@@ -70,6 +70,12 @@ pub enum ConsoleError {
     /// A unique value is taken.
     #[error("{0} already exists")]
     Conflict(&'static str),
+    /// The feature is not available for this input (e.g. a channel type without a balance API).
+    #[error("{0}")]
+    NotSupported(String),
+    /// An upstream provider (or proxy) failed; the message says how (never with a key).
+    #[error("{0}")]
+    Upstream(String),
     /// Storage failed (internal).
     #[error("internal storage error")]
     Storage(#[source] StorageError),
@@ -98,6 +104,8 @@ impl ConsoleError {
             ConsoleError::AlreadyInitialized => ErrorCode::AlreadyInitialized,
             ConsoleError::NotFound(_) => ErrorCode::NotFound,
             ConsoleError::Conflict(_) => ErrorCode::Conflict,
+            ConsoleError::NotSupported(_) => ErrorCode::NotImplemented,
+            ConsoleError::Upstream(_) => ErrorCode::UpstreamFailed,
             ConsoleError::Storage(_) | ConsoleError::Internal(_) => ErrorCode::Internal,
         }
     }
@@ -124,6 +132,7 @@ impl From<ActorError> for ConsoleError {
         match e {
             ActorError::Storage(s) => s.into(),
             ActorError::Option(o) => o.into(),
+            ActorError::Rpc(m) | ActorError::Spawn(m) => ConsoleError::Internal(m),
         }
     }
 }

@@ -15,6 +15,19 @@ pub struct Envelope<T> {
     pub data: T,
 }
 
+/// One page of a list: `{items, page, page_size, total}`.
+#[derive(Debug, Serialize)]
+pub struct Page<T> {
+    /// The page's items.
+    pub items: Vec<T>,
+    /// 1-based page number.
+    pub page: usize,
+    /// Items per page.
+    pub page_size: usize,
+    /// Items (or units, e.g. tags) matching before paging.
+    pub total: usize,
+}
+
 /// Wraps `data` in a success envelope.
 pub fn ok<T: Serialize>(data: T) -> Envelope<T> {
     Envelope {

@@ -1,4 +1,4 @@
-//! Request extractors whose rejections are our error type: [`ApiJson`], [`Session`],
+//! Request extractors whose rejections are our error type: [`ApiJson`], [`ApiQuery`], [`Session`],
 //! [`AdminSession`], [`RootSession`].
 
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -32,6 +32,25 @@ where
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         match axum::Json::<T>::from_request(req, state).await {
             Ok(axum::Json(value)) => Ok(ApiJson(value)),
+            Err(rejection) => Err(ConsoleError::Invalid(rejection.body_text())),
+        }
+    }
+}
+
+/// Query-string extractor: malformed parameters become a 400 in the console's shape.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApiQuery<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for ApiQuery<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ConsoleError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::extract::Query::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Query(value)) => Ok(ApiQuery(value)),
             Err(rejection) => Err(ConsoleError::Invalid(rejection.body_text())),
         }
     }

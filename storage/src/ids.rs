@@ -38,6 +38,26 @@ impl fmt::Display for TokenId {
     }
 }
 
+/// A channel's id (1-based, allocated from the `channels` sequence).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
+#[serde(transparent)]
+pub struct ChannelId(pub i64);
+
+impl fmt::Display for ChannelId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl FromStr for ChannelId {
+    type Err = std::num::ParseIntError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.trim().parse().map(ChannelId)
+    }
+}
+
 /// An amount of quota in integer units (`QuotaPerUnit` units = US$1).
 ///
 /// Arithmetic is checked: callers get `None` on overflow instead of a wrapped balance.

@@ -2,7 +2,7 @@
 //!
 //! - [`Store`] opens (or creates) the file, runs migrations and hands out transactions on the
 //!   blocking pool ([`Store::read`], [`Store::write`]).
-//! - Record modules ([`users`], [`options`], [`meta`]) expose plain functions that take a
+//! - Record modules ([`users`], [`channels`], [`options`], [`meta`]) expose plain functions that take a
 //!   `&ReadTransaction` / `&WriteTransaction`, so the *caller* decides batching and a future
 //!   PostgreSQL backend can sit behind the same functions (DESIGN.md "Scale-out").
 //! - Records are serde structs encoded with postcard ([`codec`]); every table name carries its
@@ -10,6 +10,7 @@
 //!
 //! This crate knows nothing about HTTP or actors.
 
+pub mod channels;
 pub mod codec;
 pub mod codes;
 pub mod error;
@@ -18,6 +19,7 @@ pub mod logs;
 pub mod meta;
 pub mod migrate;
 pub mod options;
+pub mod secret;
 pub mod store;
 pub mod tables;
 pub mod tokens;
@@ -25,7 +27,7 @@ pub mod usage;
 pub mod users;
 
 pub use error::StorageError;
-pub use ids::{Quota, TokenId, UserId};
+pub use ids::{ChannelId, Quota, TokenId, UserId};
 pub use redb::{ReadTransaction, WriteTransaction};
 pub use store::Store;
 

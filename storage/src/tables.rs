@@ -50,3 +50,14 @@ pub const LOG_BY_TIME: TableDefinition<(i64, i64), ()> = TableDefinition::new("l
 /// Index: (user id, created_at, log id) → (), a user's logs in time order.
 pub const LOG_BY_USER: TableDefinition<(i64, i64, i64), ()> =
     TableDefinition::new("log_by_user.v1");
+/// Channels by id; the value is a postcard [`crate::channels::Channel`].
+pub const CHANNELS: TableDefinition<i64, &[u8]> = TableDefinition::new("channels.v1");
+
+/// The ability index: (group, model, channel id) → postcard [`crate::channels::Ability`].
+/// Derived from each channel's groups × models, written in the channel's own transaction.
+pub const ABILITIES: TableDefinition<(&str, &str, i64), &[u8]> =
+    TableDefinition::new("abilities.v1");
+
+/// Secondary index: (tag, channel id) for channels with a non-empty tag.
+pub const CHANNEL_BY_TAG: TableDefinition<(&str, i64), ()> =
+    TableDefinition::new("channel_by_tag.v1");

@@ -8,6 +8,8 @@
     reason = "a harness failure must fail the test loudly"
 )]
 
+pub mod log_capture;
+pub mod mock_upstream;
 pub mod smtp;
 
 use std::path::Path;
@@ -18,6 +20,9 @@ use tempfile::TempDir;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tollgate::{App, Config, StartupError};
+use tollgate_actors::channel_pool::ChannelPool;
+use tollgate_storage::users::{self, NewUser};
+use tollgate_storage::{Quota, Store};
 
 /// Root credentials every test uses.
 pub const ROOT_USER: &str = "root";
@@ -32,6 +37,11 @@ pub struct TestServer {
     pub client: reqwest::Client,
     /// The data directory (kept alive as long as the server).
     pub dir: TempDir,
+    /// The server's database handle (for consistency checks; writes go through HTTP); dropped
+    /// at shutdown so the file is closed.
+    store: Option<Store>,
+    /// The server's channel pool (to trigger the auto-enable re-test without waiting).
+    pool: Option<ChannelPool>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<Result<(), StartupError>>>,
 }
@@ -53,6 +63,8 @@ impl TestServer {
         tune(&mut config);
         let app = App::build(config).await.expect("server builds");
         let addr = app.local_addr().expect("bound");
+        let store = app.state().store.clone();
+        let pool = app.state().channel_pool.clone();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(app.serve(async move {
             let _ = stopped.await;
@@ -61,6 +73,8 @@ impl TestServer {
             base: format!("http://{addr}"),
             client: new_client(),
             dir,
+            store: Some(store),
+            pool: Some(pool),
             stop: Some(stop),
             task: Some(task),
         }
@@ -73,8 +87,20 @@ impl TestServer {
         std::mem::replace(&mut self.dir, dir)
     }
 
+    /// The running server's database handle.
+    pub fn store(&self) -> &Store {
+        self.store.as_ref().expect("the server is running")
+    }
+
+    /// The running server's channel pool.
+    pub fn pool(&self) -> &ChannelPool {
+        self.pool.as_ref().expect("the server is running")
+    }
+
     /// Signals shutdown and waits for the server to finish.
     pub async fn shutdown(&mut self) {
+        self.store = None;
+        self.pool = None;
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -153,6 +179,35 @@ impl TestServer {
                 .header("New-Api-User", user_id.to_string()),
         )
         .await
+    }
+
+    /// POST JSON as `user_id`.
+    pub async fn post_as(&self, user_id: i64, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(
+            self.client
+                .post(self.url(path))
+                .header("New-Api-User", user_id.to_string())
+                .json(&body),
+        )
+        .await
+    }
+
+    /// DELETE as `user_id`.
+    pub async fn delete_as(&self, user_id: i64, path: &str) -> (StatusCode, Value) {
+        self.send(
+            self.client
+                .delete(self.url(path))
+                .header("New-Api-User", user_id.to_string()),
+        )
+        .await
+    }
+
+    /// Sets a runtime option as `user_id` (an admin).
+    pub async fn set_option_as(&self, user_id: i64, key: &str, value: &str) {
+        let (status, body) = self
+            .put_as(user_id, "/api/option/", json!({"key": key, "value": value}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "set {key}: {body}");
     }
 
     /// PUT JSON as `user_id`.
@@ -271,6 +326,34 @@ impl Actor {
     pub async fn delete(&self, path: &str) -> (StatusCode, Value) {
         self.call(reqwest::Method::DELETE, path, None).await
     }
+}
+
+/// Creates a user directly in the database of `dir` (before a server opens it).
+pub async fn create_user(dir: &Path, username: &str, password: &str, role: i32) {
+    let store = Store::open_dir(dir).expect("open");
+    let hash = tollgate::console::service::password::hash(password.into())
+        .await
+        .expect("hash");
+    let username = username.to_owned();
+    store
+        .write_blocking(move |wtx| {
+            users::insert(
+                wtx,
+                NewUser {
+                    username,
+                    display_name: String::new(),
+                    password_hash: hash,
+                    email: String::new(),
+                    role,
+                    group: "default".into(),
+                    quota: Quota(0),
+                    aff_code: String::new(),
+                    inviter_id: 0,
+                    created_at: 0,
+                },
+            )
+        })
+        .expect("insert user");
 }
 
 /// A client with its own cookie store.

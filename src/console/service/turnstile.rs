@@ -39,6 +39,7 @@ pub async fn check(state: &AppState, token: &str, ip: IpAddr) -> Result<(), Cons
     ];
     let answer = state
         .http
+        .direct()
         .post(&state.config.turnstile_verify_url)
         .form(&form)
         .timeout(std::time::Duration::from_secs(10))

@@ -19,8 +19,9 @@ mod v1_to_v2;
 use redb::{Database, WriteTransaction};
 
 use crate::tables::{
-    LOG_BY_TIME, LOG_BY_USER, LOGS, META, ONE_TIME_CODES, OPTIONS, TOKEN_BY_KEY, TOKENS,
-    TOKENS_BY_USER, USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE, USER_BY_EMAIL, USER_BY_USERNAME, USERS,
+    ABILITIES, CHANNEL_BY_TAG, CHANNELS, LOG_BY_TIME, LOG_BY_USER, LOGS, META, ONE_TIME_CODES,
+    OPTIONS, TOKEN_BY_KEY, TOKENS, TOKENS_BY_USER, USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE,
+    USER_BY_EMAIL, USER_BY_USERNAME, USERS,
 };
 use crate::{Result, StorageError, meta};
 
@@ -84,5 +85,8 @@ fn create_tables(wtx: &WriteTransaction) -> Result<()> {
     wtx.open_table(LOGS)?;
     wtx.open_table(LOG_BY_TIME)?;
     wtx.open_table(LOG_BY_USER)?;
+    wtx.open_table(CHANNELS)?;
+    wtx.open_table(ABILITIES)?;
+    wtx.open_table(CHANNEL_BY_TAG)?;
     Ok(())
 }

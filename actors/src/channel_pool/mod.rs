@@ -1,0 +1,158 @@
+//! The channel pool: one actor owns every channel and its health and publishes an immutable
+//! [`RoutingTable`]; request tasks read the table lock-free and [`select`] a channel; outcomes
+//! are cast back with [`ChannelPool::report`].
+//!
+//! - [`routing_table`]: the table and the pure selection function.
+//! - [`health`]: the pure auto-disable / auto-enable rules.
+//! - [`msg`]: the messages and the [`Outcome`] type.
+//! - `actor`: the actor itself (private; use the [`ChannelPool`] handle).
+//!
+//! Admin writes go to storage first (the console's service functions own those transactions),
+//! then [`ChannelPool::reload`] republishes. Status changes decided by the health rules are
+//! persisted by the actor itself.
+
+mod actor;
+pub mod health;
+pub mod msg;
+pub mod routing_table;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::rpc::CallResult;
+use ractor::{Actor, ActorRef};
+use tokio::task::JoinHandle;
+use tollgate_storage::Store;
+use tollgate_storage::channels::Channel;
+
+pub use health::Verdict;
+pub use msg::{ChannelPoolMsg, Outcome, OutcomeSource, RetestSummary};
+pub use routing_table::{RoutedChannel, RoutingTable, select};
+
+use self::actor::{ChannelPoolActor, ChannelPoolArgs};
+use crate::ActorError;
+use crate::options::Options;
+use crate::snapshot::Published;
+
+/// Period of the scheduled auto-enable re-test of auto-disabled channels (runs only while
+/// AutomaticEnableChannelEnabled is on).
+pub const RETEST_INTERVAL: Duration = Duration::from_secs(10 * 60);
+
+/// How long a reload or a recorded test may wait for the actor.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a whole manual re-test run may take (probes are sequential).
+const RETEST_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
+/// A boxed probe future.
+pub type ProbeFuture<'a> = Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
+
+/// Sends a minimal real request to a channel's upstream (implemented by the HTTP layer, which
+/// owns the HTTP clients; this crate knows nothing about HTTP).
+pub trait Prober: Send + Sync + 'static {
+    /// Probes `channel` and reports what happened.
+    fn probe(&self, channel: Arc<Channel>) -> ProbeFuture<'_>;
+}
+
+/// Handle on the channel pool actor. Cheap to clone.
+#[derive(Clone)]
+pub struct ChannelPool {
+    /// The actor (unnamed; handed around explicitly).
+    actor: ActorRef<ChannelPoolMsg>,
+    /// The routing table the actor publishes.
+    table: Published<RoutingTable>,
+}
+
+fn rpc_error<T>(result: Result<CallResult<T>, impl std::fmt::Display>) -> Result<T, ActorError> {
+    match result {
+        Ok(CallResult::Success(value)) => Ok(value),
+        Ok(CallResult::Timeout) => Err(ActorError::Rpc("the channel pool timed out".into())),
+        Ok(CallResult::SenderError) => Err(ActorError::Rpc("the channel pool stopped".into())),
+        Err(e) => Err(ActorError::Rpc(format!(
+            "the channel pool is unreachable: {e}"
+        ))),
+    }
+}
+
+impl ChannelPool {
+    /// Loads every channel and starts the actor (unnamed). The join handle completes when the
+    /// actor has stopped (and released its storage handle).
+    pub async fn spawn(
+        store: Store,
+        options: Options,
+        prober: Arc<dyn Prober>,
+    ) -> Result<(ChannelPool, JoinHandle<()>), ActorError> {
+        let table = Published::new(RoutingTable::default());
+        let args = ChannelPoolArgs {
+            store,
+            options,
+            prober,
+            published: table.clone(),
+            retest_interval: RETEST_INTERVAL,
+        };
+        let (actor, join) = Actor::spawn(None, ChannelPoolActor, args)
+            .await
+            .map_err(|e| ActorError::Spawn(e.to_string()))?;
+        Ok((ChannelPool { actor, table }, join))
+    }
+
+    /// The published routing table.
+    pub fn table(&self) -> &Published<RoutingTable> {
+        &self.table
+    }
+
+    /// Casts an upstream outcome of a relayed request (never waits).
+    pub fn report(&self, outcome: Outcome) {
+        if let Err(e) = self.actor.cast(ChannelPoolMsg::Report(outcome)) {
+            tracing::warn!(error = %e, "channel pool unreachable; outcome dropped");
+        }
+    }
+
+    /// Re-reads the channels from storage; returns once the new table is published.
+    pub async fn reload(&self) -> Result<(), ActorError> {
+        let call = self
+            .actor
+            .call(
+                |reply| ChannelPoolMsg::Reload { reply: Some(reply) },
+                Some(CALL_TIMEOUT),
+            )
+            .await;
+        rpc_error(call)?
+    }
+
+    /// Records an admin test's outcome (response time, test time, health rules).
+    pub async fn record_test(&self, outcome: Outcome) -> Result<Verdict, ActorError> {
+        let call = self
+            .actor
+            .call(
+                |reply| ChannelPoolMsg::RecordTest { outcome, reply },
+                Some(CALL_TIMEOUT),
+            )
+            .await;
+        rpc_error(call)?
+    }
+
+    /// Re-tests every auto-disabled channel now and waits for the outcomes to be applied
+    /// (re-enabling needs AutomaticEnableChannelEnabled). The scheduled run does the same
+    /// every [`RETEST_INTERVAL`].
+    pub async fn retest_now(&self) -> Result<RetestSummary, ActorError> {
+        let call = self
+            .actor
+            .call(
+                |reply| ChannelPoolMsg::Retest {
+                    scheduled: false,
+                    reply: Some(reply),
+                },
+                Some(RETEST_TIMEOUT),
+            )
+            .await;
+        rpc_error(call)?
+    }
+
+    /// Asks the actor to stop; await the join handle from [`ChannelPool::spawn`] to know when.
+    pub fn stop(&self) {
+        self.actor.stop(None);
+    }
+}

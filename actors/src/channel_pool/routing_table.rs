@@ -1,0 +1,272 @@
+//! `RoutingTable`: the immutable `(group, model) → priority tiers → weighted channels` map the
+//! relay reads lock-free, and [`select`], the pure choice of a channel for one attempt.
+//!
+//! Built whole by the pool actor after every change ([`RoutingTable::build`]), from enabled
+//! channels only. Tiers are sorted highest priority first and each tier precomputes its
+//! cumulative weights, so the request does one random draw and a binary search.
+//!
+//! Selection rules (see [`select`]):
+//! - attempt `retry` starts at tier `min(retry, tiers - 1)`: retry 0 uses the top tier, each
+//!   retry moves one tier down, and the last tier is reused once the tiers run out;
+//! - inside a tier the draw is weighted; when every candidate has weight 0 it is uniform, and a
+//!   weight-0 channel beside positive weights is never drawn (a "standby" channel);
+//! - channels already tried in this request are skipped. If that empties the tier, the next
+//!   lower tier is used, then the higher ones; once every channel was tried there is none.
+//!   Standby channels of a tier become eligible when all its weighted channels were tried.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rand::Rng;
+use tollgate_storage::ChannelId;
+use tollgate_storage::channels::Channel;
+use tollgate_storage::secret::Secret;
+
+/// Channels of one route grouped by priority, while building.
+type TiersByPriority = BTreeMap<i64, Vec<Arc<RoutedChannel>>>;
+
+/// A channel as the router hands it out.
+#[derive(Debug)]
+pub struct RoutedChannel {
+    /// The channel record as of the last rebuild.
+    pub channel: Arc<Channel>,
+    /// The non-empty key lines.
+    keys: Vec<Secret>,
+    /// Round-robin position over `keys`; shared across rebuilds so rotation continues.
+    cursor: Arc<AtomicUsize>,
+}
+
+impl RoutedChannel {
+    /// Wraps `channel`, continuing the rotation held by `cursor`.
+    pub fn new(channel: Arc<Channel>, cursor: Arc<AtomicUsize>) -> Self {
+        let keys = channel.key_lines().into_iter().map(Secret::new).collect();
+        RoutedChannel {
+            channel,
+            keys,
+            cursor,
+        }
+    }
+
+    /// The channel id.
+    pub fn id(&self) -> ChannelId {
+        self.channel.id
+    }
+
+    /// The key to use for this request: the lines in turn, one per call.
+    pub fn next_key(&self) -> Option<&Secret> {
+        if self.keys.is_empty() {
+            return None;
+        }
+        let turn = self.cursor.fetch_add(1, Ordering::Relaxed);
+        self.keys.get(turn % self.keys.len())
+    }
+
+    fn weight(&self) -> u64 {
+        u64::try_from(self.channel.weight).unwrap_or(0)
+    }
+}
+
+/// Channels of one priority.
+#[derive(Debug)]
+pub struct Tier {
+    /// The tier's priority.
+    pub priority: i64,
+    /// Its channels, by ascending id.
+    pub channels: Vec<Arc<RoutedChannel>>,
+    /// `cumulative[i]` = sum of the weights of `channels[..=i]`.
+    cumulative: Vec<u64>,
+}
+
+impl Tier {
+    fn new(priority: i64, channels: Vec<Arc<RoutedChannel>>) -> Tier {
+        let mut sum = 0u64;
+        let cumulative = channels
+            .iter()
+            .map(|c| {
+                sum = sum.saturating_add(c.weight());
+                sum
+            })
+            .collect();
+        Tier {
+            priority,
+            channels,
+            cumulative,
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.cumulative.last().copied().unwrap_or(0)
+    }
+
+    /// Weighted draw over the whole tier (the common case: nothing tried yet).
+    fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<&Arc<RoutedChannel>> {
+        if self.channels.is_empty() {
+            return None;
+        }
+        let total = self.total();
+        if total == 0 {
+            return self.channels.get(rng.random_range(0..self.channels.len()));
+        }
+        let r = rng.random_range(0..total);
+        self.channels
+            .get(self.cumulative.partition_point(|&c| c <= r))
+    }
+
+    /// Weighted draw over the channels not in `tried`.
+    fn draw_excluding<R: Rng + ?Sized>(
+        &self,
+        tried: &[ChannelId],
+        rng: &mut R,
+    ) -> Option<&Arc<RoutedChannel>> {
+        let left: Vec<&Arc<RoutedChannel>> = self
+            .channels
+            .iter()
+            .filter(|c| !tried.contains(&c.id()))
+            .collect();
+        if left.is_empty() {
+            return None;
+        }
+        let total = left.iter().fold(0u64, |s, c| s.saturating_add(c.weight()));
+        if total == 0 {
+            return left.get(rng.random_range(0..left.len())).copied();
+        }
+        let mut r = rng.random_range(0..total);
+        for c in &left {
+            if r < c.weight() {
+                return Some(c);
+            }
+            r -= c.weight();
+        }
+        None
+    }
+}
+
+/// Every tier serving one (group, model), highest priority first.
+#[derive(Debug, Default)]
+pub struct Route {
+    /// The tiers, highest priority first; never empty in a built table.
+    pub tiers: Vec<Tier>,
+}
+
+/// The published routing table.
+#[derive(Debug, Default)]
+pub struct RoutingTable {
+    /// group → model → route.
+    routes: HashMap<String, HashMap<String, Route>>,
+    /// Every enabled channel by id.
+    channels: BTreeMap<ChannelId, Arc<RoutedChannel>>,
+}
+
+impl RoutingTable {
+    /// Builds the table from `channels` (disabled ones are left out). `cursor` supplies the
+    /// key-rotation counter of each channel so rotation survives rebuilds.
+    pub fn build<'a>(
+        channels: impl IntoIterator<Item = &'a Arc<Channel>>,
+        mut cursor: impl FnMut(ChannelId) -> Arc<AtomicUsize>,
+    ) -> RoutingTable {
+        let mut by_route: HashMap<(String, String), TiersByPriority> = HashMap::new();
+        let mut enabled = BTreeMap::new();
+        for channel in channels.into_iter().filter(|c| c.is_enabled()) {
+            let routed = Arc::new(RoutedChannel::new(Arc::clone(channel), cursor(channel.id)));
+            let groups: BTreeSet<&str> = channel.group_list().into_iter().collect();
+            let models: BTreeSet<&str> = channel.model_list().into_iter().collect();
+            for group in &groups {
+                for model in &models {
+                    by_route
+                        .entry(((*group).to_owned(), (*model).to_owned()))
+                        .or_default()
+                        .entry(channel.priority)
+                        .or_default()
+                        .push(Arc::clone(&routed));
+                }
+            }
+            enabled.insert(channel.id, routed);
+        }
+        let mut routes: HashMap<String, HashMap<String, Route>> = HashMap::new();
+        for ((group, model), tiers) in by_route {
+            let tiers = tiers
+                .into_iter()
+                .rev()
+                .map(|(priority, mut chans)| {
+                    chans.sort_by_key(|c| c.id());
+                    Tier::new(priority, chans)
+                })
+                .collect();
+            routes
+                .entry(group)
+                .or_default()
+                .insert(model, Route { tiers });
+        }
+        RoutingTable {
+            routes,
+            channels: enabled,
+        }
+    }
+
+    /// The route of `(group, model)`, if any enabled channel serves it.
+    pub fn route(&self, group: &str, model: &str) -> Option<&Route> {
+        self.routes.get(group)?.get(model)
+    }
+
+    /// An enabled channel by id (the admin's pinned-channel path).
+    pub fn channel(&self, id: ChannelId) -> Option<&Arc<RoutedChannel>> {
+        self.channels.get(&id)
+    }
+
+    /// Number of enabled channels.
+    pub fn len(&self) -> usize {
+        self.channels.len()
+    }
+
+    /// True when no channel is enabled.
+    pub fn is_empty(&self) -> bool {
+        self.channels.is_empty()
+    }
+
+    /// Every model some enabled channel serves, sorted.
+    pub fn models(&self) -> BTreeSet<&str> {
+        self.routes
+            .values()
+            .flat_map(|models| models.keys().map(String::as_str))
+            .collect()
+    }
+
+    /// Models served in `group`, sorted.
+    pub fn models_in(&self, group: &str) -> BTreeSet<&str> {
+        self.routes
+            .get(group)
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// Picks the channel for attempt `retry` (0 = first try) of one request, skipping `tried`.
+/// Pure: the randomness comes from `rng`. See the module docs for the rules.
+pub fn select<'a, R: Rng + ?Sized>(
+    route: &'a Route,
+    retry: usize,
+    tried: &[ChannelId],
+    rng: &mut R,
+) -> Option<&'a Arc<RoutedChannel>> {
+    let last = route.tiers.len().checked_sub(1)?;
+    let start = retry.min(last);
+    let order = (start..=last).chain(0..start);
+    for index in order {
+        let Some(tier) = route.tiers.get(index) else {
+            continue;
+        };
+        let pick = if tried.is_empty() {
+            tier.draw(rng)
+        } else {
+            tier.draw_excluding(tried, rng)
+        };
+        if pick.is_some() {
+            return pick;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,181 @@
+//! Unit tests of the routing table and of selection, with a seeded RNG.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use tollgate_storage::channels::{Channel, STATUS_ENABLED, STATUS_MANUALLY_DISABLED};
+use tollgate_storage::secret::Secret;
+use tollgate_storage::{ChannelId, Quota};
+
+use super::*;
+
+fn channel(id: i64, priority: i64, weight: i64) -> Arc<Channel> {
+    Arc::new(Channel {
+        id: ChannelId(id),
+        name: format!("c{id}"),
+        channel_type: 1,
+        key: Secret::new("k1\nk2\n\nk3"),
+        openai_organization: String::new(),
+        max_input_tokens: 0,
+        base_url: String::new(),
+        other: String::new(),
+        model_mapping: String::new(),
+        status_code_mapping: String::new(),
+        models: "m".into(),
+        group: "default".into(),
+        auto_ban: 1,
+        test_model: String::new(),
+        proxy: String::new(),
+        priority,
+        weight,
+        tag: String::new(),
+        setting: String::new(),
+        param_override: String::new(),
+        used_quota: Quota::ZERO,
+        balance: 0.0,
+        response_time: 0,
+        status: STATUS_ENABLED,
+        other_info: String::new(),
+        created_time: 0,
+        test_time: 0,
+        balance_updated_time: 0,
+    })
+}
+
+fn table(channels: &[Arc<Channel>]) -> RoutingTable {
+    RoutingTable::build(channels, |_| Arc::new(AtomicUsize::new(0)))
+}
+
+fn counts(route: &Route, retry: usize, tried: &[ChannelId], n: usize) -> HashMap<i64, usize> {
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut out = HashMap::new();
+    for _ in 0..n {
+        let pick = select(route, retry, tried, &mut rng).expect("a channel");
+        *out.entry(pick.id().0).or_default() += 1;
+    }
+    out
+}
+
+#[test]
+fn tiers_are_highest_priority_first_and_disabled_channels_are_left_out() {
+    let mut off = (*channel(4, 100, 1)).clone();
+    off.status = STATUS_MANUALLY_DISABLED;
+    let t = table(&[
+        channel(1, 0, 1),
+        channel(2, 10, 1),
+        channel(3, -5, 1),
+        Arc::new(off),
+    ]);
+    let route = t.route("default", "m").expect("route");
+    let priorities: Vec<i64> = route.tiers.iter().map(|t| t.priority).collect();
+    assert_eq!(priorities, vec![10, 0, -5]);
+    assert_eq!(t.len(), 3, "the disabled channel is not routed");
+    assert!(t.route("vip", "m").is_none());
+    assert_eq!(t.models().into_iter().collect::<Vec<_>>(), vec!["m"]);
+}
+
+#[test]
+fn retry_walks_down_the_tiers_and_clamps_to_the_last() {
+    let t = table(&[channel(1, 10, 1), channel(2, 5, 1), channel(3, 0, 1)]);
+    let route = t.route("default", "m").expect("route");
+    let mut rng = StdRng::seed_from_u64(1);
+    let ids: Vec<i64> = (0..5)
+        .map(|retry| select(route, retry, &[], &mut rng).expect("pick").id().0)
+        .collect();
+    assert_eq!(ids, vec![1, 2, 3, 3, 3]);
+}
+
+#[test]
+fn tried_channels_are_skipped_and_an_exhausted_tier_falls_through() {
+    let t = table(&[channel(1, 10, 1), channel(2, 10, 1), channel(3, 0, 1)]);
+    let route = t.route("default", "m").expect("route");
+    let mut rng = StdRng::seed_from_u64(3);
+    for _ in 0..50 {
+        let pick = select(route, 0, &[ChannelId(1)], &mut rng).expect("pick");
+        assert_eq!(pick.id(), ChannelId(2), "the untried top-tier channel");
+    }
+    let pick = select(route, 0, &[ChannelId(1), ChannelId(2)], &mut rng).expect("pick");
+    assert_eq!(pick.id(), ChannelId(3), "top tier exhausted → next tier");
+    let pick = select(route, 1, &[ChannelId(3)], &mut rng).expect("pick");
+    assert_ne!(
+        pick.id(),
+        ChannelId(3),
+        "last tier exhausted → back to higher tiers"
+    );
+    assert!(
+        select(
+            route,
+            0,
+            &[ChannelId(1), ChannelId(2), ChannelId(3)],
+            &mut rng
+        )
+        .is_none()
+    );
+}
+
+#[test]
+fn zero_weight_beside_positive_weights_is_never_picked_but_is_a_standby() {
+    let t = table(&[channel(1, 0, 5), channel(2, 0, 0), channel(3, 0, 1)]);
+    let route = t.route("default", "m").expect("route");
+    let seen = counts(route, 0, &[], 2_000);
+    assert!(!seen.contains_key(&2), "weight 0 never drawn: {seen:?}");
+    let seen = counts(route, 0, &[ChannelId(1), ChannelId(3)], 100);
+    assert_eq!(
+        seen.get(&2),
+        Some(&100),
+        "standby used once the others were tried"
+    );
+}
+
+#[test]
+fn all_zero_weights_are_uniform() {
+    let t = table(&[channel(1, 0, 0), channel(2, 0, 0), channel(3, 0, 0)]);
+    let route = t.route("default", "m").expect("route");
+    let seen = counts(route, 0, &[], 30_000);
+    for id in 1..=3 {
+        let n = seen.get(&id).copied().unwrap_or(0);
+        assert!(
+            (9_000..11_000).contains(&n),
+            "channel {id} drawn {n} of 30000"
+        );
+    }
+}
+
+#[test]
+fn weighted_picks_follow_the_weights() {
+    let t = table(&[channel(1, 0, 1), channel(2, 0, 3), channel(3, 0, 6)]);
+    let route = t.route("default", "m").expect("route");
+    let n = 50_000;
+    for tried in [&[][..], &[ChannelId(99)][..]] {
+        let seen = counts(route, 0, tried, n);
+        for (id, share) in [(1, 0.1), (2, 0.3), (3, 0.6)] {
+            let got = seen.get(&id).copied().unwrap_or(0) as f64 / n as f64;
+            assert!(
+                (got - share).abs() < 0.015,
+                "channel {id}: {got} vs {share}"
+            );
+        }
+    }
+}
+
+#[test]
+fn keys_rotate_per_request_and_across_rebuilds() {
+    let cursor = Arc::new(AtomicUsize::new(0));
+    let ch = channel(1, 0, 0);
+    let t = RoutingTable::build([&ch], |_| Arc::clone(&cursor));
+    let routed = t.channel(ChannelId(1)).expect("routed");
+    let keys: Vec<&str> = (0..4)
+        .map(|_| routed.next_key().expect("key").expose())
+        .collect();
+    assert_eq!(
+        keys,
+        vec!["k1", "k2", "k3", "k1"],
+        "blank lines are not keys"
+    );
+    let rebuilt = RoutingTable::build([&ch], |_| Arc::clone(&cursor));
+    let next = rebuilt.channel(ChannelId(1)).expect("routed").next_key();
+    assert_eq!(next.map(Secret::expose), Some("k2"));
+}

@@ -1,0 +1,336 @@
+//! What the console sends for a channel ([`ChannelInput`], every field optional) and the
+//! validation that turns it into a stored [`Channel`] (spec 02 §5, new channel defaults §9).
+//!
+//! Absent fields keep the current value (on create: the default), so a full edit form and a
+//! "status/priority/weight only" update go through the same rules. An empty key keeps the old
+//! key. Lenient shapes are accepted where the console is loose: numbers as strings, JSON fields
+//! as objects or as text, models and groups as comma text or arrays.
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+use tollgate_storage::channels::{Channel, STATUS_ENABLED, split_list};
+use tollgate_storage::secret::Secret;
+use tollgate_storage::{ChannelId, Quota};
+
+use crate::channel_types;
+use crate::error::ConsoleError;
+use crate::upstream::validate_proxy;
+
+/// Lowest accepted priority.
+pub const MIN_PRIORITY: i64 = -999;
+
+/// A channel as sent by the console; `None` = not sent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ChannelInput {
+    /// Id (updates only).
+    #[serde(deserialize_with = "int")]
+    pub id: Option<i64>,
+    /// Name.
+    pub name: Option<String>,
+    /// Type id.
+    #[serde(rename = "type", deserialize_with = "int")]
+    pub channel_type: Option<i64>,
+    /// Key(s), one per line; write-only.
+    pub key: Option<Secret>,
+    /// OpenAI organization.
+    pub openai_organization: Option<String>,
+    /// Max input tokens.
+    #[serde(deserialize_with = "int")]
+    pub max_input_tokens: Option<i64>,
+    /// Base URL.
+    pub base_url: Option<String>,
+    /// Type-specific extra.
+    pub other: Option<String>,
+    /// JSON object text.
+    #[serde(deserialize_with = "json_text")]
+    pub model_mapping: Option<String>,
+    /// JSON object text.
+    #[serde(deserialize_with = "json_text")]
+    pub status_code_mapping: Option<String>,
+    /// Comma text or list.
+    #[serde(deserialize_with = "list")]
+    pub models: Option<String>,
+    /// Comma text or list.
+    #[serde(deserialize_with = "list")]
+    pub group: Option<String>,
+    /// The editor's list form of `group` (wins when both are sent).
+    #[serde(deserialize_with = "list")]
+    pub groups: Option<String>,
+    /// 1 or 0.
+    #[serde(deserialize_with = "int")]
+    pub auto_ban: Option<i64>,
+    /// Test model.
+    pub test_model: Option<String>,
+    /// Proxy URL.
+    pub proxy: Option<String>,
+    /// Priority.
+    #[serde(deserialize_with = "int")]
+    pub priority: Option<i64>,
+    /// Weight.
+    #[serde(deserialize_with = "int")]
+    pub weight: Option<i64>,
+    /// Tag.
+    pub tag: Option<String>,
+    /// JSON object text.
+    #[serde(deserialize_with = "json_text")]
+    pub setting: Option<String>,
+    /// JSON object text.
+    #[serde(deserialize_with = "json_text")]
+    pub param_override: Option<String>,
+    /// JSON object text.
+    #[serde(deserialize_with = "json_text")]
+    pub other_info: Option<String>,
+    /// 1, 2 or 3.
+    #[serde(deserialize_with = "int")]
+    pub status: Option<i64>,
+}
+
+pub(super) fn int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
+            .map(Some)
+            .ok_or_else(|| serde::de::Error::custom(format!("{n} is not an integer"))),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => s
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| serde::de::Error::custom(format!("{s:?} is not an integer"))),
+        Some(Value::Bool(b)) => Ok(Some(i64::from(b))),
+        Some(other) => Err(serde::de::Error::custom(format!(
+            "{other} is not an integer"
+        ))),
+    }
+}
+
+pub(super) fn json_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s),
+        Some(other) => Some(other.to_string()),
+    })
+}
+
+pub(super) fn list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s),
+        Some(Value::Array(items)) => Some(
+            items
+                .iter()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        Some(other) => Some(other.to_string()),
+    })
+}
+
+/// The defaults of a new channel (spec 02 §9: type 1, auto_ban 1, group default, priority 0,
+/// weight 0), enabled.
+pub fn new_channel(now: i64) -> Channel {
+    Channel {
+        id: ChannelId(0),
+        name: String::new(),
+        channel_type: 1,
+        key: Secret::default(),
+        openai_organization: String::new(),
+        max_input_tokens: 0,
+        base_url: String::new(),
+        other: String::new(),
+        model_mapping: String::new(),
+        status_code_mapping: String::new(),
+        models: String::new(),
+        group: "default".into(),
+        auto_ban: 1,
+        test_model: String::new(),
+        proxy: String::new(),
+        priority: 0,
+        weight: 0,
+        tag: String::new(),
+        setting: String::new(),
+        param_override: String::new(),
+        used_quota: Quota::ZERO,
+        balance: 0.0,
+        response_time: 0,
+        status: STATUS_ENABLED,
+        other_info: String::new(),
+        created_time: now,
+        test_time: 0,
+        balance_updated_time: 0,
+    }
+}
+
+/// Trimmed, de-duplicated, comma-joined list.
+pub fn normalize_list(text: &str) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for item in split_list(text) {
+        if !seen.contains(&item) {
+            seen.push(item);
+        }
+    }
+    seen.join(",")
+}
+
+/// Checks that `text` is empty or a JSON object.
+pub fn check_json_object(field: &str, text: &str) -> Result<(), ConsoleError> {
+    if text.trim().is_empty() {
+        return Ok(());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(_)) => Ok(()),
+        _ => Err(ConsoleError::Invalid(format!(
+            "{field} is not a valid JSON string (a JSON object is expected)"
+        ))),
+    }
+}
+
+fn i32_field(field: &str, value: i64) -> Result<i32, ConsoleError> {
+    i32::try_from(value).map_err(|_| ConsoleError::Invalid(format!("{field} is out of range")))
+}
+
+/// The key with Chinese commas replaced, and whether any were.
+fn clean_key(key: &str) -> (String, bool) {
+    let had = key.contains('，');
+    (key.replace('，', ",").trim().to_owned(), had)
+}
+
+/// Applies `input` over `current` (create: [`new_channel`]) and validates the result.
+/// Returns the channel and notices for the admin (e.g. commas converted).
+pub fn apply(
+    input: ChannelInput,
+    mut c: Channel,
+    creating: bool,
+) -> Result<(Channel, Vec<String>), ConsoleError> {
+    let mut notices = Vec::new();
+    if let Some(v) = input.name {
+        c.name = v.trim().to_owned();
+    }
+    if let Some(v) = input.channel_type {
+        c.channel_type = i32_field("type", v)?;
+    }
+    if let Some(key) = input.key.filter(|k| !k.expose().trim().is_empty()) {
+        let (key, converted) = clean_key(key.expose());
+        if converted {
+            notices.push("Chinese commas in the key were replaced with English commas".into());
+        }
+        c.key = Secret::new(key);
+    }
+    macro_rules! take {
+        ($($field:ident),*) => { $( if let Some(v) = input.$field { c.$field = v.trim().to_owned(); } )* };
+    }
+    take!(
+        openai_organization,
+        base_url,
+        other,
+        model_mapping,
+        status_code_mapping,
+        test_model,
+        proxy,
+        tag,
+        setting,
+        param_override,
+        other_info
+    );
+    if let Some(v) = input.models {
+        c.models = normalize_list(&v);
+    }
+    if let Some(v) = input.groups.or(input.group) {
+        c.group = normalize_list(&v);
+    }
+    if let Some(v) = input.max_input_tokens {
+        c.max_input_tokens = v;
+    }
+    if let Some(v) = input.auto_ban {
+        c.auto_ban = i32_field("auto_ban", v)?;
+    }
+    if let Some(v) = input.priority {
+        c.priority = v;
+    }
+    if let Some(v) = input.weight {
+        c.weight = v;
+    }
+    if let Some(v) = input.status {
+        c.status = i32_field("status", v)?;
+    }
+    validate(&mut c, creating)?;
+    Ok((c, notices))
+}
+
+fn validate(c: &mut Channel, creating: bool) -> Result<(), ConsoleError> {
+    let bad = |m: &str| Err(ConsoleError::Invalid(m.to_owned()));
+    if c.name.is_empty() {
+        return bad("the channel name is required");
+    }
+    if c.key.expose().trim().is_empty() {
+        return bad(if creating {
+            "the channel key is required"
+        } else {
+            "the channel has no key"
+        });
+    }
+    let Some(kind) = channel_types::by_id(c.channel_type) else {
+        return Err(ConsoleError::Invalid(format!(
+            "unknown channel type {}",
+            c.channel_type
+        )));
+    };
+    if c.models.is_empty() {
+        return bad("at least one model is required");
+    }
+    if c.group.is_empty() {
+        c.group = "default".into();
+    }
+    c.base_url = c.base_url.trim_end_matches('/').to_owned();
+    let scheme_ok = c.base_url.starts_with("http://") || c.base_url.starts_with("https://");
+    if !c.base_url.is_empty() && !scheme_ok {
+        return bad("base_url must start with http:// or https://");
+    }
+    if c.base_url.is_empty() && kind.default_base_url.is_empty() && matches!(c.channel_type, 3 | 8)
+    {
+        return Err(ConsoleError::Invalid(format!(
+            "a {} channel needs a base_url",
+            kind.name
+        )));
+    }
+    if c.channel_type == 18 && c.other.is_empty() {
+        c.other = "v2.1".into();
+    }
+    for (field, text) in [
+        ("model_mapping", &c.model_mapping),
+        ("status_code_mapping", &c.status_code_mapping),
+        ("setting", &c.setting),
+        ("param_override", &c.param_override),
+        ("other_info", &c.other_info),
+    ] {
+        check_json_object(field, text)?;
+    }
+    if c.priority < MIN_PRIORITY {
+        return Err(ConsoleError::Invalid(format!(
+            "priority must be at least {MIN_PRIORITY}"
+        )));
+    }
+    if c.weight < 0 {
+        return bad("weight must be at least 0");
+    }
+    if c.max_input_tokens < 0 {
+        return bad("max_input_tokens must be at least 0");
+    }
+    if !matches!(c.auto_ban, 0 | 1) {
+        return bad("auto_ban must be 0 or 1");
+    }
+    if !matches!(c.status, 1..=3) {
+        return bad("status must be 1 (enabled), 2 (disabled) or 3 (auto-disabled)");
+    }
+    if !c.proxy.is_empty() {
+        validate_proxy(&c.proxy).map_err(ConsoleError::Invalid)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,45 @@
+//! Revealing a channel's key: root only, with root's password entered again, and audited.
+//! The audit line names who, which channel and when — never the key.
+
+use serde::Serialize;
+use tollgate_storage::ChannelId;
+use tollgate_storage::channels;
+use tollgate_storage::users::User;
+
+use crate::console::service::password;
+use crate::error::ConsoleError;
+use crate::state::AppState;
+
+/// The revealed key (the only response that carries one).
+#[derive(Serialize)]
+pub struct RevealedKey {
+    /// The key text, one key per line.
+    pub key: String,
+}
+
+/// Checks `password` against `root`'s and returns channel `id`'s key.
+pub async fn reveal(
+    state: &AppState,
+    root: &User,
+    id: ChannelId,
+    password: String,
+) -> Result<RevealedKey, ConsoleError> {
+    if password.is_empty() {
+        return Err(ConsoleError::Invalid(
+            "enter your password to reveal the key".into(),
+        ));
+    }
+    if !password::verify(password, Some(root.password_hash.clone())).await? {
+        tracing::warn!(user = %root.id, channel = %id, "channel key reveal refused: wrong password");
+        return Err(ConsoleError::Invalid("wrong password".into()));
+    }
+    let channel = state
+        .store
+        .read(move |rtx| channels::get(rtx, id))
+        .await?
+        .ok_or(ConsoleError::NotFound("channel"))?;
+    tracing::warn!(user = %root.id, channel = %id, "channel key revealed to root");
+    Ok(RevealedKey {
+        key: channel.key.expose().to_owned(),
+    })
+}

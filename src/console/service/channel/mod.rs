@@ -1,0 +1,253 @@
+//! Channel administration: list, search, read, create (single or batch), update, copy,
+//! delete, and ability-index repair. Every write goes to storage in one transaction (the
+//! record and its ability rows together) and then reloads the channel pool, so the routing
+//! table reflects the change when the call returns.
+//!
+//! - [`input`]: the console's input shape and the validation rules.
+//! - [`view`]: what GETs return (never the key).
+//! - [`tag`]: bulk operations by tag.
+//! - [`probe`]: talking to upstreams (tests, model lists, proxy checks).
+//! - [`check`]: channel tests and balance updates.
+//! - [`key`]: the audited key reveal for root.
+
+pub mod check;
+pub mod input;
+pub mod key;
+pub mod probe;
+pub mod tag;
+pub mod view;
+
+use serde::{Deserialize, Serialize};
+use tollgate_storage::ChannelId;
+use tollgate_storage::channels::abilities::{self, RebuildReport};
+use tollgate_storage::channels::query::{self, ChannelQuery};
+use tollgate_storage::channels::{self, Channel, STATUS_ENABLED};
+use tollgate_storage::secret::Secret;
+
+use self::input::{ChannelInput, apply, new_channel};
+use self::view::ChannelView;
+use crate::clock::now_unix;
+use crate::error::ConsoleError;
+use crate::http::envelope::Page;
+use crate::state::AppState;
+
+/// Page size when none is given.
+pub const DEFAULT_PAGE_SIZE: usize = 10;
+/// Largest accepted page size.
+pub const MAX_PAGE_SIZE: usize = 100;
+
+/// Body of POST /api/channel/: new-api's `{mode, channel}` or a bare channel object.
+#[derive(Debug, Deserialize)]
+pub struct CreateRequest {
+    /// `single` (default; a multi-line key is one channel using its keys in turn),
+    /// `multi_to_single` (same as single) or `batch` (one channel per key line).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// The channel, in the wrapped form.
+    #[serde(default)]
+    pub channel: Option<ChannelInput>,
+    /// The channel, in the bare form.
+    #[serde(flatten)]
+    pub bare: ChannelInput,
+}
+
+/// What a create did.
+#[derive(Debug, Serialize)]
+pub struct Created {
+    /// Ids of the new channels.
+    pub ids: Vec<i64>,
+}
+
+async fn reload(state: &AppState) -> Result<(), ConsoleError> {
+    Ok(state.channel_pool.reload().await?)
+}
+
+/// One page of channels matching `query` (its offset/limit are set from `page`/`page_size`).
+pub async fn list(
+    state: &AppState,
+    mut query: ChannelQuery,
+    page: usize,
+    page_size: usize,
+) -> Result<Page<ChannelView>, ConsoleError> {
+    let page = page.max(1);
+    let page_size = page_size.clamp(1, MAX_PAGE_SIZE);
+    query.offset = (page - 1).saturating_mul(page_size);
+    query.limit = page_size;
+    let found = state
+        .store
+        .read(move |rtx| query::page(rtx, &query))
+        .await?;
+    Ok(Page {
+        items: found.items.iter().map(ChannelView::from).collect(),
+        page,
+        page_size,
+        total: found.total,
+    })
+}
+
+async fn load(state: &AppState, id: ChannelId) -> Result<Channel, ConsoleError> {
+    state
+        .store
+        .read(move |rtx| channels::get(rtx, id))
+        .await?
+        .ok_or(ConsoleError::NotFound("channel"))
+}
+
+/// One channel.
+pub async fn get(state: &AppState, id: ChannelId) -> Result<ChannelView, ConsoleError> {
+    Ok(ChannelView::from(&load(state, id).await?))
+}
+
+/// Creates one channel, or one per key line in batch mode. Returns the ids and notices.
+pub async fn create(
+    state: &AppState,
+    req: CreateRequest,
+) -> Result<(Created, Vec<String>), ConsoleError> {
+    let batch = match req.mode.as_deref().unwrap_or("single") {
+        "single" | "multi_to_single" | "" => false,
+        "batch" => true,
+        other => return Err(ConsoleError::Invalid(format!("unknown mode {other}"))),
+    };
+    let input = req.channel.unwrap_or(req.bare);
+    let (template, notices) = apply(input, new_channel(now_unix()), true)?;
+    let records: Vec<Channel> = if batch {
+        template
+            .key_lines()
+            .into_iter()
+            .map(|line| Channel {
+                key: Secret::new(line),
+                ..template.clone()
+            })
+            .collect()
+    } else {
+        vec![template]
+    };
+    let ids = state
+        .store
+        .write(move |wtx| {
+            records
+                .into_iter()
+                .map(|c| channels::insert(wtx, c).map(|c| c.id.0))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .await?;
+    reload(state).await?;
+    tracing::info!(count = ids.len(), ?ids, "channels created");
+    Ok((Created { ids }, notices))
+}
+
+/// Updates a channel: every field sent replaces the stored one, absent fields and an empty
+/// key are kept (so `{id, status}` alone changes only the status).
+pub async fn update(
+    state: &AppState,
+    input: ChannelInput,
+) -> Result<(ChannelView, Vec<String>), ConsoleError> {
+    let id = ChannelId(
+        input
+            .id
+            .ok_or_else(|| ConsoleError::Invalid("id is required".into()))?,
+    );
+    let updated = state
+        .store
+        .write(move |wtx| {
+            let current = channels::get_rw(wtx, id)?.ok_or(ConsoleError::NotFound("channel"))?;
+            let (mut next, notices) = apply(input, current.clone(), false)?;
+            if next.status == STATUS_ENABLED && current.status != STATUS_ENABLED {
+                next.other_info = String::new();
+            }
+            channels::update(wtx, &next)?;
+            Ok::<_, ConsoleError>((next, notices))
+        })
+        .await?;
+    reload(state).await?;
+    tracing::info!(channel = %id, "channel updated");
+    Ok((ChannelView::from(&updated.0), updated.1))
+}
+
+/// Copies a channel as a new one named `name + suffix`, optionally with zero balance and
+/// used quota; returns the new id.
+pub async fn copy(
+    state: &AppState,
+    id: ChannelId,
+    suffix: String,
+    reset_balance: bool,
+) -> Result<i64, ConsoleError> {
+    let now = now_unix();
+    let new_id = state
+        .store
+        .write(move |wtx| {
+            let mut c = channels::get_rw(wtx, id)?.ok_or(ConsoleError::NotFound("channel"))?;
+            c.name.push_str(&suffix);
+            c.created_time = now;
+            c.test_time = 0;
+            c.response_time = 0;
+            if reset_balance {
+                c.balance = 0.0;
+                c.balance_updated_time = 0;
+                c.used_quota = tollgate_storage::Quota::ZERO;
+            }
+            Ok::<_, ConsoleError>(channels::insert(wtx, c)?.id.0)
+        })
+        .await?;
+    reload(state).await?;
+    tracing::info!(from = %id, to = new_id, "channel copied");
+    Ok(new_id)
+}
+
+/// Deletes one channel.
+pub async fn delete(state: &AppState, id: ChannelId) -> Result<(), ConsoleError> {
+    let deleted = state
+        .store
+        .write(move |wtx| channels::delete(wtx, id))
+        .await?;
+    if deleted.is_none() {
+        return Err(ConsoleError::NotFound("channel"));
+    }
+    reload(state).await?;
+    tracing::info!(channel = %id, "channel deleted");
+    Ok(())
+}
+
+/// Deletes the channels `doomed` accepts; returns how many were deleted.
+async fn delete_where(
+    state: &AppState,
+    doomed: impl Fn(&Channel) -> bool + Send + 'static,
+) -> Result<usize, ConsoleError> {
+    let count = state
+        .store
+        .write(move |wtx| {
+            let mut count = 0;
+            for c in channels::list_all_rw(wtx)?.iter().filter(|c| doomed(c)) {
+                channels::delete(wtx, c.id)?;
+                count += 1;
+            }
+            Ok::<_, ConsoleError>(count)
+        })
+        .await?;
+    reload(state).await?;
+    tracing::info!(count, "channels deleted");
+    Ok(count)
+}
+
+/// Deletes every disabled channel (manually or automatically); returns the count.
+pub async fn delete_disabled(state: &AppState) -> Result<usize, ConsoleError> {
+    delete_where(state, |c| !c.is_enabled()).await
+}
+
+/// Deletes the channels in `ids`; returns the count.
+pub async fn delete_many(state: &AppState, ids: Vec<i64>) -> Result<usize, ConsoleError> {
+    if ids.is_empty() {
+        return Err(ConsoleError::Invalid(
+            "please select channels to delete".into(),
+        ));
+    }
+    delete_where(state, move |c| ids.contains(&c.id.0)).await
+}
+
+/// Rebuilds the ability index from the channel records (POST /api/channel/fix).
+pub async fn fix(state: &AppState) -> Result<RebuildReport, ConsoleError> {
+    let report = state.store.write(abilities::rebuild).await?;
+    reload(state).await?;
+    tracing::info!(?report, "ability index rebuilt");
+    Ok(report)
+}

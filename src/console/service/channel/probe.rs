@@ -1,0 +1,330 @@
+//! Talking to a channel's upstream: the channel test (a real minimal completion), the model
+//! list, the proxy check, and [`ChannelProber`], which the pool's auto-enable re-test uses.
+//!
+//! Keys travel only in request headers (never in URLs), and every upstream text that is kept
+//! or shown is scrubbed of the channel's key lines first. Tests use the channel's first key.
+//! Supported protocols: OpenAI-compatible types, Azure, Anthropic and Gemini (tests);
+//! OpenAI-compatible types and Anthropic (model lists).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tollgate_actors::channel_pool::{Outcome, OutcomeSource, ProbeFuture, Prober};
+use tollgate_storage::channels::Channel;
+use tollgate_storage::secret::Secret;
+
+use crate::channel_types::{self, Protocol};
+use crate::error::ConsoleError;
+use crate::upstream::{HttpClients, validate_proxy};
+
+/// How long a channel test may take end to end.
+pub const TEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long fetching an upstream's model list may take.
+pub const FETCH_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long the proxy check may take.
+pub const PROXY_CHECK_TIMEOUT: Duration = Duration::from_secs(10);
+/// The URL fetched through a proxy to check it (plain HTTP, answers 204).
+pub const PROXY_CHECK_URL: &str = "http://www.gstatic.com/generate_204";
+/// Model tested when neither the request, the channel's test model nor its models name one.
+pub const DEFAULT_TEST_MODEL: &str = "gpt-4o-mini";
+/// Azure `api-version` when the channel's `other` is empty (reference §4.7).
+pub const AZURE_DEFAULT_API_VERSION: &str = "2025-04-01-preview";
+/// `anthropic-version` header sent to Anthropic.
+const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// What a channel test found.
+#[derive(Debug, Clone)]
+pub struct TestReport {
+    /// The outcome (fed to the health rules).
+    pub outcome: Outcome,
+    /// "ok" or the reason it failed (key-free).
+    pub message: String,
+}
+
+/// What the proxy check found.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProxyReport {
+    /// HTTP status received through the proxy.
+    pub status: u16,
+    /// Seconds taken.
+    pub time: f64,
+}
+
+/// Replaces the channel's key lines in `text`.
+pub fn scrub(text: &str, key: &Secret) -> String {
+    key.expose()
+        .lines()
+        .map(str::trim)
+        .filter(|k| k.len() >= 4)
+        .fold(text.to_owned(), |t, k| t.replace(k, "*****"))
+}
+
+/// The model a test uses: the requested one, else the test model, else the first model.
+pub fn test_model(channel: &Channel, requested: Option<&str>) -> String {
+    let pick = requested
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .or_else(|| Some(channel.test_model.trim()).filter(|m| !m.is_empty()))
+        .or_else(|| channel.model_list().first().copied())
+        .unwrap_or(DEFAULT_TEST_MODEL);
+    let mapped = serde_json::from_str::<Value>(&channel.model_mapping)
+        .ok()
+        .and_then(|m| m.get(pick).and_then(Value::as_str).map(str::to_owned));
+    mapped
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| pick.to_owned())
+}
+
+fn protocol(channel_type: i32) -> Protocol {
+    channel_types::by_id(channel_type).map_or(Protocol::Other, |t| t.protocol)
+}
+
+fn base_url(channel_type: i32, base_url: &str) -> Result<String, ConsoleError> {
+    let base = channel_types::effective_base_url(channel_type, base_url);
+    if base.is_empty() {
+        return Err(ConsoleError::Invalid("the channel has no base_url".into()));
+    }
+    Ok(base)
+}
+
+fn chat_request(
+    client: &reqwest::Client,
+    channel: &Channel,
+    key: &str,
+    model: &str,
+) -> Result<reqwest::RequestBuilder, ConsoleError> {
+    let base = base_url(channel.channel_type, &channel.base_url)?;
+    let hi = json!([{"role": "user", "content": "hi"}]);
+    let req = match protocol(channel.channel_type) {
+        Protocol::OpenAi => {
+            let mut req = client
+                .post(format!("{base}/v1/chat/completions"))
+                .bearer_auth(key)
+                .json(&json!({"model": model, "messages": hi, "max_tokens": 1}));
+            if !channel.openai_organization.is_empty() {
+                req = req.header("OpenAI-Organization", &channel.openai_organization);
+            }
+            req
+        }
+        Protocol::Azure => {
+            let version = Some(channel.other.trim())
+                .filter(|v| !v.is_empty())
+                .unwrap_or(AZURE_DEFAULT_API_VERSION);
+            client
+                .post(format!(
+                    "{base}/openai/deployments/{model}/chat/completions"
+                ))
+                .query(&[("api-version", version)])
+                .header("api-key", key)
+                .json(&json!({"messages": hi, "max_tokens": 1}))
+        }
+        Protocol::Anthropic => client
+            .post(format!("{base}/v1/messages"))
+            .header("x-api-key", key)
+            .header("anthropic-version", ANTHROPIC_VERSION)
+            .json(&json!({"model": model, "messages": hi, "max_tokens": 1})),
+        Protocol::Gemini => client
+            .post(format!("{base}/v1beta/models/{model}:generateContent"))
+            .header("x-goog-api-key", key)
+            .json(&json!({"contents": [{"parts": [{"text": "hi"}]}],
+                "generationConfig": {"maxOutputTokens": 1}})),
+        Protocol::Other => {
+            return Err(ConsoleError::NotSupported(
+                "testing this channel type is not supported".into(),
+            ));
+        }
+    };
+    Ok(req)
+}
+
+/// The message of an upstream error body (OpenAI, Anthropic or Gemini shape), if any.
+fn upstream_message(body: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(body).ok()?;
+    let err = v.get("error").unwrap_or(&v);
+    err.get("message")
+        .and_then(Value::as_str)
+        .or_else(|| err.as_str())
+        .or_else(|| v.get("detail").and_then(Value::as_str))
+        .map(str::to_owned)
+}
+
+fn transport_error(e: &reqwest::Error, timeout: Duration) -> String {
+    if e.is_timeout() {
+        format!("the upstream did not answer within {}s", timeout.as_secs())
+    } else if e.is_connect() {
+        let cause = std::error::Error::source(e).map_or_else(String::new, |s| format!(": {s}"));
+        format!("cannot connect to the upstream{cause}")
+    } else {
+        format!("request failed: {e}")
+    }
+}
+
+/// Sends a minimal completion (max 1 token) to the channel's upstream and measures it.
+/// Errors are about the channel's configuration (no key, unsupported type, bad proxy) and
+/// happen before anything is sent.
+pub async fn test(
+    http: &HttpClients,
+    channel: &Channel,
+    model: Option<&str>,
+) -> Result<TestReport, ConsoleError> {
+    let key = channel
+        .key_lines()
+        .first()
+        .map(|k| (*k).to_owned())
+        .ok_or_else(|| ConsoleError::Invalid("the channel has no key".into()))?;
+    let client = http
+        .for_proxy(&channel.proxy)
+        .map_err(ConsoleError::Invalid)?;
+    let model = test_model(channel, model);
+    let req = chat_request(&client, channel, &key, &model)?.timeout(TEST_TIMEOUT);
+    let started = Instant::now();
+    let (status, error) = match req.send().await {
+        Err(e) => (None, Some(transport_error(&e, TEST_TIMEOUT))),
+        Ok(resp) => {
+            let status = resp.status();
+            let body = resp.text().await.unwrap_or_default();
+            let error = if !status.is_success() {
+                Some(
+                    upstream_message(&body)
+                        .unwrap_or_else(|| format!("bad response status code {}", status.as_u16())),
+                )
+            } else if serde_json::from_str::<Value>(&body).is_err() {
+                Some("the upstream answered with a body that is not JSON".to_owned())
+            } else {
+                None
+            };
+            (Some(status.as_u16()), error)
+        }
+    };
+    let error = error.map(|e| scrub(&e, &channel.key));
+    let outcome = Outcome {
+        channel: channel.id,
+        status,
+        latency: started.elapsed(),
+        error: error.clone(),
+        source: OutcomeSource::Test,
+    };
+    Ok(TestReport {
+        outcome,
+        message: error.unwrap_or_else(|| format!("ok ({model})")),
+    })
+}
+
+/// The model ids the upstream lists at `GET {base}/v1/models`.
+pub async fn fetch_models(
+    http: &HttpClients,
+    channel_type: i32,
+    base_url_text: &str,
+    key: &Secret,
+    proxy: &str,
+) -> Result<Vec<String>, ConsoleError> {
+    let base = base_url(channel_type, base_url_text)?;
+    let key_line = key
+        .expose()
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .ok_or_else(|| ConsoleError::Invalid("a key is required to fetch models".into()))?;
+    let client = http.for_proxy(proxy).map_err(ConsoleError::Invalid)?;
+    let url = format!("{base}/v1/models");
+    let req = match protocol(channel_type) {
+        Protocol::OpenAi => client.get(url).bearer_auth(key_line),
+        Protocol::Anthropic => client
+            .get(url)
+            .header("x-api-key", key_line)
+            .header("anthropic-version", ANTHROPIC_VERSION),
+        _ => {
+            return Err(ConsoleError::NotSupported(
+                "fetching models is supported for OpenAI-compatible and Claude channels only"
+                    .into(),
+            ));
+        }
+    };
+    let resp = req
+        .timeout(FETCH_TIMEOUT)
+        .send()
+        .await
+        .map_err(|e| ConsoleError::Upstream(scrub(&transport_error(&e, FETCH_TIMEOUT), key)))?;
+    let status = resp.status();
+    let body = resp.text().await.unwrap_or_default();
+    if !status.is_success() {
+        let why = upstream_message(&body)
+            .unwrap_or_else(|| format!("bad response status code {}", status.as_u16()));
+        return Err(ConsoleError::Upstream(format!(
+            "failed to fetch the model list: {}",
+            scrub(&why, key)
+        )));
+    }
+    let v: Value = serde_json::from_str(&body)
+        .map_err(|_| ConsoleError::Upstream("the model list is not JSON".into()))?;
+    let mut ids: Vec<String> = v
+        .get("data")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    ids.dedup();
+    Ok(ids)
+}
+
+/// Fetches [`PROXY_CHECK_URL`] through `proxy`.
+pub async fn check_proxy(http: &HttpClients, proxy: &str) -> Result<ProxyReport, ConsoleError> {
+    if proxy.trim().is_empty() {
+        return Err(ConsoleError::Invalid("a proxy address is required".into()));
+    }
+    validate_proxy(proxy).map_err(ConsoleError::Invalid)?;
+    let client = http.for_proxy(proxy).map_err(ConsoleError::Invalid)?;
+    let started = Instant::now();
+    let resp = client
+        .get(PROXY_CHECK_URL)
+        .timeout(PROXY_CHECK_TIMEOUT)
+        .send()
+        .await
+        .map_err(|e| {
+            ConsoleError::Upstream(format!(
+                "proxy connection test failed: {}",
+                transport_error(&e, PROXY_CHECK_TIMEOUT)
+            ))
+        })?;
+    let status = resp.status();
+    if !(status.is_success() || status.is_redirection()) {
+        return Err(ConsoleError::Upstream(format!(
+            "proxy connection test failed: status {}",
+            status.as_u16()
+        )));
+    }
+    Ok(ProxyReport {
+        status: status.as_u16(),
+        time: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The pool's re-test prober: runs [`test`] and turns configuration errors into failures.
+pub struct ChannelProber {
+    /// Outbound clients.
+    pub http: HttpClients,
+}
+
+impl Prober for ChannelProber {
+    fn probe(&self, channel: Arc<Channel>) -> ProbeFuture<'_> {
+        Box::pin(async move {
+            match test(&self.http, &channel, None).await {
+                Ok(report) => report.outcome,
+                Err(e) => Outcome {
+                    channel: channel.id,
+                    status: None,
+                    latency: Duration::ZERO,
+                    error: Some(e.to_string()),
+                    source: OutcomeSource::Retest,
+                },
+            }
+        })
+    }
+}

@@ -1,0 +1,102 @@
+//! Outbound HTTP: one shared `reqwest` client (connection pool, TCP_NODELAY) and one cached
+//! client per proxy URL, since a reqwest client's proxy is fixed at build time.
+//!
+//! Proxies may be `http://` or `https://` URLs (optionally with `user:pass@`); SOCKS is not
+//! compiled in and is refused with a clear message.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long establishing a TCP connection may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Shared outbound clients. Cheap to clone.
+#[derive(Clone)]
+pub struct HttpClients {
+    /// The direct client every request without a proxy uses.
+    direct: reqwest::Client,
+    /// proxy URL → client. A `Mutex` (not a snapshot) because it is touched only when a
+    /// channel with a proxy is called, and each access is a map lookup or insert.
+    proxied: Arc<Mutex<HashMap<String, reqwest::Client>>>,
+}
+
+fn builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .connect_timeout(CONNECT_TIMEOUT)
+        .user_agent(concat!("tollgate/", env!("CARGO_PKG_VERSION")))
+}
+
+/// Checks that `proxy` is a usable proxy URL; the message says what is wrong.
+pub fn validate_proxy(proxy: &str) -> Result<reqwest::Url, String> {
+    let url = reqwest::Url::parse(proxy.trim())
+        .map_err(|e| format!("the proxy address is not a valid URL: {e}"))?;
+    match url.scheme() {
+        "http" | "https" => {}
+        "socks5" | "socks5h" => {
+            return Err("SOCKS proxies are not supported; use an http:// or https:// proxy".into());
+        }
+        other => return Err(format!("unsupported proxy scheme {other}://")),
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err("the proxy address has no host".into());
+    }
+    Ok(url)
+}
+
+impl HttpClients {
+    /// Builds the shared direct client.
+    pub fn new() -> Result<HttpClients, reqwest::Error> {
+        Ok(HttpClients {
+            direct: builder().build()?,
+            proxied: Arc::new(Mutex::new(HashMap::new())),
+        })
+    }
+
+    /// The shared direct client.
+    pub fn direct(&self) -> &reqwest::Client {
+        &self.direct
+    }
+
+    /// The client for `proxy` ("" = direct), built once per proxy URL.
+    pub fn for_proxy(&self, proxy: &str) -> Result<reqwest::Client, String> {
+        let proxy = proxy.trim();
+        if proxy.is_empty() {
+            return Ok(self.direct.clone());
+        }
+        let url = validate_proxy(proxy)?;
+        let mut cache = self
+            .proxied
+            .lock()
+            .map_err(|_| "the proxy client cache is poisoned".to_owned())?;
+        if let Some(client) = cache.get(proxy) {
+            return Ok(client.clone());
+        }
+        let client = reqwest::Proxy::all(url)
+            .and_then(|p| builder().proxy(p).build())
+            .map_err(|e| format!("cannot use this proxy: {e}"))?;
+        cache.insert(proxy.to_owned(), client.clone());
+        Ok(client)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proxies_are_validated_and_cached() {
+        assert!(validate_proxy("http://127.0.0.1:3128").is_ok());
+        assert!(validate_proxy("https://user:pw@proxy.example:443").is_ok());
+        assert!(validate_proxy("socks5://x:1").is_err());
+        assert!(validate_proxy("not a url").is_err());
+        assert!(validate_proxy("ftp://x").is_err());
+        let clients = HttpClients::new().expect("client");
+        assert!(clients.for_proxy("").is_ok());
+        assert!(clients.for_proxy("http://127.0.0.1:9").is_ok());
+        assert_eq!(clients.proxied.lock().expect("lock").len(), 1);
+        assert!(clients.for_proxy("http://127.0.0.1:9").is_ok());
+        assert_eq!(clients.proxied.lock().expect("lock").len(), 1, "cached");
+    }
+}

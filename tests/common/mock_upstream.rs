@@ -1,0 +1,222 @@
+//! A real OpenAI-speaking HTTP server on 127.0.0.1:0 for tests, with injectable faults.
+//!
+//! - `POST /v1/chat/completions` answers a `chat.completion` with usage;
+//! - `GET /v1/models` answers the configured model list;
+//! - `GET /generate_204` answers 204 (so the mock doubles as an HTTP forward proxy target for
+//!   proxy checks: a proxied `GET http://host/generate_204` arrives here in absolute form).
+//!
+//! Faults: [`MockUpstream::push_fault`] scripts the next answers (status + JSON body, with an
+//! optional delay), consumed one per call; [`MockUpstream::accept_keys`] makes every other key
+//! get OpenAI's 401. Counters and the last Authorization header let tests check what was sent.
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different subset of the mock"
+)]
+#![expect(
+    clippy::expect_used,
+    reason = "a broken mock must fail the test loudly"
+)]
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub struct Fault {
+    /// HTTP status to answer.
+    pub status: u16,
+    /// JSON body to answer.
+    pub body: Value,
+    /// Wait this long before answering.
+    pub delay: Duration,
+}
+
+#[derive(Default)]
+struct MockState {
+    accepted_keys: Mutex<Option<Vec<String>>>,
+    faults: Mutex<VecDeque<Fault>>,
+    delay: Mutex<Duration>,
+    models: Mutex<Vec<String>>,
+    chat_calls: AtomicUsize,
+    models_calls: AtomicUsize,
+    probe_calls: AtomicUsize,
+    last_auth: Mutex<Option<String>>,
+    last_body: Mutex<Option<Value>>,
+}
+
+/// The running mock; stops when dropped.
+pub struct MockUpstream {
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+    state: Arc<MockState>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for MockUpstream {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn bearer(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_owned)
+}
+
+impl MockState {
+    /// The scripted fault or the key check, if either answers this call.
+    async fn intercept(&self, headers: &HeaderMap) -> Option<Response> {
+        let key = bearer(headers);
+        *self.last_auth.lock().expect("lock") = key.clone();
+        let delay = *self.delay.lock().expect("lock");
+        let fault = self.faults.lock().expect("lock").pop_front();
+        if let Some(fault) = fault {
+            tokio::time::sleep(fault.delay.max(delay)).await;
+            let status = StatusCode::from_u16(fault.status).expect("status");
+            return Some((status, Json(fault.body)).into_response());
+        }
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        let accepted = self.accepted_keys.lock().expect("lock").clone();
+        if let Some(accepted) = accepted
+            && !key.is_some_and(|k| accepted.contains(&k))
+        {
+            let body = json!({"error": {"message": "Incorrect API key provided.",
+                "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}});
+            return Some((StatusCode::UNAUTHORIZED, Json(body)).into_response());
+        }
+        None
+    }
+}
+
+async fn chat(
+    State(s): State<Arc<MockState>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    s.chat_calls.fetch_add(1, Ordering::SeqCst);
+    let model = body["model"].as_str().unwrap_or("mock").to_owned();
+    *s.last_body.lock().expect("lock") = Some(body);
+    if let Some(answer) = s.intercept(&headers).await {
+        return answer;
+    }
+    Json(json!({
+        "id": "chatcmpl-mock", "object": "chat.completion", "created": 1_700_000_000, "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    }))
+    .into_response()
+}
+
+async fn models(State(s): State<Arc<MockState>>, headers: HeaderMap) -> Response {
+    s.models_calls.fetch_add(1, Ordering::SeqCst);
+    if let Some(answer) = s.intercept(&headers).await {
+        return answer;
+    }
+    let data: Vec<Value> = s
+        .models
+        .lock()
+        .expect("lock")
+        .iter()
+        .map(|id| json!({"id": id, "object": "model", "created": 0, "owned_by": "mock"}))
+        .collect();
+    Json(json!({"object": "list", "data": data})).into_response()
+}
+
+async fn generate_204(State(s): State<Arc<MockState>>) -> StatusCode {
+    s.probe_calls.fetch_add(1, Ordering::SeqCst);
+    StatusCode::NO_CONTENT
+}
+
+impl MockUpstream {
+    /// Starts a mock that accepts any key and lists `gpt-4o` and `gpt-4o-mini`.
+    pub async fn start() -> MockUpstream {
+        let state = Arc::new(MockState::default());
+        *state.models.lock().expect("lock") = vec!["gpt-4o".into(), "gpt-4o-mini".into()];
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .route("/v1/models", get(models))
+            .route("/generate_204", get(generate_204))
+            .with_state(Arc::clone(&state));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        MockUpstream {
+            base: format!("http://{addr}"),
+            state,
+            task,
+        }
+    }
+
+    /// Only these keys are accepted; any other gets a 401 `invalid_api_key`.
+    pub fn accept_keys(&self, keys: &[&str]) {
+        *self.state.accepted_keys.lock().expect("lock") =
+            Some(keys.iter().map(|k| (*k).to_owned()).collect());
+    }
+
+    /// Scripts the next answer (of any route except /generate_204).
+    pub fn push_fault(&self, status: u16, body: Value) {
+        self.push(Fault {
+            status,
+            body,
+            delay: Duration::ZERO,
+        });
+    }
+
+    /// Scripts the next answer with full control.
+    pub fn push(&self, fault: Fault) {
+        self.state.faults.lock().expect("lock").push_back(fault);
+    }
+
+    /// Delays every answer.
+    pub fn set_delay(&self, delay: Duration) {
+        *self.state.delay.lock().expect("lock") = delay;
+    }
+
+    /// The model ids `GET /v1/models` lists.
+    pub fn set_models(&self, models: &[&str]) {
+        *self.state.models.lock().expect("lock") = models.iter().map(|m| (*m).to_owned()).collect();
+    }
+
+    /// Chat completion calls so far.
+    pub fn chat_calls(&self) -> usize {
+        self.state.chat_calls.load(Ordering::SeqCst)
+    }
+
+    /// Model list calls so far.
+    pub fn models_calls(&self) -> usize {
+        self.state.models_calls.load(Ordering::SeqCst)
+    }
+
+    /// `/generate_204` calls so far.
+    pub fn probe_calls(&self) -> usize {
+        self.state.probe_calls.load(Ordering::SeqCst)
+    }
+
+    /// The bearer key of the last call.
+    pub fn last_key(&self) -> Option<String> {
+        self.state.last_auth.lock().expect("lock").clone()
+    }
+
+    /// The JSON body of the last chat call.
+    pub fn last_body(&self) -> Option<Value> {
+        self.state.last_body.lock().expect("lock").clone()
+    }
+}
