@@ -216,3 +216,19 @@ async fn setup_survives_a_restart() {
     let id = server.login(ROOT_USER, ROOT_PASS).await;
     assert_eq!(id, 1);
 }
+
+#[tokio::test]
+async fn setup_creates_root_even_when_other_users_exist() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    common::create_user(dir.path(), "early", "password1", 1).await;
+    let server = TestServer::start_in(dir).await;
+    let (_, st) = server.get("/api/status").await;
+    assert_eq!(
+        st["data"]["root_init"], false,
+        "an ordinary user is not a root"
+    );
+    server.setup_root().await;
+    let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+    let (_, me) = root.get("/api/user/self").await;
+    assert_eq!(me["data"]["role"], 100);
+}

@@ -356,6 +356,27 @@ pub fn search(
     Ok((items, total))
 }
 
+/// Whether a super admin (role ≥ 100) exists. A scan, used only by setup.
+pub fn root_exists(rtx: &ReadTransaction) -> Result<bool> {
+    root_in(&rtx.open_table(USERS)?)
+}
+
+/// [`root_exists`] inside a write transaction.
+pub fn root_exists_rw(wtx: &WriteTransaction) -> Result<bool> {
+    root_in(&wtx.open_table(USERS)?)
+}
+
+fn root_in(table: &impl ReadableTable<i64, &'static [u8]>) -> Result<bool> {
+    for entry in table.iter()? {
+        let (_, bytes) = entry?;
+        let user: User = codec::decode(bytes.value())?;
+        if user.role >= ROLE_ROOT && user.deleted_at.is_none() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Number of user records (deleted ones included).
 pub fn count(rtx: &ReadTransaction) -> Result<u64> {
     Ok(rtx.open_table(USERS)?.len()?)

@@ -24,7 +24,7 @@ pub const MAX_USERNAME_LEN: usize = 12;
 pub struct SetupInfo {
     /// True once setup is complete.
     pub status: bool,
-    /// True when the root user exists.
+    /// True when a super admin exists.
     pub root_init: bool,
     /// Always "redb" (embedded database).
     pub database_type: &'static str,
@@ -110,7 +110,7 @@ pub async fn info(state: &AppState) -> Result<SetupInfo, ConsoleError> {
 pub async fn read_state(state: &AppState) -> Result<(bool, bool), ConsoleError> {
     Ok(state
         .store
-        .read(|rtx| Ok::<_, StorageError>((meta::setup_state(rtx)?.done, users::count(rtx)? > 0)))
+        .read(|rtx| Ok::<_, StorageError>((meta::setup_state(rtx)?.done, users::root_exists(rtx)?)))
         .await?)
 }
 
@@ -142,7 +142,7 @@ pub async fn run(state: &AppState, req: SetupRequest) -> Result<(), ConsoleError
             }
             let now = now_unix();
             if let Some((username, password_hash)) = root
-                && users::count_rw(wtx)? == 0
+                && !users::root_exists_rw(wtx)?
             {
                 users::insert(
                     wtx,
