@@ -91,3 +91,27 @@ describe('describeApiError (spec 01 §8)', () => {
     expect(describeApiError(http(status))).toEqual({ tone, text });
   });
 });
+
+describe('error codes', () => {
+  it('carries the server code and shows the text keyed by it', async () => {
+    mockApi({
+      'POST /api/user/login': {
+        status: 400,
+        body: { success: false, message: 'wrong username or password', code: 'bad_credentials' },
+      },
+    });
+    const error = await apiRequest('/api/user/login', { method: 'POST' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'http', status: 400, code: 'bad_credentials' });
+    expect(describeApiError(error).text).toBe('用户名或密码错误，或用户已被封禁');
+  });
+
+  it('quotes the server detail where the code alone is vague', () => {
+    const error = new ApiError('http', 'only the super admin can promote', 403, 'forbidden');
+    expect(describeApiError(error).text).toBe('权限不足：only the super admin can promote');
+  });
+
+  it('falls back to the status handling for an unknown code', () => {
+    const error = new ApiError('http', 'teapot', 418, 'brewing');
+    expect(describeApiError(error).text).toBe('错误：teapot');
+  });
+});

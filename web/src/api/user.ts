@@ -63,7 +63,10 @@ export const userSettingSchema = z.object({
 });
 export type UserSetting = z.infer<typeof userSettingSchema>;
 
-/** Reads the `setting` JSON text; empty or broken text gives the defaults. */
+/**
+ * Reads the `setting` JSON text; empty or broken text gives the defaults. The server writes a
+ * threshold of 0 for a setting never saved, so 0 reads as unset (the default), as new-api does.
+ */
 export function parseUserSetting(setting: string): UserSetting {
   let raw: unknown;
   try {
@@ -71,7 +74,11 @@ export function parseUserSetting(setting: string): UserSetting {
   } catch {
     raw = {};
   }
-  return userSettingSchema.parse(typeof raw === 'object' && raw !== null ? raw : {});
+  const parsed = userSettingSchema.parse(typeof raw === 'object' && raw !== null ? raw : {});
+  if (parsed.quota_warning_threshold <= 0) {
+    parsed.quota_warning_threshold = DEFAULT_QUOTA_WARNING_THRESHOLD;
+  }
+  return parsed;
 }
 
 /** Whether the user may see the admin menu group. */
