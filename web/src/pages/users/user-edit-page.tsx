@@ -93,7 +93,7 @@ function UserEditForm({ user }: { user: User }) {
   const quota = useWatch({ control, name: 'quota' });
 
   return (
-    <div className="user-edit__form">
+    <div className="user-edit">
       <form
         className="user-edit__form"
         noValidate
@@ -168,26 +168,24 @@ function UserEditForm({ user }: { user: User }) {
         <CardHeader>
           <CardTitle>{t('edit.bindings')}</CardTitle>
         </CardHeader>
-        <CardContent className="user-edit__bindings">
-          {(
-            [
-              ['email', user.email],
-              ['github', user.github_id],
-              ['oidc', user.oidc_id],
-              ['wechat', user.wechat_id],
-              ['telegram', user.telegram_id],
-              ['linuxdo', user.linux_do_id],
-            ] as const
-          ).map(([key, value]) => (
-            <Field key={key} id={`edit-binding-${key}`} label={t(`binding.${key}`)}>
-              <Input
-                id={`edit-binding-${key}`}
-                readOnly
-                value={value}
-                placeholder={t('binding.none')}
-              />
-            </Field>
-          ))}
+        <CardContent>
+          <dl className="user-edit__bindings">
+            {(
+              [
+                ['email', user.email],
+                ['github', user.github_id],
+                ['oidc', user.oidc_id],
+                ['wechat', user.wechat_id],
+                ['telegram', user.telegram_id],
+                ['linuxdo', user.linux_do_id],
+              ] as const
+            ).map(([key, value]) => (
+              <div key={key}>
+                <dt>{t(`binding.${key}`)}</dt>
+                <dd>{value || t('binding.none')}</dd>
+              </div>
+            ))}
+          </dl>
         </CardContent>
       </Card>
       <AddQuotaDialog

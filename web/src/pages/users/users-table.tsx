@@ -94,7 +94,7 @@ export function UsersTable({ users, busy, onAction }: UsersTableProps) {
                       <Button
                         size="sm"
                         variant="ghost"
-                        disabled={busy}
+                        disabled={busy || user.role >= ROLE_ADMIN}
                         onClick={() => onAction(user.id, 'promote')}
                       >
                         {t('action.promote')}
