@@ -13,8 +13,11 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tollgate_actors::ActorError;
 use tollgate_actors::channel_pool::ChannelPool;
+use tollgate_actors::log_writer::LogWriter;
 use tollgate_actors::options::Options;
+use tollgate_actors::quota::QuotaBook;
 use tollgate_actors::token_index::TokenIndex;
+use tollgate_actors::user_directory::UserDirectory;
 use tollgate_storage::{StorageError, Store, meta};
 
 use crate::clock::now_unix;
@@ -63,6 +66,8 @@ pub struct App {
     listener: TcpListener,
     /// Completes when the channel pool actor has stopped (awaited at the end of `serve`).
     pool_task: JoinHandle<()>,
+    /// The log writer's thread (joined at the end of `serve`, after the final flush).
+    writer_thread: std::thread::JoinHandle<()>,
 }
 
 impl App {
@@ -79,6 +84,10 @@ impl App {
             let store = store.clone();
             tokio::task::spawn_blocking(move || TokenIndex::load(&store)).await??
         };
+        let (writer, writer_thread) = LogWriter::spawn(store.clone())
+            .map_err(|e| StartupError::Config(format!("cannot start the log writer: {e}")))?;
+        let quota = QuotaBook::new(store.clone(), writer);
+        let users = UserDirectory::new(store.clone());
         let http = HttpClients::new()?;
         let prober = Arc::new(ChannelProber { http: http.clone() });
         let (channel_pool, pool_task) =
@@ -94,6 +103,8 @@ impl App {
             store,
             options,
             tokens,
+            users,
+            quota,
             critical_limiter: CriticalLimiter::new(config.critical_rate_limit),
             channel_pool,
             http,
@@ -105,6 +116,7 @@ impl App {
             state,
             listener,
             pool_task,
+            writer_thread,
         })
     }
 
@@ -161,7 +173,16 @@ impl App {
         if let Err(e) = self.pool_task.await {
             tracing::warn!(error = %e, "the channel pool did not stop cleanly");
         }
+        // Final flush: every settlement queued so far is committed before the file closes. The
+        // writer thread ends once the last handle (inside the state) is dropped.
+        self.state.quota.flush().await;
         drop(self.state);
+        if tokio::task::spawn_blocking(move || self.writer_thread.join())
+            .await
+            .is_err()
+        {
+            tracing::warn!("the log writer did not stop cleanly");
+        }
         tracing::info!("Tollgate stopped; database closed");
         Ok(())
     }

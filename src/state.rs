@@ -6,7 +6,9 @@ use axum::extract::FromRef;
 use axum_extra::extract::cookie::Key;
 use tollgate_actors::channel_pool::ChannelPool;
 use tollgate_actors::options::Options;
+use tollgate_actors::quota::QuotaBook;
 use tollgate_actors::token_index::TokenIndex;
+use tollgate_actors::user_directory::UserDirectory;
 use tollgate_storage::Store;
 
 use crate::config::Config;
@@ -30,6 +32,10 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// API key → token facts for the relay; patched by every token change.
     pub tokens: TokenIndex,
+    /// Key owners' facts for the relay; patched by every console change to a user.
+    pub users: UserDirectory,
+    /// Every user's balance and reservations; the only place balances are decided.
+    pub quota: QuotaBook,
     /// Per-IP budget of the abuse-prone routes.
     pub critical_limiter: CriticalLimiter,
     /// Unix seconds when this process started (reported by /api/status).

@@ -18,5 +18,6 @@ pub mod options;
 pub mod quota;
 pub mod snapshot;
 pub mod token_index;
+pub mod user_directory;
 
 pub use error::ActorError;

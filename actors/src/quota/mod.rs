@@ -142,6 +142,27 @@ impl QuotaBook {
         Ok(())
     }
 
+    /// Sets a user's balance to `target` (an admin's edit): the difference is applied like any
+    /// other adjustment, so reservations and unflushed settlements stay consistent.
+    pub async fn set_balance(&self, user: UserId, target: i64, at: i64) -> Result<i64, QuotaError> {
+        let ledger = self.ledger(user, None).await?;
+        let delta = {
+            let mut guard = lock(&ledger);
+            let delta = target.saturating_sub(guard.balance());
+            guard.adjust(delta);
+            delta
+        };
+        let change = BalanceChange {
+            user_id: user,
+            token_id: None,
+            charged: delta.saturating_neg(),
+            is_request: false,
+            at,
+        };
+        self.writer.record(Some(change), None);
+        Ok(delta)
+    }
+
     /// The in-memory balance of `user`, if loaded.
     pub fn balance(&self, user: UserId) -> Option<i64> {
         let ledger = self.ledgers.get(&user).map(|l| Arc::clone(l.value()))?;

@@ -26,7 +26,7 @@ async fn modify<T: Send + 'static>(
     id: UserId,
     change: impl FnOnce(&mut User) -> Result<T, ConsoleError> + Send + 'static,
 ) -> Result<T, ConsoleError> {
-    state
+    let (out, user) = state
         .store
         .write(move |wtx| {
             let mut user = users::get_rw(wtx, id)?
@@ -34,9 +34,11 @@ async fn modify<T: Send + 'static>(
                 .ok_or(ConsoleError::NotLoggedIn)?;
             let out = change(&mut user)?;
             users::update(wtx, &user)?;
-            Ok(out)
+            Ok::<_, ConsoleError>((out, user))
         })
-        .await
+        .await?;
+    state.users.upsert(&user);
+    Ok(out)
 }
 
 /// PUT /api/user/self body.
@@ -160,13 +162,23 @@ pub async fn transfer_aff(state: &AppState, user: &User, amount: i64) -> Result<
         if u.aff_quota.0 < amount {
             return Err(ConsoleError::Invalid("not enough invite earnings".into()));
         }
-        let moved = Quota(amount);
         let overflow = || ConsoleError::Internal("quota arithmetic overflowed".into());
-        u.aff_quota = u.aff_quota.checked_sub(moved).ok_or_else(overflow)?;
-        u.quota = u.quota.checked_add(moved).ok_or_else(overflow)?;
+        u.aff_quota = u
+            .aff_quota
+            .checked_sub(Quota(amount))
+            .ok_or_else(overflow)?;
         Ok(())
     })
-    .await
+    .await?;
+    // The balance side goes through the quota book (queued to the writer right away).
+    state
+        .quota
+        .adjust(user.id, amount, None, now_unix())
+        .await
+        .map_err(|e| ConsoleError::Internal(format!("crediting the transfer: {e}")))?;
+    // Answer once the credit is durable, so the console reads what it just did.
+    state.quota.flush().await;
+    Ok(())
 }
 
 /// Notification and pricing preferences (the user's `setting` JSON).

@@ -269,7 +269,7 @@ pub async fn update(state: &AppState, actor: &User, req: UpdateUser) -> Result<U
     };
     let actor = actor.clone();
     let (id, display_name, quota) = (req.id, req.display_name, req.quota);
-    state
+    let mut user = state
         .store
         .write(move |wtx| {
             let mut user = users::get_rw(wtx, id)?
@@ -289,16 +289,25 @@ pub async fn update(state: &AppState, actor: &User, req: UpdateUser) -> Result<U
             if let Some(group) = group {
                 user.group = group;
             }
-            if let Some(quota) = quota {
-                user.quota = Quota(quota);
-            }
             if let Some(hash) = hash {
                 user.password_hash = hash;
             }
             users::update(wtx, &user)?;
             Ok(user)
         })
-        .await
+        .await?;
+    if let Some(quota) = quota {
+        // Balances are decided by the quota book, never written around it.
+        state
+            .quota
+            .set_balance(user.id, quota, now_unix())
+            .await
+            .map_err(|e| ConsoleError::Internal(format!("setting the balance: {e}")))?;
+        state.quota.flush().await;
+        user.quota = Quota(quota);
+    }
+    state.users.upsert(&user);
+    Ok(user)
 }
 
 /// POST /api/user/manage: applies the action and returns the stored user.
@@ -309,7 +318,7 @@ pub async fn manage(
     action: ManageAction,
 ) -> Result<User, ConsoleError> {
     let actor = actor.clone();
-    state
+    let user = state
         .store
         .write(move |wtx| {
             let target = users::get_rw(wtx, id)?.ok_or(ConsoleError::NotFound("user"))?;
@@ -317,7 +326,9 @@ pub async fn manage(
             users::update(wtx, &changed)?;
             Ok::<_, ConsoleError>(changed)
         })
-        .await
+        .await?;
+    state.users.upsert(&user);
+    Ok(user)
 }
 
 #[cfg(test)]
