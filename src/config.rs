@@ -64,6 +64,11 @@ pub struct Config {
     )]
     pub turnstile_verify_url: String,
 
+    /// Seconds the relay waits for an upstream's first answer, and between two chunks of a
+    /// streamed answer, before giving up.
+    #[arg(long, env = "TOLLGATE_RELAY_TIMEOUT", default_value_t = 300)]
+    pub relay_timeout_secs: u64,
+
     /// Seconds to let in-flight requests finish after SIGINT/SIGTERM before closing anyway.
     #[arg(long, env = "TOLLGATE_SHUTDOWN_TIMEOUT", default_value_t = 30)]
     pub shutdown_timeout_secs: u64,
@@ -87,8 +92,14 @@ impl Config {
             critical_rate_limit: 1_000,
             turnstile_verify_url: "https://challenges.cloudflare.com/turnstile/v0/siteverify"
                 .into(),
+            relay_timeout_secs: 300,
             shutdown_timeout_secs: 30,
         }
+    }
+
+    /// How long the relay waits for an upstream (first answer, and between stream chunks).
+    pub fn relay_timeout(&self) -> Duration {
+        Duration::from_secs(self.relay_timeout_secs)
     }
 
     /// How long shutdown waits for in-flight requests.

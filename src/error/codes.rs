@@ -39,6 +39,16 @@ pub enum ErrorCode {
     NotImplemented,
     /// An upstream provider or proxy failed.
     UpstreamFailed,
+    /// The API key is missing, unknown or not usable.
+    InvalidApiKey,
+    /// Not enough user or token quota.
+    InsufficientQuota,
+    /// No enabled channel serves the model.
+    NoChannel,
+    /// The upstream answered an error.
+    UpstreamError,
+    /// The upstream did not answer.
+    UpstreamUnreachable,
     /// Something failed on our side; details are in the server log.
     Internal,
 }
@@ -61,6 +71,10 @@ impl ErrorCode {
             ErrorCode::AlreadyInitialized | ErrorCode::Conflict => StatusCode::CONFLICT,
             ErrorCode::NotImplemented => StatusCode::NOT_IMPLEMENTED,
             ErrorCode::UpstreamFailed => StatusCode::BAD_GATEWAY,
+            ErrorCode::InvalidApiKey => StatusCode::UNAUTHORIZED,
+            ErrorCode::InsufficientQuota => StatusCode::FORBIDDEN,
+            ErrorCode::NoChannel => StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::UpstreamError | ErrorCode::UpstreamUnreachable => StatusCode::BAD_GATEWAY,
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -85,6 +99,11 @@ impl ErrorCode {
             ErrorCode::Conflict => "conflict",
             ErrorCode::NotImplemented => "not_implemented",
             ErrorCode::UpstreamFailed => "upstream_error",
+            ErrorCode::InvalidApiKey => "invalid_api_key",
+            ErrorCode::InsufficientQuota => "insufficient_quota",
+            ErrorCode::NoChannel => "model_not_available",
+            ErrorCode::UpstreamError => "upstream_error",
+            ErrorCode::UpstreamUnreachable => "upstream_unreachable",
             ErrorCode::Internal => "internal_error",
         }
     }
@@ -93,9 +112,12 @@ impl ErrorCode {
     pub fn error_type(self) -> &'static str {
         match self {
             ErrorCode::Internal => "server_error",
-            ErrorCode::NotLoggedIn | ErrorCode::UserHeaderMismatch | ErrorCode::BadCredentials => {
-                "authentication_error"
-            }
+            ErrorCode::NotLoggedIn
+            | ErrorCode::UserHeaderMismatch
+            | ErrorCode::BadCredentials
+            | ErrorCode::InvalidApiKey => "authentication_error",
+            ErrorCode::InsufficientQuota => "insufficient_quota",
+            ErrorCode::UpstreamError | ErrorCode::UpstreamUnreachable => "upstream_error",
             ErrorCode::Forbidden | ErrorCode::UserDisabled => "permission_error",
             _ => "invalid_request_error",
         }

@@ -164,6 +164,46 @@ pub enum RelayError {
     /// An OpenAI route Tollgate does not implement.
     #[error("{0} is not supported by this gateway")]
     NotImplemented(String),
+    /// The body is not valid or lacks what the route needs.
+    #[error("{0}")]
+    BadRequest(String),
+    /// No API key was sent.
+    #[error("no API key provided; send it as `Authorization: Bearer sk-...`")]
+    MissingKey,
+    /// The key is unknown, disabled, expired or exhausted; the message says which.
+    #[error("{0}")]
+    InvalidKey(&'static str),
+    /// The key's owner, IP list, model list or group forbids the request.
+    #[error("{0}")]
+    Forbidden(String),
+    /// Not enough quota on the user or the token.
+    #[error("{0}")]
+    InsufficientQuota(String),
+    /// The model has no price and the user does not accept unpriced models.
+    #[error("model {0} has no price configured; ask the administrator to set its ratio or price")]
+    ModelUnpriced(String),
+    /// No enabled channel serves the model in the group.
+    #[error("no available channel for model {model} in group {group}")]
+    NoChannel {
+        /// Requested model.
+        model: String,
+        /// Billing group.
+        group: String,
+    },
+    /// The upstream answered an error (passed on with its status).
+    #[error("{message}")]
+    Upstream {
+        /// Upstream HTTP status (after the channel's status code mapping).
+        status: u16,
+        /// Upstream error message, secrets masked.
+        message: String,
+    },
+    /// No answer from the upstream (connect error or timeout).
+    #[error("the upstream did not answer: {0}")]
+    Unreachable(String),
+    /// Something failed on our side.
+    #[error("internal error")]
+    Internal(String),
 }
 
 impl RelayError {
@@ -172,6 +212,14 @@ impl RelayError {
         match self {
             RelayError::UnknownRoute { .. } => ErrorCode::NotFound,
             RelayError::NotImplemented(_) => ErrorCode::NotImplemented,
+            RelayError::BadRequest(_) | RelayError::ModelUnpriced(_) => ErrorCode::InvalidRequest,
+            RelayError::MissingKey | RelayError::InvalidKey(_) => ErrorCode::InvalidApiKey,
+            RelayError::Forbidden(_) => ErrorCode::Forbidden,
+            RelayError::InsufficientQuota(_) => ErrorCode::InsufficientQuota,
+            RelayError::NoChannel { .. } => ErrorCode::NoChannel,
+            RelayError::Upstream { .. } => ErrorCode::UpstreamError,
+            RelayError::Unreachable(_) => ErrorCode::UpstreamUnreachable,
+            RelayError::Internal(_) => ErrorCode::Internal,
         }
     }
 }
@@ -179,10 +227,20 @@ impl RelayError {
 impl IntoResponse for RelayError {
     fn into_response(self) -> Response {
         let code = self.code();
-        tracing::debug!(error = %self, "relay request refused");
+        let status = match &self {
+            RelayError::Upstream { status, .. } => {
+                axum::http::StatusCode::from_u16(*status).unwrap_or(code.status())
+            }
+            _ => code.status(),
+        };
+        if code == ErrorCode::Internal {
+            tracing::error!(error = ?self, "relay request failed");
+        } else {
+            tracing::debug!(error = %self, "relay request refused");
+        }
         let body = json!({
             "error": { "message": self.to_string(), "type": code.error_type(), "code": code.as_str() }
         });
-        (code.status(), Json(body)).into_response()
+        (status, Json(body)).into_response()
     }
 }

@@ -1,13 +1,38 @@
-//! `/v1/*`: the OpenAI-compatible relay. Unknown relay paths answer an OpenAI-shaped 404 from
-//! [`crate::http::spa::fallback`].
+//! `/v1/*`: the OpenAI-compatible relay (the hot path). Unknown relay paths answer an
+//! OpenAI-shaped 404 from [`crate::http::spa::fallback`]; OpenAI routes Tollgate does not
+//! implement answer 501.
 
+pub mod auth;
+pub mod chat;
+pub mod models;
 pub mod price;
+pub mod settle;
+pub mod stream;
 
 use axum::Router;
+use axum::http::Uri;
+use axum::routing::{any, get, post};
 
+use crate::error::RelayError;
 use crate::state::AppState;
 
 /// Every relay route.
 pub fn routes() -> Router<AppState> {
     Router::new()
+        .route("/v1/chat/completions", post(chat::chat_completions))
+        .route("/v1/models", get(models::list_models))
+        .route("/v1/models/{model}", get(models::get_model))
+        .route("/v1/files", any(not_implemented))
+        .route("/v1/files/{*rest}", any(not_implemented))
+        .route("/v1/fine_tuning/{*rest}", any(not_implemented))
+        .route("/v1/batches", any(not_implemented))
+        .route("/v1/batches/{*rest}", any(not_implemented))
+        .route("/v1/assistants", any(not_implemented))
+        .route("/v1/assistants/{*rest}", any(not_implemented))
+        .route("/v1/threads", any(not_implemented))
+        .route("/v1/threads/{*rest}", any(not_implemented))
+}
+
+async fn not_implemented(uri: Uri) -> RelayError {
+    RelayError::NotImplemented(uri.path().to_owned())
 }

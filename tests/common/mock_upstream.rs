@@ -51,6 +51,28 @@ struct MockState {
     probe_calls: AtomicUsize,
     last_auth: Mutex<Option<String>>,
     last_body: Mutex<Option<Value>>,
+    /// (prompt, completion, cached) reported in usage; None = report no usage.
+    usage: Mutex<Option<(i64, i64, i64)>>,
+    /// Streamed content pieces.
+    pieces: Mutex<Vec<String>>,
+    /// Delay between streamed chunks.
+    chunk_delay: Mutex<Duration>,
+    /// Streams whose body was dropped before the end (the client went away).
+    streams_cut: AtomicUsize,
+}
+
+/// Counts a stream as cut when it is dropped before reaching `[DONE]`.
+struct CutGuard {
+    state: Arc<MockState>,
+    finished: bool,
+}
+
+impl Drop for CutGuard {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.state.streams_cut.fetch_add(1, Ordering::SeqCst);
+        }
+    }
 }
 
 /// The running mock; stops when dropped.
@@ -113,12 +135,85 @@ async fn chat(
     if let Some(answer) = s.intercept(&headers).await {
         return answer;
     }
+    let usage = *s.usage.lock().expect("lock");
+    let usage_json = usage.map(|(p, c, cached)| {
+        json!({"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c,
+               "prompt_tokens_details": {"cached_tokens": cached}})
+    });
+    if s.last_body
+        .lock()
+        .expect("lock")
+        .as_ref()
+        .is_some_and(|b| b["stream"] == true)
+    {
+        return sse(Arc::clone(&s), model, usage_json);
+    }
+    if let Some(usage_json) = usage_json {
+        let content: String = s.pieces.lock().expect("lock").concat();
+        return Json(json!({
+            "id": "chatcmpl-mock", "object": "chat.completion", "created": 1_700_000_000, "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": usage_json
+        }))
+        .into_response();
+    }
     Json(json!({
         "id": "chatcmpl-mock", "object": "chat.completion", "created": 1_700_000_000, "model": model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
     }))
     .into_response()
+}
+
+/// An SSE answer: one chunk per piece, then the usage chunk (when usage is set and the request
+/// asked for it), then `[DONE]`.
+fn sse(s: Arc<MockState>, model: String, usage: Option<Value>) -> Response {
+    let wants_usage = s
+        .last_body
+        .lock()
+        .expect("lock")
+        .as_ref()
+        .is_some_and(|b| b["stream_options"]["include_usage"] == true);
+    let pieces = s.pieces.lock().expect("lock").clone();
+    let delay = *s.chunk_delay.lock().expect("lock");
+    let mut events: Vec<String> = pieces
+        .iter()
+        .map(|p| {
+            json!({"id": "c", "object": "chat.completion.chunk", "model": model,
+                   "choices": [{"index": 0, "delta": {"content": p}}]})
+            .to_string()
+        })
+        .collect();
+    if let (Some(usage), true) = (usage, wants_usage) {
+        events.push(json!({"id": "c", "object": "chat.completion.chunk", "model": model, "choices": [], "usage": usage}).to_string());
+    }
+    events.push("[DONE]".to_owned());
+    let guard = CutGuard {
+        state: s,
+        finished: false,
+    };
+    let stream = futures_util::stream::unfold(
+        (events.into_iter(), guard),
+        move |(mut it, mut guard)| async move {
+            let event = it.next()?;
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            if event == "[DONE]" {
+                guard.finished = true;
+            }
+            Some((
+                Ok::<_, std::io::Error>(format!("data: {event}\n\n")),
+                (it, guard),
+            ))
+        },
+    );
+    let mut response = axum::body::Body::from_stream(stream).into_response();
+    response.headers_mut().insert(
+        "content-type",
+        axum::http::HeaderValue::from_static("text/event-stream"),
+    );
+    response
 }
 
 async fn models(State(s): State<Arc<MockState>>, headers: HeaderMap) -> Response {
@@ -195,7 +290,27 @@ impl MockUpstream {
         *self.state.models.lock().expect("lock") = models.iter().map(|m| (*m).to_owned()).collect();
     }
 
-    /// Chat completion calls so far.
+    /// Sets the usage the mock reports: `(prompt, completion, cached)`, or `None` for none.
+    pub fn set_usage(&self, usage: Option<(i64, i64, i64)>) {
+        *self.state.usage.lock().expect("lock") = usage;
+    }
+
+    /// Sets the streamed (or returned) content pieces.
+    pub fn set_pieces(&self, pieces: &[&str]) {
+        *self.state.pieces.lock().expect("lock") = pieces.iter().map(|p| (*p).to_owned()).collect();
+    }
+
+    /// Waits this long before each streamed chunk.
+    pub fn set_chunk_delay(&self, delay: Duration) {
+        *self.state.chunk_delay.lock().expect("lock") = delay;
+    }
+
+    /// Streams dropped before `[DONE]` (the relay closed the connection).
+    pub fn streams_cut(&self) -> usize {
+        self.state.streams_cut.load(Ordering::SeqCst)
+    }
+
+    /// Number of chat completion calls.
     pub fn chat_calls(&self) -> usize {
         self.state.chat_calls.load(Ordering::SeqCst)
     }

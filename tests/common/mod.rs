@@ -21,6 +21,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tollgate::{App, Config, StartupError};
 use tollgate_actors::channel_pool::ChannelPool;
+use tollgate_actors::quota::QuotaBook;
 use tollgate_storage::users::{self, NewUser};
 use tollgate_storage::{Quota, Store};
 
@@ -42,6 +43,9 @@ pub struct TestServer {
     store: Option<Store>,
     /// The server's channel pool (to trigger the auto-enable re-test without waiting).
     pool: Option<ChannelPool>,
+    /// The server's quota book (to wait for settlements to be committed); dropped at shutdown
+    /// so the log writer can finish.
+    quota: Option<QuotaBook>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<Result<(), StartupError>>>,
 }
@@ -65,6 +69,7 @@ impl TestServer {
         let addr = app.local_addr().expect("bound");
         let store = app.state().store.clone();
         let pool = app.state().channel_pool.clone();
+        let quota = app.state().quota.clone();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(app.serve(async move {
             let _ = stopped.await;
@@ -75,6 +80,7 @@ impl TestServer {
             dir,
             store: Some(store),
             pool: Some(pool),
+            quota: Some(quota),
             stop: Some(stop),
             task: Some(task),
         }
@@ -97,10 +103,20 @@ impl TestServer {
         self.pool.as_ref().expect("the server is running")
     }
 
+    /// Waits until every settlement so far is committed to the database.
+    pub async fn flush(&self) {
+        self.quota
+            .as_ref()
+            .expect("the server is running")
+            .flush()
+            .await;
+    }
+
     /// Signals shutdown and waits for the server to finish.
     pub async fn shutdown(&mut self) {
         self.store = None;
         self.pool = None;
+        self.quota = None;
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

@@ -1,0 +1,152 @@
+//! Phase 1 of the hot path: the API key → token → owner, from the in-memory token index and
+//! user directory (no storage read once a user has been seen). Every refusal names its reason.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, header};
+use tollgate_actors::token_index::TokenEntry;
+use tollgate_actors::user_directory::UserFacts;
+use tollgate_storage::ChannelId;
+use tollgate_storage::users::ROLE_ADMIN;
+
+use crate::clock::now_unix;
+use crate::error::RelayError;
+use crate::state::AppState;
+
+/// An authenticated relay caller.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// The token used.
+    pub token: Arc<TokenEntry>,
+    /// Its owner.
+    pub user: Arc<UserFacts>,
+    /// Billing group: the token's, else the user's.
+    pub group: String,
+    /// A channel pinned with `sk-<key>-<channel id>` (admins only).
+    pub pinned: Option<ChannelId>,
+    /// Client address.
+    pub ip: IpAddr,
+}
+
+/// `(key, pinned channel)` from `Authorization: Bearer sk-<key>[-<channel>]` (or `x-api-key`).
+pub fn parse_key(headers: &HeaderMap) -> Option<(String, Option<String>)> {
+    let raw = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim())
+        .map(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+                .unwrap_or(v)
+        })
+        .or_else(|| headers.get("x-api-key").and_then(|v| v.to_str().ok()))?
+        .trim();
+    let raw = raw.strip_prefix("sk-").unwrap_or(raw);
+    if raw.is_empty() {
+        return None;
+    }
+    match raw.split_once('-') {
+        Some((key, channel)) => Some((key.to_owned(), Some(channel.to_owned()))),
+        None => Some((raw.to_owned(), None)),
+    }
+}
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = RelayError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let (key, pin) = parse_key(&parts.headers).ok_or(RelayError::MissingKey)?;
+        let token = state
+            .tokens
+            .get(&key)
+            .ok_or(RelayError::InvalidKey("invalid API key"))?;
+        let now = now_unix();
+        if token.status == tollgate_storage::tokens::STATUS_DISABLED {
+            return Err(RelayError::InvalidKey("this API key is disabled"));
+        }
+        if !token.is_usable(now) {
+            return Err(RelayError::InvalidKey("this API key has expired"));
+        }
+        let ip = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(a)| a.ip())
+            .ok_or_else(|| RelayError::Internal("no peer address".into()))?;
+        if !token.allows_ip(ip) {
+            return Err(RelayError::Forbidden(format!(
+                "this API key may not be used from {ip}"
+            )));
+        }
+        let user = state
+            .users
+            .get(token.user_id)
+            .await
+            .map_err(|e| RelayError::Internal(format!("loading the key's owner: {e}")))?
+            .ok_or(RelayError::InvalidKey("invalid API key"))?;
+        if !user.active {
+            return Err(RelayError::Forbidden(
+                "the owner of this API key has been banned".into(),
+            ));
+        }
+        let pinned = match pin {
+            None => None,
+            Some(_) if user.role < ROLE_ADMIN => {
+                return Err(RelayError::Forbidden(
+                    "ordinary users cannot pin a channel with sk-<key>-<channel>".into(),
+                ));
+            }
+            Some(id) => Some(ChannelId(id.parse().map_err(|_| {
+                RelayError::BadRequest(format!("{id} is not a channel id"))
+            })?)),
+        };
+        let group = if token.group.is_empty() {
+            user.group.clone()
+        } else {
+            token.group.clone()
+        };
+        Ok(Caller {
+            token,
+            user,
+            group,
+            pinned,
+            ip,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderValue;
+
+    use super::*;
+
+    fn headers(name: &'static str, value: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(name, HeaderValue::from_str(value).expect("ascii"));
+        h
+    }
+
+    #[test]
+    fn keys_parse_with_and_without_prefix_and_pin() {
+        assert_eq!(
+            parse_key(&headers("authorization", "Bearer sk-abc")),
+            Some(("abc".into(), None))
+        );
+        assert_eq!(
+            parse_key(&headers("authorization", "sk-abc-12")),
+            Some(("abc".into(), Some("12".into())))
+        );
+        assert_eq!(
+            parse_key(&headers("x-api-key", "sk-abc")),
+            Some(("abc".into(), None))
+        );
+        assert_eq!(parse_key(&headers("authorization", "Bearer ")), None);
+        assert_eq!(parse_key(&HeaderMap::new()), None);
+    }
+}

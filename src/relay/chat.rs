@@ -1,0 +1,421 @@
+//! POST /v1/chat/completions: the OpenAI-compatible hot path.
+//!
+//! auth (memory) → price (options snapshot) → reserve (quota book) → pick a channel (routing
+//! table snapshot) → forward → settle. Retries (RetryTimes) walk down the priority tiers, skip
+//! channels already tried, and happen only before any byte reached the client and only for
+//! retryable failures (no answer, 401/403/408/429, 5xx). Every upstream outcome is cast to the channel pool.
+//!
+//! The body is forwarded as received unless it must change (model mapping, or asking the
+//! upstream for a usage chunk); only then is it re-serialised.
+
+use std::borrow::Cow;
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::Value;
+use tollgate_actors::channel_pool::msg::{Outcome, OutcomeSource};
+use tollgate_actors::channel_pool::routing_table::{RoutedChannel, RoutingTable, select};
+use tollgate_actors::options::pricing::ModelPricing;
+use tollgate_actors::quota::{QuotaError, Refusal};
+
+use super::auth::Caller;
+use super::price::{self, Usage};
+use super::settle::{SettleCtx, UsageSource, estimate_tokens};
+use super::stream::{self, UsageJson};
+use crate::channel_types::effective_base_url;
+use crate::error::RelayError;
+use crate::state::AppState;
+
+/// Channel types spoken with the OpenAI wire format (others need an adaptor).
+const OPENAI_COMPATIBLE: &[i32] = &[1, 4, 8, 17, 20, 25, 31, 40, 42, 43, 45, 47, 48];
+
+/// What the relay reads from the request body; everything else passes through untouched.
+#[derive(Debug, Deserialize)]
+struct ChatHead {
+    #[serde(default)]
+    model: String,
+    #[serde(default)]
+    stream: bool,
+    #[serde(default)]
+    stream_options: Option<Value>,
+    #[serde(default)]
+    max_tokens: Option<i64>,
+    #[serde(default)]
+    max_completion_tokens: Option<i64>,
+    #[serde(default)]
+    messages: Vec<Value>,
+}
+
+/// Prompt tokens by Tollgate's estimator: characters of the text parts / 4, plus 3 per message
+/// and 3 for the reply priming (OpenAI's framing).
+fn estimate_prompt(messages: &[Value]) -> i64 {
+    let chars: usize = messages
+        .iter()
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.chars().count(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .map(|t| t.chars().count())
+                .sum(),
+            _ => 0,
+        })
+        .sum();
+    let framing = i64::try_from(messages.len())
+        .unwrap_or(i64::MAX)
+        .saturating_mul(3)
+        .saturating_add(3);
+    estimate_tokens(chars).saturating_add(framing)
+}
+
+fn quota_error(e: QuotaError) -> RelayError {
+    match e {
+        QuotaError::Refused(Refusal::UserQuota { available, needed }) => {
+            RelayError::InsufficientQuota(format!(
+                "insufficient user quota: {available} left, this request needs up to {needed}"
+            ))
+        }
+        QuotaError::Refused(Refusal::TokenQuota { available, needed }) => {
+            RelayError::InsufficientQuota(format!(
+                "insufficient token quota: {available} left on this API key, this request needs up to {needed}"
+            ))
+        }
+        QuotaError::Storage(e) => RelayError::Internal(format!("loading the balance: {e}")),
+    }
+}
+
+/// Handles POST /v1/chat/completions.
+pub async fn chat_completions(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Bytes,
+) -> Result<Response, RelayError> {
+    let started = Instant::now();
+    let head: ChatHead = serde_json::from_slice(&body)
+        .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
+    if head.model.is_empty() {
+        return Err(RelayError::BadRequest("model is required".into()));
+    }
+    if !caller.token.allows_model(&head.model) {
+        return Err(RelayError::Forbidden(format!(
+            "this API key cannot use model {}",
+            head.model
+        )));
+    }
+    let options = state.options.current();
+    let pricing = match options.prices().model(&head.model) {
+        Some(p) => p,
+        None if options.flag("SelfUseModeEnabled") || caller.user.accept_unset_price => {
+            ModelPricing::Ratio {
+                model: 0.0,
+                completion: 0.0,
+                cache: 0.0,
+            }
+        }
+        None => return Err(RelayError::ModelUnpriced(head.model)),
+    };
+    let group_ratio = options.prices().group(&caller.group);
+    let quota_per_unit = options.int("QuotaPerUnit");
+    let prompt_estimate = estimate_prompt(&head.messages);
+    let max_tokens = match (head.max_tokens, head.max_completion_tokens) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    let amount = price::reservation(
+        pricing,
+        group_ratio,
+        quota_per_unit,
+        prompt_estimate,
+        max_tokens,
+        options.int("PreConsumedQuota"),
+    )
+    .map_err(|e| RelayError::BadRequest(e.to_string()))?;
+    let hold = state
+        .quota
+        .reserve(caller.user.id, Some(caller.token.id), amount)
+        .await
+        .map_err(quota_error)?;
+
+    let client_wants_usage = head
+        .stream_options
+        .as_ref()
+        .and_then(|o| o.get("include_usage"))
+        .and_then(Value::as_bool)
+        == Some(true);
+    let table = state.channel_pool.table().load_full();
+    let retries = usize::try_from(options.int("RetryTimes")).unwrap_or(0);
+    let timeout = state.config.relay_timeout();
+    let mut tried = Vec::new();
+    let mut last_error = None;
+    for attempt in 0..=retries {
+        let Some(channel) = pick(&table, &caller, &head.model, attempt, &tried) else {
+            break;
+        };
+        tried.push(channel.id());
+        let upstream_model = mapped_model(&channel, &head.model);
+        let upstream_body = upstream_body(
+            &body,
+            &upstream_model,
+            &head,
+            head.stream && !client_wants_usage,
+        )?;
+        let sent = Instant::now();
+        match send(&state, &channel, upstream_body, timeout).await {
+            Ok(resp) if resp.status().is_success() => {
+                report(&state, &channel, Some(resp.status().as_u16()), sent, None);
+                let ctx = SettleCtx {
+                    caller: caller.clone(),
+                    model: head.model.clone(),
+                    upstream_model,
+                    channel: channel.id(),
+                    tried: tried.clone(),
+                    pricing,
+                    group_ratio,
+                    quota_per_unit,
+                    stream: head.stream,
+                    started,
+                    first_byte: None,
+                    log_enabled: options.flag("LogConsumeEnabled"),
+                };
+                if head.stream {
+                    return Ok(stream::respond(
+                        resp,
+                        ctx,
+                        hold,
+                        prompt_estimate,
+                        client_wants_usage,
+                        timeout,
+                    ));
+                }
+                return finish_plain(resp, ctx, hold, prompt_estimate, timeout).await;
+            }
+            Ok(resp) => {
+                let status = resp.status().as_u16();
+                let text = resp.text().await.unwrap_or_default();
+                let message = upstream_message(&text, status, &channel);
+                report(&state, &channel, Some(status), sent, Some(message.clone()));
+                last_error = Some(RelayError::Upstream { status, message });
+                if !retryable(status) {
+                    break;
+                }
+            }
+            Err(e) => {
+                report(&state, &channel, None, sent, Some(e.clone()));
+                last_error = Some(RelayError::Unreachable(e));
+            }
+        }
+    }
+    hold.release();
+    Err(last_error.unwrap_or(RelayError::NoChannel {
+        model: head.model,
+        group: caller.group,
+    }))
+}
+
+/// Whether another channel may succeed where this one answered `status`: the channel's own
+/// credentials or account (401, 403), a timeout (408), rate limits (429) and server errors.
+/// Other 4xx are the client's mistakes and would fail everywhere.
+fn retryable(status: u16) -> bool {
+    matches!(status, 401 | 403 | 408 | 429) || status >= 500
+}
+
+/// The channel for attempt `attempt`: the admin's pinned one, else the routing table's choice.
+fn pick(
+    table: &RoutingTable,
+    caller: &Caller,
+    model: &str,
+    attempt: usize,
+    tried: &[tollgate_storage::ChannelId],
+) -> Option<std::sync::Arc<RoutedChannel>> {
+    if let Some(id) = caller.pinned {
+        return (attempt == 0).then(|| table.channel(id).cloned()).flatten();
+    }
+    let route = table.route(&caller.group, model)?;
+    select(route, attempt, tried, &mut rand::rng()).cloned()
+}
+
+/// The model name after the channel's `model_mapping`.
+fn mapped_model(channel: &RoutedChannel, model: &str) -> String {
+    let mapping: serde_json::Map<String, Value> =
+        serde_json::from_str(&channel.channel.model_mapping).unwrap_or_default();
+    mapping
+        .get(model)
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty())
+        .unwrap_or(model)
+        .to_owned()
+}
+
+/// The body to send upstream: the client's bytes unless the model is mapped or a usage chunk
+/// must be requested.
+fn upstream_body<'a>(
+    body: &'a Bytes,
+    upstream_model: &str,
+    head: &ChatHead,
+    force_usage: bool,
+) -> Result<Cow<'a, Bytes>, RelayError> {
+    if upstream_model == head.model && !force_usage {
+        return Ok(Cow::Borrowed(body));
+    }
+    let mut value: Value = serde_json::from_slice(body)
+        .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
+    value["model"] = Value::String(upstream_model.to_owned());
+    if force_usage {
+        value["stream_options"]["include_usage"] = Value::Bool(true);
+    }
+    let bytes = serde_json::to_vec(&value).map_err(|e| RelayError::Internal(e.to_string()))?;
+    Ok(Cow::Owned(Bytes::from(bytes)))
+}
+
+/// Sends the request; `Err` carries a description when no HTTP answer came back in time.
+async fn send(
+    state: &AppState,
+    channel: &RoutedChannel,
+    body: Cow<'_, Bytes>,
+    timeout: Duration,
+) -> Result<reqwest::Response, String> {
+    let c = &channel.channel;
+    if !OPENAI_COMPATIBLE.contains(&c.channel_type) {
+        return Err(format!(
+            "channel type {} is not relayed by this version yet",
+            c.channel_type
+        ));
+    }
+    let client = if c.proxy.trim().is_empty() {
+        state.http.direct().clone()
+    } else {
+        state.http.for_proxy(&c.proxy)?
+    };
+    let url = format!(
+        "{}/v1/chat/completions",
+        effective_base_url(c.channel_type, &c.base_url)
+    );
+    let key = channel
+        .next_key()
+        .map(|k| k.expose().to_owned())
+        .unwrap_or_default();
+    let mut req = client
+        .post(url)
+        .bearer_auth(key)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(body.into_owned());
+    if !c.openai_organization.is_empty() {
+        req = req.header("OpenAI-Organization", &c.openai_organization);
+    }
+    match tokio::time::timeout(timeout, req.send()).await {
+        Ok(Ok(resp)) => Ok(resp),
+        Ok(Err(e)) => Err(if e.is_connect() {
+            "could not connect to the upstream".into()
+        } else {
+            "the upstream request failed".into()
+        }),
+        Err(_) => Err(format!("no answer within {} s", timeout.as_secs())),
+    }
+}
+
+/// The upstream's error message (OpenAI shape if it has one), with the channel's keys masked.
+fn upstream_message(text: &str, status: u16, channel: &RoutedChannel) -> String {
+    let parsed: Option<String> = serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| v["error"]["message"].as_str().map(str::to_owned));
+    let mut message = parsed.unwrap_or_else(|| format!("the upstream answered HTTP {status}"));
+    for key in channel.channel.key_lines() {
+        if key.len() >= 8 {
+            message = message.replace(key, "*****");
+        }
+    }
+    message
+}
+
+fn report(
+    state: &AppState,
+    channel: &RoutedChannel,
+    status: Option<u16>,
+    sent: Instant,
+    error: Option<String>,
+) {
+    state.channel_pool.report(Outcome {
+        channel: channel.id(),
+        status,
+        latency: sent.elapsed(),
+        error,
+        source: OutcomeSource::Relay,
+    });
+}
+
+#[derive(Deserialize)]
+struct PlainAnswer {
+    #[serde(default)]
+    usage: Option<UsageJson>,
+    #[serde(default)]
+    choices: Vec<Value>,
+}
+
+/// Reads a non-stream answer whole, settles, and passes it on unchanged.
+async fn finish_plain(
+    resp: reqwest::Response,
+    mut ctx: SettleCtx,
+    hold: tollgate_actors::quota::Hold,
+    prompt_estimate: i64,
+    timeout: Duration,
+) -> Result<Response, RelayError> {
+    let status = resp.status();
+    let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
+    let bytes = match tokio::time::timeout(timeout, resp.bytes()).await {
+        Ok(Ok(bytes)) => bytes,
+        _ => {
+            hold.release();
+            return Err(RelayError::Unreachable(
+                "the upstream answer was cut off".into(),
+            ));
+        }
+    };
+    ctx.first_byte = Some(Instant::now());
+    let answer: Option<PlainAnswer> = serde_json::from_slice(&bytes).ok();
+    let (usage, source) = match answer.as_ref().and_then(|a| a.usage.as_ref()) {
+        Some(u) => (Usage::from(u), UsageSource::Upstream),
+        None => {
+            let chars: usize = answer
+                .iter()
+                .flat_map(|a| a.choices.iter())
+                .filter_map(|c| c["message"]["content"].as_str())
+                .map(|t| t.chars().count())
+                .sum();
+            let usage = Usage {
+                prompt_tokens: prompt_estimate,
+                completion_tokens: estimate_tokens(chars),
+                cached_tokens: 0,
+            };
+            (usage, UsageSource::Estimated)
+        }
+    };
+    ctx.settle(hold, usage, source);
+    let mut response = (status, bytes).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        content_type.unwrap_or(HeaderValue::from_static("application/json")),
+    );
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn prompt_estimate_counts_text_parts_and_framing() {
+        let messages = vec![
+            json!({"role": "system", "content": "12345678"}),
+            json!({"role": "user", "content": [{"type": "text", "text": "abcd"}, {"type": "image_url"}]}),
+        ];
+        // (8 + 4) / 4 = 3 tokens, + 2 × 3 + 3 framing
+        assert_eq!(estimate_prompt(&messages), 12);
+        assert_eq!(estimate_prompt(&[]), 3);
+    }
+}

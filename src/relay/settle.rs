@@ -1,0 +1,135 @@
+//! Phase 6: what a finished (or abandoned) request costs, and its log row. The charge itself is
+//! the quota book's [`Hold::settle`](tollgate_actors::quota::Hold::settle), which queues the
+//! balance change and the log row to the writer together.
+
+use std::time::Instant;
+
+use serde_json::json;
+use tollgate_actors::options::pricing::ModelPricing;
+use tollgate_actors::quota::Hold;
+use tollgate_storage::ChannelId;
+use tollgate_storage::logs::{LOG_CONSUME, LogEntry};
+
+use super::auth::Caller;
+use super::price::{self, Usage};
+use crate::clock::now_unix;
+
+/// Where the token counts of a settlement came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageSource {
+    /// Reported by the upstream.
+    Upstream,
+    /// Counted by Tollgate because the upstream reported none.
+    Estimated,
+    /// The request ended early (client gone, upstream cut, timeout): what was produced.
+    Partial,
+}
+
+impl UsageSource {
+    fn as_str(self) -> &'static str {
+        match self {
+            UsageSource::Upstream => "upstream",
+            UsageSource::Estimated => "estimated",
+            UsageSource::Partial => "partial",
+        }
+    }
+}
+
+/// Everything settlement needs, gathered while the request ran.
+#[derive(Debug, Clone)]
+pub struct SettleCtx {
+    /// Who called.
+    pub caller: Caller,
+    /// The model the client asked for.
+    pub model: String,
+    /// The model sent upstream (after the channel's mapping).
+    pub upstream_model: String,
+    /// The channel that answered.
+    pub channel: ChannelId,
+    /// Every channel tried, in order.
+    pub tried: Vec<ChannelId>,
+    /// How the model is priced.
+    pub pricing: ModelPricing,
+    /// Ratio of the billing group.
+    pub group_ratio: f64,
+    /// QuotaPerUnit at request time.
+    pub quota_per_unit: i64,
+    /// Streamed answer.
+    pub stream: bool,
+    /// When the request arrived.
+    pub started: Instant,
+    /// When the first byte of the answer arrived.
+    pub first_byte: Option<Instant>,
+    /// LogConsumeEnabled at request time.
+    pub log_enabled: bool,
+}
+
+impl SettleCtx {
+    /// Charges `usage` to `hold` and queues the log row. Returns the units billed.
+    pub fn settle(&self, hold: Hold, usage: Usage, source: UsageSource) -> i64 {
+        let cost = match price::charge(self.pricing, self.group_ratio, self.quota_per_unit, usage) {
+            Ok(cost) => cost,
+            Err(e) => {
+                tracing::error!(error = %e, model = %self.model, "pricing failed; charging the reservation");
+                hold.amount()
+            }
+        };
+        let log = self.log_enabled.then(|| self.log(usage, cost, source));
+        let billed = hold.settle(cost, log, now_unix());
+        if billed.clamped {
+            tracing::warn!(user = %self.caller.user.id, cost, billed = billed.charged, "charge clamped to the balance left");
+        }
+        billed.charged
+    }
+
+    fn log(&self, usage: Usage, cost: i64, source: UsageSource) -> LogEntry {
+        let (model_ratio, completion_ratio, cache_ratio, model_price) = match self.pricing {
+            ModelPricing::Ratio {
+                model,
+                completion,
+                cache,
+            } => (model, completion, cache, -1.0),
+            ModelPricing::PerCall { price } => (0.0, 0.0, 0.0, price),
+        };
+        let frt_ms = self.first_byte.map_or(-1, |t| {
+            i64::try_from(t.duration_since(self.started).as_millis()).unwrap_or(i64::MAX)
+        });
+        let other = json!({
+            "model_ratio": model_ratio,
+            "completion_ratio": completion_ratio,
+            "cache_ratio": cache_ratio,
+            "model_price": model_price,
+            "group_ratio": self.group_ratio,
+            "cache_tokens": usage.cached_tokens,
+            "frt": frt_ms,
+            "is_model_mapped": self.upstream_model != self.model,
+            "upstream_model_name": self.upstream_model,
+            "usage_source": source.as_str(),
+            "cost": cost,
+            "admin_info": { "use_channel": self.tried.iter().map(|c| c.0).collect::<Vec<_>>() },
+        });
+        LogEntry {
+            created_at: now_unix(),
+            log_type: LOG_CONSUME,
+            user_id: self.caller.user.id,
+            username: self.caller.user.username.clone(),
+            token_id: self.caller.token.id.0,
+            token_name: self.caller.token.name.clone(),
+            model_name: self.model.clone(),
+            channel_id: self.channel.0,
+            group: self.caller.group.clone(),
+            is_stream: self.stream,
+            use_time: i64::try_from(self.started.elapsed().as_secs()).unwrap_or(i64::MAX),
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            other: other.to_string(),
+            ..LogEntry::default()
+        }
+    }
+}
+
+/// Tokens of `text` by Tollgate's estimator: one per 4 characters, rounded up. (Used when the
+/// upstream reports no usage; the log says "estimated".)
+pub fn estimate_tokens(chars: usize) -> i64 {
+    i64::try_from(chars.div_ceil(4)).unwrap_or(i64::MAX)
+}

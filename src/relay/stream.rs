@@ -1,0 +1,202 @@
+//! Streaming: the upstream's SSE events are piped to the client one by one (never buffered
+//! whole) while usage is read from them.
+//!
+//! - Tollgate asks the upstream for a usage chunk (`stream_options.include_usage`); if the client
+//!   did not ask for it, that chunk is not forwarded.
+//! - Without an upstream usage chunk, completion tokens are counted from the streamed deltas
+//!   (usage source "estimated").
+//! - If the client disconnects, the body stream is dropped: the upstream response is dropped
+//!   with it (closing the upstream connection) and [`Billing`]'s `Drop` bills what was produced
+//!   (usage source "partial"). Settlement happens exactly once either way.
+
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+use bytes::Bytes;
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde::Deserialize;
+use tollgate_actors::quota::Hold;
+
+use super::price::Usage;
+use super::settle::{SettleCtx, UsageSource, estimate_tokens};
+
+/// Usage as OpenAI reports it.
+#[derive(Debug, Deserialize)]
+pub struct UsageJson {
+    /// Prompt tokens.
+    #[serde(default)]
+    pub prompt_tokens: i64,
+    /// Completion tokens.
+    #[serde(default)]
+    pub completion_tokens: i64,
+    /// Details (cached tokens).
+    #[serde(default)]
+    pub prompt_tokens_details: Option<PromptDetails>,
+}
+
+/// `usage.prompt_tokens_details`.
+#[derive(Debug, Deserialize)]
+pub struct PromptDetails {
+    /// Cached prompt tokens.
+    #[serde(default)]
+    pub cached_tokens: i64,
+}
+
+impl From<&UsageJson> for Usage {
+    fn from(u: &UsageJson) -> Usage {
+        Usage {
+            prompt_tokens: u.prompt_tokens,
+            completion_tokens: u.completion_tokens,
+            cached_tokens: u
+                .prompt_tokens_details
+                .as_ref()
+                .map_or(0, |d| d.cached_tokens),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Vec<ChunkChoice>,
+    #[serde(default)]
+    usage: Option<UsageJson>,
+}
+
+#[derive(Deserialize)]
+struct ChunkChoice {
+    #[serde(default)]
+    delta: Option<Delta>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    #[serde(default)]
+    content: Option<String>,
+}
+
+/// The request's money while its stream runs; settles exactly once, on completion or drop.
+struct Billing {
+    ctx: SettleCtx,
+    hold: Option<Hold>,
+    prompt_estimate: i64,
+    usage: Option<Usage>,
+    completion_chars: usize,
+}
+
+impl Billing {
+    fn finish(&mut self, complete: bool) {
+        let Some(hold) = self.hold.take() else { return };
+        let (usage, source) = match (self.usage, complete) {
+            (Some(usage), true) => (usage, UsageSource::Upstream),
+            (Some(usage), false) => (usage, UsageSource::Partial),
+            (None, complete) => (
+                Usage {
+                    prompt_tokens: self.prompt_estimate,
+                    completion_tokens: estimate_tokens(self.completion_chars),
+                    cached_tokens: 0,
+                },
+                if complete {
+                    UsageSource::Estimated
+                } else {
+                    UsageSource::Partial
+                },
+            ),
+        };
+        self.ctx.settle(hold, usage, source);
+    }
+}
+
+impl Drop for Billing {
+    fn drop(&mut self) {
+        self.finish(false);
+    }
+}
+
+/// Pipes an upstream SSE answer to the client, billing as it goes.
+pub fn respond(
+    upstream: reqwest::Response,
+    mut ctx: SettleCtx,
+    hold: Hold,
+    prompt_estimate: i64,
+    client_wants_usage: bool,
+    idle: Duration,
+) -> Response {
+    ctx.first_byte = None;
+    let events = upstream.bytes_stream().eventsource();
+    let billing = Billing {
+        ctx,
+        hold: Some(hold),
+        prompt_estimate,
+        usage: None,
+        completion_chars: 0,
+    };
+    let state = (Box::pin(events), billing, false);
+    let body =
+        futures_util::stream::unfold(state, move |(mut events, mut billing, done)| async move {
+            if done {
+                return None;
+            }
+            loop {
+                let next = match tokio::time::timeout(idle, events.next()).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        tracing::warn!("upstream stream idle for too long; closing");
+                        billing.finish(false);
+                        return None;
+                    }
+                };
+                let event = match next {
+                    Some(Ok(event)) => event,
+                    Some(Err(e)) => {
+                        tracing::warn!(error = %e, "upstream stream broke");
+                        billing.finish(false);
+                        return None;
+                    }
+                    None => {
+                        billing.finish(true);
+                        return None;
+                    }
+                };
+                if billing.ctx.first_byte.is_none() {
+                    billing.ctx.first_byte = Some(Instant::now());
+                }
+                if event.data.trim() == "[DONE]" {
+                    billing.finish(true);
+                    return Some((
+                        Ok::<_, std::io::Error>(Bytes::from_static(b"data: [DONE]\n\n")),
+                        (events, billing, true),
+                    ));
+                }
+                let mut forward = true;
+                if let Ok(chunk) = serde_json::from_str::<Chunk>(&event.data) {
+                    for choice in &chunk.choices {
+                        if let Some(text) = choice.delta.as_ref().and_then(|d| d.content.as_deref())
+                        {
+                            billing.completion_chars += text.chars().count();
+                        }
+                    }
+                    if let Some(usage) = &chunk.usage {
+                        billing.usage = Some(Usage::from(usage));
+                        forward = client_wants_usage || !chunk.choices.is_empty();
+                    }
+                }
+                if forward {
+                    let bytes = Bytes::from(format!("data: {}\n\n", event.data));
+                    return Some((Ok(bytes), (events, billing, false)));
+                }
+            }
+        });
+    let mut response = Response::new(Body::from_stream(body));
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}

@@ -1,0 +1,584 @@
+//! The relay through the public HTTP API against a mock upstream: exact billing (non-stream and
+//! stream), usage provenance, auth refusals, failover, and conservation under concurrency.
+
+mod common;
+
+use std::time::Duration;
+
+use common::mock_upstream::MockUpstream;
+use common::{Actor, ROOT_PASS, ROOT_USER, TestServer};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tollgate_storage::{StorageError, UserId, logs, users};
+
+/// A server with one OpenAI channel on `mock` serving gpt-4o, a user "payer" with `quota`, and a
+/// token with `token_quota`; returns (root, payer, full key).
+async fn fixture(
+    server: &TestServer,
+    mock: &MockUpstream,
+    quota: i64,
+    token_quota: i64,
+) -> (Actor, Actor, String) {
+    server.setup_root().await;
+    let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+    let (status, body) = root
+        .post(
+            "/api/channel/",
+            json!({"name": "mock", "type": 1, "key": "upstream-key-1",
+            "base_url": mock.base, "models": "gpt-4o,gpt-4o-mini", "group": "default"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "channel: {body}");
+    let payer_id = server.create_user(&root, "payer", "password1").await;
+    let (status, body) = root
+        .put("/api/user/", json!({"id": payer_id, "quota": quota}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "quota: {body}");
+    let payer = server.client_for("payer", "password1").await;
+    let key = new_key(&payer, token_quota).await;
+    (root, payer, key)
+}
+
+#[expect(
+    clippy::expect_used,
+    reason = "test helper: a failed call fails the test"
+)]
+async fn new_key(owner: &Actor, token_quota: i64) -> String {
+    let (_, token) = owner
+        .post(
+            "/api/token/",
+            json!({"name": "k", "remain_quota": token_quota}),
+        )
+        .await;
+    let id = token["data"]["id"].as_i64().expect("token id");
+    let (_, full) = owner.post(&format!("/api/token/{id}/key"), json!({})).await;
+    full["data"]["key"].as_str().expect("key").to_owned()
+}
+
+async fn chat(server: &TestServer, key: &str, body: Value) -> (StatusCode, Value) {
+    server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/chat/completions"))
+                .bearer_auth(key)
+                .json(&body),
+        )
+        .await
+}
+
+#[expect(
+    clippy::expect_used,
+    reason = "test helper: a failed call fails the test"
+)]
+async fn balances(server: &TestServer, user: i64) -> (i64, i64, i64, Vec<logs::LogEntry>) {
+    server.flush().await;
+    server
+        .store()
+        .read_blocking(|rtx| {
+            let u = users::get(rtx, UserId(user))?.expect("user");
+            let all = logs::recent_for_user(rtx, UserId(user), 1000)?;
+            Ok::<_, StorageError>((u.quota.0, u.used_quota.0, u.request_count, all))
+        })
+        .expect("read")
+}
+
+#[tokio::test]
+async fn non_stream_request_is_billed_exactly_and_logged() {
+    let mock = MockUpstream::start().await;
+    mock.set_usage(Some((1000, 200, 0)));
+    mock.set_pieces(&["hello"]);
+    let server = TestServer::start().await;
+    let (_, payer, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
+    let (status, body) = chat(
+        &server,
+        &key,
+        json!({"model": "gpt-4o", "max_tokens": 300,
+        "messages": [{"role": "user", "content": "hi"}]}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["choices"][0]["message"]["content"], "hello",
+        "the answer passes through"
+    );
+    assert_eq!(mock.last_key().as_deref(), Some("upstream-key-1"));
+    let (quota, used, count, logs) = balances(&server, payer.id).await;
+    // gpt-4o: ratio 1.25, completion 4 → 1.25 × (1000 + 200 × 4) = 2250
+    assert_eq!((quota, used, count), (1_000_000 - 2250, 2250, 1));
+    assert_eq!(logs.len(), 1);
+    let log = &logs[0];
+    assert_eq!(
+        (log.quota, log.prompt_tokens, log.completion_tokens),
+        (2250, 1000, 200)
+    );
+    assert_eq!(log.model_name, "gpt-4o");
+    let other: Value = serde_json::from_str(&log.other).expect("other");
+    assert_eq!(other["usage_source"], "upstream");
+    assert_eq!(other["model_ratio"], 1.25);
+    assert_eq!(other["admin_info"]["use_channel"], json!([1]));
+    let (_, tokens) = payer.get("/api/token/").await;
+    assert_eq!(
+        tokens["data"]["items"][0]["remain_quota"],
+        500_000 - 2250,
+        "token charged too"
+    );
+    assert_eq!(tokens["data"]["items"][0]["used_quota"], 2250);
+}
+
+#[tokio::test]
+async fn cached_tokens_group_ratio_and_per_call_prices() {
+    let mock = MockUpstream::start().await;
+    mock.set_usage(Some((1000, 200, 400)));
+    let server = TestServer::start().await;
+    let (root, payer, key) = fixture(&server, &mock, 1_000_000, 900_000).await;
+    server
+        .set_option(&root, "GroupRatio", json!(r#"{"default": 0.5}"#))
+        .await;
+    let (status, _) = chat(&server, &key, json!({"model": "gpt-4o", "messages": []})).await;
+    assert_eq!(status, StatusCode::OK);
+    // 0.5 × 1.25 × (600 + 400 × 0.5 + 200 × 4) = 1000
+    let (quota, ..) = balances(&server, payer.id).await;
+    assert_eq!(quota, 1_000_000 - 1000);
+    server
+        .set_option(&root, "ModelPrice", json!(r#"{"gpt-4o-mini": 0.01}"#))
+        .await;
+    let (status, _) = chat(
+        &server,
+        &key,
+        json!({"model": "gpt-4o-mini", "messages": []}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    // 0.01 × 500000 × 0.5 = 2500 per call, whatever the tokens
+    let (quota, ..) = balances(&server, payer.id).await;
+    assert_eq!(quota, 1_000_000 - 1000 - 2500);
+}
+
+#[tokio::test]
+async fn stream_is_piped_billed_and_the_usage_chunk_hidden_unless_asked() {
+    let mock = MockUpstream::start().await;
+    mock.set_usage(Some((10, 3, 0)));
+    mock.set_pieces(&["He", "llo", "!"]);
+    let server = TestServer::start().await;
+    let (_, payer, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
+    let body =
+        json!({"model": "gpt-4o", "stream": true, "messages": [{"role": "user", "content": "hi"}]});
+    let resp = server
+        .client
+        .post(server.url("/v1/chat/completions"))
+        .bearer_auth(&key)
+        .json(&body)
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .expect("ascii")
+            .starts_with("text/event-stream")
+    );
+    let text = resp.text().await.expect("stream");
+    assert!(
+        text.contains("\"He\"") && text.contains("\"llo\"") && text.ends_with("data: [DONE]\n\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("\"usage\""),
+        "the client did not ask for usage: {text}"
+    );
+    assert_eq!(
+        mock.last_body().expect("sent")["stream_options"]["include_usage"],
+        true,
+        "forced upstream"
+    );
+    let (quota, _, _, logs) = balances(&server, payer.id).await;
+    // 1.25 × (10 + 3 × 4) = 27.5 → 28
+    assert_eq!(quota, 1_000_000 - 28);
+    assert!(logs[0].is_stream);
+
+    let mut asked = body.clone();
+    asked["stream_options"] = json!({"include_usage": true});
+    let text = server
+        .client
+        .post(server.url("/v1/chat/completions"))
+        .bearer_auth(&key)
+        .json(&asked)
+        .send()
+        .await
+        .expect("sent")
+        .text()
+        .await
+        .expect("stream");
+    assert!(
+        text.contains("\"usage\""),
+        "the client asked for usage: {text}"
+    );
+}
+
+#[tokio::test]
+async fn missing_usage_is_estimated_and_said_so() {
+    let mock = MockUpstream::start().await;
+    mock.set_usage(None);
+    mock.set_pieces(&["abcdefgh"]);
+    let server = TestServer::start().await;
+    let (_, payer, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
+    let text = server.client.post(server.url("/v1/chat/completions")).bearer_auth(&key)
+        .json(&json!({"model": "gpt-4o", "stream": true, "messages": [{"role": "user", "content": "12345678"}]}))
+        .send().await.expect("sent").text().await.expect("stream");
+    assert!(text.contains("abcdefgh"));
+    let (_, _, _, logs) = balances(&server, payer.id).await;
+    let other: Value = serde_json::from_str(&logs[0].other).expect("other");
+    assert_eq!(other["usage_source"], "estimated");
+    // prompt: 8 chars → 2 + 3 + 3 framing = 8; completion: 8 chars → 2 tokens
+    assert_eq!((logs[0].prompt_tokens, logs[0].completion_tokens), (8, 2));
+}
+
+#[tokio::test]
+async fn client_disconnect_bills_what_was_produced_and_closes_upstream() {
+    let mock = MockUpstream::start().await;
+    mock.set_usage(Some((10, 50, 0)));
+    mock.set_pieces(&["aaaa", "bbbb", "cccc", "dddd", "eeee", "ffff"]);
+    mock.set_chunk_delay(Duration::from_millis(150));
+    let server = TestServer::start().await;
+    let (_, payer, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
+    let mut resp = server.client.post(server.url("/v1/chat/completions")).bearer_auth(&key)
+        .json(&json!({"model": "gpt-4o", "stream": true, "messages": [{"role": "user", "content": "hi"}]}))
+        .send().await.expect("sent");
+    let first = resp.chunk().await.expect("chunk").expect("some");
+    assert!(String::from_utf8_lossy(&first).contains("aaaa"));
+    drop(resp);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, _, count, logs) = balances(&server, payer.id).await;
+        if count == 1 {
+            let other: Value = serde_json::from_str(&logs[0].other).expect("other");
+            assert_eq!(other["usage_source"], "partial");
+            assert!(
+                logs[0].completion_tokens >= 1 && logs[0].completion_tokens < 50,
+                "billed what was produced: {:?}",
+                logs[0]
+            );
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the disconnect was never settled"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while mock.streams_cut() == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the upstream stream was not closed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn keys_and_quota_are_checked_before_forwarding() {
+    let mock = MockUpstream::start().await;
+    mock.set_usage(Some((1, 1, 0)));
+    let server = TestServer::start().await;
+    let (root, payer, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
+    let msg = json!({"model": "gpt-4o", "messages": []});
+    let (status, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/chat/completions"))
+                .json(&msg),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(body["error"]["code"], "invalid_api_key");
+    assert_eq!(
+        chat(&server, "sk-nope", msg.clone()).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    let (status, body) = chat(
+        &server,
+        &key,
+        json!({"model": "unpriced-model", "messages": []}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .expect("m")
+            .contains("no price")
+    );
+    let (status, body) = chat(&server, &format!("{key}-1"), msg.clone()).await;
+    assert_eq!(
+        status,
+        StatusCode::FORBIDDEN,
+        "ordinary users cannot pin a channel: {body}"
+    );
+
+    // 1.25 × (500 + 1,000,000 × 4) is more than the user's 1,000,000.
+    let (status, body) = chat(
+        &server,
+        &key,
+        json!({"model": "gpt-4o", "max_tokens": 1_000_000, "messages": []}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"]["code"], "insufficient_quota");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .expect("m")
+            .contains("user quota"),
+        "{body}"
+    );
+    // 1.25 × (500 + 110,000 × 4) = 550,625: within the user's balance, over the key's 500,000.
+    let (status, body) = chat(
+        &server,
+        &key,
+        json!({"model": "gpt-4o", "max_tokens": 110_000, "messages": []}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .expect("m")
+            .contains("token quota"),
+        "{body}"
+    );
+    assert_eq!(mock.chat_calls(), 0, "nothing was forwarded");
+
+    let (_, tokens) = payer.get("/api/token/").await;
+    let id = tokens["data"]["items"][0]["id"].as_i64().expect("id");
+    payer
+        .put(
+            "/api/token/?status_only=true",
+            json!({"id": id, "status": 2}),
+        )
+        .await;
+    let (status, body) = chat(&server, &key, msg.clone()).await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "a disabled key stops at once: {body}"
+    );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .expect("m")
+            .contains("disabled")
+    );
+    payer
+        .put(
+            "/api/token/?status_only=true",
+            json!({"id": id, "status": 1}),
+        )
+        .await;
+    payer
+        .put(
+            "/api/token/",
+            json!({"id": id, "model_limits_enabled": true, "model_limits": "gpt-4o-mini"}),
+        )
+        .await;
+    let (status, _) = chat(&server, &key, msg.clone()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "model limits");
+    payer
+        .put(
+            "/api/token/",
+            json!({"id": id, "model_limits_enabled": false, "allow_ips": "10.0.0.0/8"}),
+        )
+        .await;
+    let (status, body) = chat(&server, &key, msg.clone()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "IP allow list: {body}");
+    payer
+        .put("/api/token/", json!({"id": id, "allow_ips": "127.0.0.1"}))
+        .await;
+    assert_eq!(chat(&server, &key, msg.clone()).await.0, StatusCode::OK);
+
+    root.post(
+        "/api/user/manage",
+        json!({"id": payer.id, "action": "disable"}),
+    )
+    .await;
+    let (status, body) = chat(&server, &key, msg).await;
+    assert_eq!(
+        status,
+        StatusCode::FORBIDDEN,
+        "a banned owner's keys stop at once: {body}"
+    );
+}
+
+#[tokio::test]
+async fn failover_walks_the_tiers_and_bad_keys_get_the_channel_disabled() {
+    let primary = MockUpstream::start().await;
+    let backup = MockUpstream::start().await;
+    backup.set_usage(Some((1, 1, 0)));
+    let server = TestServer::start().await;
+    let (root, _, key) = fixture(&server, &primary, 1_000_000, 500_000).await;
+    root.put("/api/channel/", json!({"id": 1, "priority": 10}))
+        .await;
+    let (status, body) = root
+        .post(
+            "/api/channel/",
+            json!({"name": "backup", "type": 1, "key": "backup-key",
+        "base_url": backup.base, "models": "gpt-4o", "group": "default", "priority": 0}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let msg = json!({"model": "gpt-4o", "messages": []});
+
+    primary.push_fault(503, json!({"error": {"message": "overloaded"}}));
+    let (status, body) = chat(&server, &key, msg.clone()).await;
+    assert_eq!(
+        status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "RetryTimes 0: no retry: {body}"
+    );
+    assert_eq!(backup.chat_calls(), 0);
+
+    server.set_option(&root, "RetryTimes", json!("2")).await;
+    primary.push_fault(503, json!({"error": {"message": "overloaded"}}));
+    let (status, body) = chat(&server, &key, msg.clone()).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "failed over to the backup tier: {body}"
+    );
+    assert_eq!(backup.chat_calls(), 1);
+
+    primary.push_fault(
+        400,
+        json!({"error": {"message": "bad request from client"}}),
+    );
+    let (status, _) = chat(&server, &key, msg.clone()).await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "client errors are not retried"
+    );
+    assert_eq!(backup.chat_calls(), 1);
+
+    server
+        .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
+        .await;
+    primary.push_fault(
+        401,
+        json!({"error": {"message": "Incorrect API key provided: upstream-key-1"}}),
+    );
+    let (status, body) = chat(&server, &key, msg.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, channel) = root.get("/api/channel/1").await;
+        if channel["data"]["status"] == 3 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "channel 1 was not auto-disabled: {channel}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let calls = primary.chat_calls();
+    assert_eq!(chat(&server, &key, msg).await.0, StatusCode::OK);
+    assert_eq!(
+        primary.chat_calls(),
+        calls,
+        "a disabled channel gets no traffic"
+    );
+}
+
+#[tokio::test]
+async fn upstream_errors_keep_their_status_and_mask_the_key() {
+    let mock = MockUpstream::start().await;
+    let server = TestServer::start().await;
+    let (_, payer, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
+    mock.push_fault(
+        401,
+        json!({"error": {"message": "Incorrect API key provided: upstream-key-1"}}),
+    );
+    let (status, body) = chat(&server, &key, json!({"model": "gpt-4o", "messages": []})).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let text = body.to_string();
+    assert!(
+        !text.contains("upstream-key-1") && text.contains("*****"),
+        "{text}"
+    );
+    let (quota, _, count, _) = balances(&server, payer.id).await;
+    assert_eq!(
+        (quota, count),
+        (1_000_000, 0),
+        "a failed request costs nothing"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_conserve_money() {
+    let mock = MockUpstream::start().await;
+    mock.set_usage(Some((100, 20, 0)));
+    let server = TestServer::start().await;
+    let (root, payer, key) = fixture(&server, &mock, 100_000, 60_000).await;
+    let other_id = server.create_user(&root, "other", "password1").await;
+    root.put("/api/user/", json!({"id": other_id, "quota": 100_000}))
+        .await;
+    let other = server.client_for("other", "password1").await;
+    let other_key = new_key(&other, 100_000).await;
+    let mut tasks = Vec::new();
+    for i in 0..200 {
+        let client = server.client.clone();
+        let url = server.url("/v1/chat/completions");
+        let key = if i % 2 == 0 {
+            key.clone()
+        } else {
+            other_key.clone()
+        };
+        tasks.push(tokio::spawn(async move {
+            client
+                .post(url)
+                .bearer_auth(key)
+                .json(&json!({"model": "gpt-4o", "max_tokens": 50, "messages": []}))
+                .send()
+                .await
+                .expect("sent")
+                .status()
+        }));
+    }
+    let mut ok = 0;
+    for t in tasks {
+        let status = t.await.expect("task");
+        assert!(
+            status == StatusCode::OK || status == StatusCode::FORBIDDEN,
+            "{status}"
+        );
+        ok += usize::from(status == StatusCode::OK);
+    }
+    let (q1, _, c1, l1) = balances(&server, payer.id).await;
+    let (q2, _, c2, l2) = balances(&server, other.id).await;
+    let logged: i64 = l1.iter().chain(l2.iter()).map(|l| l.quota).sum();
+    assert_eq!(
+        q1 + q2 + logged,
+        200_000,
+        "sum(balances) + sum(logged quota) == initial"
+    );
+    assert_eq!(
+        usize::try_from(c1 + c2).expect("count"),
+        ok,
+        "one request counted per success"
+    );
+    // 1.25 × (100 + 20 × 4) = 225 each; the payer's token (60,000) caps it at 266 requests.
+    assert!(q1 >= 0 && q2 >= 0);
+    let (_, tokens) = payer.get("/api/token/").await;
+    let remain = tokens["data"]["items"][0]["remain_quota"]
+        .as_i64()
+        .expect("remain");
+    let payer_logged: i64 = l1.iter().map(|l| l.quota).sum();
+    assert_eq!(
+        remain + payer_logged,
+        60_000,
+        "the token balance agrees with its logs"
+    );
+}
