@@ -62,15 +62,28 @@ const publicRoutes: RouteObject[] = [
 
 /** Console pages: a guest is sent to /login (spec 01 §2). */
 const consoleRoutes: RouteObject[] = [
-  placeholder('channel', 'channel'),
-  placeholder('channel/add', 'channelAdd'),
-  placeholder('channel/edit/:id', 'channelEdit'),
   placeholder('token', 'token'),
   placeholder('playground', 'playground'),
   placeholder('redemption', 'redemption'),
   {
     element: <RequireAdmin />,
     children: [
+      {
+        path: 'channel',
+        lazy: async () => ({ Component: (await import('@/pages/channels')).ChannelsPage }),
+      },
+      {
+        path: 'channel/add',
+        lazy: async () => ({
+          Component: (await import('@/pages/channels/channel-edit-page')).ChannelEditPage,
+        }),
+      },
+      {
+        path: 'channel/edit/:id',
+        lazy: async () => ({
+          Component: (await import('@/pages/channels/channel-edit-page')).ChannelEditPage,
+        }),
+      },
       {
         path: 'user',
         lazy: async () => ({ Component: (await import('@/pages/users')).UsersPage }),

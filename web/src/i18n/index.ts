@@ -4,11 +4,13 @@ import { initReactI18next } from 'react-i18next';
 import { fallbackLanguage, usePreferences } from '@/stores/preferences';
 
 import enAuth from './locales/en/auth.json';
+import enChannels from './locales/en/channels.json';
 import enCommon from './locales/en/common.json';
 import enPersonal from './locales/en/personal.json';
 import enSetup from './locales/en/setup.json';
 import enUsers from './locales/en/users.json';
 import zhAuth from './locales/zh/auth.json';
+import zhChannels from './locales/zh/channels.json';
 import zhCommon from './locales/zh/common.json';
 import zhPersonal from './locales/zh/personal.json';
 import zhSetup from './locales/zh/setup.json';
@@ -16,8 +18,22 @@ import zhUsers from './locales/zh/users.json';
 
 /** zh is the typed source of every key; en must carry the same keys (see locales.test.ts). */
 export const resources = {
-  zh: { common: zhCommon, auth: zhAuth, setup: zhSetup, users: zhUsers, personal: zhPersonal },
-  en: { common: enCommon, auth: enAuth, setup: enSetup, users: enUsers, personal: enPersonal },
+  zh: {
+    common: zhCommon,
+    auth: zhAuth,
+    setup: zhSetup,
+    users: zhUsers,
+    personal: zhPersonal,
+    channels: zhChannels,
+  },
+  en: {
+    common: enCommon,
+    auth: enAuth,
+    setup: enSetup,
+    users: enUsers,
+    personal: enPersonal,
+    channels: enChannels,
+  },
 } as const;
 
 export const defaultNS = 'common';

@@ -1,0 +1,444 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import type { ParseKeys } from 'i18next';
+import { ArrowLeft, Download, X } from 'lucide-react';
+import { useState } from 'react';
+import { Controller, useForm, useWatch } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { Link, useNavigate, useParams } from 'react-router';
+
+import {
+  channelQueryOptions,
+  createChannel,
+  fetchUpstreamModels,
+  knownModelsQueryOptions,
+  splitList,
+  updateChannel,
+} from '@/api/channels';
+import type { Channel } from '@/api/channels';
+import { groupsQueryOptions } from '@/api/users';
+import { PageHeader } from '@/components/layout/page-header';
+import { Alert } from '@/components/ui/alert';
+import { Badge } from '@/components/ui/badge';
+import { Button } from '@/components/ui/button';
+import { Field } from '@/components/ui/field';
+import { Input } from '@/components/ui/input';
+import { Select } from '@/components/ui/select';
+import { Spinner } from '@/components/ui/spinner';
+import { Switch } from '@/components/ui/switch';
+import { toast } from '@/stores/toasts';
+
+import { channelType, channelTypes, keyHintTypes, SPARK_TYPE } from './constants';
+import { channelFormSchema, newChannelValues, toChannelPayload } from './schema';
+import type { ChannelFormValues } from './schema';
+
+import './channels.css';
+
+function formValues(channel: Channel): ChannelFormValues {
+  return {
+    type: channel.type,
+    name: channel.name,
+    base_url: channel.base_url,
+    key: '',
+    batch: false,
+    models: splitList(channel.models),
+    groups: splitList(channel.group),
+    model_mapping: channel.model_mapping,
+    status_code_mapping: channel.status_code_mapping,
+    param_override: channel.param_override,
+    setting: channel.setting,
+    priority: channel.priority,
+    weight: channel.weight,
+    tag: channel.tag,
+    auto_ban: channel.auto_ban === 1,
+    test_model: channel.test_model,
+    proxy: channel.proxy,
+    openai_organization: channel.openai_organization,
+    other: channel.other,
+  };
+}
+
+/** /channel/add and /channel/edit/{id} (admin): the channel editor. */
+export function ChannelEditPage() {
+  const { t } = useTranslation('channels');
+  const { id } = useParams();
+  const creating = id === undefined;
+  const channelId = Number(id);
+  const channel = useQuery({
+    ...channelQueryOptions(channelId),
+    enabled: !creating && Number.isInteger(channelId),
+  });
+
+  return (
+    <>
+      <PageHeader
+        title={creating ? t('edit.addTitle') : t('edit.editTitle')}
+        actions={
+          <Button variant="ghost" asChild>
+            <Link to="/channel">
+              <ArrowLeft aria-hidden />
+              {t('edit.back')}
+            </Link>
+          </Button>
+        }
+      />
+      {creating ? (
+        <ChannelForm />
+      ) : !Number.isInteger(channelId) || (channel.isError && !channel.data) ? (
+        <Alert tone="danger">{t('edit.loadFailed')}</Alert>
+      ) : !channel.data ? (
+        <Spinner label={t('list.loading')} />
+      ) : (
+        <ChannelForm key={channel.data.id} channel={channel.data} />
+      )}
+    </>
+  );
+}
+
+function ChannelForm({ channel }: { channel?: Channel }) {
+  const { t } = useTranslation('channels');
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const creating = channel === undefined;
+  const groups = useQuery(groupsQueryOptions);
+  const known = useQuery(knownModelsQueryOptions);
+  const [customModel, setCustomModel] = useState('');
+  const {
+    register,
+    handleSubmit,
+    control,
+    getValues,
+    setValue,
+    formState: { errors },
+  } = useForm<ChannelFormValues>({
+    resolver: zodResolver(channelFormSchema(creating)),
+    defaultValues: channel ? formValues(channel) : newChannelValues,
+  });
+  const type = useWatch({ control, name: 'type' });
+  const models = useWatch({ control, name: 'models' });
+  const message = (key: string | undefined) => (key ? t(key as ParseKeys<'channels'>) : undefined);
+
+  const save = useMutation({
+    mutationFn: async (values: ChannelFormValues) => {
+      const { channel: body, notices } = toChannelPayload(values);
+      for (const notice of notices) toast.info(t(`toast.${notice}`));
+      if (creating) return createChannel(values.batch ? 'batch' : 'single', body);
+      return updateChannel({ ...body, id: channel.id });
+    },
+    onSuccess: (serverNotice) => {
+      if (serverNotice) toast.info(t('toast.notice', { message: serverNotice }));
+      toast.success(creating ? t('toast.created') : t('toast.updated'));
+      void queryClient.invalidateQueries({ queryKey: ['channels'] });
+      void navigate('/channel');
+    },
+  });
+
+  const addModels = (more: string[]) => {
+    const current = getValues('models');
+    const fresh = more.map((m) => m.trim()).filter((m) => m !== '' && !current.includes(m));
+    if (fresh.length < more.length) toast.info(t('toast.modelsExist'));
+    setValue('models', [...current, ...new Set(fresh)], { shouldValidate: true });
+  };
+
+  const fetchModels = useMutation({
+    mutationFn: () => {
+      if (channel) return fetchUpstreamModels({ id: channel.id });
+      return fetchUpstreamModels({
+        base_url: getValues('base_url').trim().replace(/\/+$/, ''),
+        type: getValues('type'),
+        key: getValues('key').trim().split('\n')[0] ?? '',
+      });
+    },
+    meta: { silent: true },
+    onSuccess: (list) => {
+      const current = getValues('models');
+      setValue('models', [...new Set([...current, ...list])], { shouldValidate: true });
+      toast.success(t('toast.modelsFetched', { count: list.length }));
+    },
+    onError: (error) => toast.error(`${t('toast.fetchModelsFailed')}: ${error.message}`),
+  });
+
+  const typeInfo = channelType(type);
+  const keyHint = (keyHintTypes as readonly number[]).includes(type)
+    ? t(`edit.keyFormat.${type}` as ParseKeys<'channels'>)
+    : t('edit.keyHint');
+  const groupNames = [
+    ...new Set([...(groups.data ?? []), ...(channel ? splitList(channel.group) : ['default'])]),
+  ];
+  const knownForType = (known.data ?? []).filter((m) => m.type === type).map((m) => m.id);
+
+  return (
+    <form
+      className="channel-edit"
+      noValidate
+      onSubmit={handleSubmit((values) => save.mutate(values))}
+    >
+      <Field id="channel-type" label={t('field.type')}>
+        <Select id="channel-type" {...register('type', { valueAsNumber: true })}>
+          {channelTypes.map((ct) => (
+            <option key={ct.id} value={ct.id}>
+              {ct.label}
+            </option>
+          ))}
+        </Select>
+      </Field>
+      <Field id="channel-name" label={t('field.name')} error={message(errors.name?.message)}>
+        <Input id="channel-name" autoComplete="off" {...register('name')} />
+      </Field>
+      <Field
+        id="channel-base-url"
+        label={t('field.baseUrl')}
+        error={message(errors.base_url?.message)}
+      >
+        <Input
+          id="channel-base-url"
+          autoComplete="off"
+          placeholder={typeInfo?.baseUrl ?? ''}
+          {...register('base_url')}
+        />
+      </Field>
+      <Field
+        id="channel-key"
+        label={t('field.key')}
+        hint={channel?.key_set ? t('edit.keySet', { count: channel.key_count }) : keyHint}
+        error={message(errors.key?.message)}
+      >
+        <textarea
+          id="channel-key"
+          className="ui-input channels__json"
+          rows={3}
+          autoComplete="off"
+          spellCheck={false}
+          {...register('key')}
+        />
+      </Field>
+      {creating ? (
+        <label className="channels__switch">
+          <Controller
+            control={control}
+            name="batch"
+            render={({ field }) => (
+              <Switch
+                checked={field.value}
+                onCheckedChange={field.onChange}
+                aria-label={t('edit.batch')}
+              />
+            )}
+          />
+          {t('edit.batch')}
+        </label>
+      ) : null}
+      <Field
+        id="channel-models-input"
+        label={t('field.models')}
+        error={message(errors.models?.message)}
+      >
+        <div className="channel-edit__models">
+          <div className="channel-edit__chips" aria-label={t('field.models')} role="list">
+            {models.map((model) => (
+              <Badge key={model} tone="blue" role="listitem">
+                {model}
+                <button
+                  type="button"
+                  className="channel-edit__chip-remove"
+                  aria-label={t('edit.removeModel', { model })}
+                  onClick={() =>
+                    setValue(
+                      'models',
+                      models.filter((m) => m !== model),
+                      { shouldValidate: true },
+                    )
+                  }
+                >
+                  <X aria-hidden />
+                </button>
+              </Badge>
+            ))}
+          </div>
+          <div className="channel-edit__model-tools">
+            <Input
+              id="channel-models-input"
+              placeholder={t('edit.customModel')}
+              value={customModel}
+              onChange={(e) => setCustomModel(e.target.value)}
+              onKeyDown={(e) => {
+                if (e.key === 'Enter') {
+                  e.preventDefault();
+                  addModels(splitList(customModel.replaceAll('，', ',')));
+                  setCustomModel('');
+                }
+              }}
+            />
+            <Button
+              type="button"
+              variant="secondary"
+              size="sm"
+              onClick={() => {
+                addModels(splitList(customModel.replaceAll('，', ',')));
+                setCustomModel('');
+              }}
+            >
+              {t('edit.addModel')}
+            </Button>
+            <Button
+              type="button"
+              variant="secondary"
+              size="sm"
+              disabled={fetchModels.isPending}
+              onClick={() => {
+                if (creating && getValues('key').trim() === '') {
+                  toast.error(t('edit.fetchNeedsKey'));
+                  return;
+                }
+                fetchModels.mutate();
+              }}
+            >
+              <Download aria-hidden />
+              {t('edit.fetchModels')}
+            </Button>
+            {knownForType.length > 0 ? (
+              <Button
+                type="button"
+                variant="ghost"
+                size="sm"
+                onClick={() => addModels(knownForType.filter((m) => !models.includes(m)))}
+              >
+                {t('edit.fillKnown')}
+              </Button>
+            ) : null}
+            <Button
+              type="button"
+              variant="ghost"
+              size="sm"
+              onClick={() => setValue('models', [], { shouldValidate: true })}
+            >
+              {t('edit.clearModels')}
+            </Button>
+          </div>
+        </div>
+      </Field>
+      <fieldset className="channel-edit__groups">
+        <legend>{t('field.groups')}</legend>
+        <Controller
+          control={control}
+          name="groups"
+          render={({ field }) => (
+            <>
+              {groupNames.map((group) => (
+                <label key={group}>
+                  <input
+                    type="checkbox"
+                    checked={field.value.includes(group)}
+                    onChange={(e) =>
+                      field.onChange(
+                        e.target.checked
+                          ? [...field.value, group]
+                          : field.value.filter((g) => g !== group),
+                      )
+                    }
+                  />
+                  {group}
+                </label>
+              ))}
+            </>
+          )}
+        />
+      </fieldset>
+      {(
+        [
+          ['model_mapping', 'modelMapping', '{"gpt-3.5-turbo": "gpt-35-turbo"}'],
+          ['status_code_mapping', 'statusCodeMapping', '{"400": "500"}'],
+          ['param_override', 'paramOverride', '{"temperature": 0}'],
+          ['setting', 'setting', '{}'],
+        ] as const
+      ).map(([name, label, placeholder]) => (
+        <Field
+          key={name}
+          id={`channel-${name}`}
+          label={t(`field.${label}`)}
+          hint={t('edit.jsonHint')}
+          error={message(errors[name]?.message)}
+        >
+          <textarea
+            id={`channel-${name}`}
+            className="ui-input channels__json"
+            rows={3}
+            placeholder={placeholder}
+            spellCheck={false}
+            {...register(name)}
+          />
+        </Field>
+      ))}
+      <div className="channel-edit__row">
+        <Field
+          id="channel-priority"
+          label={t('field.priority')}
+          error={message(errors.priority?.message)}
+        >
+          <Input
+            id="channel-priority"
+            type="number"
+            {...register('priority', { valueAsNumber: true })}
+          />
+        </Field>
+        <Field
+          id="channel-weight"
+          label={t('field.weight')}
+          error={message(errors.weight?.message)}
+        >
+          <Input
+            id="channel-weight"
+            type="number"
+            {...register('weight', { valueAsNumber: true })}
+          />
+        </Field>
+      </div>
+      <Field id="channel-tag" label={t('field.tag')}>
+        <Input id="channel-tag" autoComplete="off" {...register('tag')} />
+      </Field>
+      <label className="channels__switch">
+        <Controller
+          control={control}
+          name="auto_ban"
+          render={({ field }) => (
+            <Switch
+              checked={field.value}
+              onCheckedChange={field.onChange}
+              aria-label={t('field.autoBan')}
+            />
+          )}
+        />
+        {t('field.autoBan')}
+      </label>
+      <Field id="channel-test-model-field" label={t('field.testModel')}>
+        <Input id="channel-test-model-field" autoComplete="off" {...register('test_model')} />
+      </Field>
+      <Field id="channel-proxy" label={t('field.proxy')}>
+        <Input
+          id="channel-proxy"
+          autoComplete="off"
+          placeholder="socks5://…"
+          {...register('proxy')}
+        />
+      </Field>
+      <Field id="channel-organization" label={t('field.organization')}>
+        <Input id="channel-organization" autoComplete="off" {...register('openai_organization')} />
+      </Field>
+      <Field
+        id="channel-other"
+        label={t('field.other')}
+        hint={type === SPARK_TYPE ? t('edit.otherSpark') : undefined}
+      >
+        <Input id="channel-other" autoComplete="off" {...register('other')} />
+      </Field>
+      <div className="channel-edit__actions">
+        <Button type="submit" disabled={save.isPending}>
+          {t('edit.submit')}
+        </Button>
+        <Button type="button" variant="secondary" asChild>
+          <Link to="/channel">{t('edit.cancel')}</Link>
+        </Button>
+      </div>
+    </form>
+  );
+}
