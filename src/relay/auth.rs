@@ -36,12 +36,7 @@ pub fn parse_key(headers: &HeaderMap) -> Option<(String, Option<String>)> {
     let raw = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .map(|v| v.trim())
-        .map(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-                .unwrap_or(v)
-        })
+        .map(strip_bearer)
         .or_else(|| headers.get("x-api-key").and_then(|v| v.to_str().ok()))?
         .trim();
     let raw = raw.strip_prefix("sk-").unwrap_or(raw);
@@ -51,6 +46,17 @@ pub fn parse_key(headers: &HeaderMap) -> Option<(String, Option<String>)> {
     match raw.split_once('-') {
         Some((key, channel)) => Some((key.to_owned(), Some(channel.to_owned()))),
         None => Some((raw.to_owned(), None)),
+    }
+}
+
+/// The credential of an `Authorization` value: what follows the `Bearer` scheme (any case), or
+/// the whole value when it has no scheme.
+fn strip_bearer(value: &str) -> &str {
+    let value = value.trim();
+    match value.split_once(char::is_whitespace) {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest.trim(),
+        _ if value.eq_ignore_ascii_case("bearer") => "",
+        _ => value,
     }
 }
 
