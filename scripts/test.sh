@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test Tollgate has: formatting and lints (Rust and web), unit and integration tests
 # (the real server over HTTP on ephemeral ports with temporary databases), the web unit tests,
-# and the browser test against a fresh server. `.ci/run` calls exactly this script.
+# the browser tests against a fresh server, and the official openai Python SDK against the
+# server. `.ci/run` calls exactly this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -25,10 +26,19 @@ ensure_chromium
 step "browser: end-to-end tests"
 (cd web && TOLLGATE_BIN="$PWD/../target/debug/tollgate" npm run e2e 2>&1) | tee "$log/e2e.txt"
 
+step "sdk: the official openai Python SDK against the server"
+venv=target/sdk-venv
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install -q --disable-pip-version-check -r tests/sdk/requirements.txt
+TOLLGATE_BIN="$PWD/target/debug/tollgate" "$venv/bin/python" -m pytest tests/sdk -q -p no:cacheprovider 2>&1 | tee "$log/sdk.txt"
+
 # One summary line over every runner.
 rust=$(grep -oE 'test result: ok\. [0-9]+ passed' "$log/cargo.txt" | awk '{ n += $4 } END { print n + 0 }')
 web=$(grep -E '^ +Tests +[0-9]+ passed' "$log/vitest.txt" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' | head -1)
 e2e=$(grep -oE '^ +[0-9]+ passed' "$log/e2e.txt" | grep -oE '[0-9]+' | tail -1)
-total=$(( ${rust:-0} + ${web:-0} + ${e2e:-0} ))
-printf '\nrust %s, web %s, browser %s\n' "${rust:-0}" "${web:-0}" "${e2e:-0}"
+sdk=$(grep -oE '^[0-9]+ passed' "$log/sdk.txt" | grep -oE '[0-9]+' | tail -1)
+total=$(( ${rust:-0} + ${web:-0} + ${e2e:-0} + ${sdk:-0} ))
+printf '\nrust %s, web %s, browser %s, sdk %s\n' "${rust:-0}" "${web:-0}" "${e2e:-0}" "${sdk:-0}"
 echo "tests: $total passed, 0 failed"

@@ -1,0 +1,113 @@
+"""Fixtures for the official-SDK suite: a mock OpenAI upstream, a fresh Tollgate, a channel and a key.
+
+The suite talks only to 127.0.0.1. TOLLGATE_BIN names the server binary (scripts/test.sh passes
+target/debug/tollgate).
+"""
+
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+
+ROOT = {"username": "root", "password": "password123"}
+
+
+class MockOpenAI(BaseHTTPRequestHandler):
+    """Answers chat completions (plain and SSE) with usage, like OpenAI."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if body.get("stream"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            events = [
+                {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": body["model"],
+                 "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+                for piece in ["Hel", "lo"]
+            ]
+            if body.get("stream_options", {}).get("include_usage"):
+                events.append({"id": "c1", "object": "chat.completion.chunk", "created": 1,
+                               "model": body["model"], "choices": [],
+                               "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}})
+            for event in events:
+                self._chunk(f"data: {json.dumps(event)}\n\n")
+            self._chunk("data: [DONE]\n\n")
+            self._chunk("")
+            return
+        answer = {
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello"},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
+        }
+        data = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _chunk(self, text):
+        data = text.encode()
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def gateway():
+    """Yields (base_url, api_key, poor_key) of a configured Tollgate."""
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), MockOpenAI)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    binary = os.environ.get("TOLLGATE_BIN", "target/debug/tollgate")
+    data = tempfile.mkdtemp(prefix="tollgate-sdk-")
+    port = free_port()
+    server = subprocess.Popen([binary, "--listen", f"127.0.0.1:{port}", "--data-dir", data],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"{base}/api/status", timeout=1).raise_for_status()
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError("tollgate did not start")
+                time.sleep(0.05)
+        api = httpx.Client(base_url=base)
+        api.post("/api/setup", json={**ROOT, "confirmPassword": ROOT["password"]}).raise_for_status()
+        uid = str(api.post("/api/user/login", json=ROOT).json()["data"]["id"])
+        api.headers["New-Api-User"] = uid
+        channel = {"name": "mock", "type": 1, "key": "upstream-key", "models": "gpt-4o-mini",
+                   "group": "default", "base_url": f"http://127.0.0.1:{upstream.server_port}"}
+        assert api.post("/api/channel/", json=channel).json()["success"]
+
+        def key(quota):
+            token = api.post("/api/token/", json={"name": "sdk", "remain_quota": quota}).json()["data"]
+            return api.post(f"/api/token/{token['id']}/key").json()["data"]["key"]
+
+        yield base, key(5_000_000), key(1)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        upstream.shutdown()
