@@ -582,3 +582,31 @@ async fn concurrent_requests_conserve_money() {
         "the token balance agrees with its logs"
     );
 }
+
+#[tokio::test]
+async fn embeddings_are_relayed_and_billed_by_prompt_tokens() {
+    let mock = MockUpstream::start().await;
+    mock.set_usage(Some((1000, 0, 0)));
+    let server = TestServer::start().await;
+    let (root, payer, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
+    root.put(
+        "/api/channel/",
+        json!({"id": 1, "models": "gpt-4o,text-embedding-3-small"}),
+    )
+    .await;
+    let (status, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/embeddings"))
+                .bearer_auth(&key)
+                .json(&json!({"model": "text-embedding-3-small", "input": ["hello", "world"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"][0]["embedding"], json!([0.5, 0.25]));
+    let (quota, _, _, logs) = balances(&server, payer.id).await;
+    // text-embedding-3-small: ratio 0.01 × 1000 = 10
+    assert_eq!(quota, 1_000_000 - 10);
+    assert_eq!(logs[0].model_name, "text-embedding-3-small");
+}

@@ -1,4 +1,5 @@
-//! POST /v1/chat/completions: the OpenAI-compatible hot path.
+//! The OpenAI-compatible hot path for JSON endpoints: chat completions, completions, embeddings,
+//! moderations, image generations, rerank and responses share it; only the upstream path differs.
 //!
 //! auth (memory) → price (options snapshot) → reserve (quota book) → pick a channel (routing
 //! table snapshot) → forward → settle. Retries (RetryTimes) walk down the priority tiers, skip
@@ -48,6 +49,41 @@ struct ChatHead {
     max_completion_tokens: Option<i64>,
     #[serde(default)]
     messages: Vec<Value>,
+    /// Embeddings, moderations, responses, rerank input.
+    #[serde(default)]
+    input: Option<Value>,
+    /// Completions and image prompts.
+    #[serde(default)]
+    prompt: Option<Value>,
+    /// Rerank query.
+    #[serde(default)]
+    query: Option<String>,
+}
+
+/// Characters of the text in a prompt-like value (a string, or an array of strings / parts).
+fn text_chars(value: &Value) -> usize {
+    match value {
+        Value::String(s) => s.chars().count(),
+        Value::Array(items) => items.iter().map(text_chars).sum(),
+        Value::Object(map) => map
+            .get("text")
+            .or_else(|| map.get("content"))
+            .map_or(0, text_chars),
+        _ => 0,
+    }
+}
+
+impl ChatHead {
+    /// Prompt tokens by Tollgate's estimator, whatever the endpoint's input field.
+    fn prompt_estimate(&self) -> i64 {
+        if !self.messages.is_empty() {
+            return estimate_prompt(&self.messages);
+        }
+        let chars = self.input.as_ref().map_or(0, text_chars)
+            + self.prompt.as_ref().map_or(0, text_chars)
+            + self.query.as_deref().map_or(0, |q| q.chars().count());
+        estimate_tokens(chars)
+    }
 }
 
 /// Prompt tokens by Tollgate's estimator: characters of the text parts / 4, plus 3 per message
@@ -94,6 +130,70 @@ pub async fn chat_completions(
     caller: Caller,
     body: Bytes,
 ) -> Result<Response, RelayError> {
+    relay_json(state, caller, body, "/v1/chat/completions").await
+}
+
+/// Handles POST /v1/completions.
+pub async fn completions(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Bytes,
+) -> Result<Response, RelayError> {
+    relay_json(state, caller, body, "/v1/completions").await
+}
+
+/// Handles POST /v1/embeddings.
+pub async fn embeddings(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Bytes,
+) -> Result<Response, RelayError> {
+    relay_json(state, caller, body, "/v1/embeddings").await
+}
+
+/// Handles POST /v1/moderations.
+pub async fn moderations(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Bytes,
+) -> Result<Response, RelayError> {
+    relay_json(state, caller, body, "/v1/moderations").await
+}
+
+/// Handles POST /v1/images/generations.
+pub async fn image_generations(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Bytes,
+) -> Result<Response, RelayError> {
+    relay_json(state, caller, body, "/v1/images/generations").await
+}
+
+/// Handles POST /v1/rerank.
+pub async fn rerank(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Bytes,
+) -> Result<Response, RelayError> {
+    relay_json(state, caller, body, "/v1/rerank").await
+}
+
+/// Handles POST /v1/responses.
+pub async fn responses(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Bytes,
+) -> Result<Response, RelayError> {
+    relay_json(state, caller, body, "/v1/responses").await
+}
+
+/// The shared pipeline: `path` is both the client's route and the upstream's.
+async fn relay_json(
+    state: AppState,
+    caller: Caller,
+    body: Bytes,
+    path: &'static str,
+) -> Result<Response, RelayError> {
     let started = Instant::now();
     let head: ChatHead = serde_json::from_slice(&body)
         .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
@@ -120,7 +220,7 @@ pub async fn chat_completions(
     };
     let group_ratio = options.prices().group(&caller.group);
     let quota_per_unit = options.int("QuotaPerUnit");
-    let prompt_estimate = estimate_prompt(&head.messages);
+    let prompt_estimate = head.prompt_estimate();
     let max_tokens = match (head.max_tokens, head.max_completion_tokens) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
@@ -164,7 +264,7 @@ pub async fn chat_completions(
             head.stream && !client_wants_usage,
         )?;
         let sent = Instant::now();
-        match send(&state, &channel, upstream_body, timeout).await {
+        match send(&state, &channel, path, upstream_body, timeout).await {
             Ok(resp) if resp.status().is_success() => {
                 report(&state, &channel, Some(resp.status().as_u16()), sent, None);
                 let ctx = SettleCtx {
@@ -275,6 +375,7 @@ fn upstream_body<'a>(
 async fn send(
     state: &AppState,
     channel: &RoutedChannel,
+    path: &str,
     body: Cow<'_, Bytes>,
     timeout: Duration,
 ) -> Result<reqwest::Response, String> {
@@ -290,10 +391,7 @@ async fn send(
     } else {
         state.http.for_proxy(&c.proxy)?
     };
-    let url = format!(
-        "{}/v1/chat/completions",
-        effective_base_url(c.channel_type, &c.base_url)
-    );
+    let url = format!("{}{path}", effective_base_url(c.channel_type, &c.base_url));
     let key = channel
         .next_key()
         .map(|k| k.expose().to_owned())

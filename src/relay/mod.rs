@@ -20,6 +20,12 @@ use crate::state::AppState;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/chat/completions", post(chat::chat_completions))
+        .route("/v1/completions", post(chat::completions))
+        .route("/v1/embeddings", post(chat::embeddings))
+        .route("/v1/moderations", post(chat::moderations))
+        .route("/v1/images/generations", post(chat::image_generations))
+        .route("/v1/rerank", post(chat::rerank))
+        .route("/v1/responses", post(chat::responses))
         .route("/v1/models", get(models::list_models))
         .route("/v1/models/{model}", get(models::get_model))
         .route("/v1/files", any(not_implemented))

@@ -26,11 +26,11 @@ use super::settle::{SettleCtx, UsageSource, estimate_tokens};
 /// Usage as OpenAI reports it.
 #[derive(Debug, Deserialize)]
 pub struct UsageJson {
-    /// Prompt tokens.
-    #[serde(default)]
+    /// Prompt tokens (`input_tokens` in the Responses API).
+    #[serde(default, alias = "input_tokens")]
     pub prompt_tokens: i64,
-    /// Completion tokens.
-    #[serde(default)]
+    /// Completion tokens (`output_tokens` in the Responses API).
+    #[serde(default, alias = "output_tokens")]
     pub completion_tokens: i64,
     /// Details (cached tokens).
     #[serde(default)]

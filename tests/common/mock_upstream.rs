@@ -165,6 +165,23 @@ async fn chat(
     .into_response()
 }
 
+async fn embeddings(
+    State(s): State<Arc<MockState>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    s.chat_calls.fetch_add(1, Ordering::SeqCst);
+    *s.last_body.lock().expect("lock") = Some(body.clone());
+    if let Some(answer) = s.intercept(&headers).await {
+        return answer;
+    }
+    let prompt = s.usage.lock().expect("lock").map_or(1, |(p, _, _)| p);
+    Json(json!({"object": "list", "model": body["model"],
+        "data": [{"object": "embedding", "index": 0, "embedding": [0.5, 0.25]}],
+        "usage": {"prompt_tokens": prompt, "total_tokens": prompt}}))
+    .into_response()
+}
+
 /// An SSE answer: one chunk per piece, then the usage chunk (when usage is set and the request
 /// asked for it), then `[DONE]`.
 fn sse(s: Arc<MockState>, model: String, usage: Option<Value>) -> Response {
@@ -243,6 +260,7 @@ impl MockUpstream {
         *state.models.lock().expect("lock") = vec!["gpt-4o".into(), "gpt-4o-mini".into()];
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
+            .route("/v1/embeddings", post(embeddings))
             .route("/v1/models", get(models))
             .route("/generate_204", get(generate_204))
             .with_state(Arc::clone(&state));

@@ -29,6 +29,10 @@ class MockOpenAI(BaseHTTPRequestHandler):
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.path == "/v1/embeddings":
+            return self._json({"object": "list", "model": body["model"],
+                               "data": [{"object": "embedding", "index": 0, "embedding": [0.1, 0.2]}],
+                               "usage": {"prompt_tokens": 4, "total_tokens": 4}})
         if body.get("stream"):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -54,6 +58,9 @@ class MockOpenAI(BaseHTTPRequestHandler):
                          "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
         }
+        self._json(answer)
+
+    def _json(self, answer):
         data = json.dumps(answer).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -98,7 +105,7 @@ def gateway():
         api.post("/api/setup", json={**ROOT, "confirmPassword": ROOT["password"]}).raise_for_status()
         uid = str(api.post("/api/user/login", json=ROOT).json()["data"]["id"])
         api.headers["New-Api-User"] = uid
-        channel = {"name": "mock", "type": 1, "key": "upstream-key", "models": "gpt-4o-mini",
+        channel = {"name": "mock", "type": 1, "key": "upstream-key", "models": "gpt-4o-mini,text-embedding-3-small",
                    "group": "default", "base_url": f"http://127.0.0.1:{upstream.server_port}"}
         assert api.post("/api/channel/", json=channel).json()["success"]
 

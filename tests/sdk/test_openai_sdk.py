@@ -48,7 +48,13 @@ def test_streaming_with_usage(gateway):
 
 def test_models_list(gateway):
     ids = [m.id for m in client(gateway).models.list()]
-    assert ids == ["gpt-4o-mini"]
+    assert ids == ["gpt-4o-mini", "text-embedding-3-small"]
+
+
+def test_embeddings(gateway):
+    answer = client(gateway).embeddings.create(model="text-embedding-3-small", input="hello")
+    assert answer.data[0].embedding == [0.1, 0.2]
+    assert answer.usage.prompt_tokens == 4
 
 
 def test_bad_key_raises_authentication_error(gateway):
