@@ -610,3 +610,23 @@ async fn embeddings_are_relayed_and_billed_by_prompt_tokens() {
     assert_eq!(quota, 1_000_000 - 10);
     assert_eq!(logs[0].model_name, "text-embedding-3-small");
 }
+
+#[tokio::test]
+async fn users_see_the_models_their_groups_reach() {
+    let mock = MockUpstream::start().await;
+    let server = TestServer::start().await;
+    let (root, payer, _) = fixture(&server, &mock, 1, 1).await;
+    root.post(
+        "/api/channel/",
+        json!({"name": "svip-only", "type": 1, "key": "k2", "base_url": mock.base,
+        "models": "o3", "group": "svip"}),
+    )
+    .await;
+    let (status, body) = payer.get("/api/user/models").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body["data"],
+        json!(["gpt-4o", "gpt-4o-mini"]),
+        "svip is not one of the payer's groups"
+    );
+}

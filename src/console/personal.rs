@@ -30,6 +30,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/user/aff_transfer", post(transfer_aff))
         .route("/api/user/setting", put(update_setting))
         .route("/api/user/self/groups", get(self_groups))
+        .route("/api/user/models", get(usable_models))
         .route("/api/oauth/email/bind", get(bind_email))
 }
 
@@ -101,6 +102,10 @@ async fn self_groups(
     session: Session,
 ) -> Envelope<BTreeMap<String, GroupInfo>> {
     ok(personal::usable_groups(&state, &session.user))
+}
+
+async fn usable_models(State(state): State<AppState>, session: Session) -> Envelope<Vec<String>> {
+    ok(personal::usable_models(&state, &session.user))
 }
 
 /// `?email=&code=`.

@@ -290,6 +290,17 @@ pub fn usable_groups(state: &AppState, user: &User) -> BTreeMap<String, GroupInf
     groups
 }
 
+/// GET /api/user/models: every model some enabled channel serves in a group this user may use
+/// (their own group or a selectable one), sorted.
+pub fn usable_models(state: &AppState, user: &User) -> Vec<String> {
+    let table = state.channel_pool.table().load();
+    let mut models: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    for group in usable_groups(state, user).keys() {
+        models.extend(table.models_in(group).into_iter().map(str::to_owned));
+    }
+    models.into_iter().collect()
+}
+
 /// GET /api/oauth/email/bind: binds a verified address to the account.
 pub async fn bind_email(
     state: &AppState,
