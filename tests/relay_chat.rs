@@ -630,3 +630,56 @@ async fn users_see_the_models_their_groups_reach() {
         "svip is not one of the payer's groups"
     );
 }
+
+#[tokio::test]
+async fn model_mapping_param_override_and_status_mapping_apply_per_channel() {
+    let mock = MockUpstream::start().await;
+    mock.set_usage(Some((10, 10, 0)));
+    let server = TestServer::start().await;
+    let (root, payer, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
+    let (status, body) = root
+        .put(
+            "/api/channel/",
+            json!({"id": 1, "model_mapping": r#"{"gpt-4o": "gpt-4o-2024-08-06"}"#,
+            "param_override": r#"{"temperature": 0.1, "user": "gateway"}"#,
+            "status_code_mapping": r#"{"429": "503"}"#}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _) = chat(
+        &server,
+        &key,
+        json!({"model": "gpt-4o", "temperature": 0.9, "messages": []}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let sent = mock.last_body().expect("sent");
+    assert_eq!(
+        sent["model"], "gpt-4o-2024-08-06",
+        "the upstream gets the mapped name"
+    );
+    assert_eq!(
+        (sent["temperature"].as_f64(), sent["user"].as_str()),
+        (Some(0.1), Some("gateway"))
+    );
+    let (_, _, _, logs) = balances(&server, payer.id).await;
+    assert_eq!(
+        logs[0].model_name, "gpt-4o",
+        "the log keeps the requested name"
+    );
+    let other: Value = serde_json::from_str(&logs[0].other).expect("other");
+    assert_eq!(
+        (
+            other["is_model_mapped"].as_bool(),
+            other["upstream_model_name"].as_str()
+        ),
+        (Some(true), Some("gpt-4o-2024-08-06"))
+    );
+    mock.push_fault(429, json!({"error": {"message": "slow down"}}));
+    let (status, _) = chat(&server, &key, json!({"model": "gpt-4o", "messages": []})).await;
+    assert_eq!(
+        status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "429 mapped to 503 by the channel"
+    );
+}

@@ -6,8 +6,8 @@
 //! channels already tried, and happen only before any byte reached the client and only for
 //! retryable failures (no answer, 401/403/408/429, 5xx). Every upstream outcome is cast to the channel pool.
 //!
-//! The body is forwarded as received unless it must change (model mapping, or asking the
-//! upstream for a usage chunk); only then is it re-serialised.
+//! The body is forwarded as received unless it must change (model mapping, the channel's
+//! param_override, or asking the upstream for a usage chunk); only then is it re-serialised.
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
@@ -262,6 +262,7 @@ async fn relay_json(
             &upstream_model,
             &head,
             head.stream && !client_wants_usage,
+            &channel.channel.param_override,
         )?;
         let sent = Instant::now();
         match send(&state, &channel, path, upstream_body, timeout).await {
@@ -298,7 +299,10 @@ async fn relay_json(
                 let text = resp.text().await.unwrap_or_default();
                 let message = upstream_message(&text, status, &channel);
                 report(&state, &channel, Some(status), sent, Some(message.clone()));
-                last_error = Some(RelayError::Upstream { status, message });
+                last_error = Some(RelayError::Upstream {
+                    status: mapped_status(&channel, status),
+                    message,
+                });
                 if !retryable(status) {
                     break;
                 }
@@ -338,6 +342,23 @@ fn pick(
     select(route, attempt, tried, &mut rand::rng()).cloned()
 }
 
+/// The status the client sees for an upstream error: the channel's `status_code_mapping`
+/// (e.g. `{"429": "503"}`) applied to the upstream's.
+fn mapped_status(channel: &RoutedChannel, status: u16) -> u16 {
+    let mapping: serde_json::Map<String, Value> =
+        serde_json::from_str(&channel.channel.status_code_mapping).unwrap_or_default();
+    mapping
+        .get(&status.to_string())
+        .and_then(|v| {
+            v.as_str()
+                .map(str::to_owned)
+                .or_else(|| v.as_u64().map(|n| n.to_string()))
+        })
+        .and_then(|v| v.parse::<u16>().ok())
+        .filter(|s| (100..600).contains(s))
+        .unwrap_or(status)
+}
+
 /// The model name after the channel's `model_mapping`.
 fn mapped_model(channel: &RoutedChannel, model: &str) -> String {
     let mapping: serde_json::Map<String, Value> =
@@ -357,8 +378,11 @@ fn upstream_body<'a>(
     upstream_model: &str,
     head: &ChatHead,
     force_usage: bool,
+    param_override: &str,
 ) -> Result<Cow<'a, Bytes>, RelayError> {
-    if upstream_model == head.model && !force_usage {
+    let overrides: serde_json::Map<String, Value> =
+        serde_json::from_str(param_override).unwrap_or_default();
+    if upstream_model == head.model && !force_usage && overrides.is_empty() {
         return Ok(Cow::Borrowed(body));
     }
     let mut value: Value = serde_json::from_slice(body)
@@ -366,6 +390,10 @@ fn upstream_body<'a>(
     value["model"] = Value::String(upstream_model.to_owned());
     if force_usage {
         value["stream_options"]["include_usage"] = Value::Bool(true);
+    }
+    // The channel's param_override: its top-level keys replace the client's.
+    if let Value::Object(map) = &mut value {
+        map.extend(overrides);
     }
     let bytes = serde_json::to_vec(&value).map_err(|e| RelayError::Internal(e.to_string()))?;
     Ok(Cow::Owned(Bytes::from(bytes)))
