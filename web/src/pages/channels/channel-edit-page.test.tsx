@@ -1,0 +1,154 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { useSession } from '@/stores/session';
+import { mockApi, statusData } from '@/test/api-mock';
+import type { MockAnswer, RecordedCall } from '@/test/api-mock';
+import { renderApp } from '@/test/render-app';
+import { makeUser } from '@/test/users';
+
+const root = makeUser({ id: 1, username: 'root', role: 100 });
+const ok = (data: unknown = null, message = '') => ({ body: { success: true, message, data } });
+
+const stored = {
+  id: 7,
+  name: 'seven',
+  type: 1,
+  key: '',
+  key_set: true,
+  key_count: 3,
+  base_url: 'https://up.example.com',
+  models: 'gpt-4o',
+  group: 'vip',
+  model_mapping: '',
+  priority: 2,
+  weight: 5,
+  auto_ban: 0,
+  status: 1,
+};
+
+function setUp(extra: Record<string, MockAnswer> = {}) {
+  useSession.getState().setUser(root);
+  return mockApi({
+    'GET /api/status': { body: statusData() },
+    'GET /api/group/': ok(['default', 'vip']),
+    'GET /api/channel/models': ok([{ id: 'gpt-4o', type: 1 }]),
+    'GET /api/channel/': ok({ items: [], page: 1, page_size: 10, total: 0 }),
+    'GET /api/channel/7': ok(stored),
+    ...extra,
+  });
+}
+
+const sent = (calls: RecordedCall[], method: string, path: string) =>
+  calls.filter((c) => c.method === method && c.url.split('?')[0] === path);
+
+afterEach(() => useSession.getState().clearUser());
+
+describe('channel editor', { timeout: 20_000 }, () => {
+  it('creates a channel with the defaults, the cleaned base URL and a notice for Chinese commas', async () => {
+    const calls = setUp({ 'POST /api/channel/': ok({ ids: [1, 2] }) });
+    const { router } = renderApp('/channel/add');
+    const user = userEvent.setup();
+    expect(await screen.findByRole('heading', { name: '添加渠道' })).toBeTruthy();
+    expect((screen.getByLabelText('类型') as HTMLSelectElement).value).toBe('1');
+    expect(screen.getByLabelText('代理地址').getAttribute('placeholder')).toBe(
+      'https://api.openai.com',
+    );
+    await user.click(screen.getByRole('button', { name: '提交' }));
+    expect(await screen.findByText('请填写渠道名称')).toBeTruthy();
+    expect(screen.getByText('请填写渠道密钥')).toBeTruthy();
+    expect(screen.getByText('请至少选择一个模型')).toBeTruthy();
+
+    await user.type(screen.getByLabelText('名称'), 'new');
+    await user.type(screen.getByLabelText('代理地址'), 'https://api.example.com/');
+    await user.type(screen.getByRole('textbox', { name: '密钥' }), 'k1，k2');
+    await user.click(screen.getByRole('switch', { name: '批量创建（每行密钥创建一个渠道）' }));
+    await user.type(screen.getByPlaceholderText('输入模型名称'), 'gpt-4o, o3{Enter}');
+    await user.type(screen.getByLabelText('模型重定向'), '{{"a":');
+    await user.click(screen.getByRole('button', { name: '提交' }));
+    expect(await screen.findByText('必须是合法的 JSON 对象')).toBeTruthy();
+    await user.clear(screen.getByLabelText('模型重定向'));
+    await user.click(screen.getByRole('button', { name: '提交' }));
+
+    await waitFor(() => expect(sent(calls, 'POST', '/api/channel/')).toHaveLength(1));
+    expect(sent(calls, 'POST', '/api/channel/')[0]?.body).toMatchObject({
+      mode: 'batch',
+      channel: {
+        type: 1,
+        name: 'new',
+        base_url: 'https://api.example.com',
+        key: 'k1,k2',
+        models: 'gpt-4o,o3',
+        group: 'default',
+        auto_ban: 1,
+        priority: 0,
+        weight: 0,
+      },
+    });
+    expect(await screen.findByText('密钥中的中文逗号已替换为英文逗号')).toBeTruthy();
+    expect(await screen.findByText('渠道创建成功')).toBeTruthy();
+    await waitFor(() => expect(router.state.location.pathname).toBe('/channel'));
+  });
+
+  it('fetching models for a new channel needs a key, then posts base_url, type and key', async () => {
+    const calls = setUp({ 'POST /api/channel/fetch_models': ok(['m1', 'm2']) });
+    renderApp('/channel/add');
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: '获取模型列表' }));
+    expect(await screen.findByText('请先填写密钥')).toBeTruthy();
+    expect(sent(calls, 'POST', '/api/channel/fetch_models')).toHaveLength(0);
+    await user.type(screen.getByRole('textbox', { name: '密钥' }), 'sk-x');
+    await user.click(screen.getByRole('button', { name: '获取模型列表' }));
+    expect(await screen.findByText('获取到 2 个模型')).toBeTruthy();
+    expect(sent(calls, 'POST', '/api/channel/fetch_models')[0]?.body).toEqual({
+      base_url: '',
+      type: 1,
+      key: 'sk-x',
+    });
+    const chips = screen.getByRole('list', { name: '模型' });
+    expect(
+      within(chips)
+        .getAllByRole('listitem')
+        .map((c) => c.textContent),
+    ).toEqual(['m1', 'm2']);
+  });
+
+  it('edits a channel: the key is write-only (set, 3 keys) and an empty key keeps it', async () => {
+    const calls = setUp({
+      'PUT /api/channel/': ok(stored),
+      'GET /api/channel/fetch_models/7': ok(['gpt-4o', 'gpt-4.1']),
+    });
+    renderApp('/channel/edit/7');
+    const user = userEvent.setup();
+    expect(await screen.findByText('已设置密钥（3 个），留空保持不变')).toBeTruthy();
+    expect((screen.getByLabelText('名称') as HTMLInputElement).value).toBe('seven');
+    expect(screen.queryByRole('switch', { name: '批量创建（每行密钥创建一个渠道）' })).toBeNull();
+    const defaultGroup = await screen.findByRole('checkbox', { name: 'default' });
+    expect((defaultGroup as HTMLInputElement).checked).toBe(false);
+    expect((screen.getByRole('checkbox', { name: 'vip' }) as HTMLInputElement).checked).toBe(true);
+    await user.click(screen.getByRole('button', { name: '获取模型列表' }));
+    expect(await screen.findByText('获取到 2 个模型')).toBeTruthy();
+    await user.click(screen.getByRole('checkbox', { name: 'default' }));
+    await user.click(screen.getByRole('button', { name: '提交' }));
+    await waitFor(() => expect(sent(calls, 'PUT', '/api/channel/')).toHaveLength(1));
+    const body = sent(calls, 'PUT', '/api/channel/')[0]?.body as Record<string, unknown>;
+    expect(body).not.toHaveProperty('key');
+    expect(body).toMatchObject({
+      id: 7,
+      name: 'seven',
+      models: 'gpt-4o,gpt-4.1',
+      group: 'vip,default',
+      auto_ban: 0,
+      priority: 2,
+      weight: 5,
+    });
+    expect(await screen.findByText('渠道更新成功')).toBeTruthy();
+  });
+
+  it('a missing channel says so', async () => {
+    setUp({ 'GET /api/channel/7': { status: 404, body: { success: false, message: 'nope' } } });
+    renderApp('/channel/edit/7');
+    expect(await screen.findByText('渠道不存在，请刷新后重试')).toBeTruthy();
+  });
+});

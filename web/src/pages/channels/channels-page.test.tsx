@@ -1,0 +1,364 @@
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { channelSchema } from '@/api/channels';
+import { usePreferences } from '@/stores/preferences';
+import { useSession } from '@/stores/session';
+import { mockApi, statusData } from '@/test/api-mock';
+import type { MockAnswer, RecordedCall } from '@/test/api-mock';
+import { renderApp } from '@/test/render-app';
+import { makeUser } from '@/test/users';
+
+const root = makeUser({ id: 1, username: 'root', role: 100 });
+
+const makeChannel = (fields: { id: number; name: string } & Record<string, unknown>) =>
+  channelSchema.parse(fields);
+
+const alpha = makeChannel({
+  id: 1,
+  name: 'alpha',
+  type: 1,
+  models: 'gpt-4o,gpt-4o-mini',
+  group: 'default,vip',
+  status: 1,
+  response_time: 800,
+  used_quota: 250_000,
+  balance: 12.5,
+  priority: 3,
+  weight: 1,
+});
+const beta = makeChannel({
+  id: 2,
+  name: 'beta',
+  type: 14,
+  status: 2,
+  response_time: 4200,
+  models: 'claude',
+  group: 'default',
+});
+const gamma = makeChannel({
+  id: 3,
+  name: 'gamma',
+  type: 43,
+  status: 3,
+  response_time: 0,
+  models: 'deepseek-chat',
+  group: 'default',
+  other_info: JSON.stringify({ status_reason: 'quota exhausted', status_time: 1_700_000_000 }),
+});
+
+const ok = (data: unknown = null) => ({ body: { success: true, message: '', data } });
+const page = (items: unknown[], total = items.length) =>
+  ok({ items, page: 1, page_size: 10, total });
+
+function setUp(extra: Record<string, MockAnswer> = {}) {
+  useSession.getState().setUser(root);
+  return mockApi({
+    'GET /api/status': { body: statusData({ display_in_currency: true, quota_per_unit: 500_000 }) },
+    'GET /api/channel/': page([alpha, beta, gamma]),
+    'GET /api/group/': ok(['default', 'vip']),
+    'PUT /api/channel/': ok(alpha),
+    ...extra,
+  });
+}
+
+const sent = (calls: RecordedCall[], method: string, path: string) =>
+  calls.filter((c) => c.method === method && c.url.split('?')[0] === path);
+
+afterEach(() => {
+  useSession.getState().clearUser();
+  usePreferences.getState().setPageSize(10);
+});
+
+describe('channel list', { timeout: 20_000 }, () => {
+  it('is for admins only', async () => {
+    mockApi({ 'GET /api/status': { body: statusData() } });
+    useSession.getState().setUser(makeUser({ id: 9, username: 'plain' }));
+    const { router } = renderApp('/channel');
+    await waitFor(() => expect(router.state.location.pathname).toBe('/'));
+  });
+
+  it('shows type labels, status, response time and used/remaining; non-enabled rows shaded', async () => {
+    setUp();
+    renderApp('/channel');
+    const a = await screen.findByRole('row', { name: 'alpha' });
+    expect(within(a).getByText('OpenAI')).toBeTruthy();
+    expect(within(a).getByText('已启用')).toBeTruthy();
+    expect(within(a).getByText('default, vip')).toBeTruthy();
+    expect(within(a).getByText('0.80 秒').getAttribute('data-response')).toBe('green');
+    expect(within(a).getByText('已用 $0.50')).toBeTruthy();
+    expect(within(a).getByText('剩余 $12.50')).toBeTruthy();
+    expect(a.getAttribute('data-state')).toBeNull();
+    const b = screen.getByRole('row', { name: 'beta' });
+    expect(within(b).getByText('Claude')).toBeTruthy();
+    expect(within(b).getByText('已禁用')).toBeTruthy();
+    expect(within(b).getByText('4.20 秒').getAttribute('data-response')).toBe('yellow');
+    expect(b.getAttribute('data-state')).toBe('off');
+    expect(within(b).getByRole('button', { name: '启用' })).toBeTruthy();
+    const g = screen.getByRole('row', { name: 'gamma' });
+    expect(within(g).getByText('未测试')).toBeTruthy();
+    expect(g.getAttribute('data-state')).toBe('off');
+    within(g).getByText('自动禁用').focus();
+    expect((await screen.findAllByText('原因：quota exhausted')).length).toBeGreaterThan(0);
+  });
+
+  it('searches by keyword, model and group, and pages with the stored page size', async () => {
+    const calls = setUp({ 'GET /api/channel/search': page([alpha], 45) });
+    renderApp('/channel');
+    await screen.findByRole('row', { name: 'alpha' });
+    const user = userEvent.setup();
+    await user.type(screen.getByLabelText('搜索渠道的 ID、名称、地址或标签'), 'al');
+    await user.type(screen.getByLabelText('模型关键字'), 'gpt');
+    await user.selectOptions(await screen.findByRole('combobox', { name: '分组' }), 'vip');
+    await user.click(screen.getByRole('button', { name: '搜索' }));
+    await waitFor(() => expect(sent(calls, 'GET', '/api/channel/search')).toHaveLength(1));
+    const url = new URL(sent(calls, 'GET', '/api/channel/search')[0]?.url ?? '', 'http://x');
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      keyword: 'al',
+      model: 'gpt',
+      group: 'vip',
+      p: '1',
+      page_size: '10',
+    });
+    expect(await screen.findByText('第 1 / 5 页')).toBeTruthy();
+    await user.selectOptions(screen.getByLabelText('每页条数'), '50');
+    await waitFor(() =>
+      expect(sent(calls, 'GET', '/api/channel/search').at(-1)?.url).toContain('page_size=50'),
+    );
+    expect(localStorage.getItem('page-size')).toBe('50');
+  });
+
+  it('edits priority and weight in place, refusing invalid values', async () => {
+    const calls = setUp();
+    renderApp('/channel');
+    const user = userEvent.setup();
+    const priority = await screen.findByLabelText('alpha 的优先级');
+    await user.clear(priority);
+    await user.type(priority, '-1000{Enter}');
+    expect(await screen.findByText('优先级不能小于 -999')).toBeTruthy();
+    expect(sent(calls, 'PUT', '/api/channel/')).toHaveLength(0);
+    await user.clear(priority);
+    await user.type(priority, '7');
+    fireEvent.blur(priority);
+    await waitFor(() =>
+      expect(sent(calls, 'PUT', '/api/channel/')[0]?.body).toEqual({ id: 1, priority: 7 }),
+    );
+    const weight = screen.getByLabelText('alpha 的权重');
+    await user.clear(weight);
+    await user.type(weight, '1.5{Enter}');
+    expect(await screen.findByText('必须是整数')).toBeTruthy();
+    await user.clear(weight);
+    await user.type(weight, '4{Enter}');
+    await waitFor(() =>
+      expect(sent(calls, 'PUT', '/api/channel/')[1]?.body).toEqual({ id: 1, weight: 4 }),
+    );
+  });
+
+  it('disables and enables a channel', async () => {
+    const calls = setUp();
+    renderApp('/channel');
+    const user = userEvent.setup();
+    await user.click(
+      within(await screen.findByRole('row', { name: 'alpha' })).getByRole('button', {
+        name: '禁用',
+      }),
+    );
+    await waitFor(() =>
+      expect(sent(calls, 'PUT', '/api/channel/')[0]?.body).toEqual({ id: 1, status: 2 }),
+    );
+    expect(await screen.findByText('渠道已禁用')).toBeTruthy();
+    await user.click(
+      within(screen.getByRole('row', { name: 'beta' })).getByRole('button', { name: '启用' }),
+    );
+    await waitFor(() =>
+      expect(sent(calls, 'PUT', '/api/channel/')[1]?.body).toEqual({ id: 2, status: 1 }),
+    );
+  });
+
+  it('tests a channel with a model chosen from its models and shows the seconds', async () => {
+    const calls = setUp({
+      'GET /api/channel/test/1': { body: { success: true, message: '', time: 1.234 } },
+      'GET /api/channel/test/2': { body: { success: false, message: 'upstream down', time: 0 } },
+    });
+    renderApp('/channel');
+    const user = userEvent.setup();
+    await user.click(
+      within(await screen.findByRole('row', { name: 'alpha' })).getByRole('button', {
+        name: '测试',
+      }),
+    );
+    const dialog = await screen.findByRole('dialog', { name: '测试渠道 alpha' });
+    const picker = within(dialog).getByRole('combobox');
+    expect(
+      within(picker)
+        .getAllByRole('option')
+        .map((o) => o.textContent),
+    ).toEqual(['默认测试模型', 'gpt-4o', 'gpt-4o-mini']);
+    await user.selectOptions(picker, 'gpt-4o-mini');
+    await user.click(within(dialog).getByRole('button', { name: '测试' }));
+    expect(await screen.findByText('渠道 alpha 测试成功，耗时 1.23 秒')).toBeTruthy();
+    expect(sent(calls, 'GET', '/api/channel/test/1')[0]?.url).toBe(
+      '/api/channel/test/1?model=gpt-4o-mini',
+    );
+    await user.click(within(dialog).getAllByRole('button', { name: '关闭' })[0] as HTMLElement);
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    await user.click(
+      within(screen.getByRole('row', { name: 'beta' })).getByRole('button', { name: '测试' }),
+    );
+    await user.click(
+      within(await screen.findByRole('dialog')).getByRole('button', { name: '测试' }),
+    );
+    expect(await screen.findByText('渠道 beta 测试失败：upstream down')).toBeTruthy();
+  });
+
+  it('copies and deletes (after confirming) a channel', async () => {
+    const calls = setUp({
+      'POST /api/channel/copy/1': ok({ id: 4 }),
+      'DELETE /api/channel/2/': ok(),
+    });
+    renderApp('/channel');
+    const user = userEvent.setup();
+    await user.click(
+      within(await screen.findByRole('row', { name: 'alpha' })).getByRole('button', {
+        name: '复制',
+      }),
+    );
+    expect(await screen.findByText('渠道复制成功')).toBeTruthy();
+    await user.click(
+      within(screen.getByRole('row', { name: 'beta' })).getByRole('button', { name: '删除' }),
+    );
+    const dialog = await screen.findByRole('dialog', { name: '删除渠道' });
+    expect(within(dialog).getByText(/确定删除渠道 beta 吗/)).toBeTruthy();
+    expect(sent(calls, 'DELETE', '/api/channel/2/')).toHaveLength(0);
+    await user.click(within(dialog).getByRole('button', { name: '删除' }));
+    await waitFor(() => expect(sent(calls, 'DELETE', '/api/channel/2/')).toHaveLength(1));
+    expect(await screen.findByText('渠道已删除')).toBeTruthy();
+  });
+
+  it('says so when copying fails', async () => {
+    setUp({ 'POST /api/channel/copy/1': { status: 500, body: { success: false, message: 'x' } } });
+    renderApp('/channel');
+    const user = userEvent.setup();
+    await user.click(
+      within(await screen.findByRole('row', { name: 'alpha' })).getByRole('button', {
+        name: '复制',
+      }),
+    );
+    expect(await screen.findByText('渠道复制失败')).toBeTruthy();
+  });
+
+  it('batch deletes the selected channels and deletes the disabled ones, with confirmations', async () => {
+    const calls = setUp({
+      'POST /api/channel/batch': ok(2),
+      'DELETE /api/channel/disabled': ok(2),
+    });
+    renderApp('/channel');
+    const user = userEvent.setup();
+    await screen.findByRole('row', { name: 'alpha' });
+    await user.click(screen.getByRole('button', { name: '删除所选渠道' }));
+    expect(await screen.findByText('请先选择要删除的渠道')).toBeTruthy();
+    await user.click(screen.getByRole('checkbox', { name: '选择 alpha' }));
+    await user.click(screen.getByRole('checkbox', { name: '选择 gamma' }));
+    expect(screen.getByText('已选择 2 个渠道')).toBeTruthy();
+    await user.click(screen.getByRole('button', { name: '删除所选渠道' }));
+    const dialog = await screen.findByRole('dialog', { name: '删除所选渠道' });
+    await user.click(within(dialog).getByRole('button', { name: '删除' }));
+    await waitFor(() =>
+      expect(sent(calls, 'POST', '/api/channel/batch')[0]?.body).toEqual({ ids: [1, 3] }),
+    );
+    expect(await screen.findByText('已删除 2 个渠道')).toBeTruthy();
+    await user.click(screen.getByRole('button', { name: '删除禁用渠道' }));
+    const second = await screen.findByRole('dialog', { name: '删除禁用渠道' });
+    await user.click(within(second).getByRole('button', { name: '删除' }));
+    await waitFor(() => expect(sent(calls, 'DELETE', '/api/channel/disabled')).toHaveLength(1));
+  });
+
+  it('hides columns from the column settings and remembers them', async () => {
+    setUp();
+    renderApp('/channel');
+    const user = userEvent.setup();
+    await screen.findByRole('row', { name: 'alpha' });
+    expect(screen.getByRole('columnheader', { name: '响应时间' })).toBeTruthy();
+    await user.click(screen.getByRole('button', { name: '列设置' }));
+    const dialog = await screen.findByRole('dialog', { name: '列设置' });
+    await user.click(within(dialog).getByRole('checkbox', { name: '响应时间' }));
+    expect(screen.queryByRole('columnheader', { name: '响应时间' })).toBeNull();
+    expect(JSON.parse(localStorage.getItem('channels-table-columns') ?? '[]')).toEqual([
+      'responseTime',
+    ]);
+  });
+
+  it('sets the tag of selected channels (needs a non-empty tag)', async () => {
+    const calls = setUp({ 'POST /api/channel/batch/tag': ok() });
+    renderApp('/channel');
+    const user = userEvent.setup();
+    await screen.findByRole('row', { name: 'alpha' });
+    await user.click(screen.getByRole('button', { name: '批量设置标签' }));
+    expect(await screen.findByText('请选择需要设置标签的渠道')).toBeTruthy();
+    await user.click(screen.getByRole('checkbox', { name: '选择 beta' }));
+    await user.click(screen.getByRole('button', { name: '批量设置标签' }));
+    const dialog = await screen.findByRole('dialog', { name: '批量设置标签' });
+    await user.click(within(dialog).getByRole('button', { name: '设置' }));
+    expect(await within(dialog).findByText('标签不能为空')).toBeTruthy();
+    await user.type(within(dialog).getByLabelText('标签'), 'team');
+    await user.click(within(dialog).getByRole('button', { name: '设置' }));
+    await waitFor(() =>
+      expect(sent(calls, 'POST', '/api/channel/batch/tag')[0]?.body).toEqual({
+        ids: [2],
+        tag: 'team',
+      }),
+    );
+    expect(await screen.findByText('标签更新成功')).toBeTruthy();
+  });
+});
+
+describe('tag aggregation mode', { timeout: 20_000 }, () => {
+  const t1 = makeChannel({ id: 5, name: 't1', tag: 'crew', status: 2, priority: 2, weight: 3 });
+  const t2 = makeChannel({ id: 6, name: 't2', tag: 'crew', status: 1, priority: 2, weight: 4 });
+
+  it('groups tagged channels under a parent row and acts on the tag', async () => {
+    const calls = setUp({
+      'GET /api/channel/': ({ url }) =>
+        url.includes('tag_mode=true') ? page([t1, alpha, t2], 2) : page([alpha, t1, t2]),
+      'POST /api/channel/tag/disabled': ok(2),
+      'PUT /api/channel/tag': ok(2),
+    });
+    renderApp('/channel');
+    const user = userEvent.setup();
+    await screen.findByRole('row', { name: 'alpha' });
+    await user.click(screen.getByRole('switch', { name: '标签聚合模式' }));
+    const parent = await screen.findByRole('row', { name: 'tag crew' });
+    expect(within(parent).getByText('2 个渠道')).toBeTruthy();
+    // enabled when any child is; priority shown (all agree), weight not (they differ)
+    expect(within(parent).getByText('已启用')).toBeTruthy();
+    const cells = within(parent).getAllByRole('cell');
+    const headers = screen.getAllByRole('columnheader').map((h) => h.textContent);
+    expect(cells[headers.indexOf('优先级')]?.textContent).toBe('2');
+    expect(cells[headers.indexOf('权重')]?.textContent).toBe('');
+    expect(screen.getByRole('row', { name: 't1' }).getAttribute('data-row')).toBe('child');
+
+    await user.click(within(parent).getByRole('button', { name: '禁用' }));
+    await waitFor(() =>
+      expect(sent(calls, 'POST', '/api/channel/tag/disabled')[0]?.body).toEqual({ tag: 'crew' }),
+    );
+
+    await user.click(within(parent).getByRole('button', { name: '编辑标签' }));
+    const dialog = await screen.findByRole('dialog', { name: '编辑标签 crew' });
+    await user.click(within(dialog).getByRole('button', { name: '设置' }));
+    expect(await within(dialog).findByText('请至少修改一项')).toBeTruthy();
+    await user.type(within(dialog).getByLabelText('新标签名'), 'crew2');
+    await user.type(within(dialog).getByLabelText('权重'), '5');
+    await user.click(within(dialog).getByRole('button', { name: '设置' }));
+    await waitFor(() =>
+      expect(sent(calls, 'PUT', '/api/channel/tag')[0]?.body).toEqual({
+        tag: 'crew',
+        new_tag: 'crew2',
+        weight: 5,
+      }),
+    );
+    expect(sent(calls, 'GET', '/api/channel/').some((c) => c.url.includes('tag_mode=true'))).toBe(
+      true,
+    );
+  });
+});
