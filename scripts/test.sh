@@ -34,11 +34,16 @@ fi
 "$venv/bin/pip" install -q --disable-pip-version-check -r tests/sdk/requirements.txt
 TOLLGATE_BIN="$PWD/target/debug/tollgate" "$venv/bin/python" -m pytest tests/sdk -q -p no:cacheprovider 2>&1 | tee "$log/sdk.txt"
 
-# One summary line over every runner.
-rust=$(grep -oE 'test result: ok\. [0-9]+ passed' "$log/cargo.txt" | awk '{ n += $4 } END { print n + 0 }')
-web=$(grep -E '^ +Tests +[0-9]+ passed' "$log/vitest.txt" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' | head -1)
-e2e=$(grep -oE '^ +[0-9]+ passed' "$log/e2e.txt" | grep -oE '[0-9]+' | tail -1)
-sdk=$(grep -oE '^[0-9]+ passed' "$log/sdk.txt" | grep -oE '[0-9]+' | tail -1)
-total=$(( ${rust:-0} + ${web:-0} + ${e2e:-0} + ${sdk:-0} ))
-printf '\nrust %s, web %s, browser %s, sdk %s\n' "${rust:-0}" "${web:-0}" "${e2e:-0}" "${sdk:-0}"
+# One summary line over every runner. Every step above already failed the script on any
+# failure; this only adds up what passed (colour codes stripped, and never failing itself).
+passed() {
+  sed 's/\x1b\[[0-9;]*m//g' "$1" | { grep -oE "$2" || true; } | { grep -oE '[0-9]+' || true; } |
+    awk '{ n += $1 } END { print n + 0 }'
+}
+rust=$(passed "$log/cargo.txt" 'test result: ok\. [0-9]+ passed')
+web=$(passed "$log/vitest.txt" 'Tests +[0-9]+ passed')
+e2e=$(passed "$log/e2e.txt" '^ +[0-9]+ passed')
+sdk=$(passed "$log/sdk.txt" '^[0-9]+ passed')
+total=$((rust + web + e2e + sdk))
+printf '\nrust %s, web %s, browser %s, sdk %s\n' "$rust" "$web" "$e2e" "$sdk"
 echo "tests: $total passed, 0 failed"
