@@ -4,7 +4,7 @@ import { z } from 'zod/mini';
 import { useSession } from '@/stores/session';
 
 import { apiRequest } from './client';
-import { ApiError } from './errors';
+import { ApiError, handleUnauthorized } from './errors';
 
 /** Channel status (spec 02 §4). */
 export const CHANNEL_ENABLED = 1;
@@ -208,7 +208,10 @@ const bareSchema = z.object({
   code: z.catch(z.optional(z.string()), undefined),
 });
 
-/** A call whose envelope message matters on success (notices) or that has no `data`. */
+/**
+ * Like `apiRequest`, for the calls whose success message matters (create/update notices) or whose
+ * answer has no `data` (the channel test's `time`).
+ */
 async function bareRequest(path: string, method: string, body?: unknown) {
   let response: Response;
   try {
@@ -223,12 +226,14 @@ async function bareRequest(path: string, method: string, body?: unknown) {
   }
   const parsed = bareSchema.safeParse(await response.json().catch(() => undefined));
   if (!response.ok) {
-    throw new ApiError(
+    const error = new ApiError(
       'http',
       (parsed.success && parsed.data.message) || response.statusText,
       response.status,
       parsed.success ? parsed.data.code : undefined,
     );
+    if (response.status === 401) handleUnauthorized(error);
+    throw error;
   }
   if (!parsed.success) throw new ApiError('invalid', parsed.error.message);
   if (!parsed.data.success) {

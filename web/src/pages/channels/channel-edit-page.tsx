@@ -28,7 +28,7 @@ import { Spinner } from '@/components/ui/spinner';
 import { Switch } from '@/components/ui/switch';
 import { toast } from '@/stores/toasts';
 
-import { channelType, channelTypes, keyHintTypes, SPARK_TYPE } from './constants';
+import { channelType, channelTypes, keyHintTypes, SPARK_TYPE, typeLabel } from './constants';
 import { channelFormSchema, newChannelValues, toChannelPayload } from './schema';
 import type { ChannelFormValues } from './schema';
 
@@ -177,7 +177,7 @@ function ChannelForm({ channel }: { channel?: Channel }) {
         <Select id="channel-type" {...register('type', { valueAsNumber: true })}>
           {channelTypes.map((ct) => (
             <option key={ct.id} value={ct.id}>
-              {ct.label}
+              {typeLabel(t, ct.id)}
             </option>
           ))}
         </Select>

@@ -14,7 +14,7 @@ import { Tooltip } from '@/components/ui/tooltip';
 import { useFormatQuota } from '@/lib/use-format-quota';
 import { toast } from '@/stores/toasts';
 
-import { channelType, responseTone } from './constants';
+import { responseTone, typeLabel } from './constants';
 import type { ChannelColumn, ResponseTone } from './constants';
 import { prioritySchema, weightSchema } from './schema';
 
@@ -354,7 +354,7 @@ export function ChannelsTable({
               {show('group') ? (
                 <td>{channel.group.split(',').filter(Boolean).join(', ')}</td>
               ) : null}
-              {show('type') ? <td>{channelType(channel.type)?.label ?? channel.type}</td> : null}
+              {show('type') ? <td>{typeLabel(t, channel.type)}</td> : null}
               {show('status') ? (
                 <td>
                   <ChannelStatus channel={channel} />

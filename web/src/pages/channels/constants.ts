@@ -44,6 +44,19 @@ export function channelType(id: number) {
   return channelTypes.find((t) => t.id === id);
 }
 
+/** Types whose label is translated (`channels:type.<id>`); the others are brand names. */
+export const translatedTypes = [8, 15, 46, 16, 17, 18, 19, 21, 22, 23, 26, 31, 44, 45] as const;
+
+/** The label of a type id in the current language (the id itself when unknown). */
+export function typeLabel(
+  t: (key: `type.${(typeof translatedTypes)[number]}`) => string,
+  id: number,
+) {
+  const known = translatedTypes.find((x) => x === id);
+  if (known !== undefined) return t(`type.${known}`);
+  return channelType(id)?.label ?? String(id);
+}
+
 /** Types whose key has its own format (spec 02 §5): the editor shows a hint. */
 export const keyHintTypes = [15, 18, 22, 23, 33] as const;
 

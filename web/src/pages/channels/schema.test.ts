@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 
+import { i18n } from '@/i18n';
 import { fieldErrors } from '@/test/schema';
 
-import { responseTone } from './constants';
+import { channelTypes, responseTone, typeLabel } from './constants';
 import {
   batchTagSchema,
   channelFormSchema,
@@ -164,5 +165,20 @@ describe('responseTone', () => {
       'yellow',
       'red',
     ]);
+  });
+});
+
+describe('typeLabel', () => {
+  it('labels every type of spec 02 §3 in both languages', () => {
+    const zh = i18n.getFixedT('zh', 'channels');
+    const en = i18n.getFixedT('en', 'channels');
+    expect(channelTypes.map((type) => type.id).sort((a, b) => a - b)).toEqual([
+      1, 2, 3, 4, 5, 8, 11, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 31, 33, 34, 35, 36,
+      37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49,
+    ]);
+    expect(typeLabel(zh, 45)).toBe('字节火山方舟、豆包通用');
+    expect(typeLabel(en, 45)).toBe('Volcano Ark / Doubao');
+    expect(typeLabel(en, 1)).toBe('OpenAI');
+    expect(typeLabel(en, 999)).toBe('999');
   });
 });
