@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::Value;
@@ -124,67 +124,15 @@ fn quota_error(e: QuotaError) -> RelayError {
     }
 }
 
-/// Handles POST /v1/chat/completions.
-pub async fn chat_completions(
+/// Handles every JSON relay route (chat completions, completions, embeddings, moderations,
+/// image generations, rerank, responses): the upstream path is the client's path.
+pub async fn relay(
     State(state): State<AppState>,
+    uri: Uri,
     caller: Caller,
     body: Bytes,
 ) -> Result<Response, RelayError> {
-    relay_json(state, caller, body, "/v1/chat/completions").await
-}
-
-/// Handles POST /v1/completions.
-pub async fn completions(
-    State(state): State<AppState>,
-    caller: Caller,
-    body: Bytes,
-) -> Result<Response, RelayError> {
-    relay_json(state, caller, body, "/v1/completions").await
-}
-
-/// Handles POST /v1/embeddings.
-pub async fn embeddings(
-    State(state): State<AppState>,
-    caller: Caller,
-    body: Bytes,
-) -> Result<Response, RelayError> {
-    relay_json(state, caller, body, "/v1/embeddings").await
-}
-
-/// Handles POST /v1/moderations.
-pub async fn moderations(
-    State(state): State<AppState>,
-    caller: Caller,
-    body: Bytes,
-) -> Result<Response, RelayError> {
-    relay_json(state, caller, body, "/v1/moderations").await
-}
-
-/// Handles POST /v1/images/generations.
-pub async fn image_generations(
-    State(state): State<AppState>,
-    caller: Caller,
-    body: Bytes,
-) -> Result<Response, RelayError> {
-    relay_json(state, caller, body, "/v1/images/generations").await
-}
-
-/// Handles POST /v1/rerank.
-pub async fn rerank(
-    State(state): State<AppState>,
-    caller: Caller,
-    body: Bytes,
-) -> Result<Response, RelayError> {
-    relay_json(state, caller, body, "/v1/rerank").await
-}
-
-/// Handles POST /v1/responses.
-pub async fn responses(
-    State(state): State<AppState>,
-    caller: Caller,
-    body: Bytes,
-) -> Result<Response, RelayError> {
-    relay_json(state, caller, body, "/v1/responses").await
+    relay_json(state, caller, body, uri.path()).await
 }
 
 /// The shared pipeline: `path` is both the client's route and the upstream's.
@@ -192,7 +140,7 @@ async fn relay_json(
     state: AppState,
     caller: Caller,
     body: Bytes,
-    path: &'static str,
+    path: &str,
 ) -> Result<Response, RelayError> {
     let started = Instant::now();
     let head: ChatHead = serde_json::from_slice(&body)
