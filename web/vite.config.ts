@@ -39,5 +39,7 @@ export default defineConfig({
     include: ['src/**/*.test.{ts,tsx}'],
     setupFiles: ['./src/test/setup.ts'],
     restoreMocks: true,
+    // CI is 2 shared cores: multi-step page tests can take several seconds there.
+    testTimeout: 30_000,
   },
 });
