@@ -683,3 +683,25 @@ async fn model_mapping_param_override_and_status_mapping_apply_per_channel() {
         "429 mapped to 503 by the channel"
     );
 }
+
+#[tokio::test]
+async fn channels_of_types_not_relayed_yet_are_skipped_without_blame() {
+    let mock = MockUpstream::start().await;
+    let server = TestServer::start().await;
+    let (root, _, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
+    root.put("/api/channel/", json!({"id": 1, "type": 14}))
+        .await;
+    server
+        .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
+        .await;
+    for _ in 0..4 {
+        let (status, body) = chat(&server, &key, json!({"model": "gpt-4o", "messages": []})).await;
+        assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{body}");
+    }
+    assert_eq!(mock.chat_calls(), 0);
+    let (_, channel) = root.get("/api/channel/1").await;
+    assert_eq!(
+        channel["data"]["status"], 1,
+        "our limitation never disables the channel"
+    );
+}

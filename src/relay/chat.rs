@@ -204,6 +204,14 @@ async fn relay_json(
             break;
         };
         tried.push(channel.id());
+        if !OPENAI_COMPATIBLE.contains(&channel.channel.channel_type) {
+            // Our limitation, not the channel's fault: try another channel, report nothing.
+            last_error = Some(RelayError::NotImplemented(format!(
+                "relaying to channel type {}",
+                channel.channel.channel_type
+            )));
+            continue;
+        }
         let upstream_model = mapped_model(&channel, &head.model);
         let upstream_body = upstream_body(
             &body,
@@ -356,12 +364,6 @@ async fn send(
     timeout: Duration,
 ) -> Result<reqwest::Response, String> {
     let c = &channel.channel;
-    if !OPENAI_COMPATIBLE.contains(&c.channel_type) {
-        return Err(format!(
-            "channel type {} is not relayed by this version yet",
-            c.channel_type
-        ));
-    }
     let client = if c.proxy.trim().is_empty() {
         state.http.direct().clone()
     } else {
