@@ -146,6 +146,21 @@ describe('channel editor', { timeout: 20_000 }, () => {
     expect(await screen.findByText('渠道更新成功')).toBeTruthy();
   });
 
+  it("shows the type's base URL, key format and other-field hints", async () => {
+    setUp();
+    renderApp('/channel/add');
+    const user = userEvent.setup();
+    const type = await screen.findByLabelText('类型');
+    expect(screen.getByText('每行一个密钥')).toBeTruthy();
+    await user.selectOptions(type, '18');
+    expect(screen.getByText('格式：APPID|APISecret|APIKey')).toBeTruthy();
+    expect(screen.getByText('讯飞星火模型版本，如 v2.1')).toBeTruthy();
+    await user.selectOptions(type, '43');
+    expect(screen.getByLabelText('代理地址').getAttribute('placeholder')).toBe(
+      'https://api.deepseek.com',
+    );
+  });
+
   it('a missing channel says so', async () => {
     setUp({ 'GET /api/channel/7': { status: 404, body: { success: false, message: 'nope' } } });
     renderApp('/channel/edit/7');

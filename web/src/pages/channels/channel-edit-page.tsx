@@ -28,7 +28,7 @@ import { Spinner } from '@/components/ui/spinner';
 import { Switch } from '@/components/ui/switch';
 import { toast } from '@/stores/toasts';
 
-import { channelType, channelTypes, keyHintTypes, SPARK_TYPE, typeLabel } from './constants';
+import { channelType, channelTypes, keyHintTypes, otherHintTypes, typeLabel } from './constants';
 import { channelFormSchema, newChannelValues, toChannelPayload } from './schema';
 import type { ChannelFormValues } from './schema';
 
@@ -159,6 +159,7 @@ function ChannelForm({ channel }: { channel?: Channel }) {
   });
 
   const typeInfo = channelType(type);
+  const otherHint = otherHintTypes.find((x) => x === type);
   const keyHint = (keyHintTypes as readonly number[]).includes(type)
     ? t(`edit.keyFormat.${type}` as ParseKeys<'channels'>)
     : t('edit.keyHint');
@@ -427,7 +428,7 @@ function ChannelForm({ channel }: { channel?: Channel }) {
       <Field
         id="channel-other"
         label={t('field.other')}
-        hint={type === SPARK_TYPE ? t('edit.otherSpark') : undefined}
+        hint={otherHint !== undefined ? t(`edit.otherHint.${otherHint}`) : undefined}
       >
         <Input id="channel-other" autoComplete="off" {...register('other')} />
       </Field>

@@ -60,6 +60,9 @@ export function typeLabel(
 /** Types whose key has its own format (spec 02 §5): the editor shows a hint. */
 export const keyHintTypes = [15, 18, 22, 23, 33] as const;
 
+/** Types whose `other` field means something (spec 02 §9 special types): the editor hints it. */
+export const otherHintTypes = [3, 18, 21, 39, 41, 49] as const;
+
 /** The Spark type: an empty `other` (API version) becomes v2.1. */
 export const SPARK_TYPE = 18;
 export const SPARK_DEFAULT_VERSION = 'v2.1';
