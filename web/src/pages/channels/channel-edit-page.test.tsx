@@ -45,7 +45,7 @@ const sent = (calls: RecordedCall[], method: string, path: string) =>
 
 afterEach(() => useSession.getState().clearUser());
 
-describe('channel editor', { timeout: 20_000 }, () => {
+describe('channel editor', () => {
   it('creates a channel with the defaults, the cleaned base URL and a notice for Chinese commas', async () => {
     const calls = setUp({ 'POST /api/channel/': ok({ ids: [1, 2] }) });
     const { router } = renderApp('/channel/add');

@@ -71,7 +71,7 @@ afterEach(() => {
   usePreferences.getState().setPageSize(10);
 });
 
-describe('channel list', { timeout: 20_000 }, () => {
+describe('channel list', () => {
   it('is for admins only', async () => {
     mockApi({ 'GET /api/status': { body: statusData() } });
     useSession.getState().setUser(makeUser({ id: 9, username: 'plain' }));
@@ -313,7 +313,7 @@ describe('channel list', { timeout: 20_000 }, () => {
   });
 });
 
-describe('tag aggregation mode', { timeout: 20_000 }, () => {
+describe('tag aggregation mode', () => {
   const t1 = makeChannel({ id: 5, name: 't1', tag: 'crew', status: 2, priority: 2, weight: 3 });
   const t2 = makeChannel({ id: 6, name: 't2', tag: 'crew', status: 1, priority: 2, weight: 4 });
 
