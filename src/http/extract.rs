@@ -141,6 +141,19 @@ fn check_user_header(parts: &Parts, id: UserId) -> Result<(), ConsoleError> {
     Ok(())
 }
 
+/// A [`Session`] whose user has at least role `min`.
+async fn session_with_role(
+    parts: &mut Parts,
+    state: &AppState,
+    min: i32,
+) -> Result<Session, ConsoleError> {
+    let session = Session::from_request_parts(parts, state).await?;
+    if session.user.role < min {
+        return Err(ConsoleError::Forbidden);
+    }
+    Ok(session)
+}
+
 /// A [`Session`] of an admin (role ≥ 10).
 #[derive(Debug, Clone)]
 pub struct AdminSession(pub Session);
@@ -152,11 +165,9 @@ impl FromRequestParts<AppState> for AdminSession {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let session = Session::from_request_parts(parts, state).await?;
-        if session.user.role < ROLE_ADMIN {
-            return Err(ConsoleError::Forbidden);
-        }
-        Ok(AdminSession(session))
+        session_with_role(parts, state, ROLE_ADMIN)
+            .await
+            .map(AdminSession)
     }
 }
 
@@ -171,10 +182,8 @@ impl FromRequestParts<AppState> for RootSession {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let session = Session::from_request_parts(parts, state).await?;
-        if session.user.role < ROLE_ROOT {
-            return Err(ConsoleError::Forbidden);
-        }
-        Ok(RootSession(session))
+        session_with_role(parts, state, ROLE_ROOT)
+            .await
+            .map(RootSession)
     }
 }

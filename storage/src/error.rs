@@ -53,8 +53,8 @@ pub enum StorageError {
         /// Which record was missing.
         what: &'static str,
     },
-    /// A balance change would overflow i64.
-    #[error("quota arithmetic overflowed")]
+    /// A balance change or an id sequence would overflow i64.
+    #[error("arithmetic overflow (a quota or an id sequence)")]
     Overflow,
     /// A record could not be encoded or decoded.
     #[error("record codec: {0}")]

@@ -63,10 +63,7 @@ pub fn set_schema_version(wtx: &WriteTransaction, version: u32) -> Result<()> {
 pub fn next_id(wtx: &WriteTransaction, sequence: &str) -> Result<i64> {
     let key = format!("next_id.{sequence}");
     let next: i64 = get_rw(wtx, &key)?.unwrap_or(1);
-    let after = next.checked_add(1).ok_or(StorageError::Migration {
-        from: 0,
-        reason: format!("id sequence {sequence} exhausted"),
-    })?;
+    let after = next.checked_add(1).ok_or(StorageError::Overflow)?;
     put(wtx, &key, &after)?;
     Ok(next)
 }

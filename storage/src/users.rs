@@ -381,8 +381,3 @@ fn root_in(table: &impl ReadableTable<i64, &'static [u8]>) -> Result<bool> {
 pub fn count(rtx: &ReadTransaction) -> Result<u64> {
     Ok(rtx.open_table(USERS)?.len()?)
 }
-
-/// Number of user records, inside a write transaction.
-pub fn count_rw(wtx: &WriteTransaction) -> Result<u64> {
-    Ok(wtx.open_table(USERS)?.len()?)
-}
