@@ -1,8 +1,8 @@
 //! Outbound HTTP: one shared `reqwest` client (connection pool, TCP_NODELAY) and one cached
 //! client per proxy URL, since a reqwest client's proxy is fixed at build time.
 //!
-//! Proxies may be `http://` or `https://` URLs (optionally with `user:pass@`); SOCKS is not
-//! compiled in and is refused with a clear message.
+//! Proxies may be `http://`, `https://`, `socks5://` (names resolved locally) or `socks5h://`
+//! (names resolved by the proxy) URLs, each optionally with `user:pass@`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -33,11 +33,12 @@ pub fn validate_proxy(proxy: &str) -> Result<reqwest::Url, String> {
     let url = reqwest::Url::parse(proxy.trim())
         .map_err(|e| format!("the proxy address is not a valid URL: {e}"))?;
     match url.scheme() {
-        "http" | "https" => {}
-        "socks5" | "socks5h" => {
-            return Err("SOCKS proxies are not supported; use an http:// or https:// proxy".into());
+        "http" | "https" | "socks5" | "socks5h" => {}
+        other => {
+            return Err(format!(
+                "unsupported proxy scheme {other}:// (use http, https, socks5 or socks5h)"
+            ));
         }
-        other => return Err(format!("unsupported proxy scheme {other}://")),
     }
     if url.host_str().is_none_or(str::is_empty) {
         return Err("the proxy address has no host".into());
@@ -89,7 +90,9 @@ mod tests {
     fn proxies_are_validated_and_cached() {
         assert!(validate_proxy("http://127.0.0.1:3128").is_ok());
         assert!(validate_proxy("https://user:pw@proxy.example:443").is_ok());
-        assert!(validate_proxy("socks5://x:1").is_err());
+        assert!(validate_proxy("socks5://x:1").is_ok());
+        assert!(validate_proxy("socks5h://user:pw@x:1080").is_ok());
+        assert!(validate_proxy("socks4://x:1").is_err());
         assert!(validate_proxy("not a url").is_err());
         assert!(validate_proxy("ftp://x").is_err());
         let clients = HttpClients::new().expect("client");

@@ -8,6 +8,7 @@ mod common;
 use common::TestServer;
 use common::log_capture;
 use common::mock_upstream::MockUpstream;
+use common::socks::SocksProxy;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -286,9 +287,13 @@ async fn proxy_test_and_balances() {
             .contains("proxy address is required")
     );
     let (status, resp) = server
-        .get_as(root, "/api/channel/test_proxy?proxy=socks5://127.0.0.1:1")
+        .get_as(root, "/api/channel/test_proxy?proxy=socks4://127.0.0.1:1")
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{resp}");
+    let (status, resp) = server
+        .post_as(root, "/api/channel/test_proxy", json!({"proxy": mock.base}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "POST form: {resp}");
     let (status, resp) = server
         .get_as(
             root,
@@ -297,7 +302,7 @@ async fn proxy_test_and_balances() {
         .await;
     assert_eq!(status, StatusCode::OK, "{resp}");
     assert_eq!(resp["data"]["status"], 204);
-    assert_eq!(mock.probe_calls(), 1, "the check went through the proxy");
+    assert_eq!(mock.probe_calls(), 2, "both checks went through the proxy");
     let (status, resp) = server
         .get_as(root, "/api/channel/test_proxy?proxy=http://127.0.0.1:1")
         .await;
@@ -399,4 +404,48 @@ async fn keys_never_appear_in_logs() {
     );
     assert!(logs.contains("channel auto-disabled"), "the ban is logged");
     assert!(!logs.contains("sk-log-canary"), "a key reached the logs");
+}
+
+/// A channel's socks5 / socks5h proxy (with credentials) carries its tests and relayed calls.
+#[tokio::test]
+async fn socks_proxies_carry_channel_traffic() {
+    let (server, root, mock) = setup().await;
+    let socks = SocksProxy::start(Some(("alice", "s3cret"))).await;
+    let id = create(
+        &server,
+        root,
+        json!({"name": "s", "key": "sk-socks-1", "models": "gpt-4o-mini",
+        "base_url": mock.base,
+        "proxy": format!("socks5h://alice:s3cret@{}", socks.addr)}),
+    )
+    .await;
+    let (_, resp) = server
+        .get_as(root, &format!("/api/channel/test/{id}"))
+        .await;
+    assert_eq!(resp["success"], true, "{resp}");
+    assert!(socks.relayed() >= 1, "the test went through the proxy");
+
+    let bad = SocksProxy::start(Some(("alice", "other"))).await;
+    let id2 = create(
+        &server,
+        root,
+        json!({"name": "s2", "key": "sk-socks-2", "models": "gpt-4o-mini",
+        "base_url": mock.base, "proxy": format!("socks5://alice:s3cret@{}", bad.addr)}),
+    )
+    .await;
+    let (_, resp) = server
+        .get_as(root, &format!("/api/channel/test/{id2}"))
+        .await;
+    assert_eq!(
+        resp["success"], false,
+        "wrong proxy credentials fail: {resp}"
+    );
+    assert_eq!(bad.relayed(), 0);
+    assert!(
+        !resp["message"]
+            .as_str()
+            .expect("message")
+            .contains("s3cret"),
+        "the proxy password is not echoed: {resp}"
+    );
 }

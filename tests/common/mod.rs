@@ -11,6 +11,7 @@
 pub mod log_capture;
 pub mod mock_upstream;
 pub mod smtp;
+pub mod socks;
 
 use std::path::Path;
 

@@ -47,7 +47,10 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/api/channel/test", get(ops::test_all_channels))
         .route("/api/channel/test/{id}", get(ops::test_channel))
-        .route("/api/channel/test_proxy", get(ops::test_proxy))
+        .route(
+            "/api/channel/test_proxy",
+            get(ops::test_proxy).post(ops::test_proxy_body),
+        )
         .route("/api/channel/update_balance", get(ops::update_all_balances))
         .route("/api/channel/update_balance/{id}", get(ops::update_balance))
         .route(

@@ -151,7 +151,17 @@ pub struct ProxyParams {
     pub proxy: String,
 }
 
-/// GET /api/channel/test_proxy
+/// POST /api/channel/test_proxy with `{proxy}`: the same check, with the proxy (and any
+/// credentials in it) in the body, where no access log or browser history keeps it.
+pub async fn test_proxy_body(
+    State(state): State<AppState>,
+    _admin: AdminSession,
+    ApiJson(params): ApiJson<ProxyParams>,
+) -> Result<Envelope<ProxyReport>, ConsoleError> {
+    Ok(ok(probe::check_proxy(&state.http, &params.proxy).await?))
+}
+
+/// GET /api/channel/test_proxy?proxy=… (new-api's form; prefer the POST).
 pub async fn test_proxy(
     State(state): State<AppState>,
     _admin: AdminSession,
