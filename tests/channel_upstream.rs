@@ -1,6 +1,6 @@
 //! Channels against a real mock upstream: fetching models, the channel test (response time,
 //! health rules), auto-disable on a bad key, auto-enable through the re-test hook, the proxy
-//! test, balances, and that keys never reach a log line.
+//! test (HTTP and SOCKS), and that keys never reach a log line.
 #![expect(clippy::expect_used, reason = "test helpers fail the test loudly")]
 
 mod common;
@@ -276,7 +276,7 @@ async fn transient_failures_disable_after_three_in_a_row() {
 }
 
 #[tokio::test]
-async fn proxy_test_and_balances() {
+async fn proxy_test_and_test_all() {
     let (server, root, mock) = setup().await;
     let (status, resp) = server.get_as(root, "/api/channel/test_proxy").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{resp}");
@@ -329,18 +329,6 @@ async fn proxy_test_and_balances() {
         "the channel test used the channel's proxy: {resp}"
     );
 
-    let (status, resp) = server
-        .get_as(root, &format!("/api/channel/update_balance/{id}/"))
-        .await;
-    assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{resp}");
-    assert!(
-        resp["message"]
-            .as_str()
-            .expect("message")
-            .contains("not supported")
-    );
-    let (status, resp) = server.get_as(root, "/api/channel/update_balance").await;
-    assert_eq!(status, StatusCode::OK, "{resp}");
     let (status, resp) = server.get_as(root, "/api/channel/test").await;
     assert_eq!(
         (status, resp["data"]["count"].clone()),

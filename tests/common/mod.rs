@@ -9,6 +9,7 @@
 )]
 
 pub mod log_capture;
+pub mod mock_json;
 pub mod mock_upstream;
 pub mod smtp;
 pub mod socks;

@@ -12,6 +12,7 @@ use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use tollgate_storage::channels::other_info::with_status_reason;
 use tollgate_storage::channels::{self, Channel, STATUS_AUTO_DISABLED, STATUS_ENABLED};
 use tollgate_storage::{ChannelId, Store};
 
@@ -74,15 +75,6 @@ fn scrub(text: &str, channel: &Channel) -> String {
         .into_iter()
         .filter(|k| k.len() >= 4)
         .fold(text.to_owned(), |t, k| t.replace(k, "*****"))
-}
-
-/// `other_info` with status_reason and status_time set (other keys kept).
-fn with_status_reason(other_info: &str, reason: &str, at: i64) -> String {
-    let mut map = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(other_info)
-        .unwrap_or_default();
-    map.insert("status_reason".into(), reason.into());
-    map.insert("status_time".into(), at.into());
-    serde_json::Value::Object(map).to_string()
 }
 
 impl ChannelPoolState {
@@ -294,22 +286,5 @@ impl Actor for ChannelPoolActor {
             }
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn status_reason_is_merged_into_other_info() {
-        let merged = with_status_reason(r#"{"keep":1}"#, "why", 42);
-        let v: serde_json::Value = serde_json::from_str(&merged).expect("json");
-        assert_eq!(v["keep"], 1);
-        assert_eq!(v["status_reason"], "why");
-        assert_eq!(v["status_time"], 42);
-        let fresh: serde_json::Value =
-            serde_json::from_str(&with_status_reason("not json", "x", 1)).expect("json");
-        assert_eq!(fresh["status_reason"], "x");
     }
 }

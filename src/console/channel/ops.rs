@@ -11,10 +11,10 @@ use tollgate_storage::secret::Secret;
 
 use super::crud::channel_id;
 use crate::channel_types::CHANNEL_TYPES;
-use crate::console::service::channel::check::{self, TestResult};
+use crate::console::service::channel::check::{self, BalanceSummary, TestResult};
 use crate::console::service::channel::probe::{self, ProxyReport};
 use crate::error::ConsoleError;
-use crate::http::envelope::{Envelope, done, ok};
+use crate::http::envelope::{Envelope, ok};
 use crate::http::extract::{AdminSession, ApiJson, ApiQuery};
 use crate::state::AppState;
 
@@ -179,9 +179,18 @@ pub async fn update_balance(
     Ok(ok(check::update_balance(&state, channel_id(&id)?).await?))
 }
 
-/// GET /api/channel/update_balance: nothing to update while no type has a balance query.
-pub async fn update_all_balances(_admin: AdminSession) -> Envelope<()> {
-    done("balance query is not supported for any channel type yet; nothing was updated")
+/// GET /api/channel/update_balance: refreshes every enabled channel that has a balance API.
+pub async fn update_all_balances(
+    State(state): State<AppState>,
+    _admin: AdminSession,
+) -> Result<Envelope<BalanceSummary>, ConsoleError> {
+    let summary = check::update_all_balances(&state).await?;
+    let mut envelope = ok(summary);
+    envelope.message = format!(
+        "{} balances updated, {} failed, {} channels disabled for an empty balance",
+        envelope.data.updated, envelope.data.failed, envelope.data.disabled
+    );
+    Ok(envelope)
 }
 
 /// GET /api/group/: the group names of the GroupRatio option, sorted.

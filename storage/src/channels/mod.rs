@@ -7,8 +7,10 @@
 //! - [`abilities`]: the (group, model, channel) index the router is derived from, and
 //!   [`abilities::rebuild`] behind POST /api/channel/fix.
 //! - [`query`]: listing with ordering, offset/limit and a total.
+//! - [`other_info`]: the status reason and the disabled keys kept in `other_info`.
 
 pub mod abilities;
+pub mod other_info;
 pub mod query;
 
 use redb::{ReadTransaction, ReadableTable, WriteTransaction};

@@ -1,15 +1,19 @@
 //! Channel checks the console triggers: the test of one channel or of all (in the
 //! background), and balance updates.
 //!
-//! Balance: no type has a balance query yet, so every channel answers "not supported"
-//! (new-api's own answer for most types); the stored balance is left unchanged.
+//! Balances: see [`balance`] for the providers that have a balance API; the others answer
+//! "not supported" and keep their stored balance.
 
+use futures_util::{StreamExt, stream};
 use serde::Serialize;
 use tollgate_storage::ChannelId;
-use tollgate_storage::channels::{self, STATUS_MANUALLY_DISABLED};
+use tollgate_storage::channels::other_info::with_status_reason;
+use tollgate_storage::channels::{
+    self, Channel, STATUS_AUTO_DISABLED, STATUS_ENABLED, STATUS_MANUALLY_DISABLED,
+};
 
-use super::probe;
-use crate::channel_types;
+use super::{balance, probe};
+use crate::clock::now_unix;
 use crate::error::ConsoleError;
 use crate::state::AppState;
 
@@ -73,15 +77,112 @@ pub async fn test_all(state: &AppState) -> Result<usize, ConsoleError> {
     Ok(count)
 }
 
-/// Refreshes one channel's balance (no type supports it yet; see the module docs).
+/// Refreshes channel `id`'s balance from its provider, stores it with the time, and returns
+/// it (US$).
 pub async fn update_balance(state: &AppState, id: ChannelId) -> Result<f64, ConsoleError> {
     let channel = state
         .store
         .read(move |rtx| channels::get(rtx, id))
         .await?
         .ok_or(ConsoleError::NotFound("channel"))?;
-    let name = channel_types::by_id(channel.channel_type).map_or("this", |t| t.name);
-    Err(ConsoleError::NotSupported(format!(
-        "balance query is not supported for {name} channels"
-    )))
+    let balance = balance::query(&state.http, &channel, cny_per_usd(state)).await?;
+    store_balance(state, id, balance, false).await?;
+    Ok(balance)
+}
+
+/// What GET /api/channel/update_balance did.
+#[derive(Debug, Default, Serialize)]
+pub struct BalanceSummary {
+    /// Channels whose balance was refreshed.
+    pub updated: usize,
+    /// Channels whose provider could not be asked (their balance is unchanged).
+    pub failed: usize,
+    /// Channels auto-disabled because their balance is ≤ 0.
+    pub disabled: usize,
+    /// Enabled channels skipped: types without a balance query, or multi-key channels.
+    pub skipped: usize,
+}
+
+/// Refreshes the balance of every enabled single-key channel whose type has a balance query,
+/// a few at a time. A channel whose balance is ≤ 0 is auto-disabled ("insufficient balance")
+/// when AutomaticDisableChannelEnabled is on and its auto_ban is set, as new-api does.
+pub async fn update_all_balances(state: &AppState) -> Result<BalanceSummary, ConsoleError> {
+    let all = state.store.read(channels::list_all).await?;
+    let (due, skipped): (Vec<Channel>, Vec<Channel>) = all
+        .into_iter()
+        .filter(|c| c.status == STATUS_ENABLED)
+        .partition(|c| balance::supported(c.channel_type) && c.key_lines().len() == 1);
+    let rate = cny_per_usd(state);
+    let results: Vec<(Channel, Result<f64, ConsoleError>)> = stream::iter(due)
+        .map(|c| async move {
+            let r = balance::query(&state.http, &c, rate).await;
+            (c, r)
+        })
+        .buffer_unordered(BALANCE_CONCURRENCY)
+        .collect()
+        .await;
+    let may_disable = state
+        .options
+        .current()
+        .flag("AutomaticDisableChannelEnabled");
+    let mut summary = BalanceSummary {
+        skipped: skipped.len(),
+        ..BalanceSummary::default()
+    };
+    for (channel, result) in results {
+        match result {
+            Ok(balance) => {
+                let disable = may_disable && channel.auto_ban == 1 && balance <= 0.0;
+                store_balance(state, channel.id, balance, disable).await?;
+                summary.updated += 1;
+                if disable {
+                    summary.disabled += 1;
+                    tracing::warn!(channel = %channel.id, balance, "channel auto-disabled: insufficient balance");
+                }
+            }
+            Err(e) => {
+                summary.failed += 1;
+                tracing::info!(channel = %channel.id, error = %e, "balance not updated");
+            }
+        }
+    }
+    if summary.disabled > 0 {
+        state.channel_pool.reload().await?;
+    }
+    Ok(summary)
+}
+
+/// Balance queries in flight at once during an update of all channels.
+const BALANCE_CONCURRENCY: usize = 8;
+
+/// The reason recorded when a channel is disabled for an empty balance.
+pub const NO_BALANCE_REASON: &str = "insufficient balance";
+
+fn cny_per_usd(state: &AppState) -> f64 {
+    state.options.current().number("Price")
+}
+
+async fn store_balance(
+    state: &AppState,
+    id: ChannelId,
+    balance: f64,
+    disable: bool,
+) -> Result<(), ConsoleError> {
+    state
+        .store
+        .write(move |wtx| {
+            let Some(mut c) = channels::get_rw(wtx, id)? else {
+                return Ok::<_, ConsoleError>(());
+            };
+            let now = now_unix();
+            c.balance = balance;
+            c.balance_updated_time = now;
+            if disable && c.status == STATUS_ENABLED {
+                c.status = STATUS_AUTO_DISABLED;
+                c.other_info = with_status_reason(&c.other_info, NO_BALANCE_REASON, now);
+            }
+            channels::update(wtx, &c)?;
+            Ok(())
+        })
+        .await
 }

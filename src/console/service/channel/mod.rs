@@ -7,9 +7,10 @@
 //! - [`view`]: what GETs return (never the key).
 //! - [`tag`]: bulk operations by tag.
 //! - [`probe`]: talking to upstreams (tests, model lists, proxy checks).
-//! - [`check`]: channel tests and balance updates.
+//! - [`check`]: channel tests and balance updates; [`balance`]: the providers' balance APIs.
 //! - [`key`]: the audited key reveal for root.
 
+pub mod balance;
 pub mod check;
 pub mod input;
 pub mod key;

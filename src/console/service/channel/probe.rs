@@ -81,7 +81,7 @@ fn protocol(channel_type: i32) -> Protocol {
     channel_types::by_id(channel_type).map_or(Protocol::Other, |t| t.protocol)
 }
 
-fn base_url(channel_type: i32, base_url: &str) -> Result<String, ConsoleError> {
+pub(super) fn base_url(channel_type: i32, base_url: &str) -> Result<String, ConsoleError> {
     let base = channel_types::effective_base_url(channel_type, base_url);
     if base.is_empty() {
         return Err(ConsoleError::Invalid("the channel has no base_url".into()));
@@ -140,7 +140,7 @@ fn chat_request(
 }
 
 /// The message of an upstream error body (OpenAI, Anthropic or Gemini shape), if any.
-fn upstream_message(body: &str) -> Option<String> {
+pub(super) fn upstream_message(body: &str) -> Option<String> {
     let v: Value = serde_json::from_str(body).ok()?;
     let err = v.get("error").unwrap_or(&v);
     err.get("message")
@@ -150,7 +150,7 @@ fn upstream_message(body: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-fn transport_error(e: &reqwest::Error, timeout: Duration) -> String {
+pub(super) fn transport_error(e: &reqwest::Error, timeout: Duration) -> String {
     if e.is_timeout() {
         format!("the upstream did not answer within {}s", timeout.as_secs())
     } else if e.is_connect() {
