@@ -40,3 +40,56 @@ test('an admin adds a channel, sees it in the list, disables it and deletes it',
   await expect(page.getByText('渠道已删除', { exact: true })).toBeVisible();
   await expect(page.getByRole('row', { name: 'e2e-openai' })).toHaveCount(0);
 });
+
+test('the editor is a drawer over the list; balance and test-all answer from the server', async ({
+  page,
+  server,
+}) => {
+  await setUp(server);
+  await page.goto('/login');
+  await page.getByLabel('用户名或邮箱').fill(ROOT.username);
+  await page.getByLabel('密码').fill(ROOT.password);
+  await page.getByRole('button', { name: '登录' }).click();
+  await expect(page).toHaveURL(/\/(token|console|$)/);
+
+  await page.goto('/channel');
+  await page.getByRole('link', { name: '添加渠道' }).click();
+  await expect(page).toHaveURL(/\/channel\/add$/);
+  const drawer = page.getByRole('dialog', { name: '添加渠道' });
+  await expect(drawer).toBeVisible();
+  await drawer.getByRole('button', { name: '取消' }).click();
+  await expect(drawer).toHaveCount(0);
+  await expect(page).toHaveURL(/\/channel$/);
+
+  await page.getByRole('link', { name: '添加渠道' }).click();
+  await drawer.getByLabel('类型').selectOption('14');
+  await drawer.getByLabel('名称').fill('e2e-claude');
+  // an address that refuses at once: nothing leaves the machine
+  await drawer.getByLabel('代理地址').fill('http://127.0.0.1:9');
+  await drawer.getByRole('textbox', { name: '密钥' }).fill('sk-ant-e2e');
+  await drawer.getByPlaceholder('输入模型名称').fill('claude-sonnet-4');
+  await drawer.getByRole('button', { name: '添加', exact: true }).click();
+  await drawer.getByRole('button', { name: '提交' }).click();
+  await expect(page.getByText('渠道创建成功', { exact: true })).toBeVisible();
+  await expect(drawer).toHaveCount(0);
+  await expect(page).toHaveURL(/\/channel$/);
+
+  const row = page.getByRole('row', { name: 'e2e-claude' });
+  await row.getByRole('button', { name: '更新 e2e-claude 的余额' }).click();
+  await expect(page.getByText(/渠道 e2e-claude 余额更新失败：.*not supported/)).toBeVisible();
+
+  await row.getByRole('link', { name: '编辑' }).click();
+  await expect(page).toHaveURL(/\/channel\/edit\/\d+$/);
+  const editor = page.getByRole('dialog', { name: '编辑渠道' });
+  await expect(editor.getByLabel('名称')).toHaveValue('e2e-claude');
+  await page.keyboard.press('Escape');
+  await expect(editor).toHaveCount(0);
+  await expect(page).toHaveURL(/\/channel$/);
+
+  await page.getByRole('button', { name: '测试所有渠道' }).click();
+  await page
+    .getByRole('dialog', { name: '测试所有渠道' })
+    .getByRole('button', { name: '开始测试' })
+    .click();
+  await expect(page.getByText('已开始在后台测试 1 个渠道，请稍后刷新查看结果')).toBeVisible();
+});

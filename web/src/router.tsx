@@ -69,20 +69,13 @@ const consoleRoutes: RouteObject[] = [
     element: <RequireAdmin />,
     children: [
       {
+        // /channel/add and /channel/edit/:id open the editor drawer over the list.
         path: 'channel',
         lazy: async () => ({ Component: (await import('@/pages/channels')).ChannelsPage }),
-      },
-      {
-        path: 'channel/add',
-        lazy: async () => ({
-          Component: (await import('@/pages/channels/channel-edit-page')).ChannelEditPage,
-        }),
-      },
-      {
-        path: 'channel/edit/:id',
-        lazy: async () => ({
-          Component: (await import('@/pages/channels/channel-edit-page')).ChannelEditPage,
-        }),
+        children: [
+          { path: 'add', element: null },
+          { path: 'edit/:id', element: null },
+        ],
       },
       {
         path: 'user',

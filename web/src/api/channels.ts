@@ -41,6 +41,7 @@ export const channelSchema = z.object({
   other_info: z.catch(z.string(), ''),
   created_time: z.catch(z.number(), 0),
   test_time: z.catch(z.number(), 0),
+  balance_updated_time: z.catch(z.number(), 0),
 });
 export type Channel = z.infer<typeof channelSchema>;
 
@@ -61,7 +62,7 @@ export function splitList(text: string): string[] {
 }
 
 /** other_info's status_reason and status_time (unix seconds), when present. */
-export function statusInfo(channel: Channel): { reason: string; time: number } {
+export function statusInfo(channel: Pick<Channel, 'other_info'>): { reason: string; time: number } {
   try {
     const info = JSON.parse(channel.other_info || '{}') as Record<string, unknown>;
     return {
@@ -80,6 +81,8 @@ export interface ChannelListQuery {
   page: number;
   pageSize: number;
   tagMode: boolean;
+  /** Newest id first instead of priority order. */
+  idSort?: boolean;
 }
 
 /** GET /api/channel/ (no filter) or GET /api/channel/search (keyword, model or group). */
@@ -92,6 +95,7 @@ export function fetchChannels(q: ChannelListQuery): Promise<ChannelPage> {
       group: searching ? q.group.trim() : undefined,
       p: q.page,
       page_size: q.pageSize,
+      id_sort: q.idSort ? true : undefined,
       tag_mode: q.tagMode ? true : undefined,
     },
     schema: channelPageSchema,
@@ -205,6 +209,7 @@ const bareSchema = z.object({
   success: z.boolean(),
   message: z.catch(z.string(), ''),
   time: z.catch(z.number(), 0),
+  data: z.optional(z.unknown()),
   code: z.catch(z.optional(z.string()), undefined),
 });
 
@@ -250,4 +255,109 @@ async function apiRequestWithMessage(path: string, method: string, body: unknown
 export async function testChannel(id: number, model: string): Promise<number> {
   const query = model ? `?model=${encodeURIComponent(model)}` : '';
   return (await bareRequest(`/api/channel/test/${id}${query}`, 'GET')).time;
+}
+
+/** A key of a multi-key channel that the server disabled on its own (`other_info.disabled_keys`). */
+export interface DisabledKey {
+  /** 0-based line of the key in the key text. */
+  index: number;
+  reason: string;
+  /** Unix seconds. */
+  time: number;
+}
+
+const disabledKeySchema = z.object({
+  index: z.int(),
+  reason: z.catch(z.string(), ''),
+  time: z.catch(z.number(), 0),
+});
+
+/** other_info's disabled_keys (per-key auto-ban), sorted by line; [] when absent or unreadable. */
+export function disabledKeys(channel: Pick<Channel, 'other_info'>): DisabledKey[] {
+  try {
+    const info = JSON.parse(channel.other_info || '{}') as Record<string, unknown>;
+    if (!Array.isArray(info.disabled_keys)) return [];
+    return info.disabled_keys
+      .flatMap((entry) => {
+        const parsed = disabledKeySchema.safeParse(entry);
+        return parsed.success ? [parsed.data] : [];
+      })
+      .sort((a, b) => a.index - b.index);
+  } catch {
+    return [];
+  }
+}
+
+/** GET /api/channel/test: starts testing every channel in the background; how many. */
+export async function testAllChannels(): Promise<number> {
+  const data = await apiRequest('/api/channel/test', {
+    schema: z.catch(z.object({ count: z.catch(z.int(), 0) }), { count: 0 }),
+  });
+  return data.count;
+}
+
+/** GET /api/channel/update_balance/{id}/: the channel's balance as the provider reports it. */
+export function updateBalance(id: number): Promise<number> {
+  return apiRequest(`/api/channel/update_balance/${id}/`, { schema: z.number() });
+}
+
+const balanceSummarySchema = z.object({
+  updated: z.catch(z.int(), 0),
+  failed: z.catch(z.int(), 0),
+  disabled: z.catch(z.int(), 0),
+  skipped: z.catch(z.int(), 0),
+});
+export type BalanceSummary = z.infer<typeof balanceSummarySchema>;
+
+/**
+ * GET /api/channel/update_balance: refreshes every enabled channel whose type has a balance API.
+ * The counts when the server sends them, and its message.
+ */
+export async function updateAllBalances(): Promise<{
+  summary: BalanceSummary | undefined;
+  message: string;
+}> {
+  const answer = await bareRequest('/api/channel/update_balance', 'GET');
+  const summary = balanceSummarySchema.safeParse(answer.data);
+  return { summary: summary.success ? summary.data : undefined, message: answer.message };
+}
+
+const proxyReportSchema = z.object({
+  status: z.catch(z.int(), 0),
+  time: z.catch(z.number(), 0),
+});
+export type ProxyReport = z.infer<typeof proxyReportSchema>;
+
+/**
+ * POST /api/channel/test_proxy {proxy}: fetches a test page through the proxy (a POST body, so
+ * the proxy's credentials stay out of URLs and access logs).
+ */
+export function testProxy(proxy: string): Promise<ProxyReport> {
+  return apiRequest('/api/channel/test_proxy', {
+    method: 'POST',
+    body: { proxy },
+    schema: proxyReportSchema,
+  });
+}
+
+const rebuildReportSchema = z.object({
+  channels: z.catch(z.int(), 0),
+  abilities: z.catch(z.int(), 0),
+  repaired: z.catch(z.int(), 0),
+});
+export type RebuildReport = z.infer<typeof rebuildReportSchema>;
+
+/** POST /api/channel/fix: rebuilds the ability index; how many channels, rows and repairs. */
+export function fixAbilities(): Promise<RebuildReport> {
+  return apiRequest('/api/channel/fix', { method: 'POST', schema: rebuildReportSchema });
+}
+
+/** POST /api/channel/{id}/key (root, password re-entered): the channel's key text. */
+export async function revealChannelKey(id: number, password: string): Promise<string> {
+  const data = await apiRequest(`/api/channel/${id}/key`, {
+    method: 'POST',
+    body: { password },
+    schema: z.object({ key: z.string() }),
+  });
+  return data.key;
 }

@@ -5,7 +5,7 @@ import { cn } from '@/lib/cn';
 import './badge.css';
 
 export interface BadgeProps extends ComponentProps<'span'> {
-  tone?: 'neutral' | 'blue' | 'purple' | 'green' | 'red' | 'orange';
+  tone?: 'neutral' | 'blue' | 'purple' | 'green' | 'lime' | 'yellow' | 'red' | 'orange';
 }
 
 export function Badge({ tone = 'neutral', className, ...props }: BadgeProps) {

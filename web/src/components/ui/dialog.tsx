@@ -12,8 +12,11 @@ export const DialogTrigger = DialogPrimitive.Trigger;
 export const DialogClose = DialogPrimitive.Close;
 
 export interface DialogContentProps extends ComponentProps<typeof DialogPrimitive.Content> {
-  /** `center` is a modal dialog; `left` slides in from the left as a drawer (mobile menu). */
-  side?: 'center' | 'left';
+  /**
+   * `center` is a modal dialog; `left` slides in from the left as a drawer (mobile menu);
+   * `right` is a side sheet (editors over a list).
+   */
+  side?: 'center' | 'left' | 'right';
 }
 
 export function DialogContent({

@@ -48,7 +48,7 @@ const gamma = makeChannel({
   other_info: JSON.stringify({ status_reason: 'quota exhausted', status_time: 1_700_000_000 }),
 });
 
-const ok = (data: unknown = null) => ({ body: { success: true, message: '', data } });
+const ok = (data: unknown = null, message = '') => ({ body: { success: true, message, data } });
 const page = (items: unknown[], total = items.length) =>
   ok({ items, page: 1, page_size: 10, total });
 
@@ -99,7 +99,7 @@ describe('channel list', () => {
     const g = screen.getByRole('row', { name: 'gamma' });
     expect(within(g).getByText('未测试')).toBeTruthy();
     expect(g.getAttribute('data-state')).toBe('off');
-    within(g).getByText('自动禁用').focus();
+    within(g).getByText('自动禁用').closest<HTMLElement>('.channels__status')?.focus();
     expect((await screen.findAllByText('原因：quota exhausted')).length).toBeGreaterThan(0);
   });
 
@@ -360,5 +360,137 @@ describe('tag aggregation mode', () => {
     expect(sent(calls, 'GET', '/api/channel/').some((c) => c.url.includes('tag_mode=true'))).toBe(
       true,
     );
+  });
+});
+
+describe('channel operations', () => {
+  it('tests every channel in the background after a confirmation', async () => {
+    const calls = setUp({ 'GET /api/channel/test': ok({ count: 3 }) });
+    renderApp('/channel');
+    const user = userEvent.setup();
+    await screen.findByRole('row', { name: 'alpha' });
+    await user.click(screen.getByRole('button', { name: '测试所有渠道' }));
+    const dialog = await screen.findByRole('dialog', { name: '测试所有渠道' });
+    expect(sent(calls, 'GET', '/api/channel/test')).toHaveLength(0);
+    await user.click(within(dialog).getByRole('button', { name: '开始测试' }));
+    expect(await screen.findByText('已开始在后台测试 3 个渠道，请稍后刷新查看结果')).toBeTruthy();
+    expect(sent(calls, 'GET', '/api/channel/test')).toHaveLength(1);
+  });
+
+  it("updates one channel's balance, showing the server's message when the type has no balance API", async () => {
+    const calls = setUp({
+      'GET /api/channel/update_balance/1/': {
+        status: 501,
+        body: {
+          success: false,
+          message: 'balance query is not supported for OpenAI channels',
+          code: 'not_implemented',
+        },
+      },
+      'GET /api/channel/update_balance/2/': ok(3.5),
+    });
+    renderApp('/channel');
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: '更新 alpha 的余额' }));
+    expect(
+      await screen.findByText(
+        '渠道 alpha 余额更新失败：balance query is not supported for OpenAI channels',
+      ),
+    ).toBeTruthy();
+    await user.click(screen.getByRole('button', { name: '更新 beta 的余额' }));
+    expect(await screen.findByText('渠道 beta 余额已更新：$3.50')).toBeTruthy();
+    expect(sent(calls, 'GET', '/api/channel/update_balance/2/')).toHaveLength(1);
+  });
+
+  it('updates every balance and reports the counts (or what the server says)', async () => {
+    let counts = true;
+    const calls = setUp({
+      'GET /api/channel/update_balance': () =>
+        counts
+          ? ok({ updated: 2, failed: 1, disabled: 1, skipped: 4 }, '2 balances updated')
+          : ok(null, 'nothing was updated'),
+    });
+    renderApp('/channel');
+    const user = userEvent.setup();
+    await screen.findByRole('row', { name: 'alpha' });
+    await user.click(screen.getByRole('button', { name: '更新所有已启用渠道余额' }));
+    expect(
+      await screen.findByText(
+        '已更新 2 个渠道的余额，1 个失败，1 个因余额不足被禁用，4 个不支持查询已跳过',
+      ),
+    ).toBeTruthy();
+    counts = false;
+    await user.click(screen.getByRole('button', { name: '更新所有已启用渠道余额' }));
+    expect(await screen.findByText('服务器提示：nothing was updated')).toBeTruthy();
+    expect(sent(calls, 'GET', '/api/channel/update_balance')).toHaveLength(2);
+  });
+
+  it('repairs the ability index and reports the counts', async () => {
+    const calls = setUp({
+      'POST /api/channel/fix': ok({ channels: 3, abilities: 8, repaired: 2 }),
+    });
+    renderApp('/channel');
+    const user = userEvent.setup();
+    await screen.findByRole('row', { name: 'alpha' });
+    await user.click(screen.getByRole('button', { name: '修复渠道能力' }));
+    expect(await screen.findByText('渠道能力已修复：3 个渠道，8 条能力，修复 2 条')).toBeTruthy();
+    expect(sent(calls, 'POST', '/api/channel/fix')).toHaveLength(1);
+  });
+
+  it('sorts by id when asked and remembers it', async () => {
+    const calls = setUp();
+    renderApp('/channel');
+    const user = userEvent.setup();
+    await screen.findByRole('row', { name: 'alpha' });
+    expect(sent(calls, 'GET', '/api/channel/')[0]?.url).not.toContain('id_sort');
+    await user.click(screen.getByRole('switch', { name: '按 ID 排序' }));
+    await waitFor(() =>
+      expect(sent(calls, 'GET', '/api/channel/').at(-1)?.url).toContain('id_sort=true'),
+    );
+    expect(localStorage.getItem('channels-id-sort')).toBe('1');
+    localStorage.removeItem('channels-id-sort');
+  });
+
+  it('colours the response time per the thresholds (light green up to 3 s, yellow up to 5 s)', async () => {
+    const fast = makeChannel({ id: 8, name: 'fast', response_time: 1000 });
+    const mid = makeChannel({ id: 9, name: 'mid', response_time: 2500 });
+    const slow = makeChannel({ id: 10, name: 'slow', response_time: 5001 });
+    setUp({ 'GET /api/channel/': page([fast, mid, beta, slow]) });
+    renderApp('/channel');
+    const tone = async (name: string, text: string) =>
+      within(await screen.findByRole('row', { name }))
+        .getByText(text)
+        .getAttribute('data-tone');
+    expect(await tone('fast', '1.00 秒')).toBe('green');
+    expect(await tone('mid', '2.50 秒')).toBe('lime');
+    expect(await tone('beta', '4.20 秒')).toBe('yellow');
+    expect(await tone('slow', '5.00 秒')).toBe('red');
+  });
+
+  it('shows the keys the server disabled on its own in the status tooltip', async () => {
+    const multi = makeChannel({
+      id: 11,
+      name: 'multi',
+      status: 1,
+      key_count: 3,
+      other_info: JSON.stringify({
+        disabled_keys: [
+          { index: 2, fingerprint: 'ab12', reason: 'invalid api key', time: 1_700_000_000 },
+          { index: 0, fingerprint: 'cd34', reason: 'account deactivated', time: 1_700_000_100 },
+        ],
+      }),
+    });
+    setUp({ 'GET /api/channel/': page([multi, alpha]) });
+    renderApp('/channel');
+    const row = await screen.findByRole('row', { name: 'multi' });
+    expect(within(row).getByText('已启用')).toBeTruthy();
+    expect(within(row).getByText('2/3 密钥禁用')).toBeTruthy();
+    within(row).getByText('已启用').closest<HTMLElement>('.channels__status')?.focus();
+    expect((await screen.findAllByText('3 个密钥中有 2 个已禁用')).length).toBeGreaterThan(0);
+    expect(screen.getAllByText(/^第 1 行：account deactivated（/).length).toBeGreaterThan(0);
+    expect(screen.getAllByText(/^第 3 行：invalid api key（/).length).toBeGreaterThan(0);
+    // a channel without disabled keys has a plain badge
+    const a = screen.getByRole('row', { name: 'alpha' });
+    expect(a.querySelector('.channels__status')).toBeNull();
   });
 });

@@ -3,7 +3,7 @@ import type { KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 
-import { CHANNEL_ENABLED, statusInfo } from '@/api/channels';
+import { CHANNEL_ENABLED, disabledKeys, statusInfo } from '@/api/channels';
 import type { Channel } from '@/api/channels';
 import { Badge } from '@/components/ui/badge';
 import type { BadgeProps } from '@/components/ui/badge';
@@ -32,13 +32,17 @@ export interface ChannelsTableProps {
   tagMode: boolean;
   onTagStatus: (tag: string, enabled: boolean) => void;
   onEditTag: (tag: string, children: Channel[]) => void;
+  /** Asks the provider for the channel's balance (GET /api/channel/update_balance/{id}/). */
+  onUpdateBalance: (channel: Channel) => void;
+  /** The channel whose balance is being updated. */
+  updatingBalance?: number;
 }
 
 const toneOf: Record<ResponseTone, BadgeProps['tone']> = {
   untested: 'neutral',
   green: 'green',
-  lime: 'blue',
-  yellow: 'orange',
+  lime: 'lime',
+  yellow: 'yellow',
   red: 'red',
 };
 
@@ -46,7 +50,11 @@ function formatTime(seconds: number): string {
   return seconds > 0 ? new Date(seconds * 1000).toLocaleString() : '';
 }
 
-export function ChannelStatus({ channel }: { channel: Pick<Channel, 'status' | 'other_info'> }) {
+export function ChannelStatus({
+  channel,
+}: {
+  channel: Pick<Channel, 'status' | 'other_info'> & { key_count?: number };
+}) {
   const { t } = useTranslation('channels');
   const label =
     channel.status === 1 || channel.status === 2 || channel.status === 3
@@ -54,24 +62,53 @@ export function ChannelStatus({ channel }: { channel: Pick<Channel, 'status' | '
       : t('status.unknown');
   const tone: BadgeProps['tone'] =
     channel.status === 1 ? 'green' : channel.status === 2 ? 'red' : 'orange';
-  const badge = (
-    <Badge tone={tone} tabIndex={channel.status === 3 ? 0 : undefined}>
-      {label}
-    </Badge>
-  );
-  if (channel.status !== 3) return badge;
-  const info = statusInfo(channel as Channel);
+  const keys = disabledKeys(channel);
+  const autoDisabled = channel.status === 3;
+  if (!autoDisabled && keys.length === 0) return <Badge tone={tone}>{label}</Badge>;
+  const info = statusInfo(channel);
+  const keyCount = channel.key_count ?? 0;
   return (
     <Tooltip
       side="top"
       content={
         <span className="channels__status-tip">
-          <span>{t('status.reason', { reason: info.reason })}</span>
-          <span>{t('status.time', { time: formatTime(info.time) })}</span>
+          {autoDisabled ? (
+            <>
+              <span>{t('status.reason', { reason: info.reason })}</span>
+              <span>{t('status.time', { time: formatTime(info.time) })}</span>
+            </>
+          ) : null}
+          {keys.length > 0 ? (
+            <>
+              <strong>
+                {keyCount > 0
+                  ? t('status.keysDisabled', { count: keys.length, total: keyCount })
+                  : t('status.keysDisabledCount', { count: keys.length })}
+              </strong>
+              {keys.map((key) => (
+                <span key={key.index}>
+                  {t('status.keyLine', {
+                    line: key.index + 1,
+                    reason: key.reason,
+                    time: formatTime(key.time),
+                  })}
+                </span>
+              ))}
+            </>
+          ) : null}
         </span>
       }
     >
-      {badge}
+      <span className="channels__status" tabIndex={0}>
+        <Badge tone={tone}>{label}</Badge>
+        {keys.length > 0 ? (
+          <Badge tone="orange" data-keys-disabled={keys.length}>
+            {keyCount > 0
+              ? t('status.keysBadge', { count: keys.length, total: keyCount })
+              : t('status.keysBadgeCount', { count: keys.length })}
+          </Badge>
+        ) : null}
+      </span>
     </Tooltip>
   );
 }
@@ -174,6 +211,8 @@ export function ChannelsTable({
   tagMode,
   onTagStatus,
   onEditTag,
+  onUpdateBalance,
+  updatingBalance,
 }: ChannelsTableProps) {
   const { t } = useTranslation('channels');
   const formatQuota = useFormatQuota();
@@ -369,7 +408,26 @@ export function ChannelsTable({
                 <td>
                   <div className="channels__quota">
                     <span>{t('quota.used', { quota: formatQuota(channel.used_quota) })}</span>
-                    <small>{t('quota.balance', { balance: channel.balance.toFixed(2) })}</small>
+                    <Tooltip
+                      side="top"
+                      content={
+                        channel.balance_updated_time > 0
+                          ? t('balance.clickToUpdateSince', {
+                              time: formatTime(channel.balance_updated_time),
+                            })
+                          : t('balance.clickToUpdate')
+                      }
+                    >
+                      <button
+                        type="button"
+                        className="channels__balance"
+                        aria-label={t('balance.update', { name: channel.name })}
+                        disabled={busy || updatingBalance === channel.id}
+                        onClick={() => onUpdateBalance(channel)}
+                      >
+                        {t('quota.balance', { balance: channel.balance.toFixed(2) })}
+                      </button>
+                    </Tooltip>
                   </div>
                 </td>
               ) : null}

@@ -57,8 +57,11 @@ export function typeLabel(
   return channelType(id)?.label ?? String(id);
 }
 
-/** Types whose key has its own format (spec 02 §5): the editor shows a hint. */
-export const keyHintTypes = [15, 18, 22, 23, 33] as const;
+/** Types whose key has its own format (spec 02 §5; 41 takes a service-account JSON key). */
+export const keyHintTypes = [15, 18, 22, 23, 33, 41] as const;
+
+/** Types whose base URL means something special (3 Azure endpoint, 8 custom full URL). */
+export const baseUrlHintTypes = [3, 8] as const;
 
 /** Types whose `other` field means something (spec 02 §9 special types): the editor hints it. */
 export const otherHintTypes = [3, 18, 21, 39, 41, 49] as const;
@@ -93,3 +96,6 @@ export type ChannelColumn = (typeof channelColumns)[number];
 
 /** Local storage key of the column settings. */
 export const COLUMNS_STORAGE_KEY = 'channels-table-columns';
+
+/** Local storage key of the id-sort switch ("1" = newest id first). */
+export const ID_SORT_STORAGE_KEY = 'channels-id-sort';

@@ -31,15 +31,18 @@ export interface ConfirmDialogProps {
   description: string;
   onCancel: () => void;
   onConfirm: () => void;
+  /** The confirm button's text; "删除" (a danger button) when not given. */
+  confirmLabel?: string;
 }
 
-/** A yes/no confirmation for deletions. */
+/** A yes/no confirmation (deletions, and the test of every channel, which costs tokens). */
 export function ConfirmDialog({
   open,
   title,
   description,
   onCancel,
   onConfirm,
+  confirmLabel,
 }: ConfirmDialogProps) {
   const { t } = useTranslation('channels');
   return (
@@ -53,8 +56,8 @@ export function ConfirmDialog({
           <DialogClose asChild>
             <Button variant="secondary">{t('delete.cancel')}</Button>
           </DialogClose>
-          <Button variant="danger" onClick={onConfirm}>
-            {t('delete.confirm')}
+          <Button variant={confirmLabel ? 'primary' : 'danger'} onClick={onConfirm}>
+            {confirmLabel ?? t('delete.confirm')}
           </Button>
         </DialogFooter>
       </DialogContent>

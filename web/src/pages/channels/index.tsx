@@ -1,9 +1,19 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { ChevronLeft, ChevronRight, Columns3, Plus, Search } from 'lucide-react';
+import {
+  ChevronLeft,
+  ChevronRight,
+  Columns3,
+  FlaskConical,
+  Plus,
+  RefreshCw,
+  Search,
+  Wallet,
+  Wrench,
+} from 'lucide-react';
 import { useState } from 'react';
 import type { FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Link } from 'react-router';
+import { Link, useMatch, useNavigate } from 'react-router';
 
 import {
   CHANNEL_DISABLED,
@@ -14,8 +24,12 @@ import {
   deleteChannels,
   deleteDisabledChannels,
   editTag,
+  fixAbilities,
   setTagStatus,
   tagChannels,
+  testAllChannels,
+  updateAllBalances,
+  updateBalance,
   updateChannel,
 } from '@/api/channels';
 import type { Channel, ChannelListQuery, TagEdit } from '@/api/channels';
@@ -31,12 +45,14 @@ import { pageSizes, usePreferences } from '@/stores/preferences';
 import type { PageSize } from '@/stores/preferences';
 import { toast } from '@/stores/toasts';
 
+import { ChannelEditorDrawer } from './channel-editor';
+import type { EditorTarget } from './channel-editor';
 import { ChannelsTable } from './channels-table';
 import type { RowAction } from './channels-table';
-import { channelColumns, COLUMNS_STORAGE_KEY } from './constants';
+import { channelColumns, COLUMNS_STORAGE_KEY, ID_SORT_STORAGE_KEY } from './constants';
 import type { ChannelColumn } from './constants';
 import { BatchTagDialog, ColumnsDialog, ConfirmDialog, TestDialog } from './dialogs';
-import { TagEditDialog } from './tag-edit-dialog';
+import { TagEditorDrawer } from './tag-editor';
 
 import './channels.css';
 
@@ -50,18 +66,38 @@ function loadHidden(): ChannelColumn[] {
 }
 
 type Confirming =
-  { kind: 'one'; channel: Channel } | { kind: 'selected'; ids: number[] } | { kind: 'disabled' };
+  | { kind: 'one'; channel: Channel }
+  | { kind: 'selected'; ids: number[] }
+  | { kind: 'disabled' }
+  | { kind: 'testAll' };
 
-/** /channel (admin, 渠道管理): search, server paging, in-place edits, tests, batch operations. */
+/** The editor drawer's target from the URL: /channel/add, /channel/edit/{id}, else closed. */
+function useEditorTarget(): EditorTarget {
+  const adding = useMatch('/channel/add');
+  const editing = useMatch('/channel/edit/:id');
+  if (adding) return { kind: 'new' };
+  if (editing) return { kind: 'edit', id: Number(editing.params.id) };
+  return null;
+}
+
+/**
+ * /channel (admin, 渠道管理): search, server paging, in-place edits, tests, balances, batch
+ * operations; /channel/add and /channel/edit/{id} open the editor drawer over the list.
+ */
 export function ChannelsPage() {
   const { t } = useTranslation('channels');
   const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const editorTarget = useEditorTarget();
   const pageSize = usePreferences((s) => s.pageSize);
   const setPageSize = usePreferences((s) => s.setPageSize);
   const [filter, setFilter] = useState({ keyword: '', model: '', group: '' });
   const [draft, setDraft] = useState(filter);
   const [page, setPage] = useState(1);
   const [tagMode, setTagMode] = useState(false);
+  const [idSort, setIdSortState] = useState(
+    () => localStorage.getItem(ID_SORT_STORAGE_KEY) === '1',
+  );
   const [hidden, setHiddenState] = useState<ChannelColumn[]>(loadHidden);
   const [selected, setSelected] = useState<number[]>([]);
   const [testing, setTesting] = useState<Channel | null>(null);
@@ -69,10 +105,15 @@ export function ChannelsPage() {
   const [columnsOpen, setColumnsOpen] = useState(false);
   const [tagging, setTagging] = useState(false);
   const [editingTag, setEditingTag] = useState<{ tag: string; children: Channel[] } | null>(null);
-  const query: ChannelListQuery = { ...filter, page, pageSize, tagMode };
+  const query: ChannelListQuery = { ...filter, page, pageSize, tagMode, idSort };
   const channels = useQuery(channelsQueryOptions(query));
 
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['channels'] });
+  const setIdSort = (on: boolean) => {
+    setIdSortState(on);
+    setPage(1);
+    localStorage.setItem(ID_SORT_STORAGE_KEY, on ? '1' : '0');
+  };
   const setHidden = (next: ChannelColumn[]) => {
     setHiddenState(next);
     localStorage.setItem(COLUMNS_STORAGE_KEY, JSON.stringify(next));
@@ -93,6 +134,42 @@ export function ChannelsPage() {
       void refresh();
     },
     onError: () => toast.error(t('toast.copyFailed')),
+  });
+
+  const balance = useMutation({
+    mutationFn: async (channel: Channel) => updateBalance(channel.id),
+    meta: { silent: true },
+    onSuccess: (value, channel) => {
+      toast.success(t('balance.updated', { name: channel.name, balance: value.toFixed(2) }));
+      void refresh();
+    },
+    onError: (error, channel) =>
+      toast.error(t('balance.failed', { name: channel.name, message: error.message })),
+  });
+  const allBalances = useMutation({
+    mutationFn: updateAllBalances,
+    meta: { silent: true },
+    onSuccess: ({ summary, message }) => {
+      if (summary) toast.info(t('balance.allSummary', summary));
+      else toast.info(message ? t('toast.notice', { message }) : t('balance.allUpdated'));
+      void refresh();
+    },
+    onError: (error) => toast.error(t('balance.allFailed', { message: error.message })),
+  });
+  const testAll = useMutation({
+    mutationFn: testAllChannels,
+    meta: { silent: true },
+    onSuccess: (count) => toast.success(t('testAll.started', { count })),
+    onError: (error) => toast.error(t('testAll.failed', { message: error.message })),
+  });
+  const fix = useMutation({
+    mutationFn: fixAbilities,
+    meta: { silent: true },
+    onSuccess: (report) => {
+      toast.success(t('fix.done', report));
+      void refresh();
+    },
+    onError: (error) => toast.error(t('fix.failed', { message: error.message })),
   });
 
   const onAction = (channel: Channel, action: RowAction) => {
@@ -124,6 +201,10 @@ export function ChannelsPage() {
     const what = confirming;
     setConfirming(null);
     if (!what) return;
+    if (what.kind === 'testAll') {
+      testAll.mutate();
+      return;
+    }
     act.mutate(async () => {
       if (what.kind === 'one') {
         await deleteChannel(what.channel.id);
@@ -152,12 +233,23 @@ export function ChannelsPage() {
       <PageHeader
         title={t('list.title')}
         actions={
-          <Button asChild>
-            <Link to="/channel/add">
-              <Plus aria-hidden />
-              {t('list.add')}
-            </Link>
-          </Button>
+          <>
+            <Button
+              variant="ghost"
+              size="icon"
+              aria-label={t('list.refresh')}
+              title={t('list.refresh')}
+              onClick={() => void refresh()}
+            >
+              <RefreshCw aria-hidden />
+            </Button>
+            <Button asChild>
+              <Link to="/channel/add">
+                <Plus aria-hidden />
+                {t('list.add')}
+              </Link>
+            </Button>
+          </>
         }
       />
       <form className="channels__search" onSubmit={search} role="search">
@@ -198,9 +290,35 @@ export function ChannelsPage() {
           />
           {t('list.tagMode')}
         </label>
+        <label className="channels__switch">
+          <Switch checked={idSort} aria-label={t('list.idSort')} onCheckedChange={setIdSort} />
+          {t('list.idSort')}
+        </label>
         <Button variant="secondary" size="sm" onClick={() => setColumnsOpen(true)}>
           <Columns3 aria-hidden />
           {t('list.columns')}
+        </Button>
+        <Button
+          variant="secondary"
+          size="sm"
+          disabled={testAll.isPending}
+          onClick={() => setConfirming({ kind: 'testAll' })}
+        >
+          <FlaskConical aria-hidden />
+          {t('list.testAll')}
+        </Button>
+        <Button
+          variant="secondary"
+          size="sm"
+          disabled={allBalances.isPending}
+          onClick={() => allBalances.mutate()}
+        >
+          <Wallet aria-hidden />
+          {t('list.updateBalances')}
+        </Button>
+        <Button variant="secondary" size="sm" disabled={fix.isPending} onClick={() => fix.mutate()}>
+          <Wrench aria-hidden />
+          {t('list.fix')}
         </Button>
         <span className="channels__selected">
           {t('list.batch.selected', { count: selected.length })}
@@ -255,6 +373,8 @@ export function ChannelsPage() {
             })
           }
           onEditTag={(tag, children) => setEditingTag({ tag, children })}
+          onUpdateBalance={(channel) => balance.mutate(channel)}
+          updatingBalance={balance.isPending ? balance.variables.id : undefined}
         />
       )}
       <nav className="channels__pager" aria-label={t('list.pager.label')}>
@@ -306,15 +426,20 @@ export function ChannelsPage() {
             ? t('delete.title')
             : confirming?.kind === 'selected'
               ? t('delete.batchTitle')
-              : t('delete.disabledTitle')
+              : confirming?.kind === 'testAll'
+                ? t('testAll.title')
+                : t('delete.disabledTitle')
         }
         description={
           confirming?.kind === 'one'
             ? t('delete.description', { name: confirming.channel.name })
             : confirming?.kind === 'selected'
               ? t('delete.batchDescription', { count: confirming.ids.length })
-              : t('delete.disabledDescription')
+              : confirming?.kind === 'testAll'
+                ? t('testAll.description')
+                : t('delete.disabledDescription')
         }
+        confirmLabel={confirming?.kind === 'testAll' ? t('testAll.confirm') : undefined}
         onCancel={() => setConfirming(null)}
         onConfirm={confirm}
       />
@@ -337,7 +462,7 @@ export function ChannelsPage() {
           });
         }}
       />
-      <TagEditDialog
+      <TagEditorDrawer
         editing={editingTag}
         onClose={() => setEditingTag(null)}
         onSubmit={(edit: TagEdit) => {
@@ -348,6 +473,7 @@ export function ChannelsPage() {
           });
         }}
       />
+      <ChannelEditorDrawer target={editorTarget} onClose={() => void navigate('/channel')} />
     </>
   );
 }

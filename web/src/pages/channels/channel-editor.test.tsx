@@ -1,10 +1,11 @@
-import { screen, waitFor, within } from '@testing-library/react';
+import { act, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { useSession } from '@/stores/session';
 import { mockApi, statusData } from '@/test/api-mock';
 import type { MockAnswer, RecordedCall } from '@/test/api-mock';
+import { stubClipboard } from '@/test/clipboard';
 import { renderApp } from '@/test/render-app';
 import { makeUser } from '@/test/users';
 
@@ -151,7 +152,8 @@ describe('channel editor', () => {
     renderApp('/channel/add');
     const user = userEvent.setup();
     const type = await screen.findByLabelText('类型');
-    expect(screen.getByText('每行一个密钥')).toBeTruthy();
+    expect(screen.getByText(/多个密钥每行一个，轮流使用/)).toBeTruthy();
+    expect(screen.queryByText(/格式：/)).toBeNull();
     await user.selectOptions(type, '18');
     expect(screen.getByText('格式：APPID|APISecret|APIKey')).toBeTruthy();
     expect(screen.getByText('讯飞星火模型版本，如 v2.1')).toBeTruthy();
@@ -165,5 +167,137 @@ describe('channel editor', () => {
     setUp({ 'GET /api/channel/7': { status: 404, body: { success: false, message: 'nope' } } });
     renderApp('/channel/edit/7');
     expect(await screen.findByText('渠道不存在，请刷新后重试')).toBeTruthy();
+  });
+});
+
+describe('channel editor drawer', () => {
+  it('opens over the list from the add button and the edit link, and closing goes back to /channel', async () => {
+    const calls = setUp({
+      'GET /api/channel/': ok({ items: [stored], page: 1, page_size: 10, total: 1 }),
+    });
+    const { router } = renderApp('/channel');
+    const user = userEvent.setup();
+    const row = await screen.findByRole('row', { name: 'seven' });
+    await user.click(screen.getByRole('link', { name: '添加渠道' }));
+    const adding = await screen.findByRole('dialog', { name: '添加渠道' });
+    expect(router.state.location.pathname).toBe('/channel/add');
+    await user.click(within(adding).getByRole('button', { name: '取消' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    expect(router.state.location.pathname).toBe('/channel');
+
+    await user.click(within(row).getByRole('link', { name: '编辑' }));
+    const editing = await screen.findByRole('dialog', { name: '编辑渠道' });
+    expect(router.state.location.pathname).toBe('/channel/edit/7');
+    expect(await within(editing).findByDisplayValue('seven')).toBeTruthy();
+    await user.keyboard('{Escape}');
+    await waitFor(() => expect(router.state.location.pathname).toBe('/channel'));
+    expect(screen.queryByRole('dialog')).toBeNull();
+    // the list stayed mounted: loaded once, not again for each drawer
+    expect(sent(calls, 'GET', '/api/channel/')).toHaveLength(1);
+  });
+
+  it('tests the proxy in the field (needs an address) and shows the failure message', async () => {
+    let fail = false;
+    const calls = setUp({
+      'POST /api/channel/test_proxy': () =>
+        fail
+          ? {
+              status: 502,
+              body: { success: false, message: 'proxy connection test failed: timeout' },
+            }
+          : ok({ status: 204, time: 0.4567 }),
+    });
+    renderApp('/channel/add');
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: '测试代理' }));
+    expect(await screen.findByText('请先填写代理地址')).toBeTruthy();
+    await user.type(screen.getByLabelText('代理'), 'socks5://u:p@127.0.0.1:1080');
+    await user.click(screen.getByRole('button', { name: '测试代理' }));
+    expect(await screen.findByText('代理连接正常（HTTP 204，耗时 0.46 秒）')).toBeTruthy();
+    // the proxy (with its credentials) goes in the body, never in the URL
+    const call = sent(calls, 'POST', '/api/channel/test_proxy')[0];
+    expect(call?.body).toEqual({ proxy: 'socks5://u:p@127.0.0.1:1080' });
+    expect(call?.url).toBe('/api/channel/test_proxy');
+    fail = true;
+    await user.click(screen.getByRole('button', { name: '测试代理' }));
+    expect(
+      await screen.findByText('代理连接测试失败：proxy connection test failed: timeout'),
+    ).toBeTruthy();
+  });
+
+  it('lets root reveal the key with the password, copy it, and hides it when the drawer closes', async () => {
+    const calls = setUp({
+      'POST /api/channel/7/key': ({ init }) =>
+        JSON.parse(String(init?.body)).password === 'right'
+          ? ok({ key: 'sk-one\nsk-two' })
+          : { status: 400, body: { success: false, message: 'wrong password' } },
+    });
+    const { router } = renderApp('/channel/edit/7');
+    const user = userEvent.setup();
+    const writeText = stubClipboard(); // after userEvent.setup(), which installs its own
+    await user.click(await screen.findByRole('button', { name: '查看密钥' }));
+    await user.click(screen.getByRole('button', { name: '查看' }));
+    expect(await screen.findByText('请输入密码')).toBeTruthy();
+    await user.type(screen.getByLabelText('输入你的密码以查看密钥'), 'wrong{Enter}');
+    expect(await screen.findByText('查看密钥失败：wrong password')).toBeTruthy();
+    await user.clear(screen.getByLabelText('输入你的密码以查看密钥'));
+    await user.type(screen.getByLabelText('输入你的密码以查看密钥'), 'right');
+    await user.click(screen.getByRole('button', { name: '查看' }));
+    const shown = await screen.findByLabelText('当前密钥');
+    expect((shown as HTMLTextAreaElement).value).toBe('sk-one\nsk-two');
+    expect(sent(calls, 'POST', '/api/channel/7/key').at(-1)?.body).toEqual({ password: 'right' });
+    // revealing never submitted the channel form
+    expect(sent(calls, 'PUT', '/api/channel/')).toHaveLength(0);
+    await user.click(screen.getByRole('button', { name: '复制' }));
+    expect(writeText).toHaveBeenCalledWith('sk-one\nsk-two');
+    expect(await screen.findByText('密钥已复制到剪贴板')).toBeTruthy();
+
+    await user.click(screen.getByRole('button', { name: '取消' }));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/channel'));
+    await act(() => router.navigate('/channel/edit/7'));
+    expect(await screen.findByRole('button', { name: '查看密钥' })).toBeTruthy();
+    expect(screen.queryByLabelText('当前密钥')).toBeNull();
+  });
+
+  it('offers the key reveal to root only', async () => {
+    setUp();
+    useSession.getState().setUser(makeUser({ id: 2, username: 'admin', role: 10 }));
+    renderApp('/channel/edit/7');
+    expect(await screen.findByText('已设置密钥（3 个），留空保持不变')).toBeTruthy();
+    expect(screen.queryByRole('button', { name: '查看密钥' })).toBeNull();
+  });
+
+  it('notes the key lines the server disabled, and explains the rotation', async () => {
+    setUp({
+      'GET /api/channel/7': ok({
+        ...stored,
+        other_info: JSON.stringify({
+          disabled_keys: [
+            { index: 2, fingerprint: 'x', reason: 'invalid key', time: 1 },
+            { index: 0, fingerprint: 'y', reason: 'invalid key', time: 2 },
+          ],
+        }),
+      }),
+    });
+    renderApp('/channel/edit/7');
+    expect(
+      await screen.findByText(
+        '以下密钥行已被自动禁用：第 1、3 行（共 2 个）。替换或删除这些行后保存即可恢复。',
+      ),
+    ).toBeTruthy();
+    expect(
+      screen.getByText(/上游判定无效的密钥会被单独禁用，全部密钥被禁用时渠道自动禁用/),
+    ).toBeTruthy();
+  });
+
+  it('hints the JSON key of Vertex AI and the full URL of a custom channel', async () => {
+    setUp();
+    renderApp('/channel/add');
+    const user = userEvent.setup();
+    const type = await screen.findByLabelText('类型');
+    await user.selectOptions(type, '41');
+    expect(screen.getByText('格式：服务账号 JSON 密钥（整个 JSON 文件内容）')).toBeTruthy();
+    await user.selectOptions(type, '8');
+    expect(screen.getByText(/自定义渠道填写完整的请求地址前缀/)).toBeTruthy();
   });
 });

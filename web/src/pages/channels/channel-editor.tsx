@@ -1,34 +1,51 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ParseKeys } from 'i18next';
-import { ArrowLeft, Download, X } from 'lucide-react';
+import { Download, PlugZap, X } from 'lucide-react';
 import { useState } from 'react';
 import { Controller, useForm, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { Link, useNavigate, useParams } from 'react-router';
 
 import {
   channelQueryOptions,
   createChannel,
+  disabledKeys,
   fetchUpstreamModels,
   knownModelsQueryOptions,
   splitList,
+  testProxy,
   updateChannel,
 } from '@/api/channels';
 import type { Channel } from '@/api/channels';
+import { ROLE_ROOT } from '@/api/user';
 import { groupsQueryOptions } from '@/api/users';
-import { PageHeader } from '@/components/layout/page-header';
 import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
+import {
+  Dialog,
+  DialogContent,
+  DialogDescription,
+  DialogHeader,
+  DialogTitle,
+} from '@/components/ui/dialog';
 import { Field } from '@/components/ui/field';
 import { Input } from '@/components/ui/input';
 import { Select } from '@/components/ui/select';
 import { Spinner } from '@/components/ui/spinner';
 import { Switch } from '@/components/ui/switch';
+import { useSession } from '@/stores/session';
 import { toast } from '@/stores/toasts';
 
-import { channelType, channelTypes, keyHintTypes, otherHintTypes, typeLabel } from './constants';
+import {
+  baseUrlHintTypes,
+  channelType,
+  channelTypes,
+  keyHintTypes,
+  otherHintTypes,
+  typeLabel,
+} from './constants';
+import { KeyReveal } from './key-reveal';
 import { channelFormSchema, newChannelValues, toChannelPayload } from './schema';
 import type { ChannelFormValues } from './schema';
 
@@ -58,48 +75,58 @@ function formValues(channel: Channel): ChannelFormValues {
   };
 }
 
-/** /channel/add and /channel/edit/{id} (admin): the channel editor. */
-export function ChannelEditPage() {
+/** Which channel the editor drawer shows: a new one, a stored one by id, or none (closed). */
+export type EditorTarget = { kind: 'new' } | { kind: 'edit'; id: number } | null;
+
+/**
+ * The channel editor as a side drawer over the list (/channel/add, /channel/edit/{id}).
+ * Closing it (or saving) calls `onClose`, which navigates back to /channel.
+ */
+export function ChannelEditorDrawer({
+  target,
+  onClose,
+}: {
+  target: EditorTarget;
+  onClose: () => void;
+}) {
   const { t } = useTranslation('channels');
-  const { id } = useParams();
-  const creating = id === undefined;
-  const channelId = Number(id);
+  const creating = target?.kind === 'new';
+  const channelId = target?.kind === 'edit' ? target.id : Number.NaN;
   const channel = useQuery({
     ...channelQueryOptions(channelId),
-    enabled: !creating && Number.isInteger(channelId),
+    enabled: target?.kind === 'edit' && Number.isInteger(channelId),
   });
 
   return (
-    <>
-      <PageHeader
-        title={creating ? t('edit.addTitle') : t('edit.editTitle')}
-        actions={
-          <Button variant="ghost" asChild>
-            <Link to="/channel">
-              <ArrowLeft aria-hidden />
-              {t('edit.back')}
-            </Link>
-          </Button>
-        }
-      />
-      {creating ? (
-        <ChannelForm />
-      ) : !Number.isInteger(channelId) || (channel.isError && !channel.data) ? (
-        <Alert tone="danger">{t('edit.loadFailed')}</Alert>
-      ) : !channel.data ? (
-        <Spinner label={t('list.loading')} />
-      ) : (
-        <ChannelForm key={channel.data.id} channel={channel.data} />
-      )}
-    </>
+    <Dialog open={target !== null} onOpenChange={(open) => (open ? undefined : onClose())}>
+      <DialogContent side="right" className="channel-editor">
+        <DialogHeader>
+          <DialogTitle>{creating ? t('edit.addTitle') : t('edit.editTitle')}</DialogTitle>
+          <DialogDescription>
+            {creating
+              ? t('edit.addDescription')
+              : t('edit.editDescription', { id: Number.isInteger(channelId) ? channelId : '' })}
+          </DialogDescription>
+        </DialogHeader>
+        {target === null ? null : creating ? (
+          <ChannelForm onDone={onClose} />
+        ) : !Number.isInteger(channelId) || (channel.isError && !channel.data) ? (
+          <Alert tone="danger">{t('edit.loadFailed')}</Alert>
+        ) : !channel.data ? (
+          <Spinner label={t('list.loading')} />
+        ) : (
+          <ChannelForm key={channel.data.id} channel={channel.data} onDone={onClose} />
+        )}
+      </DialogContent>
+    </Dialog>
   );
 }
 
-function ChannelForm({ channel }: { channel?: Channel }) {
+function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => void }) {
   const { t } = useTranslation('channels');
-  const navigate = useNavigate();
   const queryClient = useQueryClient();
   const creating = channel === undefined;
+  const isRoot = useSession((s) => (s.user?.role ?? 0) >= ROLE_ROOT);
   const groups = useQuery(groupsQueryOptions);
   const known = useQuery(knownModelsQueryOptions);
   const [customModel, setCustomModel] = useState('');
@@ -129,7 +156,7 @@ function ChannelForm({ channel }: { channel?: Channel }) {
       if (serverNotice) toast.info(t('toast.notice', { message: serverNotice }));
       toast.success(creating ? t('toast.created') : t('toast.updated'));
       void queryClient.invalidateQueries({ queryKey: ['channels'] });
-      void navigate('/channel');
+      onDone();
     },
   });
 
@@ -158,11 +185,21 @@ function ChannelForm({ channel }: { channel?: Channel }) {
     onError: (error) => toast.error(`${t('toast.fetchModelsFailed')}: ${error.message}`),
   });
 
+  const proxyCheck = useMutation({
+    mutationFn: testProxy,
+    meta: { silent: true },
+    onSuccess: (report) =>
+      toast.success(t('toast.proxyOk', { status: report.status, seconds: report.time.toFixed(2) })),
+    onError: (error) => toast.error(t('toast.proxyFailed', { message: error.message })),
+  });
+
   const typeInfo = channelType(type);
   const otherHint = otherHintTypes.find((x) => x === type);
-  const keyHint = (keyHintTypes as readonly number[]).includes(type)
+  const baseUrlHint = baseUrlHintTypes.find((x) => x === type);
+  const keyFormat = (keyHintTypes as readonly number[]).includes(type)
     ? t(`edit.keyFormat.${type}` as ParseKeys<'channels'>)
-    : t('edit.keyHint');
+    : undefined;
+  const keysOff = channel ? disabledKeys(channel) : [];
   const groupNames = [
     ...new Set([...(groups.data ?? []), ...(channel ? splitList(channel.group) : ['default'])]),
   ];
@@ -189,6 +226,7 @@ function ChannelForm({ channel }: { channel?: Channel }) {
       <Field
         id="channel-base-url"
         label={t('field.baseUrl')}
+        hint={baseUrlHint !== undefined ? t(`edit.baseUrlHint.${baseUrlHint}`) : undefined}
         error={message(errors.base_url?.message)}
       >
         <Input
@@ -201,7 +239,15 @@ function ChannelForm({ channel }: { channel?: Channel }) {
       <Field
         id="channel-key"
         label={t('field.key')}
-        hint={channel?.key_set ? t('edit.keySet', { count: channel.key_count }) : keyHint}
+        hint={
+          <span className="channel-edit__hint">
+            {channel?.key_set ? (
+              <span>{t('edit.keySet', { count: channel.key_count })}</span>
+            ) : null}
+            {keyFormat ? <span>{keyFormat}</span> : null}
+            <span>{t('edit.keyRotation')}</span>
+          </span>
+        }
         error={message(errors.key?.message)}
       >
         <textarea
@@ -213,6 +259,15 @@ function ChannelForm({ channel }: { channel?: Channel }) {
           {...register('key')}
         />
       </Field>
+      {keysOff.length > 0 ? (
+        <Alert tone="warning" className="channel-edit__keys-off">
+          {t('edit.keysDisabled', {
+            lines: keysOff.map((k) => k.index + 1).join(t('edit.lineSeparator')),
+            count: keysOff.length,
+          })}
+        </Alert>
+      ) : null}
+      {channel && isRoot ? <KeyReveal channelId={channel.id} /> : null}
       {creating ? (
         <label className="channels__switch">
           <Controller
@@ -414,13 +469,32 @@ function ChannelForm({ channel }: { channel?: Channel }) {
       <Field id="channel-test-model-field" label={t('field.testModel')}>
         <Input id="channel-test-model-field" autoComplete="off" {...register('test_model')} />
       </Field>
-      <Field id="channel-proxy" label={t('field.proxy')}>
-        <Input
-          id="channel-proxy"
-          autoComplete="off"
-          placeholder="socks5://…"
-          {...register('proxy')}
-        />
+      <Field id="channel-proxy" label={t('field.proxy')} hint={t('edit.proxyHint')}>
+        <div className="channel-edit__inline">
+          <Input
+            id="channel-proxy"
+            autoComplete="off"
+            placeholder="socks5://…"
+            {...register('proxy')}
+          />
+          <Button
+            type="button"
+            variant="secondary"
+            size="sm"
+            disabled={proxyCheck.isPending}
+            onClick={() => {
+              const proxy = getValues('proxy').trim();
+              if (proxy === '') {
+                toast.error(t('edit.proxyRequired'));
+                return;
+              }
+              proxyCheck.mutate(proxy);
+            }}
+          >
+            <PlugZap aria-hidden />
+            {t('edit.testProxy')}
+          </Button>
+        </div>
       </Field>
       <Field id="channel-organization" label={t('field.organization')}>
         <Input id="channel-organization" autoComplete="off" {...register('openai_organization')} />
@@ -436,8 +510,8 @@ function ChannelForm({ channel }: { channel?: Channel }) {
         <Button type="submit" disabled={save.isPending}>
           {t('edit.submit')}
         </Button>
-        <Button type="button" variant="secondary" asChild>
-          <Link to="/channel">{t('edit.cancel')}</Link>
+        <Button type="button" variant="secondary" onClick={onDone}>
+          {t('edit.cancel')}
         </Button>
       </div>
     </form>

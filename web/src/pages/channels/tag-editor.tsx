@@ -37,8 +37,8 @@ const empty: Draft = {
   weight: '',
 };
 
-/** The tag editor: PUT /api/channel/tag with only the fields filled in. */
-export function TagEditDialog({
+/** The tag editor drawer: PUT /api/channel/tag with only the fields filled in. */
+export function TagEditorDrawer({
   editing,
   onClose,
   onSubmit,
@@ -93,11 +93,19 @@ export function TagEditDialog({
   };
   return (
     <Dialog open={editing !== null} onOpenChange={(o) => (o ? undefined : close())}>
-      <DialogContent>
+      <DialogContent side="right" className="channel-editor">
         <DialogHeader>
           <DialogTitle>{t('tag.editTitle', { tag: editing?.tag ?? '' })}</DialogTitle>
           <DialogDescription>{t('tag.editDescription')}</DialogDescription>
         </DialogHeader>
+        {editing ? (
+          <p className="channels__tag-members">
+            {t('tag.members', {
+              count: editing.children.length,
+              names: editing.children.map((c) => c.name).join(t('tag.nameSeparator')),
+            })}
+          </p>
+        ) : null}
         <form
           noValidate
           className="channels__tag-form"

@@ -1,0 +1,117 @@
+import { useMutation } from '@tanstack/react-query';
+import { Copy, Eye, EyeOff } from 'lucide-react';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+
+import { revealChannelKey } from '@/api/channels';
+import { Button } from '@/components/ui/button';
+import { Field } from '@/components/ui/field';
+import { Input } from '@/components/ui/input';
+import { copyText } from '@/stores/manual-copy';
+import { toast } from '@/stores/toasts';
+
+/**
+ * Root only: reveals a channel's stored key after root's password is entered again
+ * (POST /api/channel/{id}/key, audited by the server). The key lives in this component's state
+ * only, so it is gone once the editor drawer closes.
+ */
+export function KeyReveal({ channelId }: { channelId: number }) {
+  const { t } = useTranslation('channels');
+  const [asking, setAsking] = useState(false);
+  const [password, setPassword] = useState('');
+  const reveal = useMutation({
+    mutationFn: () => revealChannelKey(channelId, password),
+    meta: { silent: true },
+    onSuccess: () => {
+      setPassword('');
+      setAsking(false);
+    },
+    onError: (error) => toast.error(t('reveal.failed', { message: error.message })),
+  });
+  const key = reveal.data;
+
+  if (key !== undefined) {
+    return (
+      <Field id="channel-revealed-key" label={t('reveal.label')} hint={t('reveal.hint')}>
+        <div className="channel-edit__inline">
+          <textarea
+            id="channel-revealed-key"
+            className="ui-input channels__json"
+            rows={Math.min(6, Math.max(2, key.split('\n').length))}
+            readOnly
+            spellCheck={false}
+            value={key}
+          />
+          <div className="channel-edit__stack">
+            <Button
+              type="button"
+              variant="secondary"
+              size="sm"
+              onClick={() => void copyText(key, t('reveal.copied'))}
+            >
+              <Copy aria-hidden />
+              {t('reveal.copy')}
+            </Button>
+            <Button type="button" variant="ghost" size="sm" onClick={() => reveal.reset()}>
+              <EyeOff aria-hidden />
+              {t('reveal.hide')}
+            </Button>
+          </div>
+        </div>
+      </Field>
+    );
+  }
+
+  if (!asking) {
+    return (
+      <div>
+        <Button type="button" variant="ghost" size="sm" onClick={() => setAsking(true)}>
+          <Eye aria-hidden />
+          {t('reveal.start')}
+        </Button>
+      </div>
+    );
+  }
+
+  const submit = () => {
+    if (password === '') {
+      toast.error(t('reveal.passwordRequired'));
+      return;
+    }
+    reveal.mutate();
+  };
+  return (
+    <Field id="channel-reveal-password" label={t('reveal.password')} hint={t('reveal.audited')}>
+      <div className="channel-edit__inline">
+        <Input
+          id="channel-reveal-password"
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          onKeyDown={(e) => {
+            // Enter reveals instead of submitting the channel form around it.
+            if (e.key === 'Enter') {
+              e.preventDefault();
+              submit();
+            }
+          }}
+        />
+        <Button type="button" size="sm" disabled={reveal.isPending} onClick={submit}>
+          {t('reveal.submit')}
+        </Button>
+        <Button
+          type="button"
+          variant="ghost"
+          size="sm"
+          onClick={() => {
+            setPassword('');
+            setAsking(false);
+          }}
+        >
+          {t('reveal.cancel')}
+        </Button>
+      </div>
+    </Field>
+  );
+}
