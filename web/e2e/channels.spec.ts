@@ -12,17 +12,20 @@ test('an admin adds a channel, sees it in the list, disables it and deletes it',
   await page.getByRole('button', { name: '登录' }).click();
   await expect(page).toHaveURL(/\/(token|console|$)/);
 
+  // /channel/add opens the editor drawer over the list
   await page.goto('/channel/add');
-  await expect(page.getByLabel('类型')).toHaveValue('1');
-  await page.getByLabel('名称').fill('e2e-openai');
-  await page.getByRole('button', { name: '提交' }).click();
-  await expect(page.getByText('请填写渠道密钥')).toBeVisible();
-  await expect(page.getByText('请至少选择一个模型')).toBeVisible();
-  await page.getByRole('textbox', { name: '密钥' }).fill('sk-e2e');
-  await page.getByPlaceholder('输入模型名称').fill('gpt-4o');
-  await page.getByRole('button', { name: '添加', exact: true }).click();
-  await page.getByRole('button', { name: '提交' }).click();
+  const editor = page.getByRole('dialog', { name: '添加渠道' });
+  await expect(editor.getByLabel('类型')).toHaveValue('1');
+  await editor.getByLabel('名称').fill('e2e-openai');
+  await editor.getByRole('button', { name: '提交' }).click();
+  await expect(editor.getByText('请填写渠道密钥')).toBeVisible();
+  await expect(editor.getByText('请至少选择一个模型')).toBeVisible();
+  await editor.getByRole('textbox', { name: '密钥' }).fill('sk-e2e');
+  await editor.getByPlaceholder('输入模型名称').fill('gpt-4o');
+  await editor.getByRole('button', { name: '添加', exact: true }).click();
+  await editor.getByRole('button', { name: '提交' }).click();
   await expect(page.getByText('渠道创建成功', { exact: true })).toBeVisible();
+  await expect(editor).toHaveCount(0);
   await expect(page).toHaveURL(/\/channel$/);
 
   const row = page.getByRole('row', { name: 'e2e-openai' });
@@ -76,7 +79,7 @@ test('the editor is a drawer over the list; balance and test-all answer from the
 
   const row = page.getByRole('row', { name: 'e2e-claude' });
   await row.getByRole('button', { name: '更新 e2e-claude 的余额' }).click();
-  await expect(page.getByText(/渠道 e2e-claude 余额更新失败：.*not supported/)).toBeVisible();
+  await expect(page.getByText(/^渠道 e2e-claude 余额更新失败：.*not supported/)).toBeVisible();
 
   await row.getByRole('link', { name: '编辑' }).click();
   await expect(page).toHaveURL(/\/channel\/edit\/\d+$/);
@@ -91,5 +94,7 @@ test('the editor is a drawer over the list; balance and test-all answer from the
     .getByRole('dialog', { name: '测试所有渠道' })
     .getByRole('button', { name: '开始测试' })
     .click();
-  await expect(page.getByText('已开始在后台测试 1 个渠道，请稍后刷新查看结果')).toBeVisible();
+  await expect(
+    page.getByText('已开始在后台测试 1 个渠道，请稍后刷新查看结果', { exact: true }),
+  ).toBeVisible();
 });
