@@ -99,7 +99,12 @@ export function ChannelEditorDrawer({
 
   return (
     <Dialog open={target !== null} onOpenChange={(open) => (open ? undefined : onClose())}>
-      <DialogContent side="right" className="channel-editor">
+      <DialogContent
+        side="right"
+        className="channel-editor"
+        // A click beside the drawer must not throw away a half-filled form; Esc and the buttons close it.
+        onInteractOutside={(event) => event.preventDefault()}
+      >
         <DialogHeader>
           <DialogTitle>{creating ? t('edit.addTitle') : t('edit.editTitle')}</DialogTitle>
           <DialogDescription>

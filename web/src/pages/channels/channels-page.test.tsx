@@ -334,8 +334,19 @@ describe('tag aggregation mode', () => {
     expect(within(parent).getByText('已启用')).toBeTruthy();
     const cells = within(parent).getAllByRole('cell');
     const headers = screen.getAllByRole('columnheader').map((h) => h.textContent);
-    expect(cells[headers.indexOf('优先级')]?.textContent).toBe('2');
-    expect(cells[headers.indexOf('权重')]?.textContent).toBe('');
+    expect(within(cells[headers.indexOf('优先级')] as HTMLElement).getByRole('spinbutton')).toBe(
+      screen.getByLabelText('标签 crew 的优先级'),
+    );
+    expect((screen.getByLabelText('标签 crew 的优先级') as HTMLInputElement).value).toBe('2');
+    expect((screen.getByLabelText('标签 crew 的权重') as HTMLInputElement).value).toBe('');
+    // the tag's priority and weight are set in place for all its channels (integers only)
+    const tagWeight = screen.getByLabelText('标签 crew 的权重');
+    await user.type(tagWeight, '-1{Enter}');
+    expect(await screen.findByText('权重不能小于 0')).toBeTruthy();
+    await user.type(tagWeight, '6{Enter}');
+    await waitFor(() =>
+      expect(sent(calls, 'PUT', '/api/channel/tag')[0]?.body).toEqual({ tag: 'crew', weight: 6 }),
+    );
     expect(screen.getByRole('row', { name: 't1' }).getAttribute('data-row')).toBe('child');
 
     await user.click(within(parent).getByRole('button', { name: '禁用' }));
@@ -351,7 +362,7 @@ describe('tag aggregation mode', () => {
     await user.type(within(dialog).getByLabelText('权重'), '5');
     await user.click(within(dialog).getByRole('button', { name: '设置' }));
     await waitFor(() =>
-      expect(sent(calls, 'PUT', '/api/channel/tag')[0]?.body).toEqual({
+      expect(sent(calls, 'PUT', '/api/channel/tag')[1]?.body).toEqual({
         tag: 'crew',
         new_tag: 'crew2',
         weight: 5,

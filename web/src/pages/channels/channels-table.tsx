@@ -32,6 +32,8 @@ export interface ChannelsTableProps {
   tagMode: boolean;
   onTagStatus: (tag: string, enabled: boolean) => void;
   onEditTag: (tag: string, children: Channel[]) => void;
+  /** Sets the priority or weight of every channel of a tag (PUT /api/channel/tag). */
+  onSetTagNumber: (tag: string, field: 'priority' | 'weight', value: number) => void;
   /** Asks the provider for the channel's balance (GET /api/channel/update_balance/{id}/). */
   onUpdateBalance: (channel: Channel) => void;
   /** The channel whose balance is being updated. */
@@ -125,7 +127,10 @@ export function ResponseBadge({ ms }: { ms: number }) {
   );
 }
 
-/** An integer edited in place: saved on Enter or blur when it changed and is valid. */
+/**
+ * An integer edited in place: saved on Enter or blur when it changed and is valid. `undefined`
+ * (a tag whose channels disagree) shows an empty field.
+ */
 function NumberCell({
   value,
   label,
@@ -133,7 +138,7 @@ function NumberCell({
   disabled,
   onSave,
 }: {
-  value: number;
+  value: number | undefined;
   label: string;
   field: 'priority' | 'weight';
   disabled?: boolean;
@@ -160,7 +165,8 @@ function NumberCell({
       type="number"
       aria-label={label}
       disabled={disabled}
-      value={draft ?? String(value)}
+      value={draft ?? (value === undefined ? '' : String(value))}
+      placeholder={value === undefined ? t('tag.mixed') : undefined}
       onChange={(e) => setDraft(e.target.value)}
       onBlur={commit}
       onKeyDown={(e: KeyboardEvent<HTMLInputElement>) => {
@@ -211,6 +217,7 @@ export function ChannelsTable({
   tagMode,
   onTagStatus,
   onEditTag,
+  onSetTagNumber,
   onUpdateBalance,
   updatingBalance,
 }: ChannelsTableProps) {
@@ -326,8 +333,30 @@ export function ChannelsTable({
                     })}
                   </td>
                 ) : null}
-                {show('priority') ? <td>{priority ?? ''}</td> : null}
-                {show('weight') ? <td>{weight ?? ''}</td> : null}
+                {show('priority') ? (
+                  <td>
+                    <NumberCell
+                      key={`p${priority}`}
+                      field="priority"
+                      label={t('inline.tagPriority', { tag })}
+                      value={priority}
+                      disabled={busy}
+                      onSave={(v) => onSetTagNumber(tag, 'priority', v)}
+                    />
+                  </td>
+                ) : null}
+                {show('weight') ? (
+                  <td>
+                    <NumberCell
+                      key={`w${weight}`}
+                      field="weight"
+                      label={t('inline.tagWeight', { tag })}
+                      value={weight}
+                      disabled={busy}
+                      onSave={(v) => onSetTagNumber(tag, 'weight', v)}
+                    />
+                  </td>
+                ) : null}
                 <td>
                   <div className="channels__actions">
                     {enabled ? (

@@ -373,6 +373,12 @@ export function ChannelsPage() {
             })
           }
           onEditTag={(tag, children) => setEditingTag({ tag, children })}
+          onSetTagNumber={(tag, field, value) =>
+            act.mutate(async () => {
+              await editTag({ tag, [field]: value });
+              return t('toast.tagUpdated');
+            })
+          }
           onUpdateBalance={(channel) => balance.mutate(channel)}
           updatingBalance={balance.isPending ? balance.variables.id : undefined}
         />
