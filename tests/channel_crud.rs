@@ -255,7 +255,10 @@ async fn update_full_and_partial_and_an_empty_key_keeps_the_key() {
         .channel(tollgate_storage::ChannelId(id))
         .expect("routed again");
     assert_eq!(
-        routed.next_key().map(|k| k.expose().to_owned()).as_deref(),
+        routed
+            .next_key()
+            .map(|(_, k)| k.expose().to_owned())
+            .as_deref(),
         Some("sk-keep-me"),
         "key kept"
     );

@@ -22,6 +22,7 @@ use tollgate_actors::channel_pool::msg::{Outcome, OutcomeSource};
 use tollgate_actors::channel_pool::routing_table::{RoutedChannel, RoutingTable, select};
 use tollgate_actors::options::pricing::ModelPricing;
 use tollgate_actors::quota::{QuotaError, Refusal};
+use tollgate_storage::secret::Secret;
 
 use super::auth::Caller;
 use super::price::{self, Usage};
@@ -220,10 +221,12 @@ async fn relay_json(
             head.stream && !client_wants_usage,
             &channel.channel.param_override,
         )?;
+        let key = channel.next_key();
         let sent = Instant::now();
-        match send(&state, &channel, path, upstream_body, timeout).await {
+        match send(&state, &channel, key, path, upstream_body, timeout).await {
             Ok(resp) if resp.status().is_success() => {
-                report(&state, &channel, Some(resp.status().as_u16()), sent, None);
+                let status = Some(resp.status().as_u16());
+                report(&state, &channel, key, status, sent, None);
                 let ctx = SettleCtx {
                     caller: caller.clone(),
                     model: head.model.clone(),
@@ -254,7 +257,14 @@ async fn relay_json(
                 let status = resp.status().as_u16();
                 let text = resp.text().await.unwrap_or_default();
                 let message = upstream_message(&text, status, &channel);
-                report(&state, &channel, Some(status), sent, Some(message.clone()));
+                report(
+                    &state,
+                    &channel,
+                    key,
+                    Some(status),
+                    sent,
+                    Some(message.clone()),
+                );
                 last_error = Some(RelayError::Upstream {
                     status: mapped_status(&channel, status),
                     message,
@@ -264,7 +274,7 @@ async fn relay_json(
                 }
             }
             Err(e) => {
-                report(&state, &channel, None, sent, Some(e.clone()));
+                report(&state, &channel, key, None, sent, Some(e.clone()));
                 last_error = Some(RelayError::Unreachable(e));
             }
         }
@@ -359,6 +369,7 @@ fn upstream_body<'a>(
 async fn send(
     state: &AppState,
     channel: &RoutedChannel,
+    key: Option<(usize, &Secret)>,
     path: &str,
     body: Cow<'_, Bytes>,
     timeout: Duration,
@@ -370,10 +381,7 @@ async fn send(
         state.http.for_proxy(&c.proxy)?
     };
     let url = format!("{}{path}", effective_base_url(c.channel_type, &c.base_url));
-    let key = channel
-        .next_key()
-        .map(|k| k.expose().to_owned())
-        .unwrap_or_default();
+    let key = key.map_or("", |(_, k)| k.expose());
     let mut req = client
         .post(url)
         .bearer_auth(key)
@@ -410,6 +418,7 @@ fn upstream_message(text: &str, status: u16, channel: &RoutedChannel) -> String 
 fn report(
     state: &AppState,
     channel: &RoutedChannel,
+    key: Option<(usize, &Secret)>,
     status: Option<u16>,
     sent: Instant,
     error: Option<String>,
@@ -420,6 +429,7 @@ fn report(
         latency: sent.elapsed(),
         error,
         source: OutcomeSource::Relay,
+        key: key.map(|(index, _)| index),
     });
 }
 

@@ -12,7 +12,9 @@ use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use tollgate_storage::channels::other_info::with_status_reason;
+use tollgate_storage::channels::other_info::{
+    DisabledKey, fingerprint, with_disabled_key, with_status_reason, without_disabled_keys,
+};
 use tollgate_storage::channels::{self, Channel, STATUS_AUTO_DISABLED, STATUS_ENABLED};
 use tollgate_storage::{ChannelId, Store};
 
@@ -111,6 +113,10 @@ impl ChannelPoolState {
         let policy = HealthPolicy::from_options(&self.options.current());
         let verdict = match judge(&policy, &channel, &outcome, &mut self.counters) {
             Verdict::Disable(reason) => Verdict::Disable(scrub(&reason, &channel)),
+            Verdict::DisableKey { index, reason } => Verdict::DisableKey {
+                index,
+                reason: scrub(&reason, &channel),
+            },
             other => other,
         };
         let record_times = outcome.source != OutcomeSource::Relay;
@@ -138,6 +144,18 @@ impl ChannelPoolState {
                     }
                     Verdict::Enable if c.status == STATUS_AUTO_DISABLED => {
                         c.status = STATUS_ENABLED;
+                        c.other_info = without_disabled_keys(&c.other_info);
+                    }
+                    Verdict::DisableKey { index, reason } if c.status == STATUS_ENABLED => {
+                        if let Some(key) = c.key_lines().get(*index) {
+                            let record = DisabledKey {
+                                index: *index,
+                                fingerprint: fingerprint(key),
+                                reason: reason.clone(),
+                                time: now,
+                            };
+                            c.other_info = with_disabled_key(&c.other_info, record);
+                        }
                     }
                     _ => {}
                 }
@@ -148,10 +166,13 @@ impl ChannelPoolState {
         let Some(updated) = updated else {
             return Ok(Verdict::Keep);
         };
-        let changed = updated.status != channel.status;
+        let changed = updated.status != channel.status || updated.other_info != channel.other_info;
         match &verdict {
             Verdict::Disable(reason) if changed => {
                 tracing::warn!(channel = %id, name = %updated.name, %reason, "channel auto-disabled");
+            }
+            Verdict::DisableKey { index, reason } if changed => {
+                tracing::warn!(channel = %id, name = %updated.name, key_line = index + 1, %reason, "channel key auto-disabled");
             }
             Verdict::Enable if changed => {
                 tracing::info!(channel = %id, name = %updated.name, "channel re-enabled");

@@ -5,7 +5,9 @@
 //!   `auto_ban = 1`, and only ever touches an enabled (status 1) channel; a manual disable
 //!   (status 2) is never changed by these rules.
 //! - Unambiguous failures disable at once: HTTP 401, or an error text containing one of the
-//!   AutomaticDisableKeywords (one per line, case-insensitive).
+//!   AutomaticDisableKeywords (one per line, case-insensitive). On a channel with several key
+//!   lines only the failing key is disabled ([`Verdict::DisableKey`]); the channel itself is
+//!   auto-disabled when its last usable key goes.
 //! - Transient failures (no response: timeout or connect error; HTTP 408 or 5xx) disable after
 //!   [`TRANSIENT_FAILURES_TO_DISABLE`] in a row; a success resets the count. Other statuses
 //!   (400, 403, 404, 429, …) are neither: they neither count nor reset.
@@ -17,7 +19,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use tollgate_storage::ChannelId;
-use tollgate_storage::channels::{Channel, STATUS_AUTO_DISABLED, STATUS_ENABLED};
+use tollgate_storage::channels::{Channel, STATUS_AUTO_DISABLED, STATUS_ENABLED, other_info};
 
 use super::msg::{Outcome, OutcomeSource};
 use crate::options::OptionsSnapshot;
@@ -65,6 +67,13 @@ pub enum Verdict {
     Keep,
     /// Auto-disable (status 3) with this reason.
     Disable(String),
+    /// Disable one key line of a multi-key channel (the others keep serving).
+    DisableKey {
+        /// The 0-based key line.
+        index: usize,
+        /// Why.
+        reason: String,
+    },
     /// Re-enable (status 1).
     Enable,
 }
@@ -156,10 +165,12 @@ pub fn judge(
         Class::Neutral => Verdict::Keep,
         Class::Fatal(reason) => {
             counters.reset(channel.id);
-            if may_disable {
-                Verdict::Disable(reason)
-            } else {
+            if !may_disable {
                 Verdict::Keep
+            } else if let Some(index) = outcome.key.filter(|_| channel.key_lines().len() > 1) {
+                disable_key(channel, index, reason)
+            } else {
+                Verdict::Disable(reason)
             }
         }
         Class::Transient(reason) => {
@@ -173,6 +184,25 @@ pub fn judge(
                 Verdict::Keep
             }
         }
+    }
+}
+
+/// The verdict for a fatal failure of key line `index` of a multi-key channel: that key alone,
+/// or the channel once no other key is left.
+fn disable_key(channel: &Channel, index: usize, reason: String) -> Verdict {
+    let disabled: Vec<String> = other_info::disabled_keys(&channel.other_info)
+        .into_iter()
+        .map(|k| k.fingerprint)
+        .collect();
+    let others_left = channel
+        .key_lines()
+        .iter()
+        .enumerate()
+        .any(|(i, k)| i != index && !disabled.contains(&other_info::fingerprint(k)));
+    if others_left {
+        Verdict::DisableKey { index, reason }
+    } else {
+        Verdict::Disable(format!("all keys are disabled; last: {reason}"))
     }
 }
 

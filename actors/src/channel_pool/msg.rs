@@ -34,6 +34,9 @@ pub struct Outcome {
     pub error: Option<String>,
     /// Who made the call.
     pub source: OutcomeSource,
+    /// The 0-based key line used (a failure that condemns the key disables only this line on
+    /// a multi-key channel); `None` when unknown.
+    pub key: Option<usize>,
 }
 
 impl Outcome {

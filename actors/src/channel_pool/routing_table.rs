@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rand::Rng;
 use tollgate_storage::ChannelId;
-use tollgate_storage::channels::Channel;
+use tollgate_storage::channels::{Channel, other_info};
 use tollgate_storage::secret::Secret;
 
 /// Channels of one route grouped by priority, while building.
@@ -31,8 +31,10 @@ type TiersByPriority = BTreeMap<i64, Vec<Arc<RoutedChannel>>>;
 pub struct RoutedChannel {
     /// The channel record as of the last rebuild.
     pub channel: Arc<Channel>,
-    /// The non-empty key lines.
-    keys: Vec<Secret>,
+    /// The usable key lines with their 0-based line numbers: every non-empty line except the
+    /// disabled ones (all lines when every one is disabled, e.g. after an admin re-enable
+    /// that kept the records).
+    keys: Vec<(usize, Secret)>,
     /// Round-robin position over `keys`; shared across rebuilds so rotation continues.
     cursor: Arc<AtomicUsize>,
 }
@@ -40,7 +42,26 @@ pub struct RoutedChannel {
 impl RoutedChannel {
     /// Wraps `channel`, continuing the rotation held by `cursor`.
     pub fn new(channel: Arc<Channel>, cursor: Arc<AtomicUsize>) -> Self {
-        let keys = channel.key_lines().into_iter().map(Secret::new).collect();
+        let disabled: Vec<String> = other_info::disabled_keys(&channel.other_info)
+            .into_iter()
+            .map(|k| k.fingerprint)
+            .collect();
+        let lines = channel.key_lines();
+        let usable: Vec<(usize, Secret)> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| !disabled.contains(&other_info::fingerprint(k)))
+            .map(|(i, k)| (i, Secret::new(*k)))
+            .collect();
+        let keys = if usable.is_empty() {
+            lines
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (i, Secret::new(*k)))
+                .collect()
+        } else {
+            usable
+        };
         RoutedChannel {
             channel,
             keys,
@@ -53,13 +74,16 @@ impl RoutedChannel {
         self.channel.id
     }
 
-    /// The key to use for this request: the lines in turn, one per call.
-    pub fn next_key(&self) -> Option<&Secret> {
+    /// The key to use for this request with its 0-based line number: the usable lines in
+    /// turn, one per call.
+    pub fn next_key(&self) -> Option<(usize, &Secret)> {
         if self.keys.is_empty() {
             return None;
         }
         let turn = self.cursor.fetch_add(1, Ordering::Relaxed);
-        self.keys.get(turn % self.keys.len())
+        self.keys
+            .get(turn % self.keys.len())
+            .map(|(index, key)| (*index, key))
     }
 
     fn weight(&self) -> u64 {

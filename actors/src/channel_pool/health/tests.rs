@@ -57,6 +57,7 @@ fn outcome(status: Option<u16>, error: Option<&str>) -> Outcome {
         latency: Duration::from_millis(10),
         error: error.map(str::to_owned),
         source: OutcomeSource::Relay,
+        key: None,
     }
 }
 
@@ -190,4 +191,55 @@ fn the_policy_reads_the_options() {
     assert!(!p.auto_disable && !p.auto_enable, "both off by default");
     assert!(p.keywords.iter().any(|k| k == "permission denied"));
     assert_eq!(p.slow_test, Some(Duration::from_secs(5)));
+}
+
+#[test]
+fn a_condemned_key_of_a_multi_key_channel_is_disabled_alone_until_the_last() {
+    let p = policy(true, false);
+    let mut counters = Counters::default();
+    let mut c = channel(STATUS_ENABLED, 1);
+    c.key = Secret::new("k0\nk1\nk2");
+    let on_key = |index: usize| Outcome {
+        key: Some(index),
+        ..outcome(Some(401), Some("invalid key"))
+    };
+    assert_eq!(
+        judge(&p, &c, &on_key(1), &mut counters),
+        Verdict::DisableKey {
+            index: 1,
+            reason: "status 401: invalid key".into()
+        }
+    );
+    for (i, k) in [(0, "k0"), (1, "k1")] {
+        c.other_info = other_info::with_disabled_key(
+            &c.other_info,
+            other_info::DisabledKey {
+                index: i,
+                fingerprint: other_info::fingerprint(k),
+                reason: "x".into(),
+                time: 1,
+            },
+        );
+    }
+    match judge(&p, &c, &on_key(2), &mut counters) {
+        Verdict::Disable(reason) => {
+            assert!(reason.starts_with("all keys are disabled"), "{reason}")
+        }
+        other => panic!("expected the channel to go: {other:?}"),
+    }
+    assert_eq!(
+        judge(&p, &c, &outcome(Some(401), Some("x")), &mut counters),
+        Verdict::Disable("status 401: x".into()),
+        "an outcome without a key disables the channel"
+    );
+    let mut single = channel(STATUS_ENABLED, 1);
+    single.key = Secret::new("only");
+    assert!(matches!(
+        judge(&p, &single, &on_key(0), &mut counters),
+        Verdict::Disable(_)
+    ));
+    assert_eq!(
+        judge(&policy(false, false), &c, &on_key(2), &mut counters),
+        Verdict::Keep
+    );
 }

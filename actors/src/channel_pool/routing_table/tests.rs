@@ -168,7 +168,7 @@ fn keys_rotate_per_request_and_across_rebuilds() {
     let t = RoutingTable::build([&ch], |_| Arc::clone(&cursor));
     let routed = t.channel(ChannelId(1)).expect("routed");
     let keys: Vec<&str> = (0..4)
-        .map(|_| routed.next_key().expect("key").expose())
+        .map(|_| routed.next_key().expect("key").1.expose())
         .collect();
     assert_eq!(
         keys,
@@ -177,5 +177,5 @@ fn keys_rotate_per_request_and_across_rebuilds() {
     );
     let rebuilt = RoutingTable::build([&ch], |_| Arc::clone(&cursor));
     let next = rebuilt.channel(ChannelId(1)).expect("routed").next_key();
-    assert_eq!(next.map(Secret::expose), Some("k2"));
+    assert_eq!(next.map(|(_, k)| k.expose()), Some("k2"));
 }

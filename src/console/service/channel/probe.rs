@@ -2,7 +2,8 @@
 //! list, the proxy check, and [`ChannelProber`], which the pool's auto-enable re-test uses.
 //!
 //! Keys travel only in request headers (never in URLs), and every upstream text that is kept
-//! or shown is scrubbed of the channel's key lines first. Tests use the channel's first key.
+//! or shown is scrubbed of the channel's key lines first. Tests use the channel's first key
+//! that is not disabled.
 //! Supported protocols: OpenAI-compatible types, Azure, Anthropic and Gemini (tests);
 //! OpenAI-compatible types and Anthropic (model lists).
 
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{Value, json};
 use tollgate_actors::channel_pool::{Outcome, OutcomeSource, ProbeFuture, Prober};
-use tollgate_storage::channels::Channel;
+use tollgate_storage::channels::{Channel, other_info};
 use tollgate_storage::secret::Secret;
 
 use crate::channel_types::{self, Protocol};
@@ -59,6 +60,22 @@ pub fn scrub(text: &str, key: &Secret) -> String {
         .map(str::trim)
         .filter(|k| k.len() >= 4)
         .fold(text.to_owned(), |t, k| t.replace(k, "*****"))
+}
+
+/// The key a test uses, with its 0-based line: the first line not disabled by the health
+/// rules, else the first line.
+fn test_key(channel: &Channel) -> Option<(usize, String)> {
+    let disabled: Vec<String> = other_info::disabled_keys(&channel.other_info)
+        .into_iter()
+        .map(|k| k.fingerprint)
+        .collect();
+    let lines = channel.key_lines();
+    lines
+        .iter()
+        .enumerate()
+        .find(|(_, k)| !disabled.contains(&other_info::fingerprint(k)))
+        .or_else(|| lines.iter().enumerate().next())
+        .map(|(i, k)| (i, (*k).to_owned()))
 }
 
 /// The model a test uses: the requested one, else the test model, else the first model.
@@ -169,11 +186,8 @@ pub async fn test(
     channel: &Channel,
     model: Option<&str>,
 ) -> Result<TestReport, ConsoleError> {
-    let key = channel
-        .key_lines()
-        .first()
-        .map(|k| (*k).to_owned())
-        .ok_or_else(|| ConsoleError::Invalid("the channel has no key".into()))?;
+    let (key_index, key) =
+        test_key(channel).ok_or_else(|| ConsoleError::Invalid("the channel has no key".into()))?;
     let client = http
         .for_proxy(&channel.proxy)
         .map_err(ConsoleError::Invalid)?;
@@ -205,6 +219,7 @@ pub async fn test(
         latency: started.elapsed(),
         error: error.clone(),
         source: OutcomeSource::Test,
+        key: Some(key_index),
     };
     Ok(TestReport {
         outcome,
@@ -323,6 +338,7 @@ impl Prober for ChannelProber {
                     latency: Duration::ZERO,
                     error: Some(e.to_string()),
                     source: OutcomeSource::Retest,
+                    key: None,
                 },
             }
         })
