@@ -95,6 +95,6 @@ test('the editor is a drawer over the list; balance and test-all answer from the
     .getByRole('button', { name: '开始测试' })
     .click();
   await expect(
-    page.getByText('已开始在后台测试 1 个渠道，请稍后刷新查看结果', { exact: true }),
+    page.getByText('已开始在后台测试 1 个渠道，列表会在一分钟内自动刷新结果', { exact: true }),
   ).toBeVisible();
 });

@@ -384,8 +384,15 @@ describe('channel operations', () => {
     const dialog = await screen.findByRole('dialog', { name: '测试所有渠道' });
     expect(sent(calls, 'GET', '/api/channel/test')).toHaveLength(0);
     await user.click(within(dialog).getByRole('button', { name: '开始测试' }));
-    expect(await screen.findByText('已开始在后台测试 3 个渠道，请稍后刷新查看结果')).toBeTruthy();
+    expect(
+      await screen.findByText('已开始在后台测试 3 个渠道，列表会在一分钟内自动刷新结果'),
+    ).toBeTruthy();
     expect(sent(calls, 'GET', '/api/channel/test')).toHaveLength(1);
+    // the list then refreshes itself (every 5 s) to show the results as they land
+    const loads = sent(calls, 'GET', '/api/channel/').length;
+    await waitFor(() => expect(sent(calls, 'GET', '/api/channel/').length).toBeGreaterThan(loads), {
+      timeout: 8_000,
+    });
   });
 
   it("updates one channel's balance, showing the server's message when the type has no balance API", async () => {

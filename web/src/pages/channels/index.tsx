@@ -65,6 +65,10 @@ function loadHidden(): ChannelColumn[] {
   }
 }
 
+/** After "test all", the list refetches every 5 s for a minute. */
+const WATCH_INTERVAL_MS = 5_000;
+const WATCH_DURATION_MS = 60_000;
+
 type Confirming =
   | { kind: 'one'; channel: Channel }
   | { kind: 'selected'; ids: number[] }
@@ -106,7 +110,12 @@ export function ChannelsPage() {
   const [tagging, setTagging] = useState(false);
   const [editingTag, setEditingTag] = useState<{ tag: string; children: Channel[] } | null>(null);
   const query: ChannelListQuery = { ...filter, page, pageSize, tagMode, idSort };
-  const channels = useQuery(channelsQueryOptions(query));
+  // While a background test of every channel runs, the list refreshes itself to show the results.
+  const [watching, setWatching] = useState(false);
+  const channels = useQuery({
+    ...channelsQueryOptions(query),
+    refetchInterval: watching ? WATCH_INTERVAL_MS : false,
+  });
 
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['channels'] });
   const setIdSort = (on: boolean) => {
@@ -159,7 +168,11 @@ export function ChannelsPage() {
   const testAll = useMutation({
     mutationFn: testAllChannels,
     meta: { silent: true },
-    onSuccess: (count) => toast.success(t('testAll.started', { count })),
+    onSuccess: (count) => {
+      toast.success(t('testAll.started', { count }));
+      setWatching(true);
+      setTimeout(() => setWatching(false), WATCH_DURATION_MS);
+    },
     onError: (error) => toast.error(t('testAll.failed', { message: error.message })),
   });
   const fix = useMutation({
@@ -243,6 +256,26 @@ export function ChannelsPage() {
             >
               <RefreshCw aria-hidden />
             </Button>
+            <Button
+              variant="secondary"
+              disabled={testAll.isPending}
+              onClick={() => setConfirming({ kind: 'testAll' })}
+            >
+              <FlaskConical aria-hidden />
+              {t('list.testAll')}
+            </Button>
+            <Button
+              variant="secondary"
+              disabled={allBalances.isPending}
+              onClick={() => allBalances.mutate()}
+            >
+              <Wallet aria-hidden />
+              {t('list.updateBalances')}
+            </Button>
+            <Button variant="secondary" disabled={fix.isPending} onClick={() => fix.mutate()}>
+              <Wrench aria-hidden />
+              {t('list.fix')}
+            </Button>
             <Button asChild>
               <Link to="/channel/add">
                 <Plus aria-hidden />
@@ -297,28 +330,6 @@ export function ChannelsPage() {
         <Button variant="secondary" size="sm" onClick={() => setColumnsOpen(true)}>
           <Columns3 aria-hidden />
           {t('list.columns')}
-        </Button>
-        <Button
-          variant="secondary"
-          size="sm"
-          disabled={testAll.isPending}
-          onClick={() => setConfirming({ kind: 'testAll' })}
-        >
-          <FlaskConical aria-hidden />
-          {t('list.testAll')}
-        </Button>
-        <Button
-          variant="secondary"
-          size="sm"
-          disabled={allBalances.isPending}
-          onClick={() => allBalances.mutate()}
-        >
-          <Wallet aria-hidden />
-          {t('list.updateBalances')}
-        </Button>
-        <Button variant="secondary" size="sm" disabled={fix.isPending} onClick={() => fix.mutate()}>
-          <Wrench aria-hidden />
-          {t('list.fix')}
         </Button>
         <span className="channels__selected">
           {t('list.batch.selected', { count: selected.length })}
