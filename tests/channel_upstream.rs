@@ -304,7 +304,10 @@ async fn proxy_test_and_test_all() {
     assert_eq!(resp["data"]["status"], 204);
     assert_eq!(mock.probe_calls(), 2, "both checks went through the proxy");
     let (status, resp) = server
-        .get_as(root, "/api/channel/test_proxy?proxy=http://127.0.0.1:1")
+        .get_as(
+            root,
+            "/api/channel/test_proxy?proxy=http://proxyuser:pr0xy-pa55@127.0.0.1:1",
+        )
         .await;
     assert_eq!(status, StatusCode::BAD_GATEWAY, "{resp}");
     assert!(
@@ -312,6 +315,10 @@ async fn proxy_test_and_test_all() {
             .as_str()
             .expect("message")
             .contains("proxy connection test failed")
+    );
+    assert!(
+        !log_capture::logs().contains("pr0xy-pa55"),
+        "request logs carry no query strings"
     );
 
     let id = create(

@@ -13,6 +13,12 @@ use tower_http::trace::TraceLayer;
 use crate::state::AppState;
 use crate::{console, relay};
 
+/// The span of one request: method and path only. Query strings are left out on purpose:
+/// they can carry secrets (`?key=` on Gemini routes, `?proxy=user:pass@…` on the proxy check).
+fn request_span(req: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+    tracing::debug_span!("request", method = %req.method(), path = %req.uri().path())
+}
+
 /// Builds the whole router.
 ///
 /// Layer order (outermost first): tracing spans every request, including the fallback.
@@ -21,6 +27,6 @@ pub fn router(state: AppState) -> Router {
         .merge(console::routes())
         .merge(relay::routes())
         .fallback(spa::fallback)
-        .layer(TraceLayer::new_for_http())
+        .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .with_state(state)
 }
