@@ -1,5 +1,6 @@
 import { ROOT, setUp } from './api';
 import { expect, test } from './fixtures';
+import { startMockUpstream } from './mock-upstream';
 
 test('an admin adds a channel, sees it in the list, disables it and deletes it', async ({
   page,
@@ -97,4 +98,50 @@ test('the editor is a drawer over the list; balance and test-all answer from the
   await expect(
     page.getByText('已开始在后台测试 1 个渠道，列表会在一分钟内自动刷新结果', { exact: true }),
   ).toBeVisible();
+});
+
+test('a channel on a local mock upstream is tested (response time shown) and its priority edited in place', async ({
+  page,
+  server,
+}) => {
+  const upstream = await startMockUpstream();
+  try {
+    await setUp(server);
+    await page.goto('/login');
+    await page.getByLabel('用户名或邮箱').fill(ROOT.username);
+    await page.getByLabel('密码').fill(ROOT.password);
+    await page.getByRole('button', { name: '登录' }).click();
+    await expect(page).toHaveURL(/\/(token|console|$)/);
+
+    await page.goto('/channel/add');
+    const editor = page.getByRole('dialog', { name: '添加渠道' });
+    await editor.getByLabel('名称').fill('e2e-mock');
+    await editor.getByLabel('代理地址').fill(upstream.baseURL);
+    await editor.getByRole('textbox', { name: '密钥' }).fill('sk-mock');
+    await editor.getByPlaceholder('输入模型名称').fill('gpt-4o');
+    await editor.getByRole('button', { name: '添加', exact: true }).click();
+    await editor.getByRole('button', { name: '提交' }).click();
+    await expect(page.getByText('渠道创建成功', { exact: true })).toBeVisible();
+
+    const row = page.getByRole('row', { name: 'e2e-mock' });
+    await expect(row.getByText('未测试')).toBeVisible();
+    await row.getByRole('button', { name: '测试' }).click();
+    const dialog = page.getByRole('dialog', { name: '测试渠道 e2e-mock' });
+    await dialog.getByRole('button', { name: '测试' }).click();
+    await expect(page.getByText(/^渠道 e2e-mock 测试成功，耗时 [\d.]+ 秒$/)).toBeVisible();
+    expect(upstream.calls()).toBe(1);
+    await dialog.getByRole('button', { name: '关闭' }).first().click();
+    await expect(row.locator('[data-response="green"]')).toHaveText(/^[\d.]+ 秒$/);
+
+    const priority = row.getByLabel('e2e-mock 的优先级');
+    await priority.fill('5');
+    await priority.press('Enter');
+    await expect(page.getByText('保存成功', { exact: true })).toBeVisible();
+    await page.reload();
+    await expect(
+      page.getByRole('row', { name: 'e2e-mock' }).getByLabel('e2e-mock 的优先级'),
+    ).toHaveValue('5');
+  } finally {
+    await upstream.stop();
+  }
 });
