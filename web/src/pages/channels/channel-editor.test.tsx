@@ -196,6 +196,20 @@ describe('channel editor drawer', () => {
     expect(sent(calls, 'GET', '/api/channel/')).toHaveLength(1);
   });
 
+  it('a click beside the drawer keeps the half-filled form open', async () => {
+    setUp();
+    const { router } = renderApp('/channel/add');
+    const user = userEvent.setup();
+    const dialog = await screen.findByRole('dialog', { name: '添加渠道' });
+    await user.type(within(dialog).getByLabelText('名称'), 'half');
+    const overlay = document.querySelector<HTMLElement>('.ui-dialog__overlay');
+    expect(overlay).not.toBeNull();
+    if (overlay) await user.click(overlay);
+    expect(screen.getByRole('dialog', { name: '添加渠道' })).toBe(dialog);
+    expect((within(dialog).getByLabelText('名称') as HTMLInputElement).value).toBe('half');
+    expect(router.state.location.pathname).toBe('/channel/add');
+  });
+
   it('tests the proxy in the field (needs an address) and shows the failure message', async () => {
     let fail = false;
     const calls = setUp({
