@@ -231,8 +231,9 @@ async fn missing_usage_is_estimated_and_said_so() {
     let (_, _, _, logs) = balances(&server, payer.id).await;
     let other: Value = serde_json::from_str(&logs[0].other).expect("other");
     assert_eq!(other["usage_source"], "estimated");
-    // prompt: 8 chars → 2 + 3 + 3 framing = 8; completion: 8 chars → 2 tokens
-    assert_eq!((logs[0].prompt_tokens, logs[0].completion_tokens), (8, 2));
+    // Counted with gpt-4o's o200k_base encoding: "12345678" is 3 tokens ("123" "456" "78")
+    // + 3 + 3 framing = 9; the streamed "abcdefgh" is 1 token. (chars ÷ 4 would say 8 and 2.)
+    assert_eq!((logs[0].prompt_tokens, logs[0].completion_tokens), (9, 1));
 }
 
 #[tokio::test]

@@ -26,8 +26,9 @@ use tollgate_storage::secret::Secret;
 
 use super::auth::Caller;
 use super::price::{self, Usage};
-use super::settle::{SettleCtx, UsageSource, estimate_tokens};
+use super::settle::{SettleCtx, UsageSource};
 use super::stream::{self, UsageJson};
+use super::tokenize::Counter;
 use crate::channel_types::effective_base_url;
 use crate::error::RelayError;
 use crate::state::AppState;
@@ -61,52 +62,46 @@ struct ChatHead {
     query: Option<String>,
 }
 
-/// Characters of the text in a prompt-like value (a string, or an array of strings / parts).
-fn text_chars(value: &Value) -> usize {
+/// Calls `f` on every text in a prompt-like value (a string, or an array of strings / parts).
+fn each_text<'a>(value: &'a Value, f: &mut impl FnMut(&'a str)) {
     match value {
-        Value::String(s) => s.chars().count(),
-        Value::Array(items) => items.iter().map(text_chars).sum(),
-        Value::Object(map) => map
-            .get("text")
-            .or_else(|| map.get("content"))
-            .map_or(0, text_chars),
-        _ => 0,
+        Value::String(s) => f(s),
+        Value::Array(items) => items.iter().for_each(|v| each_text(v, f)),
+        Value::Object(map) => {
+            if let Some(v) = map.get("text").or_else(|| map.get("content")) {
+                each_text(v, f);
+            }
+        }
+        _ => {}
     }
 }
 
 impl ChatHead {
-    /// Prompt tokens by Tollgate's estimator, whatever the endpoint's input field.
+    /// Prompt tokens, whatever the endpoint's input field: exact for OpenAI-family models, by
+    /// Tollgate's estimator otherwise ([`Counter`]). Chat messages add OpenAI's framing: 3 per
+    /// message and 3 for the reply priming.
     fn prompt_estimate(&self) -> i64 {
+        let counter = Counter::for_model(&self.model);
+        let mut tokens = 0i64;
+        let mut add = |text: &str| tokens = tokens.saturating_add(counter.count(text));
         if !self.messages.is_empty() {
-            return estimate_prompt(&self.messages);
-        }
-        let chars = self.input.as_ref().map_or(0, text_chars)
-            + self.prompt.as_ref().map_or(0, text_chars)
-            + self.query.as_deref().map_or(0, |q| q.chars().count());
-        estimate_tokens(chars)
-    }
-}
-
-/// Prompt tokens by Tollgate's estimator: characters of the text parts / 4, plus 3 per message
-/// and 3 for the reply priming (OpenAI's framing).
-fn estimate_prompt(messages: &[Value]) -> i64 {
-    let chars: usize = messages
-        .iter()
-        .map(|m| match &m["content"] {
-            Value::String(s) => s.chars().count(),
-            Value::Array(parts) => parts
+            self.messages
                 .iter()
-                .filter_map(|p| p["text"].as_str())
-                .map(|t| t.chars().count())
-                .sum(),
-            _ => 0,
-        })
-        .sum();
-    let framing = i64::try_from(messages.len())
-        .unwrap_or(i64::MAX)
-        .saturating_mul(3)
-        .saturating_add(3);
-    estimate_tokens(chars).saturating_add(framing)
+                .for_each(|m| each_text(&m["content"], &mut add));
+            let framing = i64::try_from(self.messages.len())
+                .unwrap_or(i64::MAX)
+                .saturating_mul(3)
+                .saturating_add(3);
+            return tokens.saturating_add(framing);
+        }
+        for value in [&self.input, &self.prompt].into_iter().flatten() {
+            each_text(value, &mut add);
+        }
+        if let Some(query) = &self.query {
+            add(query);
+        }
+        tokens
+    }
 }
 
 fn quota_error(e: QuotaError) -> RelayError {
@@ -465,15 +460,16 @@ async fn finish_plain(
     let (usage, source) = match answer.as_ref().and_then(|a| a.usage.as_ref()) {
         Some(u) => (Usage::from(u), UsageSource::Upstream),
         None => {
-            let chars: usize = answer
+            let counter = Counter::for_model(&ctx.upstream_model);
+            let completion: i64 = answer
                 .iter()
                 .flat_map(|a| a.choices.iter())
                 .filter_map(|c| c["message"]["content"].as_str())
-                .map(|t| t.chars().count())
+                .map(|t| counter.count(t))
                 .sum();
             let usage = Usage {
                 prompt_tokens: prompt_estimate,
-                completion_tokens: estimate_tokens(chars),
+                completion_tokens: completion,
                 cached_tokens: 0,
             };
             (usage, UsageSource::Estimated)
@@ -494,14 +490,30 @@ mod tests {
 
     use super::*;
 
+    fn head(body: serde_json::Value) -> ChatHead {
+        serde_json::from_value(body).unwrap_or_else(|e| panic!("head: {e}"))
+    }
+
     #[test]
     fn prompt_estimate_counts_text_parts_and_framing() {
-        let messages = vec![
-            json!({"role": "system", "content": "12345678"}),
-            json!({"role": "user", "content": [{"type": "text", "text": "abcd"}, {"type": "image_url"}]}),
-        ];
-        // (8 + 4) / 4 = 3 tokens, + 2 × 3 + 3 framing
-        assert_eq!(estimate_prompt(&messages), 12);
-        assert_eq!(estimate_prompt(&[]), 3);
+        let messages = json!([
+            {"role": "system", "content": "12345678"},
+            {"role": "user", "content": [{"type": "text", "text": "abcd"},
+                {"type": "image_url", "image_url": {"url": "data:…"}}]},
+        ]);
+        // Estimator (non-OpenAI model): 8/4 + 4/4 = 3 tokens, + 2 × 3 + 3 framing.
+        let claude = head(json!({"model": "claude-x", "messages": messages}));
+        assert_eq!(claude.prompt_estimate(), 12);
+        // tiktoken for OpenAI models: "Hello, world!" is 4 tokens, + 3 + 3 framing.
+        let gpt = head(json!({"model": "gpt-4o",
+            "messages": [{"role": "user", "content": "Hello, world!"}]}));
+        assert_eq!(gpt.prompt_estimate(), 10);
+        let embed = head(json!({"model": "text-embedding-3-small",
+            "input": ["Hello, world!", "Hello, world!"]}));
+        assert_eq!(embed.prompt_estimate(), 8);
+        assert_eq!(
+            head(json!({"model": "x", "messages": []})).prompt_estimate(),
+            0
+        );
     }
 }

@@ -8,6 +8,7 @@ pub mod models;
 pub mod price;
 pub mod settle;
 pub mod stream;
+pub mod tokenize;
 
 use axum::Router;
 use axum::http::Uri;

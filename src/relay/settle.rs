@@ -127,9 +127,3 @@ impl SettleCtx {
         }
     }
 }
-
-/// Tokens of `text` by Tollgate's estimator: one per 4 characters, rounded up. (Used when the
-/// upstream reports no usage; the log says "estimated".)
-pub fn estimate_tokens(chars: usize) -> i64 {
-    i64::try_from(chars.div_ceil(4)).unwrap_or(i64::MAX)
-}

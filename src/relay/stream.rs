@@ -21,7 +21,8 @@ use serde::Deserialize;
 use tollgate_actors::quota::Hold;
 
 use super::price::Usage;
-use super::settle::{SettleCtx, UsageSource, estimate_tokens};
+use super::settle::{SettleCtx, UsageSource};
+use super::tokenize::Counter;
 
 /// Usage as OpenAI reports it.
 #[derive(Debug, Deserialize)]
@@ -84,7 +85,8 @@ struct Billing {
     hold: Option<Hold>,
     prompt_estimate: i64,
     usage: Option<Usage>,
-    completion_chars: usize,
+    /// The streamed answer text, counted only when the upstream sends no usage.
+    completion_text: String,
 }
 
 impl Billing {
@@ -96,7 +98,8 @@ impl Billing {
             (None, complete) => (
                 Usage {
                     prompt_tokens: self.prompt_estimate,
-                    completion_tokens: estimate_tokens(self.completion_chars),
+                    completion_tokens: Counter::for_model(&self.ctx.upstream_model)
+                        .count(&self.completion_text),
                     cached_tokens: 0,
                 },
                 if complete {
@@ -132,7 +135,7 @@ pub fn respond(
         hold: Some(hold),
         prompt_estimate,
         usage: None,
-        completion_chars: 0,
+        completion_text: String::new(),
     };
     let state = (Box::pin(events), billing, false);
     let body =
@@ -176,7 +179,7 @@ pub fn respond(
                     for choice in &chunk.choices {
                         if let Some(text) = choice.delta.as_ref().and_then(|d| d.content.as_deref())
                         {
-                            billing.completion_chars += text.chars().count();
+                            billing.completion_text.push_str(text);
                         }
                     }
                     if let Some(usage) = &chunk.usage {
