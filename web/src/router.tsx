@@ -62,7 +62,10 @@ const publicRoutes: RouteObject[] = [
 
 /** Console pages: a guest is sent to /login (spec 01 §2). */
 const consoleRoutes: RouteObject[] = [
-  placeholder('token', 'token'),
+  {
+    path: 'token',
+    lazy: async () => ({ Component: (await import('@/pages/tokens')).TokensPage }),
+  },
   placeholder('playground', 'playground'),
   placeholder('redemption', 'redemption'),
   {

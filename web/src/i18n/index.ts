@@ -8,12 +8,14 @@ import enChannels from './locales/en/channels.json';
 import enCommon from './locales/en/common.json';
 import enPersonal from './locales/en/personal.json';
 import enSetup from './locales/en/setup.json';
+import enTokens from './locales/en/tokens.json';
 import enUsers from './locales/en/users.json';
 import zhAuth from './locales/zh/auth.json';
 import zhChannels from './locales/zh/channels.json';
 import zhCommon from './locales/zh/common.json';
 import zhPersonal from './locales/zh/personal.json';
 import zhSetup from './locales/zh/setup.json';
+import zhTokens from './locales/zh/tokens.json';
 import zhUsers from './locales/zh/users.json';
 
 /** zh is the typed source of every key; en must carry the same keys (see locales.test.ts). */
@@ -25,6 +27,7 @@ export const resources = {
     users: zhUsers,
     personal: zhPersonal,
     channels: zhChannels,
+    tokens: zhTokens,
   },
   en: {
     common: enCommon,
@@ -33,6 +36,7 @@ export const resources = {
     users: enUsers,
     personal: enPersonal,
     channels: enChannels,
+    tokens: enTokens,
   },
 } as const;
 
