@@ -67,7 +67,6 @@ const consoleRoutes: RouteObject[] = [
     lazy: async () => ({ Component: (await import('@/pages/tokens')).TokensPage }),
   },
   placeholder('playground', 'playground'),
-  placeholder('redemption', 'redemption'),
   {
     element: <RequireAdmin />,
     children: [
@@ -79,6 +78,10 @@ const consoleRoutes: RouteObject[] = [
           { path: 'add', element: null },
           { path: 'edit/:id', element: null },
         ],
+      },
+      {
+        path: 'redemption',
+        lazy: async () => ({ Component: (await import('@/pages/redemptions')).RedemptionsPage }),
       },
       {
         path: 'user',

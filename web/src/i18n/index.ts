@@ -7,6 +7,7 @@ import enAuth from './locales/en/auth.json';
 import enChannels from './locales/en/channels.json';
 import enCommon from './locales/en/common.json';
 import enPersonal from './locales/en/personal.json';
+import enRedemption from './locales/en/redemption.json';
 import enSetup from './locales/en/setup.json';
 import enTokens from './locales/en/tokens.json';
 import enUsers from './locales/en/users.json';
@@ -14,6 +15,7 @@ import zhAuth from './locales/zh/auth.json';
 import zhChannels from './locales/zh/channels.json';
 import zhCommon from './locales/zh/common.json';
 import zhPersonal from './locales/zh/personal.json';
+import zhRedemption from './locales/zh/redemption.json';
 import zhSetup from './locales/zh/setup.json';
 import zhTokens from './locales/zh/tokens.json';
 import zhUsers from './locales/zh/users.json';
@@ -28,6 +30,7 @@ export const resources = {
     personal: zhPersonal,
     channels: zhChannels,
     tokens: zhTokens,
+    redemption: zhRedemption,
   },
   en: {
     common: enCommon,
@@ -37,6 +40,7 @@ export const resources = {
     personal: enPersonal,
     channels: enChannels,
     tokens: enTokens,
+    redemption: enRedemption,
   },
 } as const;
 
