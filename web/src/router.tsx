@@ -102,7 +102,10 @@ const consoleRoutes: RouteObject[] = [
     path: 'personal',
     lazy: async () => ({ Component: (await import('@/pages/personal')).PersonalPage }),
   },
-  placeholder('topup', 'topup'),
+  {
+    path: 'topup',
+    lazy: async () => ({ Component: (await import('@/pages/topup')).TopUpPage }),
+  },
   placeholder('log', 'log'),
   placeholder('detail', 'detail'),
   placeholder('midjourney', 'midjourney'),

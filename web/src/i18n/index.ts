@@ -10,6 +10,7 @@ import enPersonal from './locales/en/personal.json';
 import enRedemption from './locales/en/redemption.json';
 import enSetup from './locales/en/setup.json';
 import enTokens from './locales/en/tokens.json';
+import enTopUp from './locales/en/topup.json';
 import enUsers from './locales/en/users.json';
 import zhAuth from './locales/zh/auth.json';
 import zhChannels from './locales/zh/channels.json';
@@ -18,6 +19,7 @@ import zhPersonal from './locales/zh/personal.json';
 import zhRedemption from './locales/zh/redemption.json';
 import zhSetup from './locales/zh/setup.json';
 import zhTokens from './locales/zh/tokens.json';
+import zhTopUp from './locales/zh/topup.json';
 import zhUsers from './locales/zh/users.json';
 
 /** zh is the typed source of every key; en must carry the same keys (see locales.test.ts). */
@@ -31,6 +33,7 @@ export const resources = {
     channels: zhChannels,
     tokens: zhTokens,
     redemption: zhRedemption,
+    topup: zhTopUp,
   },
   en: {
     common: enCommon,
@@ -41,6 +44,7 @@ export const resources = {
     channels: enChannels,
     tokens: enTokens,
     redemption: enRedemption,
+    topup: enTopUp,
   },
 } as const;
 
