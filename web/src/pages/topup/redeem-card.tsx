@@ -3,7 +3,7 @@ import { ExternalLink, Gift } from 'lucide-react';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 
-import { ApiError } from '@/api/errors';
+import { ApiError, notifyApiError } from '@/api/errors';
 import { useStatus } from '@/api/status';
 import { redeemCode } from '@/api/topup';
 import { Button } from '@/components/ui/button';
@@ -28,9 +28,10 @@ export function RedeemCard() {
       void queryClient.invalidateQueries({ queryKey: ['self'] });
     },
     onError: (error) => {
-      if (error instanceof ApiError && error.handled) return;
+      // A refusal says why; a call that failed on the way is just 请求失败 (spec 02 §8).
       const refused = error instanceof ApiError && (error.kind === 'app' || error.kind === 'http');
-      toast.error(refused && error.message ? error.message : t('redeem.failed'));
+      if (refused) notifyApiError(error);
+      else toast.error(t('redeem.failed'));
     },
   });
 

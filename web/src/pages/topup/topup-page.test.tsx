@@ -43,13 +43,26 @@ function setUp(extra: Record<string, MockAnswer> = {}, status: Record<string, un
     'POST /api/user/topup': ({ init }) => {
       const { key } = JSON.parse(String(init?.body)) as { key: string };
       if (key !== 'good-code') {
-        return { status: 400, body: { success: false, message: '无效的兑换码或已被使用' } };
+        return {
+          status: 400,
+          body: { success: false, message: 'invalid redemption code', code: 'redemption_invalid' },
+        };
       }
       quota += 500_000;
       return ok(500_000);
     },
     ...extra,
   });
+}
+
+/** Every later call fails on the way (no answer at all). */
+function mockNetworkFailure() {
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(async () => {
+      throw new TypeError('Failed to fetch');
+    }),
+  );
 }
 
 afterEach(() => {
@@ -96,13 +109,20 @@ describe('/topup', () => {
 
     await userEvent.type(screen.getByLabelText('兑换码'), 'bad-code');
     await userEvent.click(screen.getByRole('button', { name: '兑换' }));
-    expect(await screen.findByText('无效的兑换码或已被使用')).toBeTruthy();
+    expect(await screen.findByText('无效的兑换码')).toBeTruthy();
 
     await userEvent.clear(screen.getByLabelText('兑换码'));
     await userEvent.type(screen.getByLabelText('兑换码'), ' good-code ');
     await userEvent.click(screen.getByRole('button', { name: '兑换' }));
     expect(await screen.findByText('兑换成功！成功兑换额度：$1.00')).toBeTruthy();
     expect(await screen.findByText('$4.00')).toBeTruthy();
+
+    await userEvent.click(screen.getByRole('button', { name: '兑换' }));
+    expect(await screen.findByText('请输入兑换码！')).toBeTruthy();
+    mockNetworkFailure();
+    await userEvent.type(screen.getByLabelText('兑换码'), 'good-code');
+    await userEvent.click(screen.getByRole('button', { name: '兑换' }));
+    expect(await screen.findByText('请求失败')).toBeTruthy();
     expect(calls.filter((c) => c.url === '/api/user/topup').at(-1)?.body).toEqual({
       key: 'good-code',
     });
