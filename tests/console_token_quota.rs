@@ -7,7 +7,7 @@ use common::mock_upstream::MockUpstream;
 use common::{ROOT_PASS, ROOT_USER, TestServer};
 use reqwest::StatusCode;
 use serde_json::json;
-use tollgate_storage::{StorageError, TokenId, tokens};
+use tollgate_storage::{TokenId, tokens};
 
 #[tokio::test]
 async fn raising_a_tokens_quota_lets_the_next_request_through() {
@@ -69,7 +69,7 @@ async fn raising_a_tokens_quota_lets_the_next_request_through() {
     server.flush().await;
     let stored = server
         .store()
-        .read_blocking(|rtx| Ok::<_, StorageError>(tokens::get(rtx, TokenId(id))?))
+        .read_blocking(|rtx| tokens::get(rtx, TokenId(id)))
         .expect("read")
         .expect("token");
     assert_eq!(stored.remain_quota.0, 500_000 - 175);
@@ -92,7 +92,7 @@ async fn raising_a_tokens_quota_lets_the_next_request_through() {
     server.flush().await;
     let stored = server
         .store()
-        .read_blocking(|rtx| Ok::<_, StorageError>(tokens::get(rtx, TokenId(id))?))
+        .read_blocking(|rtx| tokens::get(rtx, TokenId(id)))
         .expect("read")
         .expect("token");
     assert_eq!(stored.remain_quota.0, 0);

@@ -75,7 +75,7 @@ pub fn format_cents(cents: i64) -> String {
 /// top-up ratio, rounded to cents; `None` when it does not fit.
 pub fn quote_cents(amount: i64, price: f64, group_ratio: f64) -> Option<i64> {
     let cents = (amount as f64 * price * group_ratio * 100.0).round();
-    (cents.is_finite() && cents >= 0.0 && cents < 9.0e15).then_some(cents as i64)
+    (0.0..9.0e15).contains(&cents).then_some(cents as i64)
 }
 
 #[cfg(test)]
