@@ -53,7 +53,10 @@ const publicRoutes: RouteObject[] = [
   placeholder('oauth/github', 'oauth'),
   placeholder('oauth/oidc', 'oauth'),
   placeholder('oauth/linuxdo', 'oauth'),
-  placeholder('pricing', 'pricing'),
+  {
+    path: 'pricing',
+    lazy: async () => ({ Component: (await import('@/pages/pricing')).PricingPage }),
+  },
   placeholder('docs', 'docs'),
   placeholder('about', 'about'),
   placeholder('chat/:id?', 'chat', withoutSidebar),

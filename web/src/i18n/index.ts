@@ -7,6 +7,7 @@ import enAuth from './locales/en/auth.json';
 import enChannels from './locales/en/channels.json';
 import enCommon from './locales/en/common.json';
 import enPersonal from './locales/en/personal.json';
+import enPricing from './locales/en/pricing.json';
 import enRedemption from './locales/en/redemption.json';
 import enSetup from './locales/en/setup.json';
 import enTokens from './locales/en/tokens.json';
@@ -16,6 +17,7 @@ import zhAuth from './locales/zh/auth.json';
 import zhChannels from './locales/zh/channels.json';
 import zhCommon from './locales/zh/common.json';
 import zhPersonal from './locales/zh/personal.json';
+import zhPricing from './locales/zh/pricing.json';
 import zhRedemption from './locales/zh/redemption.json';
 import zhSetup from './locales/zh/setup.json';
 import zhTokens from './locales/zh/tokens.json';
@@ -34,6 +36,7 @@ export const resources = {
     tokens: zhTokens,
     redemption: zhRedemption,
     topup: zhTopUp,
+    pricing: zhPricing,
   },
   en: {
     common: enCommon,
@@ -45,6 +48,7 @@ export const resources = {
     tokens: enTokens,
     redemption: enRedemption,
     topup: enTopUp,
+    pricing: enPricing,
   },
 } as const;
 
