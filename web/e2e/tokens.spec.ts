@@ -38,7 +38,7 @@ test('a user creates a key, copies it, calls the API with it, disables it and is
   page,
   context,
   server,
-}) => {
+}, testInfo) => {
   const upstream = await startMockUpstream();
   try {
     await setUp(server);
@@ -55,6 +55,12 @@ test('a user creates a key, copies it, calls the API with it, disables it and is
       group: 'default',
     });
 
+    await page.goto('/pricing');
+    const priced = page.getByRole('row', { name: 'gpt-4o-mini' });
+    await expect(priced.getByText('按量计费')).toBeVisible();
+    await expect(priced.getByText(/^提示 ¥[\d.]+ \/ 1M tokens$/)).toBeVisible();
+    await page.screenshot({ path: testInfo.outputPath('pricing.png'), fullPage: true });
+
     await page.goto('/token');
     await expect(page.getByText(/令牌无法精确控制使用额度/)).toBeVisible();
     await page.getByRole('button', { name: '添加令牌' }).click();
@@ -62,6 +68,7 @@ test('a user creates a key, copies it, calls the API with it, disables it and is
     await drawer.getByRole('button', { name: '提交' }).click();
     await expect(drawer.getByText('请输入令牌名称')).toBeVisible();
     await drawer.getByLabel('名称').fill('e2e-key');
+    await page.screenshot({ path: testInfo.outputPath('token-drawer.png') });
     await drawer.getByRole('button', { name: '提交' }).click();
     await expect(
       page.getByText('令牌创建成功，请在列表页面点击复制获取令牌！', { exact: true }),
@@ -73,6 +80,7 @@ test('a user creates a key, copies it, calls the API with it, disables it and is
     await expect(row.getByText(/^sk-\w{4}\*+\w{4}$/)).toBeVisible();
     await row.getByRole('button', { name: '复制' }).click();
     await expect(page.getByText('已复制到剪贴板！', { exact: true })).toBeVisible();
+    await page.screenshot({ path: testInfo.outputPath('tokens.png') });
     const key = await page.evaluate<string>('navigator.clipboard.readText()');
     expect(key, 'the full key was copied').toMatch(/^sk-[A-Za-z0-9]{48}$/);
 
