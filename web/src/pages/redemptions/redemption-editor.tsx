@@ -42,7 +42,7 @@ export function RedemptionEditor({ open, id, onOpenChange, onSaved }: Redemption
   const code = useQuery({ ...redemptionQueryOptions(id ?? 0), enabled: id !== null && open });
   return (
     <Dialog open={open} onOpenChange={onOpenChange}>
-      <DialogContent side="right">
+      <DialogContent side="right" size="narrow">
         <DialogHeader>
           <DialogTitle>{id === null ? t('editor.addTitle') : t('editor.editTitle')}</DialogTitle>
           <DialogDescription>{t('editor.description')}</DialogDescription>
