@@ -6,10 +6,13 @@ pub mod auth;
 pub mod channel;
 pub mod option;
 pub mod personal;
+pub mod pricing;
+pub mod redemption;
 pub mod service;
 pub mod setup;
 pub mod status;
 pub mod token;
+pub mod topup;
 pub mod user;
 
 use axum::Router;
@@ -28,4 +31,7 @@ pub fn routes() -> Router<AppState> {
         .merge(personal::routes())
         .merge(token::routes())
         .merge(channel::routes())
+        .merge(redemption::routes())
+        .merge(topup::routes())
+        .merge(pricing::routes())
 }

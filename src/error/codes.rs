@@ -31,6 +31,10 @@ pub enum ErrorCode {
     MailFailed,
     /// Setup was already completed.
     AlreadyInitialized,
+    /// A redemption code is unknown or disabled.
+    RedemptionInvalid,
+    /// A redemption code was used already.
+    RedemptionUsed,
     /// The record does not exist.
     NotFound,
     /// A unique value is taken.
@@ -62,7 +66,9 @@ impl ErrorCode {
             | ErrorCode::PasswordLoginDisabled
             | ErrorCode::FeatureDisabled
             | ErrorCode::TurnstileFailed
-            | ErrorCode::CodeInvalid => StatusCode::BAD_REQUEST,
+            | ErrorCode::CodeInvalid
+            | ErrorCode::RedemptionInvalid
+            | ErrorCode::RedemptionUsed => StatusCode::BAD_REQUEST,
             ErrorCode::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
             ErrorCode::MailFailed => StatusCode::BAD_GATEWAY,
             ErrorCode::NotLoggedIn | ErrorCode::UserHeaderMismatch => StatusCode::UNAUTHORIZED,
@@ -95,6 +101,8 @@ impl ErrorCode {
             ErrorCode::CodeInvalid => "code_invalid",
             ErrorCode::MailFailed => "mail_failed",
             ErrorCode::AlreadyInitialized => "already_initialized",
+            ErrorCode::RedemptionInvalid => "redemption_invalid",
+            ErrorCode::RedemptionUsed => "redemption_used",
             ErrorCode::NotFound => "not_found",
             ErrorCode::Conflict => "conflict",
             ErrorCode::NotImplemented => "not_implemented",

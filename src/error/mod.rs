@@ -64,6 +64,12 @@ pub enum ConsoleError {
     /// Setup ran already.
     #[error("the system is already initialized")]
     AlreadyInitialized,
+    /// The redemption code does not exist or is disabled (not told apart).
+    #[error("invalid redemption code")]
+    RedemptionInvalid,
+    /// The redemption code was redeemed already.
+    #[error("this redemption code has already been used")]
+    RedemptionUsed,
     /// No such record.
     #[error("{0} not found")]
     NotFound(&'static str),
@@ -102,6 +108,8 @@ impl ConsoleError {
             ConsoleError::BadCredentials => ErrorCode::BadCredentials,
             ConsoleError::PasswordLoginDisabled => ErrorCode::PasswordLoginDisabled,
             ConsoleError::AlreadyInitialized => ErrorCode::AlreadyInitialized,
+            ConsoleError::RedemptionInvalid => ErrorCode::RedemptionInvalid,
+            ConsoleError::RedemptionUsed => ErrorCode::RedemptionUsed,
             ConsoleError::NotFound(_) => ErrorCode::NotFound,
             ConsoleError::Conflict(_) => ErrorCode::Conflict,
             ConsoleError::NotSupported(_) => ErrorCode::NotImplemented,

@@ -58,6 +58,32 @@ impl FromStr for ChannelId {
     }
 }
 
+/// A redemption code's id.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
+#[serde(transparent)]
+pub struct RedemptionId(pub i64);
+
+impl fmt::Display for RedemptionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// An online top-up order's id.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
+#[serde(transparent)]
+pub struct TopUpId(pub i64);
+
+impl fmt::Display for TopUpId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// An amount of quota in integer units (`QuotaPerUnit` units = US$1).
 ///
 /// Arithmetic is checked: callers get `None` on overflow instead of a wrapped balance.

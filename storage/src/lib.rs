@@ -19,15 +19,17 @@ pub mod logs;
 pub mod meta;
 pub mod migrate;
 pub mod options;
+pub mod redemptions;
 pub mod secret;
 pub mod store;
 pub mod tables;
 pub mod tokens;
+pub mod topups;
 pub mod usage;
 pub mod users;
 
 pub use error::StorageError;
-pub use ids::{ChannelId, Quota, TokenId, UserId};
+pub use ids::{ChannelId, Quota, RedemptionId, TokenId, TopUpId, UserId};
 pub use redb::{ReadTransaction, WriteTransaction};
 pub use store::Store;
 

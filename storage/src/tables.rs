@@ -61,3 +61,21 @@ pub const ABILITIES: TableDefinition<(&str, &str, i64), &[u8]> =
 /// Secondary index: (tag, channel id) for channels with a non-empty tag.
 pub const CHANNEL_BY_TAG: TableDefinition<(&str, i64), ()> =
     TableDefinition::new("channel_by_tag.v1");
+
+/// Redemption codes by id; the value is a postcard [`crate::redemptions::Redemption`].
+pub const REDEMPTIONS: TableDefinition<i64, &[u8]> = TableDefinition::new("redemptions.v1");
+
+/// Unique index: redemption code key → redemption id.
+pub const REDEMPTION_BY_KEY: TableDefinition<&str, i64> =
+    TableDefinition::new("redemption_by_key.v1");
+
+/// Online top-up orders by id; the value is a postcard [`crate::topups::TopUp`].
+pub const TOPUPS: TableDefinition<i64, &[u8]> = TableDefinition::new("topups.v1");
+
+/// Unique index: trade number → top-up id.
+pub const TOPUP_BY_TRADE_NO: TableDefinition<&str, i64> =
+    TableDefinition::new("topup_by_trade_no.v1");
+
+/// Index: (user id, top-up id) → (), a user's orders in id order.
+pub const TOPUPS_BY_USER: TableDefinition<(i64, i64), ()> =
+    TableDefinition::new("topups_by_user.v1");

@@ -10,6 +10,9 @@ export interface MockUpstream {
   stop: () => Promise<void>;
 }
 
+/** The reply every completion carries. */
+export const MOCK_REPLY = 'hi';
+
 export async function startMockUpstream(): Promise<MockUpstream> {
   let calls = 0;
   const server = createServer((request, response) => {
@@ -28,7 +31,7 @@ export async function startMockUpstream(): Promise<MockUpstream> {
         created: Math.floor(Date.now() / 1000),
         model: 'gpt-4o',
         choices: [
-          { index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' },
+          { index: 0, message: { role: 'assistant', content: MOCK_REPLY }, finish_reason: 'stop' },
         ],
         usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
       }),

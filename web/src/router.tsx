@@ -53,7 +53,10 @@ const publicRoutes: RouteObject[] = [
   placeholder('oauth/github', 'oauth'),
   placeholder('oauth/oidc', 'oauth'),
   placeholder('oauth/linuxdo', 'oauth'),
-  placeholder('pricing', 'pricing'),
+  {
+    path: 'pricing',
+    lazy: async () => ({ Component: (await import('@/pages/pricing')).PricingPage }),
+  },
   placeholder('docs', 'docs'),
   placeholder('about', 'about'),
   placeholder('chat/:id?', 'chat', withoutSidebar),
@@ -62,9 +65,11 @@ const publicRoutes: RouteObject[] = [
 
 /** Console pages: a guest is sent to /login (spec 01 §2). */
 const consoleRoutes: RouteObject[] = [
-  placeholder('token', 'token'),
+  {
+    path: 'token',
+    lazy: async () => ({ Component: (await import('@/pages/tokens')).TokensPage }),
+  },
   placeholder('playground', 'playground'),
-  placeholder('redemption', 'redemption'),
   {
     element: <RequireAdmin />,
     children: [
@@ -76,6 +81,10 @@ const consoleRoutes: RouteObject[] = [
           { path: 'add', element: null },
           { path: 'edit/:id', element: null },
         ],
+      },
+      {
+        path: 'redemption',
+        lazy: async () => ({ Component: (await import('@/pages/redemptions')).RedemptionsPage }),
       },
       {
         path: 'user',
@@ -96,7 +105,10 @@ const consoleRoutes: RouteObject[] = [
     path: 'personal',
     lazy: async () => ({ Component: (await import('@/pages/personal')).PersonalPage }),
   },
-  placeholder('topup', 'topup'),
+  {
+    path: 'topup',
+    lazy: async () => ({ Component: (await import('@/pages/topup')).TopUpPage }),
+  },
   placeholder('log', 'log'),
   placeholder('detail', 'detail'),
   placeholder('midjourney', 'midjourney'),

@@ -256,6 +256,19 @@ impl RoutingTable {
             .collect()
     }
 
+    /// Every model some enabled channel serves, with the groups it is served in (sorted).
+    pub fn model_groups(&self) -> BTreeMap<&str, BTreeSet<&str>> {
+        let mut out: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for (group, models) in &self.routes {
+            for model in models.keys() {
+                out.entry(model.as_str())
+                    .or_default()
+                    .insert(group.as_str());
+            }
+        }
+        out
+    }
+
     /// Models served in `group`, sorted.
     pub fn models_in(&self, group: &str) -> BTreeSet<&str> {
         self.routes

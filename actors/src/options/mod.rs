@@ -97,6 +97,25 @@ impl Options {
         self.republish().await
     }
 
+    /// Validates, stores (in one transaction) and publishes (once) several options: one logical
+    /// change, such as restoring the default price tables.
+    pub async fn update_many(&self, entries: &[(&str, &str)]) -> Result<(), ActorError> {
+        let normalized = entries
+            .iter()
+            .map(|(k, v)| Ok(((*k).to_owned(), catalog::normalize(k, v)?)))
+            .collect::<Result<Vec<(String, String)>, OptionError>>()?;
+        let _order = self.save.lock().await;
+        self.store
+            .write(move |wtx| {
+                for (key, value) in &normalized {
+                    tollgate_storage::options::put(wtx, key, value)?;
+                }
+                Ok::<_, tollgate_storage::StorageError>(())
+            })
+            .await?;
+        self.republish().await
+    }
+
     /// Re-reads the stored options and publishes them (after another component, e.g. setup,
     /// wrote options inside its own transaction).
     pub async fn reload(&self) -> Result<(), ActorError> {

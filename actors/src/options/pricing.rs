@@ -8,74 +8,209 @@ use std::collections::HashMap;
 
 use serde::de::DeserializeOwned;
 
-/// Built-in model ratios (US$ per 1M input tokens ÷ 2) for common models. The admin's ModelRatio
-/// option overrides and extends them.
+/// Built-in model ratios (US$ per 1M input tokens ÷ 2) for the common models of the supported
+/// providers. The admin's ModelRatio option overrides and extends them.
 const DEFAULT_MODEL_RATIOS: &[(&str, f64)] = &[
+    // OpenAI.
     ("gpt-4o", 1.25),
+    ("gpt-4o-2024-05-13", 2.5),
+    ("gpt-4o-2024-08-06", 1.25),
+    ("gpt-4o-2024-11-20", 1.25),
+    ("chatgpt-4o-latest", 2.5),
     ("gpt-4o-mini", 0.075),
+    ("gpt-4o-mini-2024-07-18", 0.075),
     ("gpt-4.1", 1.0),
+    ("gpt-4.1-2025-04-14", 1.0),
     ("gpt-4.1-mini", 0.2),
+    ("gpt-4.1-mini-2025-04-14", 0.2),
     ("gpt-4.1-nano", 0.05),
+    ("gpt-4.1-nano-2025-04-14", 0.05),
+    ("gpt-4.5-preview", 37.5),
+    ("gpt-5", 0.625),
+    ("gpt-5-chat-latest", 0.625),
+    ("gpt-5-mini", 0.125),
+    ("gpt-5-nano", 0.025),
+    ("gpt-4", 15.0),
+    ("gpt-4-32k", 30.0),
     ("gpt-4-turbo", 5.0),
+    ("gpt-4-turbo-2024-04-09", 5.0),
+    ("gpt-4-turbo-preview", 5.0),
+    ("gpt-4-0125-preview", 5.0),
+    ("gpt-4-1106-preview", 5.0),
     ("gpt-3.5-turbo", 0.25),
+    ("gpt-3.5-turbo-0125", 0.25),
+    ("gpt-3.5-turbo-1106", 0.5),
+    ("gpt-3.5-turbo-instruct", 0.75),
     ("o1", 7.5),
+    ("o1-2024-12-17", 7.5),
+    ("o1-preview", 7.5),
+    ("o1-mini", 0.55),
+    ("o1-pro", 75.0),
     ("o3", 1.0),
+    ("o3-2025-04-16", 1.0),
+    ("o3-pro", 10.0),
     ("o3-mini", 0.55),
+    ("o3-mini-2025-01-31", 0.55),
     ("o4-mini", 0.55),
+    ("o4-mini-2025-04-16", 0.55),
     ("text-embedding-3-small", 0.01),
     ("text-embedding-3-large", 0.065),
     ("text-embedding-ada-002", 0.05),
+    ("whisper-1", 15.0),
+    ("tts-1", 7.5),
+    ("tts-1-hd", 15.0),
+    // Anthropic.
+    ("claude-3-haiku-20240307", 0.125),
     ("claude-3-5-haiku-20241022", 0.4),
+    ("claude-3-5-haiku-latest", 0.4),
+    ("claude-haiku-4-5-20251001", 0.5),
+    ("claude-haiku-4-5", 0.5),
+    ("claude-3-sonnet-20240229", 1.5),
+    ("claude-3-5-sonnet-20240620", 1.5),
     ("claude-3-5-sonnet-20241022", 1.5),
+    ("claude-3-5-sonnet-latest", 1.5),
     ("claude-3-7-sonnet-20250219", 1.5),
+    ("claude-3-7-sonnet-latest", 1.5),
     ("claude-sonnet-4-20250514", 1.5),
+    ("claude-sonnet-4-0", 1.5),
+    ("claude-sonnet-4-5-20250929", 1.5),
+    ("claude-sonnet-4-5", 1.5),
+    ("claude-3-opus-20240229", 7.5),
+    ("claude-3-opus-latest", 7.5),
     ("claude-opus-4-20250514", 7.5),
+    ("claude-opus-4-0", 7.5),
+    ("claude-opus-4-1-20250805", 7.5),
+    ("claude-opus-4-1", 7.5),
+    // Google.
     ("gemini-1.5-flash", 0.0375),
+    ("gemini-1.5-flash-8b", 0.01875),
     ("gemini-1.5-pro", 0.625),
     ("gemini-2.0-flash", 0.05),
+    ("gemini-2.0-flash-lite", 0.0375),
     ("gemini-2.5-flash", 0.15),
+    ("gemini-2.5-flash-lite", 0.05),
     ("gemini-2.5-pro", 0.625),
+    ("gemini-embedding-001", 0.075),
+    // DeepSeek.
     ("deepseek-chat", 0.135),
     ("deepseek-reasoner", 0.275),
+    // Alibaba Qwen.
     ("qwen-turbo", 0.025),
     ("qwen-plus", 0.2),
     ("qwen-max", 1.2),
+    ("qwen-long", 0.035),
+    ("qwen-vl-plus", 0.105),
+    ("qwen-vl-max", 0.4),
+    ("qwq-plus", 0.4),
+    ("qwen2.5-72b-instruct", 0.7),
+    ("qwen3-235b-a22b", 0.35),
+    ("qwen3-coder-plus", 0.5),
+    // Others.
     ("moonshot-v1-8k", 0.5),
+    ("moonshot-v1-32k", 1.0),
+    ("moonshot-v1-128k", 2.0),
+    ("kimi-k2-0711-preview", 0.3),
     ("glm-4", 0.05),
+    ("glm-4-plus", 0.35),
+    ("glm-4.5", 0.3),
     ("mistral-large-latest", 1.0),
+    ("mistral-small-latest", 0.05),
     ("grok-3", 1.5),
+    ("grok-3-mini", 0.15),
+    ("grok-4", 1.5),
 ];
 
 /// Built-in completion ratios (output price ÷ input price).
 const DEFAULT_COMPLETION_RATIOS: &[(&str, f64)] = &[
     ("gpt-4o", 4.0),
+    ("gpt-4o-2024-05-13", 3.0),
+    ("gpt-4o-2024-08-06", 4.0),
+    ("gpt-4o-2024-11-20", 4.0),
+    ("chatgpt-4o-latest", 3.0),
     ("gpt-4o-mini", 4.0),
+    ("gpt-4o-mini-2024-07-18", 4.0),
     ("gpt-4.1", 4.0),
+    ("gpt-4.1-2025-04-14", 4.0),
     ("gpt-4.1-mini", 4.0),
+    ("gpt-4.1-mini-2025-04-14", 4.0),
     ("gpt-4.1-nano", 4.0),
+    ("gpt-4.1-nano-2025-04-14", 4.0),
+    ("gpt-4.5-preview", 2.0),
+    ("gpt-5", 8.0),
+    ("gpt-5-chat-latest", 8.0),
+    ("gpt-5-mini", 8.0),
+    ("gpt-5-nano", 8.0),
+    ("gpt-4", 2.0),
+    ("gpt-4-32k", 2.0),
     ("gpt-4-turbo", 3.0),
+    ("gpt-4-turbo-2024-04-09", 3.0),
+    ("gpt-4-turbo-preview", 3.0),
+    ("gpt-4-0125-preview", 3.0),
+    ("gpt-4-1106-preview", 3.0),
     ("gpt-3.5-turbo", 3.0),
+    ("gpt-3.5-turbo-0125", 3.0),
+    ("gpt-3.5-turbo-1106", 2.0),
+    ("gpt-3.5-turbo-instruct", 1.33),
     ("o1", 4.0),
+    ("o1-2024-12-17", 4.0),
+    ("o1-preview", 4.0),
+    ("o1-mini", 4.0),
+    ("o1-pro", 4.0),
     ("o3", 4.0),
+    ("o3-2025-04-16", 4.0),
+    ("o3-pro", 4.0),
     ("o3-mini", 4.0),
+    ("o3-mini-2025-01-31", 4.0),
     ("o4-mini", 4.0),
+    ("o4-mini-2025-04-16", 4.0),
+    ("claude-3-haiku-20240307", 5.0),
     ("claude-3-5-haiku-20241022", 5.0),
+    ("claude-3-5-haiku-latest", 5.0),
+    ("claude-haiku-4-5-20251001", 5.0),
+    ("claude-haiku-4-5", 5.0),
+    ("claude-3-sonnet-20240229", 5.0),
+    ("claude-3-5-sonnet-20240620", 5.0),
     ("claude-3-5-sonnet-20241022", 5.0),
+    ("claude-3-5-sonnet-latest", 5.0),
     ("claude-3-7-sonnet-20250219", 5.0),
+    ("claude-3-7-sonnet-latest", 5.0),
     ("claude-sonnet-4-20250514", 5.0),
+    ("claude-sonnet-4-0", 5.0),
+    ("claude-sonnet-4-5-20250929", 5.0),
+    ("claude-sonnet-4-5", 5.0),
+    ("claude-3-opus-20240229", 5.0),
+    ("claude-3-opus-latest", 5.0),
     ("claude-opus-4-20250514", 5.0),
+    ("claude-opus-4-0", 5.0),
+    ("claude-opus-4-1-20250805", 5.0),
+    ("claude-opus-4-1", 5.0),
     ("gemini-1.5-flash", 4.0),
+    ("gemini-1.5-flash-8b", 4.0),
     ("gemini-1.5-pro", 4.0),
     ("gemini-2.0-flash", 4.0),
+    ("gemini-2.0-flash-lite", 4.0),
     ("gemini-2.5-flash", 8.33),
+    ("gemini-2.5-flash-lite", 4.0),
     ("gemini-2.5-pro", 8.0),
     ("deepseek-chat", 4.0),
     ("deepseek-reasoner", 4.0),
     ("qwen-turbo", 2.0),
     ("qwen-plus", 2.5),
     ("qwen-max", 4.0),
+    ("qwen-long", 4.0),
+    ("qwen-vl-plus", 3.0),
+    ("qwen-vl-max", 4.0),
+    ("qwq-plus", 3.0),
+    ("qwen2.5-72b-instruct", 4.0),
+    ("qwen3-235b-a22b", 4.0),
+    ("qwen3-coder-plus", 5.0),
+    ("kimi-k2-0711-preview", 4.17),
+    ("glm-4.5", 4.0),
     ("mistral-large-latest", 3.0),
+    ("mistral-small-latest", 3.0),
     ("grok-3", 5.0),
+    ("grok-3-mini", 1.67),
+    ("grok-4", 5.0),
 ];
 
 /// Built-in cache-read ratios (cached prompt tokens cost this fraction of a prompt token).
@@ -84,11 +219,28 @@ const DEFAULT_CACHE_RATIOS: &[(&str, f64)] = &[
     ("gpt-4o-mini", 0.5),
     ("gpt-4.1", 0.25),
     ("gpt-4.1-mini", 0.25),
+    ("gpt-4.1-nano", 0.25),
+    ("gpt-5", 0.1),
+    ("gpt-5-mini", 0.1),
+    ("gpt-5-nano", 0.1),
     ("o3", 0.25),
-    ("claude-sonnet-4-20250514", 0.1),
+    ("o4-mini", 0.25),
+    ("claude-3-5-haiku-20241022", 0.1),
+    ("claude-haiku-4-5-20251001", 0.1),
+    ("claude-3-5-sonnet-20241022", 0.1),
     ("claude-3-7-sonnet-20250219", 0.1),
+    ("claude-sonnet-4-20250514", 0.1),
+    ("claude-sonnet-4-5-20250929", 0.1),
+    ("claude-opus-4-20250514", 0.1),
+    ("claude-opus-4-1-20250805", 0.1),
+    ("gemini-2.5-flash", 0.25),
+    ("gemini-2.5-pro", 0.25),
     ("deepseek-chat", 0.1),
+    ("deepseek-reasoner", 0.1),
 ];
+
+/// Built-in per-call prices (US$ per request) for models not billed by tokens.
+const DEFAULT_MODEL_PRICES: &[(&str, f64)] = &[("dall-e-2", 0.02), ("dall-e-3", 0.04)];
 
 /// How one model is priced.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -145,7 +297,7 @@ impl PriceTable {
             model_ratio: merged(DEFAULT_MODEL_RATIOS, model_ratio),
             completion_ratio: merged(DEFAULT_COMPLETION_RATIOS, completion_ratio),
             cache_ratio: merged(DEFAULT_CACHE_RATIOS, cache_ratio),
-            model_price: parse(model_price),
+            model_price: merged(DEFAULT_MODEL_PRICES, model_price),
             group_ratio: parse(group_ratio),
         }
     }
@@ -162,6 +314,21 @@ impl PriceTable {
                 completion: self.completion_ratio.get(model).copied().unwrap_or(1.0),
                 cache: self.cache_ratio.get(model).copied().unwrap_or(1.0),
             })
+    }
+
+    /// The model ratio of `model`, if one is set (a per-call price does not hide it).
+    pub fn model_ratio(&self, model: &str) -> Option<f64> {
+        self.model_ratio.get(model).copied()
+    }
+
+    /// The completion ratio of `model` (1 when not set).
+    pub fn completion_ratio(&self, model: &str) -> f64 {
+        self.completion_ratio.get(model).copied().unwrap_or(1.0)
+    }
+
+    /// The per-call price of `model`, if one is set.
+    pub fn model_price(&self, model: &str) -> Option<f64> {
+        self.model_price.get(model).copied()
     }
 
     /// The ratio of `group` (1 for a group missing from GroupRatio).
@@ -209,8 +376,33 @@ mod tests {
             Some(ModelPricing::PerCall { price: 0.04 })
         );
         assert_eq!(table.model("unknown"), None);
+        assert_eq!(
+            table.model("dall-e-3"),
+            Some(ModelPricing::PerCall { price: 0.04 }),
+            "built-in per-call prices apply"
+        );
         assert_eq!(table.group("vip"), 0.8);
         assert_eq!(table.group("nope"), 1.0);
+    }
+
+    #[test]
+    fn every_default_table_entry_is_sane() {
+        for (name, ratio) in DEFAULT_MODEL_RATIOS {
+            assert!(*ratio > 0.0 && ratio.is_finite(), "{name}");
+        }
+        for table in [DEFAULT_COMPLETION_RATIOS, DEFAULT_CACHE_RATIOS] {
+            for (name, _) in table {
+                assert!(
+                    DEFAULT_MODEL_RATIOS.iter().any(|(m, _)| m == name),
+                    "{name} has a completion or cache ratio but no model ratio"
+                );
+            }
+        }
+        let mut names: Vec<_> = DEFAULT_MODEL_RATIOS.iter().map(|(m, _)| *m).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(before, names.len(), "duplicate model in the default table");
     }
 
     #[test]

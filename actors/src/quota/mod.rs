@@ -14,9 +14,9 @@ pub mod ledger;
 use std::sync::{Arc, Mutex};
 
 use dashmap::DashMap;
-use tollgate_storage::logs::LogEntry;
-use tollgate_storage::usage::BalanceChange;
-use tollgate_storage::{StorageError, Store, TokenId, UserId, tokens, users};
+use tollgate_storage::logs::{self, LogEntry};
+use tollgate_storage::usage::{self, BalanceChange};
+use tollgate_storage::{StorageError, Store, TokenId, UserId, WriteTransaction, tokens, users};
 
 use crate::log_writer::LogWriter;
 pub use ledger::{Billed, Refusal};
@@ -42,6 +42,15 @@ pub struct QuotaBook {
     writer: LogWriter,
     /// user → ledger. A ledger's mutex is held only for in-memory arithmetic.
     ledgers: Arc<DashMap<UserId, Arc<Mutex<Ledger>>>>,
+}
+
+/// A credit decided inside [`QuotaBook::credit_with`]'s transaction.
+#[derive(Debug, Clone)]
+pub struct Credit {
+    /// Quota added to the user's balance (positive).
+    pub amount: i64,
+    /// The top-up log row recording it (its `created_at` is the change's time).
+    pub log: LogEntry,
 }
 
 /// A running reservation. Dropping it without [`Hold::settle`] releases it, so a cancelled
@@ -70,7 +79,7 @@ impl QuotaBook {
         &self,
         user: UserId,
         token: Option<TokenId>,
-    ) -> Result<Arc<Mutex<Ledger>>, QuotaError> {
+    ) -> Result<Arc<Mutex<Ledger>>, StorageError> {
         let existing = self.ledgers.get(&user).map(|l| Arc::clone(l.value()));
         let needs_token = |l: &Arc<Mutex<Ledger>>| token.is_some_and(|t| !lock(l).knows_token(t));
         if let Some(ledger) = &existing
@@ -161,6 +170,69 @@ impl QuotaBook {
         };
         self.writer.record(Some(change), None);
         Ok(delta)
+    }
+
+    /// Runs `decide` in one write transaction and applies the credit it returns (if any) to the
+    /// stored balance, with its log row, in that same transaction; after the commit the credit
+    /// is added to the in-memory ledger.
+    ///
+    /// This is how one-shot credits (a redemption code, a paid order) stay exactly-once: the
+    /// state change that makes them one-shot, the balance change and the log row commit
+    /// together or not at all. The ledger is loaded before the transaction and ledgers live
+    /// for the whole process, so the in-memory balance never counts the credit twice (it was
+    /// read before the credit) and never misses it (it is adjusted after the commit). Balance
+    /// changes are deltas on both sides, so settlements still queued at the log writer compose
+    /// with this one in any order.
+    pub async fn credit_with<T, E, F>(&self, user: UserId, decide: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StorageError> + Send + 'static,
+        F: FnOnce(&WriteTransaction) -> Result<(T, Option<Credit>), E> + Send + 'static,
+    {
+        let ledger = self.ledger(user, None).await?;
+        let (value, amount) = self
+            .store
+            .write(move |wtx| {
+                let (value, credit) = decide(wtx)?;
+                let Some(credit) = credit else {
+                    return Ok((value, None));
+                };
+                let charged = credit.amount.checked_neg().ok_or(StorageError::Overflow)?;
+                usage::apply(
+                    wtx,
+                    BalanceChange {
+                        user_id: user,
+                        token_id: None,
+                        charged,
+                        is_request: false,
+                        at: credit.log.created_at,
+                    },
+                )?;
+                logs::insert(wtx, credit.log)?;
+                Ok::<_, E>((value, Some(credit.amount)))
+            })
+            .await?;
+        if let Some(amount) = amount {
+            lock(&ledger).adjust(amount);
+        }
+        Ok(value)
+    }
+
+    /// The remaining quota the ledger holds for `token` of `user` (loading both if needed):
+    /// the base for an owner's edit of the token's remaining quota.
+    pub async fn token_remain(&self, user: UserId, token: TokenId) -> Result<i64, StorageError> {
+        let ledger = self.ledger(user, Some(token)).await?;
+        let remain = lock(&ledger).token_remain(token);
+        Ok(remain.unwrap_or(0))
+    }
+
+    /// Applies an owner's edit of a token to the ledger: `delta` added to its remaining quota
+    /// (already committed to storage as the same delta) and its limit kind.
+    pub fn edit_token(&self, user: UserId, token: TokenId, delta: i64, unlimited: bool) {
+        self.with_ledger(user, |l| {
+            l.adjust_token(token, delta);
+            l.set_token_unlimited(token, unlimited);
+        });
     }
 
     /// The in-memory balance of `user`, if loaded.

@@ -2,16 +2,20 @@
 
 pub mod accounts;
 pub mod channel;
+pub mod epay;
 pub mod login;
 pub mod mail_codes;
 pub mod password;
 pub mod personal;
+pub mod pricing;
+pub mod redemptions;
 pub mod register;
 pub mod secrets;
 pub mod session;
 pub mod setup;
 pub mod status;
 pub mod tokens;
+pub mod topup;
 pub mod turnstile;
 pub mod user_view;
 pub mod users_admin;

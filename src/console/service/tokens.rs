@@ -266,6 +266,12 @@ pub async fn get(state: &AppState, user: &User, id: TokenId) -> Result<Token, Co
 }
 
 /// Changes a token's fields, or only its status when `status_only`.
+///
+/// The stored record is re-read and written in one transaction, so a settlement committed
+/// meanwhile is not overwritten. A new remaining quota is applied as a delta from what the
+/// quota book holds for the token (which may be ahead of storage by settlements still queued),
+/// to the book and to storage alike, so the relay sees the new limit on the next request and
+/// the two never drift apart.
 pub async fn update(
     state: &AppState,
     user: &User,
@@ -275,29 +281,60 @@ pub async fn update(
     let id = input
         .id
         .ok_or_else(|| ConsoleError::Invalid("id is required".into()))?;
-    let mut token = get(state, user, id).await?;
+    let mut edited = get(state, user, id).await?;
+    let quota_edited = !status_only && input.remain_quota.is_some();
     if status_only {
         let status = input
             .status
             .ok_or_else(|| ConsoleError::Invalid("status is required".into()))?;
-        set_status(&mut token, status, now_unix())?;
+        set_status(&mut edited, status, now_unix())?;
     } else {
         apply(
             state,
             user,
-            &mut token,
+            &mut edited,
             TokenInput {
                 status: None,
                 ..input
             },
         )?;
     }
-    let stored = token.clone();
-    state
+    let delta = if quota_edited {
+        let held = state.quota.token_remain(user.id, id).await?;
+        edited
+            .remain_quota
+            .0
+            .checked_sub(held)
+            .ok_or_else(|| ConsoleError::Invalid("remain_quota is out of range".into()))?
+    } else {
+        0
+    };
+    let owner = user.id;
+    let token = state
         .store
-        .write(move |wtx| tokens::update(wtx, &stored))
-        .await
-        .map_err(|e: StorageError| ConsoleError::from(e))?;
+        .write(move |wtx| {
+            let mut stored = tokens::get_rw(wtx, id)?
+                .filter(|t| t.user_id == owner)
+                .ok_or(ConsoleError::NotFound("token"))?;
+            stored.remain_quota = stored
+                .remain_quota
+                .checked_add(Quota(delta))
+                .ok_or(StorageError::Overflow)?;
+            stored.name = edited.name;
+            stored.status = edited.status;
+            stored.expired_time = edited.expired_time;
+            stored.unlimited_quota = edited.unlimited_quota;
+            stored.model_limits_enabled = edited.model_limits_enabled;
+            stored.model_limits = edited.model_limits;
+            stored.allow_ips = edited.allow_ips;
+            stored.group = edited.group;
+            tokens::update(wtx, &stored)?;
+            Ok::<_, ConsoleError>(stored)
+        })
+        .await?;
+    state
+        .quota
+        .edit_token(owner, id, delta, token.unlimited_quota);
     state.tokens.upsert(&token);
     Ok(token)
 }

@@ -20,7 +20,8 @@ use redb::{Database, WriteTransaction};
 
 use crate::tables::{
     ABILITIES, CHANNEL_BY_TAG, CHANNELS, LOG_BY_TIME, LOG_BY_USER, LOGS, META, ONE_TIME_CODES,
-    OPTIONS, TOKEN_BY_KEY, TOKENS, TOKENS_BY_USER, USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE,
+    OPTIONS, REDEMPTION_BY_KEY, REDEMPTIONS, TOKEN_BY_KEY, TOKENS, TOKENS_BY_USER,
+    TOPUP_BY_TRADE_NO, TOPUPS, TOPUPS_BY_USER, USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE,
     USER_BY_EMAIL, USER_BY_USERNAME, USERS,
 };
 use crate::{Result, StorageError, meta};
@@ -88,5 +89,10 @@ fn create_tables(wtx: &WriteTransaction) -> Result<()> {
     wtx.open_table(CHANNELS)?;
     wtx.open_table(ABILITIES)?;
     wtx.open_table(CHANNEL_BY_TAG)?;
+    wtx.open_table(REDEMPTIONS)?;
+    wtx.open_table(REDEMPTION_BY_KEY)?;
+    wtx.open_table(TOPUPS)?;
+    wtx.open_table(TOPUP_BY_TRADE_NO)?;
+    wtx.open_table(TOPUPS_BY_USER)?;
     Ok(())
 }

@@ -40,8 +40,47 @@ export function apiRequest<S extends z.ZodMiniType>(
 export function apiRequest(path: string, options?: RequestOptions): Promise<void>;
 export async function apiRequest(
   path: string,
-  { method = 'GET', body, query, signal, schema }: RequestOptions & { schema?: z.ZodMiniType } = {},
+  { schema, ...options }: RequestOptions & { schema?: z.ZodMiniType } = {},
 ): Promise<unknown> {
+  const { envelope } = await send(path, options);
+  if (!envelope.success) {
+    throw new ApiError('app', envelope.message, undefined, envelope.code);
+  }
+  if (!schema) return undefined;
+
+  const data = schema.safeParse(envelope.data);
+  if (!data.success) throw new ApiError('invalid', data.error.message);
+  return data.data;
+}
+
+/**
+ * Like {@link apiRequest}, for the few answers that carry fields beside `data` (GET /api/pricing's
+ * `group_ratio`, POST /api/user/pay's `url`): `schema` validates the whole body. A
+ * `success: false` answer is thrown as usual unless `acceptFailure` is set (POST
+ * /api/user/amount puts its refusal in `data`); then it is returned for the caller to read.
+ */
+export async function apiEnvelope<S extends z.ZodMiniType>(
+  path: string,
+  {
+    schema,
+    acceptFailure = false,
+    ...options
+  }: RequestOptions & { schema: S; acceptFailure?: boolean },
+): Promise<z.output<S>> {
+  const { envelope, body } = await send(path, options);
+  if (!envelope.success && !acceptFailure) {
+    throw new ApiError('app', envelope.message, undefined, envelope.code);
+  }
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw new ApiError('invalid', parsed.error.message);
+  return parsed.data;
+}
+
+/** Sends the call; HTTP and network failures throw, the parsed envelope and raw body return. */
+async function send(
+  path: string,
+  { method = 'GET', body, query, signal }: RequestOptions,
+): Promise<{ envelope: z.output<typeof envelopeSchema>; body: unknown }> {
   const headers: Record<string, string> = {
     'New-Api-User': String(useSession.getState().user?.id ?? GUEST_USER_ID),
     'Cache-Control': 'no-store',
@@ -62,7 +101,8 @@ export async function apiRequest(
     throw new ApiError('network', cause instanceof Error ? cause.message : String(cause));
   }
 
-  const envelope = envelopeSchema.safeParse(await response.json().catch(() => undefined));
+  const raw: unknown = await response.json().catch(() => undefined);
+  const envelope = envelopeSchema.safeParse(raw);
 
   if (!response.ok) {
     const message = (envelope.success && envelope.data.message) || response.statusText;
@@ -72,14 +112,7 @@ export async function apiRequest(
     throw error;
   }
   if (!envelope.success) throw new ApiError('invalid', envelope.error.message);
-  if (!envelope.data.success) {
-    throw new ApiError('app', envelope.data.message, undefined, envelope.data.code);
-  }
-  if (!schema) return undefined;
-
-  const data = schema.safeParse(envelope.data.data);
-  if (!data.success) throw new ApiError('invalid', data.error.message);
-  return data.data;
+  return { envelope: envelope.data, body: raw };
 }
 
 function withQuery(path: string, query: Record<string, QueryValue> | undefined): string {

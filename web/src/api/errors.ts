@@ -43,6 +43,8 @@ export const errorCodes = [
   'code_invalid',
   'mail_failed',
   'already_initialized',
+  'redemption_invalid',
+  'redemption_used',
   'not_found',
   'conflict',
   'internal_error',

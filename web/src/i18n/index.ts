@@ -7,13 +7,21 @@ import enAuth from './locales/en/auth.json';
 import enChannels from './locales/en/channels.json';
 import enCommon from './locales/en/common.json';
 import enPersonal from './locales/en/personal.json';
+import enPricing from './locales/en/pricing.json';
+import enRedemption from './locales/en/redemption.json';
 import enSetup from './locales/en/setup.json';
+import enTokens from './locales/en/tokens.json';
+import enTopUp from './locales/en/topup.json';
 import enUsers from './locales/en/users.json';
 import zhAuth from './locales/zh/auth.json';
 import zhChannels from './locales/zh/channels.json';
 import zhCommon from './locales/zh/common.json';
 import zhPersonal from './locales/zh/personal.json';
+import zhPricing from './locales/zh/pricing.json';
+import zhRedemption from './locales/zh/redemption.json';
 import zhSetup from './locales/zh/setup.json';
+import zhTokens from './locales/zh/tokens.json';
+import zhTopUp from './locales/zh/topup.json';
 import zhUsers from './locales/zh/users.json';
 
 /** zh is the typed source of every key; en must carry the same keys (see locales.test.ts). */
@@ -25,6 +33,10 @@ export const resources = {
     users: zhUsers,
     personal: zhPersonal,
     channels: zhChannels,
+    tokens: zhTokens,
+    redemption: zhRedemption,
+    topup: zhTopUp,
+    pricing: zhPricing,
   },
   en: {
     common: enCommon,
@@ -33,6 +45,10 @@ export const resources = {
     users: enUsers,
     personal: enPersonal,
     channels: enChannels,
+    tokens: enTokens,
+    redemption: enRedemption,
+    topup: enTopUp,
+    pricing: enPricing,
   },
 } as const;
 

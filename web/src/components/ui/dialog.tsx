@@ -17,10 +17,13 @@ export interface DialogContentProps extends ComponentProps<typeof DialogPrimitiv
    * `right` is a side sheet (editors over a list).
    */
   side?: 'center' | 'left' | 'right';
+  /** A `right` sheet's width: 720 px, or 600 px when `narrow` (both full width on a phone). */
+  size?: 'default' | 'narrow';
 }
 
 export function DialogContent({
   side = 'center',
+  size = 'default',
   className,
   children,
   ...props
@@ -32,6 +35,7 @@ export function DialogContent({
       <DialogPrimitive.Content
         data-slot="dialog-content"
         data-side={side}
+        data-size={size}
         className={cn('ui-dialog', className)}
         {...props}
       >
