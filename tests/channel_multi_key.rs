@@ -66,7 +66,41 @@ async fn a_rejected_key_is_disabled_alone_and_the_channel_goes_with_the_last() {
     }
     assert_eq!(mock.last_key().as_deref(), Some("sk-good-key"));
 
+    let (status, resp) = server
+        .put_as(
+            root,
+            "/api/channel/",
+            json!({"id": id, "key": "sk-good-key\nsk-bad-key\nsk-new-key"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{resp}");
+    let c = channel(&server, root, id).await;
+    assert_eq!(
+        info(&c)["disabled_keys"][0]["index"],
+        1,
+        "a kept key's record follows its new line: {c}"
+    );
+    let (status, _) = server
+        .put_as(
+            root,
+            "/api/channel/",
+            json!({"id": id, "key": "sk-good-key\nsk-new-key"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let c = channel(&server, root, id).await;
+    assert!(
+        info(&c)["disabled_keys"].is_null(),
+        "a removed key's record goes: {c}"
+    );
+
     mock.accept_keys(&["nothing"]);
+    assert_eq!(test_channel(&server, root, id).await["success"], false);
+    assert_eq!(
+        channel(&server, root, id).await["status"],
+        1,
+        "one key left"
+    );
     let last = test_channel(&server, root, id).await;
     assert_eq!(last["success"], false);
     let c = channel(&server, root, id).await;
@@ -78,7 +112,7 @@ async fn a_rejected_key_is_disabled_alone_and_the_channel_goes_with_the_last() {
             .starts_with("all keys are disabled")
     );
 
-    mock.accept_keys(&["sk-bad-key", "sk-good-key"]);
+    mock.accept_keys(&["sk-good-key", "sk-new-key"]);
     server
         .set_option_as(root, "AutomaticEnableChannelEnabled", "true")
         .await;

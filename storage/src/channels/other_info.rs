@@ -67,6 +67,33 @@ pub fn with_disabled_key(other_info: &str, key: DisabledKey) -> String {
     Value::Object(map).to_string()
 }
 
+/// `other_info` keeping only the disabled keys still among `lines` (the channel's key lines
+/// after an edit), with their indexes updated to the lines' new positions.
+pub fn retain_keys(other_info: &str, lines: &[&str]) -> String {
+    let keys = disabled_keys(other_info);
+    if keys.is_empty() {
+        return other_info.to_owned();
+    }
+    let kept: Vec<DisabledKey> = keys
+        .into_iter()
+        .filter_map(|mut k| {
+            let index = lines.iter().position(|l| fingerprint(l) == k.fingerprint)?;
+            k.index = index;
+            Some(k)
+        })
+        .collect();
+    let mut map = parse(other_info);
+    if kept.is_empty() {
+        map.remove("disabled_keys");
+    } else {
+        map.insert(
+            "disabled_keys".into(),
+            serde_json::to_value(kept).unwrap_or(Value::Null),
+        );
+    }
+    Value::Object(map).to_string()
+}
+
 /// `other_info` without any disabled keys (every key usable again).
 pub fn without_disabled_keys(other_info: &str) -> String {
     let mut map = parse(other_info);
@@ -111,5 +138,13 @@ mod tests {
         assert!(disabled_keys(&cleared).is_empty());
         assert!(cleared.contains("status_reason"));
         assert_eq!(without_disabled_keys("{}"), "{}");
+        let edited = retain_keys(&info, &["c", "b"]);
+        let keys = disabled_keys(&edited);
+        assert_eq!(keys.len(), 1, "the removed key's record goes");
+        assert_eq!(
+            (keys[0].index, keys[0].fingerprint.as_str()),
+            (1, fingerprint("b").as_str())
+        );
+        assert!(disabled_keys(&retain_keys(&info, &["z"])).is_empty());
     }
 }

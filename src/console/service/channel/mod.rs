@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use tollgate_storage::ChannelId;
 use tollgate_storage::channels::abilities::{self, RebuildReport};
 use tollgate_storage::channels::query::{self, ChannelQuery};
-use tollgate_storage::channels::{self, Channel, STATUS_ENABLED};
+use tollgate_storage::channels::{self, Channel, STATUS_ENABLED, other_info};
 use tollgate_storage::secret::Secret;
 
 use self::input::{ChannelInput, apply, new_channel};
@@ -155,6 +155,8 @@ pub async fn update(
             let (mut next, notices) = apply(input, current.clone(), false)?;
             if next.status == STATUS_ENABLED && current.status != STATUS_ENABLED {
                 next.other_info = String::new();
+            } else if next.key != current.key {
+                next.other_info = other_info::retain_keys(&next.other_info, &next.key_lines());
             }
             channels::update(wtx, &next)?;
             Ok::<_, ConsoleError>((next, notices))

@@ -65,7 +65,8 @@ fn rules_of_spec_02_section_5() {
     assert!(refused(with("weight", json!(-1))).contains("weight"));
     assert!(refused(with("base_url", json!("ftp://x"))).contains("http"));
     assert!(refused(with("type", json!(3))).contains("base_url"));
-    assert!(refused(with("proxy", json!("socks5://p:1"))).contains("SOCKS"));
+    assert!(refused(with("proxy", json!("socks4://p:1"))).contains("unsupported proxy scheme"));
+    assert!(create(with("proxy", json!("socks5h://u:p@proxy:1080"))).is_ok());
     assert!(serde_json::from_value::<ChannelInput>(with("priority", json!("high"))).is_err());
 }
 
