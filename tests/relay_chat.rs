@@ -690,7 +690,8 @@ async fn channels_of_types_not_relayed_yet_are_skipped_without_blame() {
     let mock = MockUpstream::start().await;
     let server = TestServer::start().await;
     let (root, _, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
-    root.put("/api/channel/", json!({"id": 1, "type": 14}))
+    // AWS Claude (33): the relay speaks OpenAI, Anthropic (14) and Gemini (24) only.
+    root.put("/api/channel/", json!({"id": 1, "type": 33}))
         .await;
     server
         .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))

@@ -34,7 +34,7 @@ use crate::error::RelayError;
 use crate::state::AppState;
 
 /// Channel types spoken with the OpenAI wire format (others need an adaptor).
-const OPENAI_COMPATIBLE: &[i32] = &[1, 4, 8, 17, 20, 25, 31, 40, 42, 43, 45, 47, 48];
+pub(super) const OPENAI_COMPATIBLE: &[i32] = &[1, 4, 8, 17, 20, 25, 31, 40, 42, 43, 45, 47, 48];
 
 /// What the relay reads from the request body; everything else passes through untouched.
 #[derive(Debug, Deserialize)]
@@ -63,7 +63,7 @@ struct ChatHead {
 }
 
 /// Calls `f` on every text in a prompt-like value (a string, or an array of strings / parts).
-fn each_text<'a>(value: &'a Value, f: &mut impl FnMut(&'a str)) {
+pub(super) fn each_text<'a>(value: &'a Value, f: &mut impl FnMut(&'a str)) {
     match value {
         Value::String(s) => f(s),
         Value::Array(items) => items.iter().for_each(|v| each_text(v, f)),
@@ -104,7 +104,7 @@ impl ChatHead {
     }
 }
 
-fn quota_error(e: QuotaError) -> RelayError {
+pub(super) fn quota_error(e: QuotaError) -> RelayError {
     match e {
         QuotaError::Refused(Refusal::UserQuota { available, needed }) => {
             RelayError::InsufficientQuota(format!(
@@ -128,6 +128,11 @@ pub async fn relay(
     caller: Caller,
     body: Bytes,
 ) -> Result<Response, RelayError> {
+    if uri.path() == "/v1/chat/completions"
+        && let Some(job) = super::attempt::foreign_chat(&state, &caller, &body)
+    {
+        return super::attempt::relay(&state, job?).await;
+    }
     relay_json(state, caller, body, uri.path()).await
 }
 
@@ -284,12 +289,12 @@ async fn relay_json(
 /// Whether another channel may succeed where this one answered `status`: the channel's own
 /// credentials or account (401, 403), a timeout (408), rate limits (429) and server errors.
 /// Other 4xx are the client's mistakes and would fail everywhere.
-fn retryable(status: u16) -> bool {
+pub(super) fn retryable(status: u16) -> bool {
     matches!(status, 401 | 403 | 408 | 429) || status >= 500
 }
 
 /// The channel for attempt `attempt`: the admin's pinned one, else the routing table's choice.
-fn pick(
+pub(super) fn pick(
     table: &RoutingTable,
     caller: &Caller,
     model: &str,
@@ -305,7 +310,7 @@ fn pick(
 
 /// The status the client sees for an upstream error: the channel's `status_code_mapping`
 /// (e.g. `{"429": "503"}`) applied to the upstream's.
-fn mapped_status(channel: &RoutedChannel, status: u16) -> u16 {
+pub(super) fn mapped_status(channel: &RoutedChannel, status: u16) -> u16 {
     let mapping: serde_json::Map<String, Value> =
         serde_json::from_str(&channel.channel.status_code_mapping).unwrap_or_default();
     mapping
@@ -321,7 +326,7 @@ fn mapped_status(channel: &RoutedChannel, status: u16) -> u16 {
 }
 
 /// The model name after the channel's `model_mapping`.
-fn mapped_model(channel: &RoutedChannel, model: &str) -> String {
+pub(super) fn mapped_model(channel: &RoutedChannel, model: &str) -> String {
     let mapping: serde_json::Map<String, Value> =
         serde_json::from_str(&channel.channel.model_mapping).unwrap_or_default();
     mapping
@@ -397,7 +402,7 @@ async fn send(
 }
 
 /// The upstream's error message (OpenAI shape if it has one), with the channel's keys masked.
-fn upstream_message(text: &str, status: u16, channel: &RoutedChannel) -> String {
+pub(super) fn upstream_message(text: &str, status: u16, channel: &RoutedChannel) -> String {
     let parsed: Option<String> = serde_json::from_str::<Value>(text)
         .ok()
         .and_then(|v| v["error"]["message"].as_str().map(str::to_owned));
@@ -410,7 +415,7 @@ fn upstream_message(text: &str, status: u16, channel: &RoutedChannel) -> String 
     message
 }
 
-fn report(
+pub(super) fn report(
     state: &AppState,
     channel: &RoutedChannel,
     key: Option<(usize, &Secret)>,
@@ -471,6 +476,7 @@ async fn finish_plain(
                 prompt_tokens: prompt_estimate,
                 completion_tokens: completion,
                 cached_tokens: 0,
+                cache_write_tokens: 0,
             };
             (usage, UsageSource::Estimated)
         }

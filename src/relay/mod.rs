@@ -2,13 +2,19 @@
 //! OpenAI-shaped 404 from [`crate::http::spa::fallback`]; OpenAI routes Tollgate does not
 //! implement answer 501.
 
+pub mod attempt;
+pub mod audio;
 pub mod auth;
 pub mod chat;
+pub mod gemini;
+pub mod messages;
 pub mod models;
+pub mod pipe;
 pub mod price;
 pub mod settle;
 pub mod stream;
 pub mod tokenize;
+pub mod wire;
 
 use axum::Router;
 use axum::http::Uri;
@@ -27,6 +33,11 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/images/generations", post(chat::relay))
         .route("/v1/rerank", post(chat::relay))
         .route("/v1/responses", post(chat::relay))
+        .route("/v1/audio/speech", post(audio::speech))
+        .route("/v1/audio/transcriptions", post(audio::upload))
+        .route("/v1/audio/translations", post(audio::upload))
+        .route("/v1/messages", post(messages::messages))
+        .route("/v1beta/models/{target}", post(gemini::generate))
         .route("/v1/models", get(models::list_models))
         .route("/v1/models/{model}", get(models::get_model))
         .route("/v1/files", any(not_implemented))

@@ -21,7 +21,14 @@ pub struct Usage {
     pub completion_tokens: i64,
     /// Cached prompt tokens (a subset of `prompt_tokens`).
     pub cached_tokens: i64,
+    /// Prompt tokens written to the provider's cache (a subset of `prompt_tokens`; Anthropic's
+    /// `cache_creation_input_tokens`), billed at [`CACHE_WRITE_RATIO`].
+    pub cache_write_tokens: i64,
 }
+
+/// Cache-write tokens cost this many prompt tokens: Anthropic's 5-minute cache write price
+/// (1.25 × input), new-api's default CreateCacheRatio for Claude models.
+pub const CACHE_WRITE_RATIO: f64 = 1.25;
 
 /// Why a price could not be computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -65,7 +72,11 @@ pub fn charge(
     quota_per_unit: i64,
     usage: Usage,
 ) -> Result<i64, PriceError> {
-    if usage.prompt_tokens < 0 || usage.completion_tokens < 0 || usage.cached_tokens < 0 {
+    if usage.prompt_tokens < 0
+        || usage.completion_tokens < 0
+        || usage.cached_tokens < 0
+        || usage.cache_write_tokens < 0
+    {
         return Err(PriceError::NegativeTokens);
     }
     match pricing {
@@ -83,9 +94,12 @@ pub fn charge(
                 return Ok(0);
             }
             let cached = usage.cached_tokens.min(usage.prompt_tokens);
-            let uncached = (usage.prompt_tokens - cached) as f64;
-            let weighted =
-                uncached + cached as f64 * cache + usage.completion_tokens as f64 * completion;
+            let written = usage.cache_write_tokens.min(usage.prompt_tokens - cached);
+            let uncached = (usage.prompt_tokens - cached - written) as f64;
+            let weighted = uncached
+                + cached as f64 * cache
+                + written as f64 * CACHE_WRITE_RATIO
+                + usage.completion_tokens as f64 * completion;
             let units = to_units(group_ratio * model * weighted)?;
             Ok(if units == 0 && model * group_ratio > 0.0 {
                 1
@@ -138,6 +152,7 @@ mod tests {
             prompt_tokens: p,
             completion_tokens: c,
             cached_tokens: cached,
+            cache_write_tokens: 0,
         }
     }
 
@@ -158,6 +173,19 @@ mod tests {
         assert_eq!(charge(mini, 1.0, 500_000, usage(7, 3, 0)), Ok(1));
         // 0.075 × 30 = 2.25 → 2; × 1.5 group = 3.375 → 3
         assert_eq!(charge(mini, 1.5, 500_000, usage(30, 0, 0)), Ok(3));
+    }
+
+    #[test]
+    fn cache_writes_cost_more_than_input() {
+        // 1000 prompt = 600 plain + 300 read + 100 written:
+        // 1.25 × (600 + 300 × 0.5 + 100 × 1.25 + 200 × 4) = 1.25 × 1675 = 2093.75 → 2094
+        let u = Usage {
+            prompt_tokens: 1000,
+            completion_tokens: 200,
+            cached_tokens: 300,
+            cache_write_tokens: 100,
+        };
+        assert_eq!(charge(RATIO, 1.0, 500_000, u), Ok(2094));
     }
 
     #[test]

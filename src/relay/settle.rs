@@ -101,6 +101,8 @@ impl SettleCtx {
             "model_price": model_price,
             "group_ratio": self.group_ratio,
             "cache_tokens": usage.cached_tokens,
+            "cache_creation_tokens": usage.cache_write_tokens,
+            "cache_creation_ratio": price::CACHE_WRITE_RATIO,
             "frt": frt_ms,
             "is_model_mapped": self.upstream_model != self.model,
             "upstream_model_name": self.upstream_model,

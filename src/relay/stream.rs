@@ -55,6 +55,7 @@ impl From<&UsageJson> for Usage {
                 .prompt_tokens_details
                 .as_ref()
                 .map_or(0, |d| d.cached_tokens),
+            cache_write_tokens: 0,
         }
     }
 }
@@ -101,6 +102,7 @@ impl Billing {
                     completion_tokens: Counter::for_model(&self.ctx.upstream_model)
                         .count(&self.completion_text),
                     cached_tokens: 0,
+                    cache_write_tokens: 0,
                 },
                 if complete {
                     UsageSource::Estimated

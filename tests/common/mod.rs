@@ -9,8 +9,12 @@
 )]
 
 pub mod log_capture;
+pub mod mock_anthropic;
+pub mod mock_audio;
+pub mod mock_gemini;
 pub mod mock_json;
 pub mod mock_upstream;
+pub mod relay_fixture;
 pub mod smtp;
 pub mod socks;
 

@@ -1,0 +1,613 @@
+//! The attempt loop of the protocol adaptors: Anthropic Messages and Gemini clients, and OpenAI
+//! chat clients whose model is served by Claude or Gemini channels. Same phases as the OpenAI
+//! path in [`super::chat`] — admission (price, reservation), channel choice with failover down
+//! the priority tiers (RetryTimes, retryable failures only, every outcome reported to the channel
+//! pool), settle exactly once — plus conversion between the client's wire and the channel's.
+//!
+//! A request whose wire is the channel's own is forwarded as received unless the model name is
+//! mapped or the channel has a param_override (a Gemini request's model is in the URL, so its
+//! body is never rewritten for a mapping), and its answer — whole or streamed — reaches the
+//! client byte for byte.
+
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use tollgate_actors::channel_pool::routing_table::RoutedChannel;
+use tollgate_actors::options::pricing::ModelPricing;
+use tollgate_actors::quota::Hold;
+
+use super::auth::Caller;
+use super::chat::{
+    mapped_model, mapped_status, pick, quota_error, report, retryable, upstream_message,
+};
+use super::pipe::{self, Meter, Mode};
+use super::price::{self, Usage};
+use super::settle::{SettleCtx, UsageSource};
+use super::tokenize::Counter;
+use super::wire::{self, EncodeCtx, Wire, anthropic};
+use crate::channel_types::effective_base_url;
+use crate::error::RelayError;
+use crate::state::AppState;
+
+/// Headers of an Anthropic client that are passed on to Claude channels.
+const ANTHROPIC_HEADERS: &[&str] = &["anthropic-version", "anthropic-beta"];
+
+/// What admission decided: the price and the reservation.
+pub struct Admission {
+    /// How the request is priced.
+    pub price: Price,
+    /// The reservation.
+    pub hold: Hold,
+}
+
+/// How an admitted request is priced (and the options it was admitted under).
+#[derive(Debug, Clone, Copy)]
+pub struct Price {
+    /// How the model is priced.
+    pub pricing: ModelPricing,
+    /// The billing group's ratio.
+    pub group_ratio: f64,
+    /// QuotaPerUnit at request time.
+    pub quota_per_unit: i64,
+    /// LogConsumeEnabled at request time.
+    pub log_enabled: bool,
+    /// RetryTimes at request time.
+    pub retries: usize,
+}
+
+/// Checks the key may use `model`, prices it and reserves the most it can cost.
+pub async fn admit(
+    state: &AppState,
+    caller: &Caller,
+    model: &str,
+    prompt_estimate: i64,
+    max_tokens: Option<i64>,
+) -> Result<Admission, RelayError> {
+    if model.is_empty() {
+        return Err(RelayError::BadRequest("model is required".into()));
+    }
+    if !caller.token.allows_model(model) {
+        return Err(RelayError::Forbidden(format!(
+            "this API key cannot use model {model}"
+        )));
+    }
+    let options = state.options.current();
+    let pricing = match options.prices().model(model) {
+        Some(p) => p,
+        None if options.flag("SelfUseModeEnabled") || caller.user.accept_unset_price => {
+            ModelPricing::Ratio {
+                model: 0.0,
+                completion: 0.0,
+                cache: 0.0,
+            }
+        }
+        None => return Err(RelayError::ModelUnpriced(model.to_owned())),
+    };
+    let group_ratio = options.prices().group(&caller.group);
+    let quota_per_unit = options.int("QuotaPerUnit");
+    let amount = price::reservation(
+        pricing,
+        group_ratio,
+        quota_per_unit,
+        prompt_estimate,
+        max_tokens,
+        options.int("PreConsumedQuota"),
+    )
+    .map_err(|e| RelayError::BadRequest(e.to_string()))?;
+    let hold = state
+        .quota
+        .reserve(caller.user.id, Some(caller.token.id), amount)
+        .await
+        .map_err(quota_error)?;
+    Ok(Admission {
+        price: Price {
+            pricing,
+            group_ratio,
+            quota_per_unit,
+            log_enabled: options.flag("LogConsumeEnabled"),
+            retries: usize::try_from(options.int("RetryTimes")).unwrap_or(0),
+        },
+        hold,
+    })
+}
+
+/// A request on its way through an adaptor.
+pub struct Job {
+    /// The client's wire.
+    pub client: Wire,
+    /// The client's body as received.
+    pub body: Bytes,
+    /// The client's body, parsed.
+    pub parsed: Value,
+    /// The client's request as a hub (OpenAI chat) request.
+    pub hub: Value,
+    /// The model the client asked for.
+    pub model: String,
+    /// Streamed answer.
+    pub stream: bool,
+    /// OpenAI clients: whether the usage chunk was asked for.
+    pub include_usage: bool,
+    /// Prompt tokens by Tollgate's estimator.
+    pub prompt_estimate: i64,
+    /// Client headers passed on to channels of the same wire.
+    pub headers: HeaderMap,
+    /// Who called.
+    pub caller: Caller,
+    /// When the request arrived.
+    pub started: Instant,
+}
+
+impl Job {
+    /// max_tokens of the request (the larger of max_tokens and max_completion_tokens).
+    pub fn max_tokens(&self) -> Option<i64> {
+        let a = self.hub["max_tokens"].as_i64();
+        let b = self.hub["max_completion_tokens"].as_i64();
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// Whether a channel in the route of `model` (or the pinned channel) speaks Anthropic or
+/// Gemini, so an OpenAI chat request for it needs this path.
+pub fn needs_adaptor(state: &AppState, caller: &Caller, model: &str) -> bool {
+    let table = state.channel_pool.table().load();
+    let foreign = |c: &RoutedChannel| {
+        matches!(
+            Wire::of_channel(c.channel.channel_type),
+            Some(Wire::Anthropic | Wire::Gemini)
+        )
+    };
+    if let Some(id) = caller.pinned {
+        return table.channel(id).is_some_and(|c| foreign(c));
+    }
+    table.route(&caller.group, model).is_some_and(|route| {
+        route
+            .tiers
+            .iter()
+            .flat_map(|t| t.channels.iter())
+            .any(|c| foreign(c))
+    })
+}
+
+/// What the attempt loop should do with a channel.
+pub enum Build {
+    /// Send this request.
+    Send(Box<reqwest::RequestBuilder>),
+    /// The relay cannot use this channel (our limitation): try another, blame nobody.
+    Skip(RelayError),
+    /// No further attempt is possible (e.g. a streamed upload is already spent).
+    Stop,
+}
+
+/// A successful upstream answer and how it was reached.
+pub struct Won {
+    /// The upstream's answer (2xx).
+    pub resp: reqwest::Response,
+    /// The upstream wire of the channel that answered.
+    pub wire: Wire,
+    /// The model name sent upstream.
+    pub upstream_model: String,
+    /// The channel that answered.
+    pub channel: tollgate_storage::ChannelId,
+    /// Every channel tried, in order.
+    pub tried: Vec<tollgate_storage::ChannelId>,
+}
+
+/// The attempt loop: picks channels (pinned, else down the priority tiers skipping those tried),
+/// sends what `build` makes for each, reports every outcome to the channel pool, and retries
+/// retryable failures up to `retries` times. `Err` is the last upstream's error (or why no
+/// channel could be tried); the caller releases its reservation then.
+pub async fn forward<F>(
+    state: &AppState,
+    caller: &Caller,
+    model: &str,
+    retries: usize,
+    mut build: F,
+) -> Result<Won, RelayError>
+where
+    F: FnMut(&RoutedChannel, Wire, &str) -> Result<Build, RelayError>,
+{
+    let table = state.channel_pool.table().load_full();
+    let timeout = state.config.relay_timeout();
+    let mut tried = Vec::new();
+    let mut last_error = None;
+    for attempt in 0..=retries {
+        let Some(channel) = pick(&table, caller, model, attempt, &tried) else {
+            break;
+        };
+        tried.push(channel.id());
+        let Some(wire) = Wire::of_channel(channel.channel.channel_type) else {
+            // Our limitation, not the channel's fault: try another channel, report nothing.
+            last_error = Some(RelayError::NotImplemented(format!(
+                "relaying to channel type {}",
+                channel.channel.channel_type
+            )));
+            continue;
+        };
+        let upstream_model = mapped_model(&channel, model);
+        let req = match build(&channel, wire, &upstream_model)? {
+            Build::Send(req) => *req,
+            Build::Skip(e) => {
+                last_error = Some(e);
+                continue;
+            }
+            Build::Stop => break,
+        };
+        let sent = Instant::now();
+        match send(req, timeout).await {
+            Ok(resp) if resp.status().is_success() => {
+                report(state, &channel, Some(resp.status().as_u16()), sent, None);
+                return Ok(Won {
+                    resp,
+                    wire,
+                    upstream_model,
+                    channel: channel.id(),
+                    tried,
+                });
+            }
+            Ok(resp) => {
+                let status = resp.status().as_u16();
+                let text = resp.text().await.unwrap_or_default();
+                let message = upstream_message(&text, status, &channel);
+                report(state, &channel, Some(status), sent, Some(message.clone()));
+                last_error = Some(RelayError::Upstream {
+                    status: mapped_status(&channel, status),
+                    message,
+                });
+                if !retryable(status) {
+                    break;
+                }
+            }
+            Err(e) => {
+                report(state, &channel, None, sent, Some(e.clone()));
+                last_error = Some(RelayError::Unreachable(e));
+            }
+        }
+    }
+    Err(last_error.unwrap_or(RelayError::NoChannel {
+        model: model.to_owned(),
+        group: caller.group.clone(),
+    }))
+}
+
+/// The settlement context of a request that `won`.
+pub fn settle_ctx(
+    caller: &Caller,
+    model: &str,
+    price: Price,
+    won: &Won,
+    stream: bool,
+    started: Instant,
+) -> SettleCtx {
+    SettleCtx {
+        caller: caller.clone(),
+        model: model.to_owned(),
+        upstream_model: won.upstream_model.clone(),
+        channel: won.channel,
+        tried: won.tried.clone(),
+        pricing: price.pricing,
+        group_ratio: price.group_ratio,
+        quota_per_unit: price.quota_per_unit,
+        stream,
+        started,
+        first_byte: None,
+        log_enabled: price.log_enabled,
+    }
+}
+
+/// Admits, forwards with failover, and answers `job` in the client's wire.
+pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
+    let Admission { price, hold } = admit(
+        state,
+        &job.caller,
+        &job.model,
+        job.prompt_estimate,
+        job.max_tokens(),
+    )
+    .await?;
+    let won = forward(
+        state,
+        &job.caller,
+        &job.model,
+        price.retries,
+        |channel, wire, upstream_model| {
+            let body = upstream_body(&job, channel, wire, upstream_model)?;
+            request(state, &job, channel, wire, upstream_model, body)
+                .map(|req| Build::Send(Box::new(req)))
+        },
+    )
+    .await;
+    let won = match won {
+        Ok(won) => won,
+        Err(e) => {
+            hold.release();
+            return Err(e);
+        }
+    };
+    let ctx = settle_ctx(
+        &job.caller,
+        &job.model,
+        price,
+        &won,
+        job.stream,
+        job.started,
+    );
+    answer(
+        &job,
+        won.wire,
+        won.resp,
+        ctx,
+        hold,
+        state.config.relay_timeout(),
+    )
+    .await
+}
+
+/// The body for `upstream`: the client's bytes when nothing needs to change.
+fn upstream_body(
+    job: &Job,
+    channel: &RoutedChannel,
+    upstream: Wire,
+    upstream_model: &str,
+) -> Result<Bytes, RelayError> {
+    let overrides: serde_json::Map<String, Value> =
+        serde_json::from_str(&channel.channel.param_override).unwrap_or_default();
+    let mut value = if upstream == job.client {
+        match upstream {
+            Wire::Anthropic if upstream_model == job.model && overrides.is_empty() => {
+                return Ok(job.body.clone());
+            }
+            Wire::Gemini if overrides.is_empty() => return Ok(job.body.clone()),
+            Wire::Anthropic => {
+                let mut value = job.parsed.clone();
+                value["model"] = Value::String(upstream_model.to_owned());
+                value
+            }
+            Wire::Gemini => job.parsed.clone(),
+            Wire::OpenAi => {
+                wire::openai::request_for_upstream(&job.hub, upstream_model, job.stream)
+            }
+        }
+    } else {
+        wire::from_hub_request(upstream, &job.hub, upstream_model, job.stream)
+    };
+    if let Value::Object(map) = &mut value {
+        map.extend(overrides);
+    }
+    serde_json::to_vec(&value)
+        .map(Bytes::from)
+        .map_err(|e| RelayError::Internal(e.to_string()))
+}
+
+/// The upstream URL for `upstream` and `model`.
+fn url(channel: &RoutedChannel, upstream: Wire, model: &str, stream: bool) -> String {
+    let c = &channel.channel;
+    let base = effective_base_url(c.channel_type, &c.base_url);
+    match upstream {
+        Wire::OpenAi => format!("{base}/v1/chat/completions"),
+        Wire::Anthropic => format!("{base}/v1/messages"),
+        Wire::Gemini => {
+            let version = Some(c.other.trim())
+                .filter(|v| !v.is_empty() && !v.contains('/'))
+                .unwrap_or("v1beta");
+            if stream {
+                format!("{base}/{version}/models/{model}:streamGenerateContent?alt=sse")
+            } else {
+                format!("{base}/{version}/models/{model}:generateContent")
+            }
+        }
+    }
+}
+
+/// An authenticated upstream POST for `channel` (its proxy, key and headers).
+pub fn post(
+    state: &AppState,
+    channel: &RoutedChannel,
+    wire: Wire,
+    url: String,
+) -> Result<reqwest::RequestBuilder, RelayError> {
+    let c = &channel.channel;
+    let client = state
+        .http
+        .for_proxy(&c.proxy)
+        .map_err(RelayError::Unreachable)?;
+    let key = channel
+        .next_key()
+        .map(|k| k.expose().to_owned())
+        .unwrap_or_default();
+    let req = client.post(url);
+    Ok(match wire {
+        Wire::OpenAi => {
+            let req = req.bearer_auth(key);
+            if c.openai_organization.is_empty() {
+                req
+            } else {
+                req.header("OpenAI-Organization", &c.openai_organization)
+            }
+        }
+        Wire::Anthropic => req.header("x-api-key", key),
+        Wire::Gemini => req.header("x-goog-api-key", key),
+    })
+}
+
+/// The upstream request of `job` for `channel`.
+fn request(
+    state: &AppState,
+    job: &Job,
+    channel: &RoutedChannel,
+    wire: Wire,
+    upstream_model: &str,
+    body: Bytes,
+) -> Result<reqwest::RequestBuilder, RelayError> {
+    let mut req = post(
+        state,
+        channel,
+        wire,
+        url(channel, wire, upstream_model, job.stream),
+    )?
+    .header(header::CONTENT_TYPE, "application/json")
+    .body(body);
+    if wire == Wire::Anthropic {
+        let own = job.client == Wire::Anthropic;
+        for name in ANTHROPIC_HEADERS {
+            if let Some(v) = job.headers.get(*name).filter(|_| own) {
+                req = req.header(*name, v);
+            } else if *name == "anthropic-version" {
+                req = req.header(*name, anthropic::DEFAULT_VERSION);
+            }
+        }
+    }
+    Ok(req)
+}
+
+/// Sends the request; `Err` carries a description when no HTTP answer came back in time.
+pub async fn send(
+    req: reqwest::RequestBuilder,
+    timeout: Duration,
+) -> Result<reqwest::Response, String> {
+    match tokio::time::timeout(timeout, req.send()).await {
+        Ok(Ok(resp)) => Ok(resp),
+        Ok(Err(e)) => Err(if e.is_connect() {
+            "could not connect to the upstream".into()
+        } else {
+            "the upstream request failed".into()
+        }),
+        Err(_) => Err(format!("no answer within {} s", timeout.as_secs())),
+    }
+}
+
+/// Answers the client from a successful upstream response, settling the bill.
+async fn answer(
+    job: &Job,
+    upstream: Wire,
+    resp: reqwest::Response,
+    mut ctx: SettleCtx,
+    hold: Hold,
+    timeout: Duration,
+) -> Result<Response, RelayError> {
+    let same = upstream == job.client;
+    if job.stream {
+        let mode = if same && upstream != Wire::OpenAi {
+            Mode::PassThrough
+        } else {
+            Mode::Convert(wire::encoder(
+                job.client,
+                EncodeCtx {
+                    model: job.model.clone(),
+                    prompt_estimate: job.prompt_estimate,
+                    include_usage: job.include_usage,
+                },
+            ))
+        };
+        let meter = Meter::new(ctx, hold, job.prompt_estimate);
+        return Ok(pipe::respond(
+            resp,
+            wire::decoder(upstream),
+            mode,
+            meter,
+            timeout,
+        ));
+    }
+    let status = resp.status();
+    let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
+    let bytes = match tokio::time::timeout(timeout, resp.bytes()).await {
+        Ok(Ok(bytes)) => bytes,
+        _ => {
+            hold.release();
+            return Err(RelayError::Unreachable(
+                "the upstream answer was cut off".into(),
+            ));
+        }
+    };
+    ctx.first_byte = Some(Instant::now());
+    let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
+        hold.release();
+        return Err(RelayError::Upstream {
+            status: 502,
+            message: "the upstream answer is not valid JSON".into(),
+        });
+    };
+    let hub = wire::to_hub_answer(upstream, &value);
+    let (usage, source) = match wire::answer_usage(upstream, &value) {
+        Some(usage) => (usage, UsageSource::Upstream),
+        None => (
+            Usage {
+                prompt_tokens: job.prompt_estimate,
+                completion_tokens: Counter::for_model(&ctx.upstream_model)
+                    .count(&wire::hub_answer_text(&hub)),
+                ..Usage::default()
+            },
+            UsageSource::Estimated,
+        ),
+    };
+    ctx.settle(hold, usage, source);
+    let mut hub = hub;
+    if hub.get("usage").is_none_or(Value::is_null) {
+        hub["usage"] = wire::openai::usage_json(&usage);
+    }
+    if same {
+        let mut response = (status, bytes).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            content_type.unwrap_or(HeaderValue::from_static("application/json")),
+        );
+        return Ok(response);
+    }
+    Ok(Json(wire::from_hub_answer(job.client, &hub, &job.model)).into_response())
+}
+
+/// An OpenAI chat request whose model is served by a Claude or Gemini channel, as a [`Job`]
+/// (`None`: the OpenAI path handles it; a body that is not JSON is left to it too).
+pub fn foreign_chat(
+    state: &AppState,
+    caller: &Caller,
+    body: &Bytes,
+) -> Option<Result<Job, RelayError>> {
+    let started = Instant::now();
+    let parsed: Value = serde_json::from_slice(body).ok()?;
+    let model = parsed["model"].as_str()?.to_owned();
+    if !needs_adaptor(state, caller, &model) {
+        return None;
+    }
+    let Some(messages) = parsed["messages"].as_array() else {
+        return Some(Err(RelayError::BadRequest(
+            "messages must be an array".into(),
+        )));
+    };
+    let prompt_estimate = prompt_tokens(&model, messages);
+    Some(Ok(Job {
+        client: Wire::OpenAi,
+        body: body.clone(),
+        stream: parsed["stream"] == true,
+        include_usage: parsed["stream_options"]["include_usage"] == true,
+        hub: parsed.clone(),
+        parsed,
+        model,
+        prompt_estimate,
+        headers: HeaderMap::new(),
+        caller: caller.clone(),
+        started,
+    }))
+}
+
+/// Prompt tokens of chat `messages` as the OpenAI path counts them: the text parts with the
+/// model's counter (exact for OpenAI-family models), plus 3 per message and 3 for the reply.
+pub fn prompt_tokens(model: &str, messages: &[Value]) -> i64 {
+    let counter = Counter::for_model(model);
+    let mut tokens = 0i64;
+    let mut add = |text: &str| tokens = tokens.saturating_add(counter.count(text));
+    for message in messages {
+        super::chat::each_text(&message["content"], &mut add);
+    }
+    let framing = i64::try_from(messages.len())
+        .unwrap_or(i64::MAX)
+        .saturating_mul(3)
+        .saturating_add(3);
+    tokens.saturating_add(framing)
+}

@@ -1,0 +1,789 @@
+//! Anthropic Messages ⇄ the hub (OpenAI chat completions): requests, whole answers, usage, and
+//! the stream events (`message_start`, `content_block_start` / `_delta` / `_stop`,
+//! `message_delta`, `message_stop`, `ping`, `error`).
+//!
+//! Usage: Anthropic reports `input_tokens` WITHOUT the cache reads and writes; the hub (and
+//! billing) counts them inside the prompt: prompt = input + cache_read + cache_creation.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use super::openai::usage_json;
+use super::{ConvertError, Decode, Encode, EncodeCtx, Piece, content_text, int, now, sse};
+use crate::relay::price::Usage;
+
+/// max_tokens sent to Anthropic when an OpenAI request sets none (new-api's
+/// `claude.default_max_tokens`).
+pub const DEFAULT_MAX_TOKENS: i64 = 8192;
+
+/// The `anthropic-version` sent when the client sent none.
+pub const DEFAULT_VERSION: &str = "2023-06-01";
+
+/// An Anthropic `usage` object as [`Usage`].
+pub fn usage_of(usage: &Value) -> Usage {
+    let input = int(&usage["input_tokens"]);
+    let read = int(&usage["cache_read_input_tokens"]);
+    let write = int(&usage["cache_creation_input_tokens"]);
+    Usage {
+        prompt_tokens: input.saturating_add(read).saturating_add(write),
+        completion_tokens: int(&usage["output_tokens"]),
+        cached_tokens: read,
+        cache_write_tokens: write,
+    }
+}
+
+/// An Anthropic `usage` object for [`Usage`].
+pub fn usage_json_of(usage: &Usage) -> Value {
+    let input = usage
+        .prompt_tokens
+        .saturating_sub(usage.cached_tokens)
+        .saturating_sub(usage.cache_write_tokens)
+        .max(0);
+    json!({
+        "input_tokens": input,
+        "output_tokens": usage.completion_tokens,
+        "cache_read_input_tokens": usage.cached_tokens,
+        "cache_creation_input_tokens": usage.cache_write_tokens,
+    })
+}
+
+/// Anthropic `stop_reason` → OpenAI `finish_reason`.
+pub fn finish_of(stop_reason: &str) -> &'static str {
+    match stop_reason {
+        "max_tokens" => "length",
+        "tool_use" => "tool_calls",
+        "refusal" => "content_filter",
+        _ => "stop",
+    }
+}
+
+/// OpenAI `finish_reason` → Anthropic `stop_reason`.
+pub fn stop_reason_of(finish: &str) -> &'static str {
+    match finish {
+        "length" => "max_tokens",
+        "tool_calls" | "function_call" => "tool_use",
+        "content_filter" => "refusal",
+        _ => "end_turn",
+    }
+}
+
+/// Text of a `system` field (a string or text blocks).
+fn system_text(system: &Value) -> String {
+    match system {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// An Anthropic image block as an OpenAI `image_url` part.
+fn image_part(block: &Value) -> Option<Value> {
+    let source = &block["source"];
+    let url = match source["type"].as_str()? {
+        "base64" => format!(
+            "data:{};base64,{}",
+            source["media_type"].as_str().unwrap_or("image/png"),
+            source["data"].as_str().unwrap_or_default()
+        ),
+        "url" => source["url"].as_str()?.to_owned(),
+        _ => return None,
+    };
+    Some(json!({"type": "image_url", "image_url": {"url": url}}))
+}
+
+/// An Anthropic Messages request as a hub request.
+pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
+    let mut messages = Vec::new();
+    let system = system_text(&body["system"]);
+    if !system.is_empty() {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    let Some(input) = body["messages"].as_array() else {
+        return Err(ConvertError("messages must be an array".into()));
+    };
+    for message in input {
+        let role = message["role"].as_str().unwrap_or("user");
+        let blocks = match &message["content"] {
+            Value::String(text) => {
+                messages.push(json!({"role": role, "content": text}));
+                continue;
+            }
+            Value::Array(blocks) => blocks,
+            _ => {
+                return Err(ConvertError(
+                    "message content must be a string or an array".into(),
+                ));
+            }
+        };
+        let mut parts = Vec::new();
+        let mut tool_calls = Vec::new();
+        let mut reasoning = String::new();
+        for block in blocks {
+            match block["type"].as_str().unwrap_or_default() {
+                "text" => parts.push(json!({"type": "text", "text": block["text"]})),
+                "image" => parts.extend(image_part(block)),
+                "thinking" => reasoning.push_str(block["thinking"].as_str().unwrap_or_default()),
+                "tool_use" => tool_calls.push(json!({
+                    "id": block["id"], "type": "function",
+                    "function": {"name": block["name"], "arguments": block["input"].to_string()},
+                })),
+                "tool_result" => {
+                    let content = match &block["content"] {
+                        Value::String(s) => s.clone(),
+                        other => system_text(other),
+                    };
+                    messages.push(json!({"role": "tool", "tool_call_id": block["tool_use_id"], "content": content}));
+                }
+                _ => {}
+            }
+        }
+        if parts.is_empty() && tool_calls.is_empty() {
+            continue;
+        }
+        let only_text = parts.iter().all(|p| p["type"] == "text");
+        let content = if role == "assistant" || only_text {
+            let text = content_text(&Value::Array(parts));
+            if text.is_empty() && !tool_calls.is_empty() {
+                Value::Null
+            } else {
+                Value::String(text)
+            }
+        } else {
+            Value::Array(parts)
+        };
+        let mut out = json!({"role": role, "content": content});
+        if !tool_calls.is_empty() {
+            out["tool_calls"] = Value::Array(tool_calls);
+        }
+        if !reasoning.is_empty() {
+            out["reasoning_content"] = Value::String(reasoning);
+        }
+        messages.push(out);
+    }
+    let mut hub = json!({"model": body["model"], "messages": messages});
+    let copy = [
+        ("max_tokens", "max_tokens"),
+        ("temperature", "temperature"),
+        ("top_p", "top_p"),
+        ("stop_sequences", "stop"),
+        ("stream", "stream"),
+    ];
+    for (from, to) in copy {
+        if let Some(v) = body.get(from).filter(|v| !v.is_null()) {
+            hub[to] = v.clone();
+        }
+    }
+    if let Some(tools) = body["tools"].as_array() {
+        let tools: Vec<Value> = tools
+            .iter()
+            .filter(|t| t.get("input_schema").is_some())
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t["name"], "description": t["description"].as_str().unwrap_or_default(),
+                    "parameters": t["input_schema"]}})
+            })
+            .collect();
+        if !tools.is_empty() {
+            hub["tools"] = Value::Array(tools);
+        }
+    }
+    if let Some(choice) = body.get("tool_choice").filter(|c| c.is_object()) {
+        hub["tool_choice"] = match choice["type"].as_str().unwrap_or_default() {
+            "any" => json!("required"),
+            "none" => json!("none"),
+            "tool" => json!({"type": "function", "function": {"name": choice["name"]}}),
+            _ => json!("auto"),
+        };
+    }
+    if let Some(user) = body["metadata"]["user_id"].as_str() {
+        hub["user"] = json!(user);
+    }
+    Ok(hub)
+}
+
+/// An OpenAI `image_url` part as an Anthropic image block.
+fn image_block(part: &Value) -> Value {
+    let url = part["image_url"]["url"]
+        .as_str()
+        .or_else(|| part["image_url"].as_str())
+        .unwrap_or_default();
+    if let Some(rest) = url.strip_prefix("data:")
+        && let Some((media, data)) = rest.split_once(";base64,")
+    {
+        return json!({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}});
+    }
+    json!({"type": "image", "source": {"type": "url", "url": url}})
+}
+
+/// Appends `blocks` as a `role` message, merging into the previous message of the same role.
+fn push_blocks(messages: &mut Vec<Value>, role: &str, mut blocks: Vec<Value>) {
+    if blocks.is_empty() {
+        return;
+    }
+    if let Some(last) = messages.last_mut()
+        && last["role"] == role
+        && let Some(existing) = last["content"].as_array_mut()
+    {
+        existing.append(&mut blocks);
+        return;
+    }
+    messages.push(json!({"role": role, "content": blocks}));
+}
+
+/// A hub request as an Anthropic Messages request for `model`.
+pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
+    let mut system = Vec::new();
+    let mut messages: Vec<Value> = Vec::new();
+    for message in hub["messages"].as_array().into_iter().flatten() {
+        let role = message["role"].as_str().unwrap_or("user");
+        match role {
+            "system" | "developer" => {
+                let text = content_text(&message["content"]);
+                if !text.is_empty() {
+                    system.push(json!({"type": "text", "text": text}));
+                }
+            }
+            "tool" => {
+                let block = json!({"type": "tool_result", "tool_use_id": message["tool_call_id"],
+                    "content": content_text(&message["content"])});
+                push_blocks(&mut messages, "user", vec![block]);
+            }
+            _ => {
+                let role = if role == "assistant" {
+                    "assistant"
+                } else {
+                    "user"
+                };
+                let mut blocks = Vec::new();
+                match &message["content"] {
+                    Value::String(text) if !text.is_empty() => {
+                        blocks.push(json!({"type": "text", "text": text}));
+                    }
+                    Value::Array(parts) => {
+                        for part in parts {
+                            match part["type"].as_str().unwrap_or_default() {
+                                "text" => {
+                                    blocks.push(json!({"type": "text", "text": part["text"]}));
+                                }
+                                "image_url" => blocks.push(image_block(part)),
+                                _ => {}
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                for call in message["tool_calls"].as_array().into_iter().flatten() {
+                    let args = call["function"]["arguments"].as_str().unwrap_or("{}");
+                    let input: Value = serde_json::from_str(args)
+                        .ok()
+                        .filter(Value::is_object)
+                        .unwrap_or_else(|| json!({}));
+                    blocks.push(json!({"type": "tool_use", "id": call["id"],
+                        "name": call["function"]["name"], "input": input}));
+                }
+                push_blocks(&mut messages, role, blocks);
+            }
+        }
+    }
+    let max_tokens = hub["max_tokens"]
+        .as_i64()
+        .or_else(|| hub["max_completion_tokens"].as_i64())
+        .unwrap_or(DEFAULT_MAX_TOKENS);
+    let mut body = json!({"model": model, "messages": messages, "max_tokens": max_tokens});
+    if !system.is_empty() {
+        body["system"] = Value::Array(system);
+    }
+    for key in ["temperature", "top_p"] {
+        if let Some(v) = hub.get(key).filter(|v| !v.is_null()) {
+            body[key] = v.clone();
+        }
+    }
+    match &hub["stop"] {
+        Value::String(s) => body["stop_sequences"] = json!([s]),
+        Value::Array(list) if !list.is_empty() => body["stop_sequences"] = json!(list),
+        _ => {}
+    }
+    if stream {
+        body["stream"] = Value::Bool(true);
+    }
+    if let Some(tools) = hub["tools"].as_array() {
+        let tools: Vec<Value> = tools
+            .iter()
+            .map(|t| &t["function"])
+            .map(|f| {
+                let mut tool = json!({"name": f["name"],
+                    "input_schema": if f["parameters"].is_object() { f["parameters"].clone() } else { json!({"type": "object"}) }});
+                if let Some(d) = f["description"].as_str().filter(|d| !d.is_empty()) {
+                    tool["description"] = json!(d);
+                }
+                tool
+            })
+            .collect();
+        if !tools.is_empty() {
+            body["tools"] = Value::Array(tools);
+        }
+    }
+    match &hub["tool_choice"] {
+        Value::String(s) if s == "required" => body["tool_choice"] = json!({"type": "any"}),
+        Value::String(s) if s == "none" => body["tool_choice"] = json!({"type": "none"}),
+        Value::String(s) if s == "auto" => body["tool_choice"] = json!({"type": "auto"}),
+        Value::Object(o) => {
+            body["tool_choice"] = json!({"type": "tool", "name": o.get("function").map_or(&Value::Null, |f| &f["name"])});
+        }
+        _ => {}
+    }
+    if let Some(user) = hub["user"].as_str() {
+        body["metadata"] = json!({"user_id": user});
+    }
+    body
+}
+
+/// A whole Anthropic answer as a hub `chat.completion`.
+pub fn answer_to_hub(answer: &Value) -> Value {
+    let mut text = String::new();
+    let mut reasoning = String::new();
+    let mut tool_calls = Vec::new();
+    for block in answer["content"].as_array().into_iter().flatten() {
+        match block["type"].as_str().unwrap_or_default() {
+            "text" => text.push_str(block["text"].as_str().unwrap_or_default()),
+            "thinking" => reasoning.push_str(block["thinking"].as_str().unwrap_or_default()),
+            "tool_use" => tool_calls.push(json!({"id": block["id"], "type": "function",
+                "function": {"name": block["name"], "arguments": block["input"].to_string()}})),
+            _ => {}
+        }
+    }
+    let mut message = json!({"role": "assistant",
+        "content": if text.is_empty() && !tool_calls.is_empty() { Value::Null } else { Value::String(text) }});
+    if !tool_calls.is_empty() {
+        message["tool_calls"] = Value::Array(tool_calls);
+    }
+    if !reasoning.is_empty() {
+        message["reasoning_content"] = Value::String(reasoning);
+    }
+    let finish = finish_of(answer["stop_reason"].as_str().unwrap_or_default());
+    let mut hub = json!({
+        "id": format!("chatcmpl-{}", answer["id"].as_str().unwrap_or("tollgate")),
+        "object": "chat.completion", "created": now(), "model": answer["model"],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+    });
+    if let Some(usage) = answer.get("usage") {
+        hub["usage"] = usage_json(&usage_of(usage));
+    }
+    hub
+}
+
+/// A hub `chat.completion` as a whole Anthropic answer naming `model`.
+pub fn answer_from_hub(hub: &Value, model: &str) -> Value {
+    let choice = &hub["choices"][0];
+    let message = &choice["message"];
+    let mut content = Vec::new();
+    if let Some(r) = message["reasoning_content"]
+        .as_str()
+        .filter(|r| !r.is_empty())
+    {
+        content.push(json!({"type": "thinking", "thinking": r, "signature": ""}));
+    }
+    let text = content_text(&message["content"]);
+    if !text.is_empty() {
+        content.push(json!({"type": "text", "text": text}));
+    }
+    for call in message["tool_calls"].as_array().into_iter().flatten() {
+        let input: Value =
+            serde_json::from_str(call["function"]["arguments"].as_str().unwrap_or("{}"))
+                .ok()
+                .filter(Value::is_object)
+                .unwrap_or_else(|| json!({}));
+        content.push(json!({"type": "tool_use", "id": call["id"], "name": call["function"]["name"], "input": input}));
+    }
+    let usage = hub
+        .get("usage")
+        .map(super::openai::usage_of)
+        .unwrap_or_default();
+    json!({
+        "id": message_id(hub["id"].as_str().unwrap_or_default()),
+        "type": "message", "role": "assistant", "model": model, "content": content,
+        "stop_reason": stop_reason_of(choice["finish_reason"].as_str().unwrap_or("stop")),
+        "stop_sequence": null,
+        "usage": usage_json_of(&usage),
+    })
+}
+
+/// An Anthropic-looking message id for an upstream id.
+fn message_id(upstream: &str) -> String {
+    let bare = upstream.trim_start_matches("chatcmpl-");
+    if bare.starts_with("msg_") {
+        bare.to_owned()
+    } else if bare.is_empty() {
+        "msg_tollgate".to_owned()
+    } else {
+        format!("msg_{bare}")
+    }
+}
+
+/// Decodes Anthropic stream events.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    usage: Map<String, Value>,
+    /// content block index → tool call index.
+    tools: HashMap<u64, usize>,
+    done: bool,
+}
+
+impl Decoder {
+    fn merge_usage(&mut self, usage: &Value) -> Piece {
+        if let Some(fields) = usage.as_object() {
+            for (k, v) in fields {
+                if !v.is_null() {
+                    self.usage.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        Piece::Usage(usage_of(&Value::Object(self.usage.clone())))
+    }
+}
+
+impl Decode for Decoder {
+    fn event(&mut self, event: &str, data: &str) -> Vec<Piece> {
+        let Ok(value) = serde_json::from_str::<Value>(data) else {
+            return Vec::new();
+        };
+        let kind = value["type"].as_str().unwrap_or(event);
+        let mut pieces = Vec::new();
+        match kind {
+            "message_start" => {
+                let message = &value["message"];
+                pieces.push(Piece::Start {
+                    id: message["id"].as_str().unwrap_or_default().to_owned(),
+                    model: message["model"].as_str().unwrap_or_default().to_owned(),
+                });
+                pieces.push(self.merge_usage(&message["usage"]));
+            }
+            "content_block_start" => {
+                let block = &value["content_block"];
+                match block["type"].as_str().unwrap_or_default() {
+                    "tool_use" => {
+                        let index = self.tools.len();
+                        self.tools
+                            .insert(value["index"].as_u64().unwrap_or(0), index);
+                        pieces.push(Piece::ToolStart {
+                            index,
+                            id: block["id"].as_str().unwrap_or_default().to_owned(),
+                            name: block["name"].as_str().unwrap_or_default().to_owned(),
+                        });
+                    }
+                    "text" => {
+                        if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                            pieces.push(Piece::Text(t.to_owned()));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_delta" => {
+                let delta = &value["delta"];
+                match delta["type"].as_str().unwrap_or_default() {
+                    "text_delta" => {
+                        pieces.push(Piece::Text(
+                            delta["text"].as_str().unwrap_or_default().to_owned(),
+                        ));
+                    }
+                    "thinking_delta" => pieces.push(Piece::Thinking(
+                        delta["thinking"].as_str().unwrap_or_default().to_owned(),
+                    )),
+                    "input_json_delta" => {
+                        let block = value["index"].as_u64().unwrap_or(0);
+                        if let Some(index) = self.tools.get(&block) {
+                            pieces.push(Piece::ToolArgs {
+                                index: *index,
+                                json: delta["partial_json"]
+                                    .as_str()
+                                    .unwrap_or_default()
+                                    .to_owned(),
+                            });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = value["delta"]["stop_reason"].as_str() {
+                    pieces.push(Piece::Stop(finish_of(reason).to_owned()));
+                }
+                pieces.push(self.merge_usage(&value["usage"]));
+            }
+            "message_stop" => self.done = true,
+            "error" => pieces.push(Piece::Error(
+                value["error"]["message"]
+                    .as_str()
+                    .unwrap_or("the upstream stream failed")
+                    .to_owned(),
+            )),
+            _ => {}
+        }
+        pieces
+    }
+
+    fn done(&self) -> bool {
+        self.done
+    }
+}
+
+/// The kind of the content block being streamed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Block {
+    Text,
+    Thinking,
+    Tool(usize),
+}
+
+/// Encodes pieces as Anthropic stream events.
+pub struct Encoder {
+    ctx: EncodeCtx,
+    id: String,
+    started: bool,
+    open: Option<Block>,
+    next_index: usize,
+    stop: Option<String>,
+    usage: Option<Usage>,
+}
+
+impl Encoder {
+    /// An encoder for one answer.
+    pub fn new(ctx: EncodeCtx) -> Encoder {
+        Encoder {
+            ctx,
+            id: "msg_tollgate".into(),
+            started: false,
+            open: None,
+            next_index: 0,
+            stop: None,
+            usage: None,
+        }
+    }
+
+    fn start(&mut self, out: &mut Vec<u8>) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        let usage = self.usage.unwrap_or(Usage {
+            prompt_tokens: self.ctx.prompt_estimate,
+            ..Usage::default()
+        });
+        let mut usage = usage_json_of(&usage);
+        usage["output_tokens"] = json!(0);
+        sse(
+            out,
+            "message_start",
+            &json!({"type": "message_start", "message": {
+                "id": self.id, "type": "message", "role": "assistant", "model": self.ctx.model,
+                "content": [], "stop_reason": null, "stop_sequence": null, "usage": usage}}),
+        );
+    }
+
+    fn close(&mut self, out: &mut Vec<u8>) {
+        if self.open.take().is_some() {
+            let index = self.next_index;
+            self.next_index += 1;
+            sse(
+                out,
+                "content_block_stop",
+                &json!({"type": "content_block_stop", "index": index}),
+            );
+        }
+    }
+
+    fn open(&mut self, block: Block, out: &mut Vec<u8>, start: Value) {
+        if self.open == Some(block) {
+            return;
+        }
+        self.close(out);
+        self.open = Some(block);
+        sse(
+            out,
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": self.next_index, "content_block": start}),
+        );
+    }
+
+    fn delta(&self, out: &mut Vec<u8>, delta: Value) {
+        sse(
+            out,
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": self.next_index, "delta": delta}),
+        );
+    }
+}
+
+impl Encode for Encoder {
+    fn piece(&mut self, piece: &Piece, out: &mut Vec<u8>) {
+        match piece {
+            Piece::Start { id, .. } => {
+                self.id = message_id(id);
+                self.start(out);
+            }
+            Piece::Usage(usage) => self.usage = Some(*usage),
+            Piece::Stop(reason) => self.stop = Some(reason.clone()),
+            Piece::Text(text) => {
+                self.start(out);
+                self.open(Block::Text, out, json!({"type": "text", "text": ""}));
+                self.delta(out, json!({"type": "text_delta", "text": text}));
+            }
+            Piece::Thinking(text) => {
+                self.start(out);
+                self.open(
+                    Block::Thinking,
+                    out,
+                    json!({"type": "thinking", "thinking": ""}),
+                );
+                self.delta(out, json!({"type": "thinking_delta", "thinking": text}));
+            }
+            Piece::ToolStart { index, id, name } => {
+                self.start(out);
+                self.open(
+                    Block::Tool(*index),
+                    out,
+                    json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+                );
+            }
+            Piece::ToolArgs { index, json } => {
+                self.start(out);
+                if self.open != Some(Block::Tool(*index)) {
+                    return;
+                }
+                self.delta(
+                    out,
+                    json!({"type": "input_json_delta", "partial_json": json}),
+                );
+            }
+            Piece::Error(message) => {
+                self.start(out);
+                sse(
+                    out,
+                    "error",
+                    &json!({"type": "error", "error": {"type": "api_error", "message": message}}),
+                );
+            }
+        }
+    }
+
+    fn end(&mut self, out: &mut Vec<u8>) {
+        self.start(out);
+        self.close(out);
+        let usage = self.usage.unwrap_or_default();
+        let reason = stop_reason_of(self.stop.as_deref().unwrap_or("stop"));
+        sse(
+            out,
+            "message_delta",
+            &json!({"type": "message_delta",
+                "delta": {"stop_reason": reason, "stop_sequence": null},
+                "usage": usage_json_of(&usage)}),
+        );
+        sse(out, "message_stop", &json!({"type": "message_stop"}));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_counts_cache_inside_the_prompt() {
+        let u = usage_of(&json!({"input_tokens": 10, "output_tokens": 5,
+            "cache_read_input_tokens": 100, "cache_creation_input_tokens": 20}));
+        assert_eq!(
+            u,
+            Usage {
+                prompt_tokens: 130,
+                completion_tokens: 5,
+                cached_tokens: 100,
+                cache_write_tokens: 20
+            }
+        );
+        assert_eq!(usage_json_of(&u)["input_tokens"], 10);
+    }
+
+    #[test]
+    fn request_round_trip_keeps_system_tools_and_results() {
+        let anthropic = json!({
+            "model": "claude", "max_tokens": 100, "system": "be brief",
+            "messages": [
+                {"role": "user", "content": "weather?"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "w", "input": {"city": "Paris"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "sunny"}]}
+            ],
+            "tools": [{"name": "w", "description": "weather", "input_schema": {"type": "object"}}],
+            "tool_choice": {"type": "any"}, "stop_sequences": ["END"]
+        });
+        let hub = request_to_hub(&anthropic).expect("converts");
+        assert_eq!(
+            hub["messages"][0],
+            json!({"role": "system", "content": "be brief"})
+        );
+        assert_eq!(
+            hub["messages"][2]["tool_calls"][0]["function"]["arguments"],
+            r#"{"city":"Paris"}"#
+        );
+        assert_eq!(hub["messages"][3]["role"], "tool");
+        assert_eq!(hub["tool_choice"], "required");
+        assert_eq!(hub["stop"], json!(["END"]));
+        let back = request_from_hub(&hub, "claude-up", true);
+        assert_eq!(back["model"], "claude-up");
+        assert_eq!(back["system"][0]["text"], "be brief");
+        assert_eq!(back["messages"][1]["content"][0]["input"]["city"], "Paris");
+        assert_eq!(back["messages"][2]["content"][0]["type"], "tool_result");
+        assert_eq!(back["tool_choice"], json!({"type": "any"}));
+        assert_eq!(back["stream"], true);
+    }
+
+    #[test]
+    fn encoder_emits_the_event_sequence() {
+        let mut e = Encoder::new(EncodeCtx {
+            model: "claude".into(),
+            prompt_estimate: 7,
+            include_usage: false,
+        });
+        let mut out = Vec::new();
+        for p in [
+            Piece::Start {
+                id: "abc".into(),
+                model: "x".into(),
+            },
+            Piece::Text("Hel".into()),
+            Piece::Text("lo".into()),
+            Piece::Stop("stop".into()),
+            Piece::Usage(Usage {
+                prompt_tokens: 9,
+                completion_tokens: 2,
+                ..Usage::default()
+            }),
+        ] {
+            e.piece(&p, &mut out);
+        }
+        e.end(&mut out);
+        let text = String::from_utf8(out).expect("utf8");
+        let names: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("event: "))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "message_start",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop"
+            ]
+        );
+        assert!(text.contains(r#""stop_reason":"end_turn""#));
+        assert!(text.contains(r#""output_tokens":2"#));
+    }
+}

@@ -1,0 +1,234 @@
+//! Wire formats and the conversions between them. OpenAI chat completions is the hub: every
+//! conversion goes through it (Anthropic ⇄ OpenAI, Gemini ⇄ OpenAI, and Anthropic ⇄ Gemini by
+//! chaining the two), so each format knows only itself and the hub.
+//!
+//! - Requests and whole answers convert as JSON values ([`to_hub_request`] / [`from_hub_request`],
+//!   [`to_hub_answer`] / [`from_hub_answer`]).
+//! - Streams convert event by event: a format's [`Decode`] turns its upstream SSE events into
+//!   [`Piece`]s, another format's [`Encode`] turns pieces into the client's SSE bytes.
+
+pub mod anthropic;
+pub mod gemini;
+pub mod openai;
+
+use serde_json::Value;
+
+use super::price::Usage;
+
+/// A wire format, for the client side or the upstream side of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    /// OpenAI chat completions (`/v1/chat/completions`).
+    OpenAi,
+    /// Anthropic Messages (`/v1/messages`).
+    Anthropic,
+    /// Gemini `generateContent` / `streamGenerateContent`.
+    Gemini,
+}
+
+impl Wire {
+    /// The wire a channel type is spoken with, `None` when the relay cannot speak it.
+    pub fn of_channel(channel_type: i32) -> Option<Wire> {
+        match channel_type {
+            14 => Some(Wire::Anthropic),
+            24 => Some(Wire::Gemini),
+            t if super::chat::OPENAI_COMPATIBLE.contains(&t) => Some(Wire::OpenAi),
+            _ => None,
+        }
+    }
+}
+
+/// Why a body could not be converted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConvertError(pub String);
+
+/// One step of a streamed answer, whatever its wire format.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    /// The answer began: the upstream's message id and model.
+    Start {
+        /// Message id.
+        id: String,
+        /// Model name as the upstream reports it.
+        model: String,
+    },
+    /// Answer text.
+    Text(String),
+    /// Reasoning ("thinking") text.
+    Thinking(String),
+    /// A tool call begins (`index` counts tool calls from 0).
+    ToolStart {
+        /// Tool call index.
+        index: usize,
+        /// Tool call id.
+        id: String,
+        /// Function name.
+        name: String,
+    },
+    /// More JSON text of a tool call's arguments.
+    ToolArgs {
+        /// Tool call index.
+        index: usize,
+        /// The JSON fragment.
+        json: String,
+    },
+    /// Why the answer stopped, as an OpenAI `finish_reason` (stop, length, tool_calls,
+    /// content_filter).
+    Stop(String),
+    /// Usage so far (each report replaces the previous one).
+    Usage(Usage),
+    /// The upstream reported an error inside the stream.
+    Error(String),
+}
+
+/// Turns one upstream format's SSE events into pieces.
+pub trait Decode: Send {
+    /// One SSE event (`event` is the `event:` field, empty when absent). Returns the pieces it
+    /// carries; [`Decode::done`] turns true at the format's end-of-stream marker.
+    fn event(&mut self, event: &str, data: &str) -> Vec<Piece>;
+    /// Whether the end-of-stream marker was seen.
+    fn done(&self) -> bool;
+}
+
+/// Turns pieces into one client format's SSE bytes.
+pub trait Encode: Send {
+    /// Appends the bytes of `piece` to `out`.
+    fn piece(&mut self, piece: &Piece, out: &mut Vec<u8>);
+    /// Appends the closing events to `out` (the upstream stream ended).
+    fn end(&mut self, out: &mut Vec<u8>);
+}
+
+/// A decoder for the upstream format `wire`.
+pub fn decoder(wire: Wire) -> Box<dyn Decode> {
+    match wire {
+        Wire::OpenAi => Box::new(openai::Decoder::default()),
+        Wire::Anthropic => Box::new(anthropic::Decoder::default()),
+        Wire::Gemini => Box::new(gemini::Decoder::default()),
+    }
+}
+
+/// What an encoder needs to know about the request.
+#[derive(Debug, Clone)]
+pub struct EncodeCtx {
+    /// The model the client asked for (shown in the answer).
+    pub model: String,
+    /// Prompt tokens by Tollgate's estimate (Anthropic's `message_start` needs a number before
+    /// the upstream reports one).
+    pub prompt_estimate: i64,
+    /// OpenAI clients only: whether the client asked for the usage chunk.
+    pub include_usage: bool,
+}
+
+/// An encoder for the client format `wire`.
+pub fn encoder(wire: Wire, ctx: EncodeCtx) -> Box<dyn Encode> {
+    match wire {
+        Wire::OpenAi => Box::new(openai::Encoder::new(ctx)),
+        Wire::Anthropic => Box::new(anthropic::Encoder::new(ctx)),
+        Wire::Gemini => Box::new(gemini::Encoder::new(ctx)),
+    }
+}
+
+/// A request in format `wire` as an OpenAI chat completions request.
+pub fn to_hub_request(wire: Wire, body: &Value) -> Result<Value, ConvertError> {
+    match wire {
+        Wire::OpenAi => Ok(body.clone()),
+        Wire::Anthropic => anthropic::request_to_hub(body),
+        Wire::Gemini => gemini::request_to_hub(body),
+    }
+}
+
+/// An OpenAI chat completions request in format `wire`, for `model`.
+pub fn from_hub_request(wire: Wire, hub: &Value, model: &str, stream: bool) -> Value {
+    match wire {
+        Wire::OpenAi => openai::request_for_upstream(hub, model, stream),
+        Wire::Anthropic => anthropic::request_from_hub(hub, model, stream),
+        Wire::Gemini => gemini::request_from_hub(hub),
+    }
+}
+
+/// A whole answer in format `wire` as an OpenAI `chat.completion`.
+pub fn to_hub_answer(wire: Wire, answer: &Value) -> Value {
+    match wire {
+        Wire::OpenAi => answer.clone(),
+        Wire::Anthropic => anthropic::answer_to_hub(answer),
+        Wire::Gemini => gemini::answer_to_hub(answer),
+    }
+}
+
+/// An OpenAI `chat.completion` in format `wire`, naming `model`.
+pub fn from_hub_answer(wire: Wire, hub: &Value, model: &str) -> Value {
+    match wire {
+        Wire::OpenAi => openai::answer_for_client(hub, model),
+        Wire::Anthropic => anthropic::answer_from_hub(hub, model),
+        Wire::Gemini => gemini::answer_from_hub(hub, model),
+    }
+}
+
+/// The usage a whole answer in format `wire` reports, if any.
+pub fn answer_usage(wire: Wire, answer: &Value) -> Option<Usage> {
+    match wire {
+        Wire::OpenAi => answer.get("usage").map(openai::usage_of),
+        Wire::Anthropic => answer.get("usage").map(anthropic::usage_of),
+        Wire::Gemini => answer.get("usageMetadata").map(gemini::usage_of),
+    }
+}
+
+/// The answer text of a hub answer (for counting completion tokens): content, reasoning and
+/// tool call arguments of every choice.
+pub fn hub_answer_text(hub: &Value) -> String {
+    let mut text = String::new();
+    for choice in hub["choices"].as_array().into_iter().flatten() {
+        let m = &choice["message"];
+        for part in [&m["reasoning_content"], &m["content"]] {
+            text.push_str(part.as_str().unwrap_or_default());
+        }
+        for call in m["tool_calls"].as_array().into_iter().flatten() {
+            text.push_str(call["function"]["arguments"].as_str().unwrap_or_default());
+        }
+    }
+    text
+}
+
+/// `value[a]`, else `value[b]` (Gemini accepts both camelCase and snake_case field names).
+pub(crate) fn either<'a>(value: &'a Value, a: &str, b: &str) -> Option<&'a Value> {
+    value
+        .get(a)
+        .or_else(|| value.get(b))
+        .filter(|v| !v.is_null())
+}
+
+/// Text of an OpenAI message `content` (a string, or the text parts of an array).
+pub(crate) fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// `n` as an i64 (0 when absent or not a number).
+pub(crate) fn int(value: &Value) -> i64 {
+    value.as_i64().unwrap_or(0)
+}
+
+/// Seconds since the epoch, for `created` fields.
+pub(crate) fn now() -> i64 {
+    crate::clock::now_unix()
+}
+
+/// Appends one SSE event (`event:` line only when `name` is not empty).
+pub(crate) fn sse(out: &mut Vec<u8>, name: &str, data: &Value) {
+    if !name.is_empty() {
+        out.extend_from_slice(b"event: ");
+        out.extend_from_slice(name.as_bytes());
+        out.push(b'\n');
+    }
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(data.to_string().as_bytes());
+    out.extend_from_slice(b"\n\n");
+}

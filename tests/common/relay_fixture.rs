@@ -1,0 +1,124 @@
+//! Shared set-up of the protocol adaptor tests: channels, a paying user with a key, prices, and
+//! the balances and logs after the fact.
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different subset of the fixture"
+)]
+#![expect(
+    clippy::expect_used,
+    reason = "test helpers: a failed call fails the test"
+)]
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tollgate_storage::{StorageError, UserId, logs, users};
+
+use super::{Actor, ROOT_PASS, ROOT_USER, TestServer};
+
+/// Test prices: `claude-test` (ratio 2, completion 5, cache 0.1), `gemini-test` (ratio 0.5,
+/// completion 4, cache 0.25), `tts-test` (ratio 7.5), `whisper-test` (ratio 15).
+pub async fn set_test_prices(server: &TestServer, root: &Actor) {
+    server
+        .set_option(
+            root,
+            "ModelRatio",
+            json!(r#"{"claude-test": 2, "gemini-test": 0.5, "tts-test": 7.5, "whisper-test": 15}"#),
+        )
+        .await;
+    server
+        .set_option(
+            root,
+            "CompletionRatio",
+            json!(r#"{"claude-test": 5, "gemini-test": 4}"#),
+        )
+        .await;
+    server
+        .set_option(
+            root,
+            "CacheRatio",
+            json!(r#"{"claude-test": 0.1, "gemini-test": 0.25}"#),
+        )
+        .await;
+}
+
+/// Root set up, the test prices set, `channels` created (JSON bodies of POST /api/channel/), a
+/// user "payer" with `quota` and a key with `token_quota`. Returns (root, payer, full key).
+pub async fn fixture(
+    server: &TestServer,
+    channels: &[Value],
+    quota: i64,
+    token_quota: i64,
+) -> (Actor, Actor, String) {
+    server.setup_root().await;
+    let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+    for channel in channels {
+        let (status, body) = root.post("/api/channel/", channel.clone()).await;
+        assert_eq!(status, StatusCode::OK, "channel: {body}");
+        assert_eq!(body["success"], true, "channel: {body}");
+    }
+    set_test_prices(server, &root).await;
+    let payer_id = server.create_user(&root, "payer", "password1").await;
+    let (status, body) = root
+        .put("/api/user/", json!({"id": payer_id, "quota": quota}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "quota: {body}");
+    let payer = server.client_for("payer", "password1").await;
+    let key = new_key(&payer, token_quota, json!({})).await;
+    (root, payer, key)
+}
+
+/// A new key of `owner` with `token_quota` and extra token fields (e.g. model limits).
+pub async fn new_key(owner: &Actor, token_quota: i64, extra: Value) -> String {
+    let mut body = json!({"name": "k", "remain_quota": token_quota});
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    let (_, token) = owner.post("/api/token/", body).await;
+    let id = token["data"]["id"].as_i64().expect("token id");
+    let (_, full) = owner.post(&format!("/api/token/{id}/key"), json!({})).await;
+    full["data"]["key"].as_str().expect("key").to_owned()
+}
+
+/// (quota, used_quota, request_count, logs newest first) of `user`, after every settlement so
+/// far is committed.
+pub async fn balances(server: &TestServer, user: i64) -> (i64, i64, i64, Vec<logs::LogEntry>) {
+    server.flush().await;
+    server
+        .store()
+        .read_blocking(|rtx| {
+            let u = users::get(rtx, UserId(user))?.expect("user");
+            let all = logs::recent_for_user(rtx, UserId(user), 1000)?;
+            Ok::<_, StorageError>((u.quota.0, u.used_quota.0, u.request_count, all))
+        })
+        .expect("read")
+}
+
+/// The `other` JSON of a log row.
+pub fn other(log: &logs::LogEntry) -> Value {
+    serde_json::from_str(&log.other).expect("other is JSON")
+}
+
+/// A request's status, headers and raw body.
+pub async fn raw(req: reqwest::RequestBuilder) -> (StatusCode, reqwest::header::HeaderMap, String) {
+    let resp = req.send().await.expect("request sent");
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let text = resp.text().await.expect("body");
+    (status, headers, text)
+}
+
+/// The `(event, data)` pairs of an SSE body.
+pub fn sse_events(text: &str) -> Vec<(String, Value)> {
+    let mut events = Vec::new();
+    let mut name = String::new();
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        if let Some(n) = line.strip_prefix("event: ") {
+            n.clone_into(&mut name);
+        } else if let Some(d) = line.strip_prefix("data: ") {
+            let data = serde_json::from_str(d).unwrap_or_else(|_| Value::String(d.to_owned()));
+            events.push((std::mem::take(&mut name), data));
+        }
+    }
+    events
+}
