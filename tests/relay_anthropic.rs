@@ -9,6 +9,8 @@ use common::TestServer;
 use common::mock_anthropic::{AnthropicUsage, MockAnthropic};
 use common::mock_upstream::MockUpstream;
 use common::relay_fixture::{balances, fixture, new_key, other, raw, sse_events};
+use std::time::Duration;
+
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -525,4 +527,80 @@ async fn tool_calls_convert_between_openai_and_anthropic() {
         sent["messages"][2]["content"][0],
         json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"})
     );
+}
+
+/// Waits until `user` has `count` settled requests; returns the newest log.
+async fn settled(server: &TestServer, user: i64, count: i64) -> tollgate_storage::logs::LogEntry {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, _, n, logs) = balances(server, user).await;
+        if n == count
+            && let Some(log) = logs.into_iter().next()
+        {
+            return log;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the request was never settled"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn wait_cut(cut: impl Fn() -> usize) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while cut() == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the upstream stream was not closed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn client_disconnect_bills_what_was_produced_and_closes_the_upstream() {
+    let claude = MockAnthropic::start().await;
+    claude.set_usage(AnthropicUsage {
+        input: 10,
+        output: 500,
+        ..AnthropicUsage::default()
+    });
+    claude.set_pieces(&["aaaa"; 20]);
+    claude.set_chunk_delay(Duration::from_millis(100));
+    let openai = MockUpstream::start().await;
+    openai.set_usage(Some((10, 500, 0)));
+    openai.set_pieces(&["bbbb"; 20]);
+    openai.set_chunk_delay(Duration::from_millis(100));
+    let server = TestServer::start().await;
+    let (_, payer, key) = fixture(
+        &server,
+        &[claude_channel(&claude), openai_channel(&openai, "gpt-4o")],
+        1_000_000,
+        500_000,
+    )
+    .await;
+    for (round, model, marker) in [(1, "claude-test", "aaaa"), (2, "gpt-4o", "bbbb")] {
+        let mut resp = messages_req(&server, &key)
+            .json(&json!({"model": model, "max_tokens": 1000, "stream": true,
+                "messages": [{"role": "user", "content": "hi"}]}))
+            .send()
+            .await
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        let mut seen = String::new();
+        while !seen.contains(marker) {
+            let chunk = resp.chunk().await.unwrap_or_default().unwrap_or_default();
+            assert!(!chunk.is_empty(), "the stream ended early");
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        drop(resp);
+        let log = settled(&server, payer.id, round).await;
+        assert_eq!(other(&log)["usage_source"], "partial", "{model}");
+        assert!(
+            log.completion_tokens >= 1 && log.completion_tokens < 500,
+            "{model}: billed what was produced, not the full answer: {log:?}"
+        );
+    }
+    wait_cut(|| claude.streams_cut()).await;
+    wait_cut(|| openai.streams_cut()).await;
 }

@@ -5,10 +5,10 @@
 
 mod common;
 
-use common::TestServer;
 use common::mock_gemini::MockGemini;
 use common::mock_upstream::MockUpstream;
 use common::relay_fixture::{balances, fixture, other, raw, sse_events};
+use common::{TestServer, log_capture};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -72,7 +72,8 @@ async fn gemini_pass_through_is_byte_exact_and_billed_from_usage_metadata() {
 }
 
 #[tokio::test]
-async fn gemini_stream_by_query_key_is_piped_unchanged() {
+async fn gemini_stream_by_query_key_is_piped_unchanged_and_the_key_never_logged() {
+    log_capture::install();
     let mock = MockGemini::start().await;
     mock.set_usage((40, 12, 0, 0));
     let server = TestServer::start().await;
@@ -109,6 +110,15 @@ async fn gemini_stream_by_query_key_is_piped_unchanged() {
     // 0.5 × (40 + 12 × 4) = 44
     assert_eq!(quota, 1_000_000 - 44);
     assert!(logs[0].is_stream);
+    let logged = log_capture::logs();
+    assert!(
+        logged.contains("streamGenerateContent"),
+        "requests are traced"
+    );
+    assert!(
+        !logged.contains(key.trim_start_matches("sk-")),
+        "a key in the query is never logged"
+    );
 }
 
 #[tokio::test]

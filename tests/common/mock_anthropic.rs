@@ -14,6 +14,7 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -46,6 +47,22 @@ struct MockState {
     raw_answer: Mutex<Option<(String, String)>>,
     last_body: Mutex<Option<Bytes>>,
     last_headers: Mutex<HeaderMap>,
+    chunk_delay: Mutex<Duration>,
+    streams_cut: AtomicUsize,
+}
+
+/// Counts a stream as cut when it is dropped before `message_stop`.
+struct CutGuard {
+    state: Arc<MockState>,
+    finished: bool,
+}
+
+impl Drop for CutGuard {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.state.streams_cut.fetch_add(1, Ordering::SeqCst);
+        }
+    }
 }
 
 /// The running mock; stops when dropped.
@@ -138,7 +155,26 @@ async fn messages(State(s): State<Arc<MockState>>, headers: HeaderMap, body: Byt
                 "usage": {"output_tokens": usage.output}}),
         ));
         out.push_str(&event("message_stop", &json!({"type": "message_stop"})));
-        let mut response = Response::new(Body::from(out));
+        let delay = *s.chunk_delay.lock().expect("lock");
+        let events: Vec<String> = out.split_inclusive("\n\n").map(str::to_owned).collect();
+        let guard = CutGuard {
+            state: Arc::clone(&s),
+            finished: false,
+        };
+        let stream = futures_util::stream::unfold(
+            (events.into_iter(), guard),
+            move |(mut it, mut guard)| async move {
+                let event = it.next()?;
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
+                if event.contains("message_stop") {
+                    guard.finished = true;
+                }
+                Some((Ok::<_, std::io::Error>(event), (it, guard)))
+            },
+        );
+        let mut response = Response::new(Body::from_stream(stream));
         response.headers_mut().insert(
             "content-type",
             HeaderValue::from_static("text/event-stream"),
@@ -205,6 +241,16 @@ impl MockAnthropic {
     pub fn set_raw_answer(&self, content_type: &str, raw: &str) {
         *self.state.raw_answer.lock().expect("lock") =
             Some((content_type.to_owned(), raw.to_owned()));
+    }
+
+    /// Waits this long before each streamed event.
+    pub fn set_chunk_delay(&self, delay: Duration) {
+        *self.state.chunk_delay.lock().expect("lock") = delay;
+    }
+
+    /// Streams dropped before `message_stop` (the relay closed the connection).
+    pub fn streams_cut(&self) -> usize {
+        self.state.streams_cut.load(Ordering::SeqCst)
     }
 
     /// Scripts the next answer.
