@@ -1,4 +1,5 @@
-"""Fixtures for the official-SDK suite: a mock OpenAI upstream, a fresh Tollgate, a channel and a key.
+"""Fixtures for the official-SDK suite: mock OpenAI and Anthropic upstreams, a fresh Tollgate with
+a channel for each, and keys.
 
 The suite talks only to 127.0.0.1. TOLLGATE_BIN names the server binary (scripts/test.sh passes
 target/debug/tollgate).
@@ -74,6 +75,63 @@ class MockOpenAI(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
+class MockAnthropic(BaseHTTPRequestHandler):
+    """Answers /v1/messages (whole and streamed) with usage, like Anthropic."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.headers.get("x-api-key") != "claude-upstream-key":
+            return self._json({"type": "error", "error": {"type": "authentication_error",
+                                                          "message": "invalid x-api-key"}}, 401)
+        usage = {"input_tokens": 5, "output_tokens": 2, "cache_read_input_tokens": 0,
+                 "cache_creation_input_tokens": 0}
+        if body.get("stream"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            start = {"id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
+                     "content": [], "stop_reason": None, "stop_sequence": None,
+                     "usage": {**usage, "output_tokens": 1}}
+            events = [("message_start", {"type": "message_start", "message": start}),
+                      ("content_block_start", {"type": "content_block_start", "index": 0,
+                                               "content_block": {"type": "text", "text": ""}}),
+                      ("ping", {"type": "ping"})]
+            events += [("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                "delta": {"type": "text_delta", "text": piece}})
+                       for piece in ["Hel", "lo"]]
+            events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                       ("message_delta", {"type": "message_delta",
+                                          "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                                          "usage": {"output_tokens": 2}}),
+                       ("message_stop", {"type": "message_stop"})]
+            for name, data in events:
+                self._chunk(f"event: {name}\ndata: {json.dumps(data)}\n\n")
+            self._chunk("")
+            return
+        self._json({"id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
+                    "content": [{"type": "text", "text": "Hello"}], "stop_reason": "end_turn",
+                    "stop_sequence": None, "usage": usage})
+
+    def _json(self, answer, status=200):
+        data = json.dumps(answer).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _chunk(self, text):
+        data = text.encode()
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -85,6 +143,8 @@ def gateway():
     """Yields (base_url, api_key, poor_key) of a configured Tollgate."""
     upstream = ThreadingHTTPServer(("127.0.0.1", 0), MockOpenAI)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    claude = ThreadingHTTPServer(("127.0.0.1", 0), MockAnthropic)
+    threading.Thread(target=claude.serve_forever, daemon=True).start()
     binary = os.environ.get("TOLLGATE_BIN", "target/debug/tollgate")
     data = tempfile.mkdtemp(prefix="tollgate-sdk-")
     port = free_port()
@@ -108,6 +168,10 @@ def gateway():
         channel = {"name": "mock", "type": 1, "key": "upstream-key", "models": "gpt-4o-mini,text-embedding-3-small",
                    "group": "default", "base_url": f"http://127.0.0.1:{upstream.server_port}"}
         assert api.post("/api/channel/", json=channel).json()["success"]
+        channel = {"name": "claude", "type": 14, "key": "claude-upstream-key",
+                   "models": "claude-sonnet-4-20250514", "group": "default",
+                   "base_url": f"http://127.0.0.1:{claude.server_port}"}
+        assert api.post("/api/channel/", json=channel).json()["success"]
 
         def key(quota):
             token = api.post("/api/token/", json={"name": "sdk", "remain_quota": quota}).json()["data"]
@@ -118,3 +182,4 @@ def gateway():
         server.terminate()
         server.wait(timeout=10)
         upstream.shutdown()
+        claude.shutdown()
