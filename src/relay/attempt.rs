@@ -211,7 +211,7 @@ pub async fn forward<F>(
     mut build: F,
 ) -> Result<Won, RelayError>
 where
-    F: FnMut(&RoutedChannel, Wire, &str) -> Result<Build, RelayError>,
+    F: FnMut(&RoutedChannel, Wire, &str, &str) -> Result<Build, RelayError>,
 {
     let table = state.channel_pool.table().load_full();
     let timeout = state.config.relay_timeout();
@@ -231,7 +231,9 @@ where
             continue;
         };
         let upstream_model = mapped_model(&channel, model);
-        let req = match build(&channel, wire, &upstream_model)? {
+        let key = channel.next_key();
+        let key_text = key.map_or("", |(_, k)| k.expose());
+        let req = match build(&channel, wire, &upstream_model, key_text)? {
             Build::Send(req) => *req,
             Build::Skip(e) => {
                 last_error = Some(e);
@@ -242,7 +244,14 @@ where
         let sent = Instant::now();
         match send(req, timeout).await {
             Ok(resp) if resp.status().is_success() => {
-                report(state, &channel, Some(resp.status().as_u16()), sent, None);
+                report(
+                    state,
+                    &channel,
+                    key,
+                    Some(resp.status().as_u16()),
+                    sent,
+                    None,
+                );
                 return Ok(Won {
                     resp,
                     wire,
@@ -255,7 +264,14 @@ where
                 let status = resp.status().as_u16();
                 let text = resp.text().await.unwrap_or_default();
                 let message = upstream_message(&text, status, &channel);
-                report(state, &channel, Some(status), sent, Some(message.clone()));
+                report(
+                    state,
+                    &channel,
+                    key,
+                    Some(status),
+                    sent,
+                    Some(message.clone()),
+                );
                 last_error = Some(RelayError::Upstream {
                     status: mapped_status(&channel, status),
                     message,
@@ -265,7 +281,7 @@ where
                 }
             }
             Err(e) => {
-                report(state, &channel, None, sent, Some(e.clone()));
+                report(state, &channel, key, None, sent, Some(e.clone()));
                 last_error = Some(RelayError::Unreachable(e));
             }
         }
@@ -316,9 +332,9 @@ pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
         &job.caller,
         &job.model,
         price.retries,
-        |channel, wire, upstream_model| {
+        |channel, wire, upstream_model, key| {
             let body = upstream_body(&job, channel, wire, upstream_model)?;
-            request(state, &job, channel, wire, upstream_model, body)
+            request(state, &job, channel, wire, upstream_model, key, body)
                 .map(|req| Build::Send(Box::new(req)))
         },
     )
@@ -411,16 +427,13 @@ pub fn post(
     channel: &RoutedChannel,
     wire: Wire,
     url: String,
+    key: &str,
 ) -> Result<reqwest::RequestBuilder, RelayError> {
     let c = &channel.channel;
     let client = state
         .http
         .for_proxy(&c.proxy)
         .map_err(RelayError::Unreachable)?;
-    let key = channel
-        .next_key()
-        .map(|k| k.expose().to_owned())
-        .unwrap_or_default();
     let req = client.post(url);
     Ok(match wire {
         Wire::OpenAi => {
@@ -443,6 +456,7 @@ fn request(
     channel: &RoutedChannel,
     wire: Wire,
     upstream_model: &str,
+    key: &str,
     body: Bytes,
 ) -> Result<reqwest::RequestBuilder, RelayError> {
     let mut req = post(
@@ -450,6 +464,7 @@ fn request(
         channel,
         wire,
         url(channel, wire, upstream_model, job.stream),
+        key,
     )?
     .header(header::CONTENT_TYPE, "application/json")
     .body(body);

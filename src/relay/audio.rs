@@ -68,7 +68,7 @@ pub async fn speech(
         &caller,
         &model,
         price.retries,
-        |channel, wire, upstream_model| {
+        |channel, wire, upstream_model, key| {
             if wire != Wire::OpenAi {
                 return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
             }
@@ -85,7 +85,7 @@ pub async fn speech(
                 effective_base_url(c.channel_type, &c.base_url)
             );
             Ok(Build::Send(Box::new(
-                post(&state, channel, wire, url)?
+                post(&state, channel, wire, url, key)?
                     .header(header::CONTENT_TYPE, "application/json")
                     .body(body),
             )))
@@ -214,7 +214,7 @@ pub async fn upload(
         &caller,
         &model,
         price.retries,
-        |channel, wire, upstream_model| {
+        |channel, wire, upstream_model, key| {
             if wire != Wire::OpenAi {
                 return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
             }
@@ -230,7 +230,7 @@ pub async fn upload(
             let c = &channel.channel;
             let url = format!("{}{path}", effective_base_url(c.channel_type, &c.base_url));
             Ok(Build::Send(Box::new(
-                post(&state, channel, wire, url)?
+                post(&state, channel, wire, url, key)?
                     .header(header::CONTENT_TYPE, content_type.clone())
                     .body(reqwest::Body::wrap_stream(stream)),
             )))
