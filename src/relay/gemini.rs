@@ -94,7 +94,7 @@ async fn handle(
     hub["model"] = Value::String(model.to_owned());
     let prompt_estimate = hub["messages"]
         .as_array()
-        .map_or(0, |m| prompt_tokens(&model, m));
+        .map_or(0, |m| prompt_tokens(model, m));
     let job = Job {
         client: Wire::Gemini,
         body,
