@@ -109,7 +109,7 @@ const consoleRoutes: RouteObject[] = [
     path: 'topup',
     lazy: async () => ({ Component: (await import('@/pages/topup')).TopUpPage }),
   },
-  placeholder('log', 'log'),
+  { path: 'log', lazy: async () => ({ Component: (await import('@/pages/logs')).LogsPage }) },
   placeholder('detail', 'detail'),
   placeholder('midjourney', 'midjourney'),
   placeholder('task', 'task'),

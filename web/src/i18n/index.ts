@@ -6,6 +6,7 @@ import { fallbackLanguage, usePreferences } from '@/stores/preferences';
 import enAuth from './locales/en/auth.json';
 import enChannels from './locales/en/channels.json';
 import enCommon from './locales/en/common.json';
+import enLog from './locales/en/log.json';
 import enPersonal from './locales/en/personal.json';
 import enPricing from './locales/en/pricing.json';
 import enRedemption from './locales/en/redemption.json';
@@ -16,6 +17,7 @@ import enUsers from './locales/en/users.json';
 import zhAuth from './locales/zh/auth.json';
 import zhChannels from './locales/zh/channels.json';
 import zhCommon from './locales/zh/common.json';
+import zhLog from './locales/zh/log.json';
 import zhPersonal from './locales/zh/personal.json';
 import zhPricing from './locales/zh/pricing.json';
 import zhRedemption from './locales/zh/redemption.json';
@@ -37,6 +39,7 @@ export const resources = {
     redemption: zhRedemption,
     topup: zhTopUp,
     pricing: zhPricing,
+    log: zhLog,
   },
   en: {
     common: enCommon,
@@ -49,6 +52,7 @@ export const resources = {
     redemption: enRedemption,
     topup: enTopUp,
     pricing: enPricing,
+    log: enLog,
   },
 } as const;
 
