@@ -110,7 +110,10 @@ const consoleRoutes: RouteObject[] = [
     lazy: async () => ({ Component: (await import('@/pages/topup')).TopUpPage }),
   },
   { path: 'log', lazy: async () => ({ Component: (await import('@/pages/logs')).LogsPage }) },
-  placeholder('detail', 'detail'),
+  {
+    path: 'detail',
+    lazy: async () => ({ Component: (await import('@/pages/detail')).DetailPage }),
+  },
   placeholder('midjourney', 'midjourney'),
   placeholder('task', 'task'),
 ];

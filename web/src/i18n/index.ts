@@ -6,6 +6,7 @@ import { fallbackLanguage, usePreferences } from '@/stores/preferences';
 import enAuth from './locales/en/auth.json';
 import enChannels from './locales/en/channels.json';
 import enCommon from './locales/en/common.json';
+import enDetail from './locales/en/detail.json';
 import enLog from './locales/en/log.json';
 import enPersonal from './locales/en/personal.json';
 import enPricing from './locales/en/pricing.json';
@@ -17,6 +18,7 @@ import enUsers from './locales/en/users.json';
 import zhAuth from './locales/zh/auth.json';
 import zhChannels from './locales/zh/channels.json';
 import zhCommon from './locales/zh/common.json';
+import zhDetail from './locales/zh/detail.json';
 import zhLog from './locales/zh/log.json';
 import zhPersonal from './locales/zh/personal.json';
 import zhPricing from './locales/zh/pricing.json';
@@ -40,6 +42,7 @@ export const resources = {
     topup: zhTopUp,
     pricing: zhPricing,
     log: zhLog,
+    detail: zhDetail,
   },
   en: {
     common: enCommon,
@@ -53,6 +56,7 @@ export const resources = {
     topup: enTopUp,
     pricing: enPricing,
     log: enLog,
+    detail: enDetail,
   },
 } as const;
 
