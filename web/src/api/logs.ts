@@ -40,6 +40,8 @@ export const logPageSchema = z.object({
   page: z.catch(z.int(), 1),
   page_size: z.catch(z.int(), 10),
   total: z.catch(z.int(), 0),
+  /** False when `total` is the server's bounded estimate rather than an exact count. */
+  total_exact: z.catch(z.boolean(), true),
 });
 export type LogPage = z.infer<typeof logPageSchema>;
 

@@ -103,11 +103,11 @@ describe('rates and windows', () => {
     expect(perMinute(5, 10, 10)).toBe(0);
   });
 
-  it('looks back a day, a week or 30 days, to an hour ahead', () => {
+  it('looks back a day, a week or four weeks, to an hour ahead', () => {
     const now = 1_768_046_400_000;
     const s = now / 1000;
     expect(defaultDashboardWindow('hour', now)).toEqual({ start: s - 86_400, end: s + 3_600 });
     expect(defaultDashboardWindow('day', now).start).toBe(s - 7 * 86_400);
-    expect(defaultDashboardWindow('week', now).start).toBe(s - 30 * 86_400);
+    expect(defaultDashboardWindow('week', now).start).toBe(s - 28 * 86_400);
   });
 });

@@ -53,6 +53,9 @@ export interface Dashboard {
   series: string[];
 }
 
+/** The longest window a user may ask for (the server refuses more): 30 days. */
+export const MAX_SELF_SPAN = 30 * DAY;
+
 /** Folds hourly rows into buckets of `granularity` over `[start, end]` and totals per model. */
 export function aggregate(
   rows: QuotaData[],
@@ -123,13 +126,13 @@ export function perMinute(amount: number, start: number, end: number): number {
   return minutes > 0 ? Math.round((amount / minutes) * 10) / 10 : 0;
 }
 
-/** The default window of a granularity: the last day, week or 30 days, to an hour ahead. */
+/** The default window of a granularity: the last day, week or four weeks, to an hour ahead. */
 export function defaultDashboardWindow(
   granularity: Granularity,
   now: number = Date.now(),
 ): { start: number; end: number } {
   const seconds = Math.floor(now / 1000);
-  const back = granularity === 'hour' ? DAY : granularity === 'day' ? 7 * DAY : 30 * DAY;
+  const back = granularity === 'hour' ? DAY : granularity === 'day' ? 7 * DAY : 28 * DAY;
   return { start: seconds - back, end: seconds + HOUR };
 }
 

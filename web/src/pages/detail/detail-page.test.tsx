@@ -94,6 +94,16 @@ describe('dashboard', () => {
     expect(total('quota')).toBe('$2.00');
   });
 
+  it('refuses a user a window over a month before asking', async () => {
+    const calls = setUp(alice);
+    renderApp('/detail');
+    await screen.findByRole('row', { name: 'gpt-4o-mini' });
+    fireEvent.change(screen.getByLabelText('起始时间'), { target: { value: '2025-11-01T00:00' } });
+    await userEvent.click(screen.getByRole('button', { name: '查询' }));
+    expect(await screen.findByText('时间跨度不能超过 1 个月')).toBeTruthy();
+    expect(calls.filter((c) => c.url.startsWith('/api/data/'))).toHaveLength(1);
+  });
+
   it('says when there is no data, and when the dashboard is off', async () => {
     setUp(root, { 'GET /api/data/': ok([]) }, { enable_data_export: false });
     renderApp('/detail');

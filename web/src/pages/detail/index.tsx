@@ -19,8 +19,9 @@ import { formatCompact } from '@/lib/format';
 import { fromLocalInput, toLocalInput } from '@/lib/time';
 import { useFormatQuota } from '@/lib/use-format-quota';
 import { useSession } from '@/stores/session';
+import { toast } from '@/stores/toasts';
 
-import { aggregate, defaultDashboardWindow, perMinute } from './aggregate';
+import { aggregate, defaultDashboardWindow, MAX_SELF_SPAN, perMinute } from './aggregate';
 import type { Dashboard } from './aggregate';
 
 import './detail.css';
@@ -107,7 +108,12 @@ export function DetailPage() {
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    setQuery({ ...draft, start: fromLocalInput(draft.start), end: fromLocalInput(draft.end) });
+    const next = { ...draft, start: fromLocalInput(draft.start), end: fromLocalInput(draft.end) };
+    if (!admin && next.end - next.start > MAX_SELF_SPAN) {
+      toast.error(t('spanTooLong'));
+      return;
+    }
+    setQuery(next);
   };
 
   return (

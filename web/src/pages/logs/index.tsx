@@ -94,7 +94,11 @@ export function LogsPage() {
         <LogsTable logs={logs.data.items} visible={visible} admin={admin} />
       )}
       <nav className="logs__pager" aria-label={t('pager.label')}>
-        <span>{t('pager.total', { count: total })}</span>
+        <span>
+          {logs.data?.total_exact === false
+            ? t('pager.totalAbout', { count: total })
+            : t('pager.total', { count: total })}
+        </span>
         <Button
           variant="ghost"
           size="icon"

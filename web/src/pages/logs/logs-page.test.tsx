@@ -312,4 +312,18 @@ describe('usage log', () => {
       expect(urls(calls, '/api/log/').some((u) => u.startsWith('/api/log/?p=2&'))).toBe(true),
     );
   });
+
+  it('says "about" when the total is an estimate', async () => {
+    setUp(root, {
+      'GET /api/log/': ok({
+        items: [streamed],
+        page: 1,
+        page_size: 10,
+        total: 10_000,
+        total_exact: false,
+      }),
+    });
+    renderApp('/log');
+    expect(await screen.findByText('共约 10000 条')).toBeTruthy();
+  });
 });
