@@ -91,6 +91,10 @@ const consoleRoutes: RouteObject[] = [
         lazy: async () => ({ Component: (await import('@/pages/users')).UsersPage }),
       },
       {
+        path: 'setting',
+        lazy: async () => ({ Component: (await import('@/pages/settings')).SettingsPage }),
+      },
+      {
         path: 'user/edit/:id',
         lazy: async () => ({
           Component: (await import('@/pages/users/user-edit-page')).UserEditPage,
@@ -100,7 +104,6 @@ const consoleRoutes: RouteObject[] = [
   },
   // Without an id the form is the user's own profile, which lives on /personal.
   { path: 'user/edit', element: <Navigate to="/personal" replace /> },
-  placeholder('setting', 'setting'),
   {
     path: 'personal',
     lazy: async () => ({ Component: (await import('@/pages/personal')).PersonalPage }),

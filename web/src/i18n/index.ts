@@ -11,6 +11,7 @@ import enLog from './locales/en/log.json';
 import enPersonal from './locales/en/personal.json';
 import enPricing from './locales/en/pricing.json';
 import enRedemption from './locales/en/redemption.json';
+import enSettings from './locales/en/settings.json';
 import enSetup from './locales/en/setup.json';
 import enTokens from './locales/en/tokens.json';
 import enTopUp from './locales/en/topup.json';
@@ -23,6 +24,7 @@ import zhLog from './locales/zh/log.json';
 import zhPersonal from './locales/zh/personal.json';
 import zhPricing from './locales/zh/pricing.json';
 import zhRedemption from './locales/zh/redemption.json';
+import zhSettings from './locales/zh/settings.json';
 import zhSetup from './locales/zh/setup.json';
 import zhTokens from './locales/zh/tokens.json';
 import zhTopUp from './locales/zh/topup.json';
@@ -43,6 +45,7 @@ export const resources = {
     pricing: zhPricing,
     log: zhLog,
     detail: zhDetail,
+    settings: zhSettings,
   },
   en: {
     common: enCommon,
@@ -57,6 +60,7 @@ export const resources = {
     pricing: enPricing,
     log: enLog,
     detail: enDetail,
+    settings: enSettings,
   },
 } as const;
 
