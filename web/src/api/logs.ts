@@ -56,15 +56,30 @@ export type LogStat = z.infer<typeof logStatSchema>;
 const optionalNumber = z.catch(z.optional(z.number()), undefined);
 const optionalText = z.catch(z.optional(z.string()), undefined);
 
-/** One channel tried for a request: the attempt timeline of other.admin_info (admins only). */
+/**
+ * One channel tried for a request, in other.admin_info.attempts (admins only; short keys):
+ * channel id `c`, HTTP status `s` (0: no answer), `ms` to the answer, error class `e` (empty on
+ * success).
+ */
 export const attemptSchema = z.object({
-  channel: z.catch(z.number(), 0),
-  channel_name: optionalText,
-  status: optionalNumber,
-  latency_ms: optionalNumber,
-  error: optionalText,
+  c: z.catch(z.number(), 0),
+  s: z.catch(z.number(), 0),
+  ms: optionalNumber,
+  e: z.catch(z.string(), ''),
 });
 export type Attempt = z.infer<typeof attemptSchema>;
+
+/** The error classes the relay records for a failed attempt. */
+export const attemptErrors = [
+  'auth',
+  'rate_limit',
+  'timeout',
+  'server',
+  'client',
+  'connect',
+  'network',
+  'unsupported',
+] as const;
 
 /** The fields of a log's `other` the console shows (spec 02 §3); anything missing is undefined. */
 export const logOtherSchema = z.looseObject({

@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 
+import { attemptErrors } from '@/api/logs';
 import type { Attempt, LogEntry, LogOther } from '@/api/logs';
 import { Badge } from '@/components/ui/badge';
 
@@ -90,27 +91,32 @@ export function LogDetails({
 /** Every channel a request tried, in order, with its status, latency and error class. */
 function AttemptTimeline({ attempts }: { attempts: Attempt[] }) {
   const { t } = useTranslation('log');
+  const errorText = (e: string) => {
+    const known = attemptErrors.find((x) => x === e);
+    return known === undefined ? e : t(`detail.attempt.class.${known}`);
+  };
   return (
     <section className="logs__attempts" aria-label={t('detail.attempts')}>
       <h3>{t('detail.attempts')}</h3>
       <ol>
         {attempts.map((attempt, i) => {
-          const ok = attempt.status !== undefined && attempt.status >= 200 && attempt.status < 300;
+          const ok = attempt.e === '' && attempt.s >= 200 && attempt.s < 400;
           return (
             <li key={i} data-outcome={ok ? 'ok' : 'failed'}>
               <span>
-                {t('detail.attempt.channel')} #{attempt.channel}
-                {attempt.channel_name ? ` ${attempt.channel_name}` : ''}
+                {t('detail.attempt.channel')} #{attempt.c}
               </span>
-              {attempt.status !== undefined ? (
-                <Badge tone={ok ? 'green' : 'red'}>
-                  {t('detail.attempt.status')} {attempt.status}
-                </Badge>
+              <Badge tone={ok ? 'green' : 'red'}>
+                {attempt.s > 0
+                  ? `${t('detail.attempt.status')} ${attempt.s}`
+                  : t('detail.attempt.noAnswer')}
+              </Badge>
+              {attempt.ms !== undefined ? (
+                <span>{t('detail.attempt.ms', { ms: attempt.ms })}</span>
               ) : null}
-              {attempt.latency_ms !== undefined ? (
-                <span>{t('detail.attempt.ms', { ms: attempt.latency_ms })}</span>
+              {attempt.e ? (
+                <span className="logs__attempt-error">{errorText(attempt.e)}</span>
               ) : null}
-              {attempt.error ? <code>{attempt.error}</code> : null}
             </li>
           );
         })}

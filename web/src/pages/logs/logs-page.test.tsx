@@ -49,8 +49,8 @@ const streamed = makeLog({
     admin_info: {
       use_channel: [5, 3],
       attempts: [
-        { channel: 5, channel_name: 'flaky', status: 502, latency_ms: 340, error: 'upstream_5xx' },
-        { channel: 3, channel_name: 'openai-main', status: 200, latency_ms: 1200 },
+        { c: 5, s: 502, ms: 340, e: 'server' },
+        { c: 3, s: 200, ms: 1200, e: '' },
       ],
     },
   }),
@@ -210,10 +210,11 @@ describe('usage log', () => {
     const timeline = within(details).getByRole('region', { name: '尝试记录' });
     const steps = within(timeline).getAllByRole('listitem');
     expect(steps).toHaveLength(2);
-    expect(steps[0]?.textContent).toContain('#5 flaky');
-    expect(steps[0]?.textContent).toContain('502');
+    expect(steps[0]?.textContent).toContain('#5');
+    expect(steps[0]?.textContent).toContain('状态 502');
     expect(steps[0]?.textContent).toContain('340 ms');
-    expect(steps[0]?.textContent).toContain('upstream_5xx');
+    expect(steps[0]?.textContent).toContain('上游服务错误');
+    expect(steps[1]?.textContent).toContain('1200 ms');
     expect(steps[0]?.getAttribute('data-outcome')).toBe('failed');
     expect(steps[1]?.getAttribute('data-outcome')).toBe('ok');
 
