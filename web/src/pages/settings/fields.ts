@@ -5,7 +5,13 @@ export type FieldKind =
   | { type: 'float'; min: number; max?: number; step?: number }
   | { type: 'text' }
   | { type: 'lines' }
-  | { type: 'json'; check?: 'rateLimitGroups' }
+  /** Write-only: never read back, sent only when typed (spec 01 §5). */
+  | { type: 'secret' }
+  /** An address: trailing slashes are stripped (spec 01 §5). */
+  | { type: 'url' }
+  /** Empty or an http(s) URL. */
+  | { type: 'httpUrl' }
+  | { type: 'json'; check?: 'rateLimitGroups'; invalid?: 'invalidTopupJson' }
   | { type: 'choice'; choices: readonly string[] };
 
 export interface FieldDef {
@@ -19,6 +25,8 @@ const int = (key: string, min = 0): FieldDef => ({ key, kind: { type: 'int', min
 const text = (key: string): FieldDef => ({ key, kind: { type: 'text' } });
 const lines = (key: string): FieldDef => ({ key, kind: { type: 'lines' } });
 const json = (key: string): FieldDef => ({ key, kind: { type: 'json' } });
+const secret = (key: string): FieldDef => ({ key, kind: { type: 'secret' } });
+const url = (key: string): FieldDef => ({ key, kind: { type: 'url' } });
 const budget = (key: string): FieldDef => ({
   key,
   kind: { type: 'float', min: 0.1, max: 1, step: 0.05 },
@@ -100,11 +108,85 @@ export const sections = {
     bool('claude.thinking_adapter_enabled'),
     budget('claude.thinking_adapter_budget_tokens_percentage'),
   ],
+  server: [url('ServerAddress')],
+  worker: [url('WorkerUrl'), secret('WorkerValidKey')],
+  payment: [
+    url('PayAddress'),
+    text('EpayId'),
+    secret('EpayKey'),
+    url('CustomCallbackAddress'),
+    { key: 'Price', kind: { type: 'float', min: 0 } },
+    int('MinTopUp', 1),
+    { key: 'TopupGroupRatio', kind: { type: 'json', invalid: 'invalidTopupJson' } },
+  ],
+  login: [
+    bool('PasswordLoginEnabled'),
+    bool('PasswordRegisterEnabled'),
+    bool('EmailVerificationEnabled'),
+    bool('RegisterEnabled'),
+  ],
+  emailDomain: [
+    bool('EmailDomainRestrictionEnabled'),
+    bool('EmailAliasRestrictionEnabled'),
+    text('EmailDomainWhitelist'),
+  ],
+  smtp: [
+    text('SMTPServer'),
+    int('SMTPPort', 1),
+    text('SMTPAccount'),
+    text('SMTPFrom'),
+    secret('SMTPToken'),
+    bool('SMTPSSLEnabled'),
+  ],
+  github: [bool('GitHubOAuthEnabled'), text('GitHubClientId'), secret('GitHubClientSecret')],
+  oidc: [
+    bool('oidc.enabled'),
+    text('oidc.client_id'),
+    secret('oidc.client_secret'),
+    { key: 'oidc.well_known', kind: { type: 'httpUrl' } },
+    text('oidc.authorization_endpoint'),
+    text('oidc.token_endpoint'),
+    text('oidc.user_info_endpoint'),
+  ],
+  wechat: [
+    bool('WeChatAuthEnabled'),
+    url('WeChatServerAddress'),
+    secret('WeChatServerToken'),
+    text('WeChatAccountQRCodeImageURL'),
+  ],
+  telegram: [bool('TelegramOAuthEnabled'), secret('TelegramBotToken'), text('TelegramBotName')],
+  turnstile: [
+    bool('TurnstileCheckEnabled'),
+    text('TurnstileSiteKey'),
+    secret('TurnstileSecretKey'),
+  ],
+  linuxdo: [bool('LinuxDOOAuthEnabled'), text('LinuxDOClientId'), secret('LinuxDOClientSecret')],
+  content: [
+    text('SystemName'),
+    text('Logo'),
+    lines('Notice'),
+    lines('HomePageContent'),
+    lines('About'),
+    lines('Footer'),
+  ],
 } satisfies Record<string, FieldDef[]>;
 export type SectionId = keyof typeof sections;
 
 /** Why a value is refused: an i18n key of `settings:validation`, or null when it is fine. */
-export type FieldError = 'invalidJson' | 'number' | 'min' | 'max' | 'rateLimitGroups' | null;
+export type FieldError =
+  | 'invalidJson'
+  | 'invalidTopupJson'
+  | 'httpUrl'
+  | 'number'
+  | 'min'
+  | 'max'
+  | 'rateLimitGroups'
+  | null;
+
+/** The text sent for a value: addresses lose their trailing slashes. */
+export function normalizeValue(kind: FieldKind, value: string): string {
+  return kind.type === 'url' ? value.trim().replace(/\/+$/, '') : value;
+}
 
 /** Checks one value against its field's rules (spec 02 §5). */
 export function checkField(kind: FieldKind, value: string): FieldError {
@@ -123,13 +205,15 @@ export function checkField(kind: FieldKind, value: string): FieldError {
       try {
         parsed = JSON.parse(value);
       } catch {
-        return 'invalidJson';
+        return kind.invalid ?? 'invalidJson';
       }
       if (kind.check === 'rateLimitGroups' && !validRateLimitGroups(parsed)) {
         return 'rateLimitGroups';
       }
       return null;
     }
+    case 'httpUrl':
+      return value.trim() === '' || /^https?:\/\//.test(value.trim()) ? null : 'httpUrl';
     default:
       return null;
   }

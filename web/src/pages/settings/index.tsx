@@ -35,10 +35,37 @@ const operationSections: SectionId[] = [
   'groups',
 ];
 
+/** The system tab's sections (spec 01 §2 "System settings"), in new-api's order. */
+const systemSections: SectionId[] = [
+  'server',
+  'worker',
+  'payment',
+  'login',
+  'emailDomain',
+  'smtp',
+  'github',
+  'oidc',
+  'wechat',
+  'telegram',
+  'turnstile',
+  'linuxdo',
+];
+
 function Section({ id, options }: { id: SectionId; options: Options }) {
   const { t } = useTranslation('settings');
+  // Payment callbacks are built from the server address (spec 01 §5).
+  const precheck =
+    id === 'payment'
+      ? () => ((options.ServerAddress ?? '') === '' ? t('toast.serverAddressFirst') : null)
+      : undefined;
   return (
-    <OptionSection id={id} title={t(`section.${id}`)} fields={sections[id]} options={options}>
+    <OptionSection
+      id={id}
+      title={t(`section.${id}`)}
+      fields={sections[id]}
+      options={options}
+      precheck={precheck}
+    >
       {id === 'logs' ? <LogClear /> : null}
     </OptionSection>
   );
@@ -68,7 +95,6 @@ function RatioBlock({ options }: { options: Options }) {
 }
 
 function TabBody({ tab, options }: { tab: SettingTab; options: Options }) {
-  const { t } = useTranslation('settings');
   switch (tab) {
     case 'operation':
       return (
@@ -90,8 +116,15 @@ function TabBody({ tab, options }: { tab: SettingTab; options: Options }) {
         </>
       );
     case 'system':
+      return (
+        <>
+          {systemSections.map((id) => (
+            <Section key={id} id={id} options={options} />
+          ))}
+        </>
+      );
     case 'other':
-      return <Alert tone="info">{t('notYet')}</Alert>;
+      return <Section id="content" options={options} />;
   }
 }
 

@@ -13,7 +13,7 @@ import { Select } from '@/components/ui/select';
 import { Switch } from '@/components/ui/switch';
 import { toast } from '@/stores/toasts';
 
-import { bounds, checkField, labelId } from './fields';
+import { bounds, checkField, labelId, normalizeValue } from './fields';
 import type { FieldDef, FieldError } from './fields';
 
 /** The text a field starts from: the stored value, JSON pretty-printed. */
@@ -39,6 +39,8 @@ export interface OptionSectionProps {
   title: string;
   fields: FieldDef[];
   options: Options;
+  /** A section-wide condition checked before saving: the error text, or null. */
+  precheck?: () => string | null;
   /** Rendered after the save button's form (e.g. the log clearing tool). */
   children?: ReactNode;
 }
@@ -47,7 +49,14 @@ export interface OptionSectionProps {
  * One settings section: its options as a form saved together. Only changed keys are sent; an
  * unchanged form says so; a bad value blocks the save (spec 02 §5, §8).
  */
-export function OptionSection({ id, title, fields, options, children }: OptionSectionProps) {
+export function OptionSection({
+  id,
+  title,
+  fields,
+  options,
+  precheck,
+  children,
+}: OptionSectionProps) {
   const { t } = useTranslation('settings');
   const queryClient = useQueryClient();
   const initial = () => Object.fromEntries(fields.map((f) => [f.key, initialText(f, options)]));
@@ -61,7 +70,12 @@ export function OptionSection({ id, title, fields, options, children }: OptionSe
     onSuccess: (failed, changed) => {
       if (failed === 0) {
         toast.success(t('toast.saved'));
-        setSaved({ ...saved, ...Object.fromEntries(changed) });
+        // Secrets are write-only: once sent, their fields go back to empty.
+        const secrets = Object.fromEntries(
+          fields.filter((f) => f.kind.type === 'secret').map((f) => [f.key, '']),
+        );
+        setSaved({ ...saved, ...Object.fromEntries(changed), ...secrets });
+        setDraft((d) => ({ ...d, ...Object.fromEntries(changed), ...secrets }));
       } else {
         toast.error(failed === changed.length ? t('toast.saveFailed') : t('toast.partialFailed'));
       }
@@ -73,20 +87,24 @@ export function OptionSection({ id, title, fields, options, children }: OptionSe
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    const changed = fields.filter((f) => draft[f.key] !== saved[f.key]);
+    const value = (f: FieldDef) => normalizeValue(f.kind, draft[f.key] ?? '');
+    const changed = fields.filter((f) => value(f) !== saved[f.key]);
     if (changed.length === 0) {
       toast.info(t('toast.noChanges'));
       return;
     }
-    const found = Object.fromEntries(
-      changed.map((f) => [f.key, checkField(f.kind, draft[f.key] ?? '')]),
-    );
+    const found = Object.fromEntries(changed.map((f) => [f.key, checkField(f.kind, value(f))]));
     setErrors(found);
     if (Object.values(found).some((e) => e !== null)) {
       toast.error(t('toast.checkInput'));
       return;
     }
-    save.mutate(changed.map((f) => [f.key, draft[f.key] ?? '']));
+    const blocked = precheck?.();
+    if (blocked) {
+      toast.error(blocked);
+      return;
+    }
+    save.mutate(changed.map((f) => [f.key, value(f)]));
   };
 
   const control = (field: FieldDef, inputId: string, error: FieldError) => {
@@ -137,10 +155,24 @@ export function OptionSection({ id, title, fields, options, children }: OptionSe
             onChange={(e) => set(e.target.value)}
           />
         );
-      case 'text':
+      case 'secret':
         return (
           <Input
             id={inputId}
+            type="password"
+            autoComplete="new-password"
+            placeholder={t('secretPlaceholder')}
+            value={value}
+            onChange={(e) => set(e.target.value)}
+          />
+        );
+      case 'text':
+      case 'url':
+      case 'httpUrl':
+        return (
+          <Input
+            id={inputId}
+            type={field.kind.type === 'text' ? 'text' : 'url'}
             aria-invalid={invalid}
             value={value}
             onChange={(e) => set(e.target.value)}

@@ -263,6 +263,78 @@ describe('settings page', () => {
   });
 });
 
+describe('system and other tabs (spec 01 §5)', () => {
+  it('strips trailing slashes, sends a secret only when typed and then forgets it', async () => {
+    const calls = setUp();
+    renderApp('/setting?tab=system');
+    const server = await screen.findByRole('region', { name: '通用设置' });
+    await userEvent.type(within(server).getByLabelText('服务器地址'), 'https://gate.example.com//');
+    await userEvent.click(within(server).getByRole('button', { name: '保存通用设置' }));
+    await waitFor(() =>
+      expect(calls.filter((c) => c.method === 'PUT').map((c) => c.body)).toEqual([
+        { key: 'ServerAddress', value: 'https://gate.example.com' },
+      ]),
+    );
+
+    const smtp = section('配置 SMTP');
+    const token = within(smtp).getByLabelText('SMTP 访问凭证') as HTMLInputElement;
+    expect(token.type).toBe('password');
+    expect(token.value).toBe('');
+    await userEvent.type(within(smtp).getByLabelText('SMTP 服务器地址'), 'smtp.example.com');
+    await userEvent.click(within(smtp).getByRole('button', { name: '保存配置 SMTP' }));
+    await waitFor(() => expect(calls.filter((c) => c.method === 'PUT')).toHaveLength(2));
+    expect(calls.filter((c) => c.method === 'PUT').at(-1)?.body).toEqual({
+      key: 'SMTPServer',
+      value: 'smtp.example.com',
+    });
+
+    await userEvent.type(token, 'app-password');
+    await userEvent.click(within(smtp).getByRole('button', { name: '保存配置 SMTP' }));
+    await waitFor(() =>
+      expect(calls.filter((c) => c.method === 'PUT').at(-1)?.body).toEqual({
+        key: 'SMTPToken',
+        value: 'app-password',
+      }),
+    );
+    await waitFor(() => expect(token.value).toBe(''));
+  });
+
+  it('needs the server address before payment, and checks the JSON and the OIDC URL', async () => {
+    const calls = setUp();
+    renderApp('/setting?tab=system');
+    const payment = await screen.findByRole('region', { name: '支付设置' });
+    await userEvent.type(within(payment).getByLabelText('易支付商户 ID'), '1001');
+    await userEvent.click(within(payment).getByRole('button', { name: '保存支付设置' }));
+    expect(await screen.findByText('请先填写服务器地址')).toBeTruthy();
+
+    fireEvent.change(within(payment).getByLabelText('充值分组倍率'), { target: { value: '{' } });
+    await userEvent.click(within(payment).getByRole('button', { name: '保存支付设置' }));
+    expect(await within(payment).findByText('充值分组倍率不是合法的 JSON 字符串')).toBeTruthy();
+
+    const oidc = section('配置 OIDC');
+    await userEvent.type(within(oidc).getByLabelText('Well-Known URL'), 'issuer.example.com');
+    await userEvent.click(within(oidc).getByRole('button', { name: '保存配置 OIDC' }));
+    expect(
+      await within(oidc).findByText('Well-Known URL 必须以 http:// 或 https:// 开头'),
+    ).toBeTruthy();
+    expect(calls.some((c) => c.method === 'PUT')).toBe(false);
+  });
+
+  it('the other tab edits the site content', async () => {
+    const calls = setUp();
+    renderApp('/setting?tab=other');
+    const content = await screen.findByRole('region', { name: '个性化设置' });
+    await userEvent.type(within(content).getByLabelText('公告'), '维护通知');
+    await userEvent.click(within(content).getByRole('button', { name: '保存个性化设置' }));
+    await waitFor(() =>
+      expect(calls.find((c) => c.method === 'PUT')?.body).toEqual({
+        key: 'Notice',
+        value: '维护通知',
+      }),
+    );
+  });
+});
+
 describe('option checks (spec 02 §5)', () => {
   it('checks numbers, bounds and JSON', () => {
     expect(checkField({ type: 'int', min: 0 }, '3')).toBeNull();
