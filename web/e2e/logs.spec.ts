@@ -53,7 +53,10 @@ async function startMockUpstream(): Promise<{
   return {
     base: `http://127.0.0.1:${address.port}`,
     calls: () => calls,
-    close: () => server.close(),
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
   };
 }
 
