@@ -15,6 +15,7 @@ const count = z.catch(z.number(), 0);
 /** One hourly aggregate (new-api's quota_data): a model's requests, tokens and quota in an hour. */
 export const quotaDataSchema = z.object({
   model_name: z.catch(z.string(), ''),
+  user_id: count,
   username: z.catch(z.string(), ''),
   /** Start of the hour, unix seconds. */
   created_at: count,
@@ -56,5 +57,20 @@ export const dashboardQueryOptions = (query: DashboardQuery, admin: boolean) =>
   queryOptions({
     queryKey: ['dashboard', admin ? 'all' : 'self', query],
     queryFn: () => fetchDashboard(query, admin),
+    placeholderData: keepPreviousData,
+  });
+
+/** GET /api/data/users (admin): hourly aggregates per user over every model. */
+export function fetchDashboardUsers(start: number, end: number): Promise<QuotaData[]> {
+  return apiRequest('/api/data/users', {
+    query: { start_timestamp: start, end_timestamp: end },
+    schema: z.catch(z.array(quotaDataSchema), []),
+  });
+}
+
+export const dashboardUsersQueryOptions = (start: number, end: number) =>
+  queryOptions({
+    queryKey: ['dashboard', 'users', start, end],
+    queryFn: () => fetchDashboardUsers(start, end),
     placeholderData: keepPreviousData,
   });

@@ -6,6 +6,7 @@ import {
   aggregate,
   bucketLabel,
   bucketStart,
+  byUser,
   CHARTED_MODELS,
   defaultDashboardWindow,
   OTHER_SERIES,
@@ -109,5 +110,28 @@ describe('rates and windows', () => {
     expect(defaultDashboardWindow('hour', now)).toEqual({ start: s - 86_400, end: s + 3_600 });
     expect(defaultDashboardWindow('day', now).start).toBe(s - 7 * 86_400);
     expect(defaultDashboardWindow('week', now).start).toBe(s - 28 * 86_400);
+  });
+});
+
+describe('by user', () => {
+  it('sums per username, most quota first, and names a user without one by id', () => {
+    const users = byUser([
+      row({ user_id: 2, username: 'alice', count: 1, quota: 10, token_used: 3 }),
+      row({
+        user_id: 3,
+        username: 'bob',
+        count: 2,
+        quota: 30,
+        prompt_tokens: 4,
+        completion_tokens: 1,
+      }),
+      row({ user_id: 2, username: 'alice', count: 1, quota: 5, token_used: 2 }),
+      row({ user_id: 7, count: 1, quota: 1 }),
+    ]);
+    expect(users).toEqual([
+      { username: 'bob', quota: 30, count: 2, tokens: 5 },
+      { username: 'alice', quota: 15, count: 2, tokens: 5 },
+      { username: '7', quota: 1, count: 1, tokens: 0 },
+    ]);
   });
 });

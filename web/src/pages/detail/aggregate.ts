@@ -143,3 +143,23 @@ export function bucketLabel(time: number, granularity: Granularity): string {
   const day = `${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
   return granularity === 'hour' ? `${day} ${pad(d.getHours())}:00` : day;
 }
+
+export interface UserTotal extends Totals {
+  username: string;
+}
+
+/** Totals per user (the rows of GET /api/data/users), most quota first. */
+export function byUser(rows: QuotaData[]): UserTotal[] {
+  const users = new Map<string, UserTotal>();
+  for (const row of rows) {
+    const key = row.username || String(row.user_id);
+    const user = users.get(key) ?? { username: key, quota: 0, count: 0, tokens: 0 };
+    user.quota += row.quota;
+    user.count += row.count;
+    user.tokens += rowTokens(row);
+    users.set(key, user);
+  }
+  return [...users.values()].sort(
+    (a, b) => b.quota - a.quota || b.count - a.count || a.username.localeCompare(b.username),
+  );
+}

@@ -30,6 +30,32 @@ function setUp(user = root, extra: Record<string, MockAnswer> = {}, status = {})
     },
     'GET /api/data/': ok(rows),
     'GET /api/data/self': ok(rows.slice(0, 2)),
+    'GET /api/data/users': ok([
+      {
+        user_id: 2,
+        username: 'alice',
+        created_at: hourAgo,
+        count: 4,
+        quota: 500_000,
+        token_used: 10,
+      },
+      {
+        user_id: 3,
+        username: 'bob',
+        created_at: hourAgo,
+        count: 8,
+        quota: 1_000_000,
+        token_used: 20,
+      },
+      {
+        user_id: 2,
+        username: 'alice',
+        created_at: hourAgo - 3_600,
+        count: 1,
+        quota: 250_000,
+        token_used: 5,
+      },
+    ]),
     ...extra,
   });
 }
@@ -47,6 +73,7 @@ describe('dashboard', () => {
     const s = NOW / 1000;
     expect(calls.filter((c) => c.url.startsWith('/api/data/')).map((c) => c.url)).toEqual([
       `/api/data/?start_timestamp=${s - 86_400}&end_timestamp=${s + 3_600}&default_time=hour`,
+      `/api/data/users?start_timestamp=${s - 86_400}&end_timestamp=${s + 3_600}`,
     ]);
     expect(total('quota')).toBe('$3.00');
     expect(total('count')).toBe('12');
@@ -59,6 +86,16 @@ describe('dashboard', () => {
     expect(within(gpt).getByText('83.3%')).toBeTruthy();
     const mini = screen.getByRole('row', { name: 'gpt-4o-mini' });
     expect(within(mini).getByText('$0.50')).toBeTruthy();
+    const users = await screen.findByRole('region', { name: '按用户统计' });
+    const names = within(users)
+      .getAllByRole('row')
+      .slice(1)
+      .map((r) => r.getAttribute('aria-label'));
+    expect(names).toEqual(['bob', 'alice']);
+    expect(
+      within(within(users).getByRole('row', { name: 'alice' })).getByText('$1.50'),
+    ).toBeTruthy();
+    expect(within(within(users).getByRole('row', { name: 'alice' })).getByText('5')).toBeTruthy();
     expect(await screen.findByRole('region', { name: '额度消耗趋势' })).toBeTruthy();
     expect(screen.getByRole('region', { name: '请求次数趋势' })).toBeTruthy();
     expect(screen.getByRole('region', { name: '模型消耗分布' })).toBeTruthy();
@@ -92,6 +129,8 @@ describe('dashboard', () => {
     ]);
     expect(screen.queryByLabelText('用户名称')).toBeNull();
     expect(total('quota')).toBe('$2.00');
+    expect(screen.queryByRole('region', { name: '按用户统计' })).toBeNull();
+    expect(calls.some((c) => c.url.startsWith('/api/data/users'))).toBe(false);
   });
 
   it('refuses a user a window over a month before asking', async () => {

@@ -4,7 +4,12 @@ import { lazy, Suspense, useState } from 'react';
 import type { FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 
-import { dashboardQueryOptions, granularities, isGranularity } from '@/api/dashboard';
+import {
+  dashboardQueryOptions,
+  dashboardUsersQueryOptions,
+  granularities,
+  isGranularity,
+} from '@/api/dashboard';
 import type { DashboardQuery, Granularity } from '@/api/dashboard';
 import { useStatus } from '@/api/status';
 import { isAdmin } from '@/api/user';
@@ -21,7 +26,7 @@ import { useFormatQuota } from '@/lib/use-format-quota';
 import { useSession } from '@/stores/session';
 import { toast } from '@/stores/toasts';
 
-import { aggregate, defaultDashboardWindow, MAX_SELF_SPAN, perMinute } from './aggregate';
+import { aggregate, byUser, defaultDashboardWindow, MAX_SELF_SPAN, perMinute } from './aggregate';
 import type { Dashboard } from './aggregate';
 
 import './detail.css';
@@ -82,6 +87,43 @@ function ModelTable({ dashboard }: { dashboard: Dashboard }) {
               <td>{m.tokens}</td>
               <td>{formatQuota(m.quota)}</td>
               <td>{total > 0 ? `${((m.quota / total) * 100).toFixed(1)}%` : '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </Table>
+    </section>
+  );
+}
+
+/** Admins without a user filter: who spent what in the window (GET /api/data/users). */
+function UserTable({ query }: { query: DashboardQuery }) {
+  const { t } = useTranslation('detail');
+  const formatQuota = useFormatQuota();
+  const data = useQuery(dashboardUsersQueryOptions(query.start, query.end));
+  if (!data.data || data.data.length === 0) return null;
+  const users = byUser(data.data);
+  const total = users.reduce((sum, u) => sum + u.quota, 0);
+  return (
+    <section className="detail__models" aria-label={t('users.title')}>
+      <h2>{t('users.title')}</h2>
+      <Table>
+        <thead>
+          <tr>
+            <th>{t('users.username')}</th>
+            <th>{t('table.count')}</th>
+            <th>{t('table.tokens')}</th>
+            <th>{t('table.quota')}</th>
+            <th>{t('table.share')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {users.map((u) => (
+            <tr key={u.username} aria-label={u.username}>
+              <td>{u.username}</td>
+              <td>{u.count}</td>
+              <td>{u.tokens}</td>
+              <td>{formatQuota(u.quota)}</td>
+              <td>{total > 0 ? `${((u.quota / total) * 100).toFixed(1)}%` : '—'}</td>
             </tr>
           ))}
         </tbody>
@@ -188,6 +230,7 @@ export function DetailPage() {
                 <DashboardCharts dashboard={dashboard} granularity={query.granularity} />
               </Suspense>
               <ModelTable dashboard={dashboard} />
+              {admin && query.username.trim() === '' ? <UserTable query={query} /> : null}
             </>
           )}
         </>
