@@ -1,7 +1,9 @@
 //! The log janitor: deletes logs older than a time as a background job, a small batch per
 //! write transaction ([`RETENTION_BATCH`] rows, a few milliseconds each) with a short pause
-//! between batches, so the log writer waits at most one batch for the write lock. Progress is
-//! published through a watch channel; one job runs at a time.
+//! between batches, so the log writer waits at most one batch for the write lock. The batches
+//! commit without fsync (the log writer's next commit, or the job's last one, makes them
+//! durable; a crash only means deleting them again). Progress is published through a watch
+//! channel; one job runs at a time.
 //!
 //! Automatic retention: when `LogRetentionDays` is above 0, [`LogJanitor::spawn_auto`] starts a
 //! job for "older than that many days" at startup and every hour. Off by default.
@@ -22,7 +24,7 @@ use tollgate_storage::{StorageError, Store};
 use crate::options::Options;
 
 /// Rows deleted per write transaction.
-pub const RETENTION_BATCH: usize = 256;
+pub const RETENTION_BATCH: usize = 128;
 
 /// Pause between batches, so the log writer takes the write lock in between.
 const PAUSE: Duration = Duration::from_millis(2);
@@ -158,7 +160,7 @@ impl LogJanitor {
 fn run(store: &Store, before: i64, progress: &watch::Sender<Progress>, cancel: &AtomicBool) {
     let mut error = String::new();
     while !cancel.load(Ordering::Relaxed) {
-        match store.write_blocking(|wtx| logs::delete_before(wtx, before, RETENTION_BATCH)) {
+        match store.write_blocking_lazy(|wtx| logs::delete_before(wtx, before, RETENTION_BATCH)) {
             Ok(0) => break,
             Ok(n) => {
                 progress.send_modify(|p| p.deleted = p.deleted.saturating_add(n as u64));
@@ -170,6 +172,10 @@ fn run(store: &Store, before: i64, progress: &watch::Sender<Progress>, cancel: &
                 break;
             }
         }
+    }
+    // One durable commit seals the job.
+    if let Err(e) = store.write_blocking(|_| Ok::<_, StorageError>(())) {
+        tracing::warn!(error = %e, "making the deletion durable failed");
     }
     let end = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -150,11 +150,12 @@ pub async fn by_user(state: &AppState, q: &DataQuery) -> Result<Vec<DataView>, C
             let rows = dashboard::by_user(rtx, start, end)?;
             let mut names = std::collections::BTreeMap::new();
             for r in &rows {
-                if !names.contains_key(&r.user_id) {
-                    let name = users::get(rtx, UserId(r.user_id))?
-                        .map(|u| u.username)
-                        .unwrap_or_default();
-                    names.insert(r.user_id, name);
+                if let std::collections::btree_map::Entry::Vacant(slot) = names.entry(r.user_id) {
+                    slot.insert(
+                        users::get(rtx, UserId(r.user_id))?
+                            .map(|u| u.username)
+                            .unwrap_or_default(),
+                    );
                 }
             }
             Ok::<_, StorageError>(

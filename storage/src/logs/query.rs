@@ -9,10 +9,11 @@
 //! **Totals.** When the chosen range covers every filter (one dimension, or a composite pair,
 //! plus the time range), the total is EXACT and costs no scan: the hour counters give the full
 //! hours and only the partial hours at the two ends of the time range are counted on the index
-//! (at most two hours of that key's entries, keys only). Otherwise the rows of the chosen range
-//! are checked up to [`COUNT_SCAN_LIMIT`] candidates: if the range ends within that budget the
-//! total is exact, else it is an estimate (matches ÷ candidates checked × candidates in range),
-//! flagged by `total_exact: false`.
+//! (at most two hours of that key's entries, keys only). Otherwise each candidate of the chosen
+//! range is checked against the other filters by point lookups in their index ranges (no row is
+//! read until it is on the page), up to [`COUNT_SCAN_LIMIT`] candidates: if the range ends
+//! within that budget the total is exact, else it is an estimate (matches ÷ candidates checked ×
+//! candidates in range), flagged by `total_exact: false`.
 //!
 //! **Stats.** Quota sums consume rows. Covered filters read the counters plus the two partial
 //! hours (rows read for their quota); others sum the matching rows of the chosen range. rpm and
@@ -23,12 +24,12 @@ use redb::{ReadOnlyTable, ReadTransaction};
 
 use super::write::Tally;
 use super::{LOG_CONSUME, LogEntry, keys};
-use crate::tables::{LOG_BY_KEY, LOG_BY_TIME, LOG_COUNTS, LOGS};
+use crate::tables::{HourCount, LOG_BY_KEY, LOG_BY_TIME, LOG_COUNTS, LOGS};
 use crate::{Result, UserId, codec};
 
 /// Candidates checked when counting a filter that no index range covers; past that the total
 /// is extrapolated.
-pub const COUNT_SCAN_LIMIT: usize = 10_000;
+pub const COUNT_SCAN_LIMIT: usize = 4_000;
 
 /// What a log list or stat asks for. `None` (or type 0) means "any".
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -133,6 +134,8 @@ pub struct Plan {
     pub covers_all: bool,
     /// Rows in the overlapping hours (an upper bound of the range).
     pub estimate: u64,
+    /// Keys of the filters the range does not cover, checked per candidate.
+    pub others: Vec<String>,
 }
 
 /// The tables a query reads.
@@ -140,7 +143,7 @@ struct Tables {
     logs: ReadOnlyTable<i64, &'static [u8]>,
     by_time: ReadOnlyTable<(i64, i64), ()>,
     by_key: ReadOnlyTable<(&'static str, i64, i64), ()>,
-    counts: ReadOnlyTable<(&'static str, i64), (u64, u64, i64, i64, i64)>,
+    counts: ReadOnlyTable<(&'static str, i64), HourCount>,
 }
 
 type Ids = Box<dyn Iterator<Item = Result<(i64, i64)>>>;
@@ -227,13 +230,30 @@ impl Tables {
                 key: Some(key),
                 covers_all: covers == dims,
                 estimate,
+                others: f
+                    .candidates()
+                    .into_iter()
+                    .filter(|(_, bits)| bits.count_ones() == 1 && bits & covers == 0)
+                    .map(|(k, _)| k)
+                    .collect(),
             },
             None => Plan {
                 key: None,
                 covers_all: true,
                 estimate: u64::try_from(self.counters(keys::ALL, lo, hi)?.rows).unwrap_or(0),
+                others: Vec::new(),
             },
         })
+    }
+
+    /// Whether the row `(ts, id)` is in every range of `others`.
+    fn in_all(&self, others: &[String], ts: i64, id: i64) -> Result<bool> {
+        for key in others {
+            if self.by_key.get((key.as_str(), ts, id))?.is_none() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Exact tally of a covered range: counters for the full hours inside `[start, end]`, and
@@ -352,11 +372,14 @@ pub fn page(rtx: &ReadTransaction, f: &LogFilter, offset: usize, limit: usize) -
             break;
         }
         checked += 1;
-        let Some(e) = t.row(r?.1)? else { continue };
-        if !f.matches(&e) {
+        let (ts, id) = r?;
+        if !t.in_all(&plan.others, ts, id)? {
             continue;
         }
-        if matched >= offset && matched < end {
+        if matched >= offset
+            && matched < end
+            && let Some(e) = t.row(id)?
+        {
             items.push(e);
         }
         matched += 1;
@@ -403,7 +426,7 @@ pub fn stat(rtx: &ReadTransaction, f: &LogFilter, now: i64) -> Result<LogStat> {
     let quota = if plan.covers_all {
         t.covered_tally(key, f.start, f.end, true)?.quota
     } else {
-        sum_matching(&t, key, &f)?.quota
+        sum_matching(&t, &plan, &f)?.quota
     };
     let recent = LogFilter {
         start: Some(now.saturating_sub(60)),
@@ -411,7 +434,7 @@ pub fn stat(rtx: &ReadTransaction, f: &LogFilter, now: i64) -> Result<LogStat> {
         ..f
     };
     let plan = t.plan(&recent)?;
-    let last = sum_matching(&t, plan.key.as_deref(), &recent)?;
+    let last = sum_matching(&t, &plan, &recent)?;
     Ok(LogStat {
         quota,
         rpm: last.requests,
@@ -419,10 +442,12 @@ pub fn stat(rtx: &ReadTransaction, f: &LogFilter, now: i64) -> Result<LogStat> {
     })
 }
 
-fn sum_matching(t: &Tables, key: Option<&str>, f: &LogFilter) -> Result<Tally> {
+fn sum_matching(t: &Tables, plan: &Plan, f: &LogFilter) -> Result<Tally> {
     let mut sum = Tally::default();
-    for r in t.ids_desc(key, f.start, f.end)? {
-        if let Some(e) = t.row(r?.1)?
+    for r in t.ids_desc(plan.key.as_deref(), f.start, f.end)? {
+        let (ts, id) = r?;
+        if t.in_all(&plan.others, ts, id)?
+            && let Some(e) = t.row(id)?
             && f.matches(&e)
         {
             sum.rows += 1;

@@ -11,7 +11,8 @@ use redb::{ReadableTable, Table, WriteTransaction};
 
 use super::{LOG_CONSUME, LogEntry, keys};
 use crate::tables::{
-    DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL, LOG_BY_KEY, LOG_BY_TIME, LOG_COUNTS, LOGS,
+    DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL, DashAggregate, HourCount, LOG_BY_KEY,
+    LOG_BY_TIME, LOG_COUNTS, LOGS,
 };
 use crate::{Result, StorageError, codec, meta};
 
@@ -33,13 +34,21 @@ pub struct Tally {
 impl Tally {
     /// The tally of one row, negated when `sign` is -1.
     fn of(e: &LogEntry, sign: i64) -> Tally {
-        let consume = i64::from(e.log_type == LOG_CONSUME);
+        let signed = |v: i64| {
+            if e.log_type != LOG_CONSUME {
+                0
+            } else if sign < 0 {
+                v.saturating_neg()
+            } else {
+                v
+            }
+        };
         Tally {
             rows: sign,
-            requests: sign * consume,
-            quota: sign * consume * e.quota,
-            prompt: sign * consume * e.prompt_tokens,
-            completion: sign * consume * e.completion_tokens,
+            requests: signed(1),
+            quota: signed(e.quota),
+            prompt: signed(e.prompt_tokens),
+            completion: signed(e.completion_tokens),
         }
     }
 
@@ -124,7 +133,7 @@ impl Deltas {
 }
 
 /// A dashboard aggregate plus a (positive) tally.
-fn add_dash(old: Option<(u64, i64, i64, i64)>, d: Tally) -> Result<(u64, i64, i64, i64)> {
+fn add_dash(old: Option<DashAggregate>, d: Tally) -> Result<DashAggregate> {
     let (n, q, p, c) = old.unwrap_or_default();
     let n = u64::try_from(d.requests)
         .ok()
@@ -141,7 +150,7 @@ fn add_dash(old: Option<(u64, i64, i64, i64)>, d: Tally) -> Result<(u64, i64, i6
 
 /// Adds `d` to one hour counter; a counter that reaches zero rows is removed.
 fn apply_count(
-    counts: &mut Table<(&str, i64), (u64, u64, i64, i64, i64)>,
+    counts: &mut Table<(&str, i64), HourCount>,
     key: &str,
     hour: i64,
     d: Tally,
