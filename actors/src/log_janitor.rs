@@ -24,7 +24,7 @@ use tollgate_storage::{StorageError, Store};
 use crate::options::Options;
 
 /// Rows deleted per write transaction.
-pub const RETENTION_BATCH: usize = 128;
+pub const RETENTION_BATCH: usize = 32;
 
 /// Pause between batches, so the log writer takes the write lock in between.
 const PAUSE: Duration = Duration::from_millis(2);
