@@ -13,6 +13,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tollgate_actors::ActorError;
 use tollgate_actors::channel_pool::ChannelPool;
+use tollgate_actors::log_janitor::LogJanitor;
 use tollgate_actors::log_writer::LogWriter;
 use tollgate_actors::options::Options;
 use tollgate_actors::quota::QuotaBook;
@@ -68,6 +69,8 @@ pub struct App {
     pool_task: JoinHandle<()>,
     /// The log writer's thread (joined at the end of `serve`, after the final flush).
     writer_thread: std::thread::JoinHandle<()>,
+    /// Automatic log retention (aborted at shutdown).
+    retention_task: JoinHandle<()>,
 }
 
 impl App {
@@ -84,8 +87,9 @@ impl App {
             let store = store.clone();
             tokio::task::spawn_blocking(move || TokenIndex::load(&store)).await??
         };
-        let (writer, writer_thread) = LogWriter::spawn(store.clone())
-            .map_err(|e| StartupError::Config(format!("cannot start the log writer: {e}")))?;
+        let (writer, writer_thread) =
+            LogWriter::spawn_with(store.clone(), Some(options.clone()))
+                .map_err(|e| StartupError::Config(format!("cannot start the log writer: {e}")))?;
         let quota = QuotaBook::new(store.clone(), writer);
         let users = UserDirectory::new(store.clone());
         let http = HttpClients::new()?;
@@ -99,7 +103,10 @@ impl App {
                     addr: config.listen,
                     source,
                 })?;
+        let janitor = LogJanitor::new(store.clone());
+        let retention_task = janitor.spawn_auto(options.clone(), now_unix);
         let state = AppState {
+            janitor,
             store,
             options,
             tokens,
@@ -117,6 +124,7 @@ impl App {
             listener,
             pool_task,
             writer_thread,
+            retention_task,
         })
     }
 
@@ -168,6 +176,10 @@ impl App {
             Ok(result) => result.map_err(StartupError::Serve)?,
             Err(_) => tracing::warn!(?grace, "in-flight requests did not finish in time; closing"),
         }
+        // Log deletion holds store handles: stop it (after its current batch).
+        self.retention_task.abort();
+        let _ = self.retention_task.await;
+        self.state.janitor.stop().await;
         // The pool actor holds a store handle: stop it and wait, so the file is closed on return.
         self.state.channel_pool.stop();
         if let Err(e) = self.pool_task.await {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 use axum_extra::extract::cookie::Key;
 use tollgate_actors::channel_pool::ChannelPool;
+use tollgate_actors::log_janitor::LogJanitor;
 use tollgate_actors::options::Options;
 use tollgate_actors::quota::QuotaBook;
 use tollgate_actors::token_index::TokenIndex;
@@ -36,6 +37,8 @@ pub struct AppState {
     pub users: UserDirectory,
     /// Every user's balance and reservations; the only place balances are decided.
     pub quota: QuotaBook,
+    /// Deletes old logs in the background (admin request or automatic retention).
+    pub janitor: LogJanitor,
     /// Per-IP budget of the abuse-prone routes.
     pub critical_limiter: CriticalLimiter,
     /// Unix seconds when this process started (reported by /api/status).

@@ -7,12 +7,15 @@
 //! - [`options::Options`]: the runtime options (admin settings) — catalog of keys with defaults,
 //!   validation and the published [`options::OptionsSnapshot`].
 //!
+//! - [`log_writer::LogWriter`] commits settlements; [`log_janitor::LogJanitor`] deletes old logs
+//!   in the background.
 //! - [`token_index::TokenIndex`]: API keys → token facts, read by the relay without storage.
 //!
 //! This crate knows nothing about HTTP. It depends on `tollgate-storage` only.
 
 pub mod channel_pool;
 pub mod error;
+pub mod log_janitor;
 pub mod log_writer;
 pub mod options;
 pub mod quota;

@@ -7,6 +7,9 @@
 //! whatever queued while the previous commit ran, up to [`LOG_BATCH_MAX`]: no timer, so an idle
 //! system commits each settlement at once and a busy one batches naturally. A crash loses at
 //! most the batch being committed; a change is never applied twice.
+//!
+//! The rows' indexes, hour counters and (while `DataExportEnabled`) dashboard aggregates are
+//! written by [`logs::insert_batch`] in the same transaction.
 
 use std::thread::JoinHandle;
 
@@ -14,6 +17,8 @@ use tokio::sync::{mpsc, oneshot};
 use tollgate_storage::logs::{self, LogEntry};
 use tollgate_storage::usage::{self, BalanceChange};
 use tollgate_storage::{StorageError, Store};
+
+use crate::options::Options;
 
 /// Max settlements committed per transaction.
 pub const LOG_BATCH_MAX: usize = 512;
@@ -38,12 +43,21 @@ pub struct LogWriter {
 }
 
 impl LogWriter {
-    /// Starts the writer thread on `store`.
+    /// Starts the writer thread on `store`; dashboard aggregates are always maintained.
     pub fn spawn(store: Store) -> std::io::Result<(LogWriter, JoinHandle<()>)> {
+        LogWriter::spawn_with(store, None)
+    }
+
+    /// Starts the writer thread on `store`; dashboard aggregates are maintained while the
+    /// `DataExportEnabled` option is on (read per batch from the published snapshot).
+    pub fn spawn_with(
+        store: Store,
+        options: Option<Options>,
+    ) -> std::io::Result<(LogWriter, JoinHandle<()>)> {
         let (tx, rx) = mpsc::unbounded_channel();
         let thread = std::thread::Builder::new()
             .name("tollgate-log-writer".into())
-            .spawn(move || run(store, rx))?;
+            .spawn(move || run(store, options, rx))?;
         Ok((LogWriter { tx }, thread))
     }
 
@@ -64,7 +78,7 @@ impl LogWriter {
     }
 }
 
-fn run(store: Store, mut rx: mpsc::UnboundedReceiver<WriterMsg>) {
+fn run(store: Store, options: Option<Options>, mut rx: mpsc::UnboundedReceiver<WriterMsg>) {
     let mut batch = Vec::with_capacity(LOG_BATCH_MAX);
     let mut waiters = Vec::new();
     while let Some(first) = rx.blocking_recv() {
@@ -76,7 +90,10 @@ fn run(store: Store, mut rx: mpsc::UnboundedReceiver<WriterMsg>) {
             }
         }
         if !batch.is_empty() {
-            commit(&store, &mut batch);
+            let dashboard = options
+                .as_ref()
+                .is_none_or(|o| o.current().flag("DataExportEnabled"));
+            commit(&store, &mut batch, dashboard);
         }
         for waiter in waiters.drain(..) {
             let _ = waiter.send(());
@@ -97,9 +114,14 @@ fn collect(
 
 /// Commits the batch in one transaction. A change whose user vanished is skipped (and said so)
 /// without losing the rest; a failing commit is retried once, then reported.
-fn commit(store: &Store, batch: &mut Vec<(Option<BalanceChange>, Option<Box<LogEntry>>)>) {
+fn commit(
+    store: &Store,
+    batch: &mut Vec<(Option<BalanceChange>, Option<Box<LogEntry>>)>,
+    dashboard: bool,
+) {
     for attempt in 0..2 {
         let result = store.write_blocking(|wtx| {
+            let mut rows = Vec::with_capacity(batch.len());
             for (change, log) in batch.iter() {
                 if let Some(change) = change {
                     match usage::apply(wtx, *change) {
@@ -111,9 +133,10 @@ fn commit(store: &Store, batch: &mut Vec<(Option<BalanceChange>, Option<Box<LogE
                     }
                 }
                 if let Some(log) = log {
-                    logs::insert(wtx, LogEntry::clone(log))?;
+                    rows.push(LogEntry::clone(log));
                 }
             }
+            logs::insert_batch(wtx, rows, dashboard)?;
             Ok::<_, StorageError>(())
         });
         match result {

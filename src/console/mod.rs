@@ -4,6 +4,8 @@
 pub mod account;
 pub mod auth;
 pub mod channel;
+pub mod data;
+pub mod log;
 pub mod option;
 pub mod personal;
 pub mod pricing;
@@ -34,4 +36,6 @@ pub fn routes() -> Router<AppState> {
         .merge(redemption::routes())
         .merge(topup::routes())
         .merge(pricing::routes())
+        .merge(log::routes())
+        .merge(data::routes())
 }

@@ -26,7 +26,7 @@ use tollgate_storage::secret::Secret;
 
 use super::auth::Caller;
 use super::price::{self, Usage};
-use super::settle::{SettleCtx, UsageSource};
+use super::settle::{Attempt, SettleCtx, UsageSource};
 use super::stream::{self, UsageJson};
 use super::tokenize::Counter;
 use crate::channel_types::effective_base_url;
@@ -199,6 +199,7 @@ async fn relay_json(
     let retries = usize::try_from(options.int("RetryTimes")).unwrap_or(0);
     let timeout = state.config.relay_timeout();
     let mut tried = Vec::new();
+    let mut attempts = Vec::new();
     let mut last_error = None;
     for attempt in 0..=retries {
         let Some(channel) = pick(&table, &caller, &head.model, attempt, &tried) else {
@@ -206,6 +207,12 @@ async fn relay_json(
         };
         tried.push(channel.id());
         if !OPENAI_COMPATIBLE.contains(&channel.channel.channel_type) {
+            attempts.push(Attempt {
+                c: channel.id().0,
+                s: 0,
+                ms: 0,
+                e: "unsupported",
+            });
             // Our limitation, not the channel's fault: try another channel, report nothing.
             last_error = Some(RelayError::NotImplemented(format!(
                 "relaying to channel type {}",
@@ -227,12 +234,14 @@ async fn relay_json(
             Ok(resp) if resp.status().is_success() => {
                 let status = Some(resp.status().as_u16());
                 report(&state, &channel, key, status, sent, None);
+                attempts.push(timeline_entry(&channel, resp.status().as_u16(), sent, ""));
                 let ctx = SettleCtx {
                     caller: caller.clone(),
                     model: head.model.clone(),
                     upstream_model,
                     channel: channel.id(),
                     tried: tried.clone(),
+                    attempts: std::mem::take(&mut attempts),
                     pricing,
                     group_ratio,
                     quota_per_unit,
@@ -265,6 +274,12 @@ async fn relay_json(
                     sent,
                     Some(message.clone()),
                 );
+                attempts.push(timeline_entry(
+                    &channel,
+                    status,
+                    sent,
+                    Attempt::class_of(status),
+                ));
                 last_error = Some(RelayError::Upstream {
                     status: mapped_status(&channel, status),
                     message,
@@ -273,8 +288,9 @@ async fn relay_json(
                     break;
                 }
             }
-            Err(e) => {
+            Err((e, class)) => {
                 report(&state, &channel, key, None, sent, Some(e.clone()));
+                attempts.push(timeline_entry(&channel, 0, sent, class));
                 last_error = Some(RelayError::Unreachable(e));
             }
         }
@@ -365,7 +381,23 @@ fn upstream_body<'a>(
     Ok(Cow::Owned(Bytes::from(bytes)))
 }
 
-/// Sends the request; `Err` carries a description when no HTTP answer came back in time.
+/// One timeline entry for `channel`.
+fn timeline_entry(
+    channel: &RoutedChannel,
+    status: u16,
+    sent: Instant,
+    class: &'static str,
+) -> Attempt {
+    Attempt {
+        c: channel.id().0,
+        s: status,
+        ms: u64::try_from(sent.elapsed().as_millis()).unwrap_or(u64::MAX),
+        e: class,
+    }
+}
+
+/// Sends the request; `Err` carries a description and the error class when no HTTP answer came
+/// back in time.
 async fn send(
     state: &AppState,
     channel: &RoutedChannel,
@@ -373,12 +405,12 @@ async fn send(
     path: &str,
     body: Cow<'_, Bytes>,
     timeout: Duration,
-) -> Result<reqwest::Response, String> {
+) -> Result<reqwest::Response, (String, &'static str)> {
     let c = &channel.channel;
     let client = if c.proxy.trim().is_empty() {
         state.http.direct().clone()
     } else {
-        state.http.for_proxy(&c.proxy)?
+        state.http.for_proxy(&c.proxy).map_err(|e| (e, "connect"))?
     };
     let url = format!("{}{path}", effective_base_url(c.channel_type, &c.base_url));
     let key = key.map_or("", |(_, k)| k.expose());
@@ -393,11 +425,16 @@ async fn send(
     match tokio::time::timeout(timeout, req.send()).await {
         Ok(Ok(resp)) => Ok(resp),
         Ok(Err(e)) => Err(if e.is_connect() {
-            "could not connect to the upstream".into()
+            ("could not connect to the upstream".into(), "connect")
+        } else if e.is_timeout() {
+            ("the upstream request timed out".into(), "timeout")
         } else {
-            "the upstream request failed".into()
+            ("the upstream request failed".into(), "network")
         }),
-        Err(_) => Err(format!("no answer within {} s", timeout.as_secs())),
+        Err(_) => Err((
+            format!("no answer within {} s", timeout.as_secs()),
+            "timeout",
+        )),
     }
 }
 

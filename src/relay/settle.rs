@@ -35,6 +35,36 @@ impl UsageSource {
     }
 }
 
+/// One upstream attempt of a request, as the log's `other.admin_info.attempts` keeps it
+/// (short keys: a request may try several channels and every row carries its timeline).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Attempt {
+    /// Channel id.
+    pub c: i64,
+    /// HTTP status the upstream answered, 0 when none came.
+    pub s: u16,
+    /// Milliseconds from sending to the answer's headers (or to the failure).
+    pub ms: u64,
+    /// Error class, empty on success: `auth` (401/403), `rate_limit` (429), `timeout` (408 or
+    /// no answer in time), `server` (5xx), `client` (other 4xx), `connect`, `network`,
+    /// `unsupported` (a channel type the relay cannot speak yet).
+    pub e: &'static str,
+}
+
+impl Attempt {
+    /// The class of an HTTP answer.
+    pub fn class_of(status: u16) -> &'static str {
+        match status {
+            200..=399 => "",
+            401 | 403 => "auth",
+            408 => "timeout",
+            429 => "rate_limit",
+            500.. => "server",
+            _ => "client",
+        }
+    }
+}
+
 /// Everything settlement needs, gathered while the request ran.
 #[derive(Debug, Clone)]
 pub struct SettleCtx {
@@ -48,6 +78,8 @@ pub struct SettleCtx {
     pub channel: ChannelId,
     /// Every channel tried, in order.
     pub tried: Vec<ChannelId>,
+    /// The attempt timeline (one entry per channel tried, the answering one last).
+    pub attempts: Vec<Attempt>,
     /// How the model is priced.
     pub pricing: ModelPricing,
     /// Ratio of the billing group.
@@ -108,7 +140,10 @@ impl SettleCtx {
             "upstream_model_name": self.upstream_model,
             "usage_source": source.as_str(),
             "cost": cost,
-            "admin_info": { "use_channel": self.tried.iter().map(|c| c.0).collect::<Vec<_>>() },
+            "admin_info": {
+                "use_channel": self.tried.iter().map(|c| c.0).collect::<Vec<_>>(),
+                "attempts": self.attempts,
+            },
         });
         LogEntry {
             created_at: now_unix(),

@@ -74,6 +74,9 @@ pub enum StorageError {
     /// Committing a transaction failed.
     #[error("commit: {0}")]
     Commit(#[from] redb::CommitError),
+    /// Choosing a transaction's durability failed.
+    #[error("durability: {0}")]
+    Durability(#[from] redb::SetDurabilityError),
     /// Compacting the file failed.
     #[error("compaction: {0}")]
     Compaction(#[from] redb::CompactionError),

@@ -68,6 +68,19 @@ pub fn next_id(wtx: &WriteTransaction, sequence: &str) -> Result<i64> {
     Ok(next)
 }
 
+/// Allocates `n` consecutive ids of the named sequence and returns the first (one read and one
+/// write however many rows a batch inserts).
+pub fn reserve_ids(wtx: &WriteTransaction, sequence: &str, n: usize) -> Result<i64> {
+    let key = format!("next_id.{sequence}");
+    let next: i64 = get_rw(wtx, &key)?.unwrap_or(1);
+    let after = i64::try_from(n)
+        .ok()
+        .and_then(|n| next.checked_add(n))
+        .ok_or(StorageError::Overflow)?;
+    put(wtx, &key, &after)?;
+    Ok(next)
+}
+
 /// Reads the setup state.
 pub fn setup_state(rtx: &ReadTransaction) -> Result<SetupState> {
     Ok(get_ro(rtx, SETUP)?.unwrap_or_default())

@@ -96,6 +96,32 @@ impl Store {
         f(&rtx)
     }
 
+    /// Like [`Store::write_blocking`], but the commit is not flushed to disk (no fsync): it
+    /// becomes durable with the next ordinary commit, and a crash before that rolls it back.
+    /// For background housekeeping that can simply run again (deleting old logs), so its
+    /// transactions stay short.
+    pub fn write_blocking_lazy<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        E: From<StorageError>,
+        F: FnOnce(&WriteTransaction) -> Result<T, E>,
+    {
+        let mut wtx = self.db.begin_write().map_err(StorageError::from)?;
+        wtx.set_durability(redb::Durability::None)
+            .map_err(StorageError::from)?;
+        match f(&wtx) {
+            Ok(value) => {
+                wtx.commit().map_err(StorageError::from)?;
+                Ok(value)
+            }
+            Err(e) => {
+                if let Err(abort) = wtx.abort() {
+                    tracing::warn!(error = %abort, "aborting a failed write transaction");
+                }
+                Err(e)
+            }
+        }
+    }
+
     /// Blocking form of [`Store::write`].
     pub fn write_blocking<T, E, F>(&self, f: F) -> Result<T, E>
     where

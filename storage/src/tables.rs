@@ -47,9 +47,39 @@ pub const LOGS: TableDefinition<i64, &[u8]> = TableDefinition::new("logs.v1");
 /// Index: (created_at, log id) → (), logs in time order (range delete by time).
 pub const LOG_BY_TIME: TableDefinition<(i64, i64), ()> = TableDefinition::new("log_by_time.v1");
 
-/// Index: (user id, created_at, log id) → (), a user's logs in time order.
-pub const LOG_BY_USER: TableDefinition<(i64, i64, i64), ()> =
-    TableDefinition::new("log_by_user.v1");
+/// An hour counter: (rows, consume rows, consume quota, consume prompt tokens, consume
+/// completion tokens).
+pub type HourCount = (u64, u64, i64, i64, i64);
+
+/// A dashboard aggregate: (requests, quota, prompt tokens, completion tokens).
+pub type DashAggregate = (u64, i64, i64, i64);
+
+/// Filter indexes: (filter key, created_at, log id) → (). A filter key is one dimension of a log
+/// and its value, e.g. `u:17` (user), `m:gpt-4o` (model), `um:17:gpt-4o` (user and model); see
+/// [`crate::logs::keys`]. Every key of a row is written with the row and removed with it.
+pub const LOG_BY_KEY: TableDefinition<(&str, i64, i64), ()> = TableDefinition::new("log_by_key.v1");
+
+/// Counters per filter key and hour: (filter key or `*`, hour start) → (rows, consume rows,
+/// consume quota, consume prompt tokens, consume completion tokens). Kept exact on insert and
+/// delete, so page totals and stat sums read a few counters instead of scanning rows.
+pub const LOG_COUNTS: TableDefinition<(&str, i64), HourCount> =
+    TableDefinition::new("log_counts.v1");
+
+/// Dashboard aggregates by hour and model (consume logs): (hour start, model) → (requests,
+/// quota, prompt tokens, completion tokens). Maintained by the log writer; kept when logs are
+/// deleted (history survives retention).
+pub const DASH_BY_MODEL: TableDefinition<(i64, &str), DashAggregate> =
+    TableDefinition::new("dash_by_model.v1");
+
+/// Dashboard aggregates by user, hour and model: (user id, hour start, model) → as
+/// [`DASH_BY_MODEL`].
+pub const DASH_BY_USER_MODEL: TableDefinition<(i64, i64, &str), DashAggregate> =
+    TableDefinition::new("dash_by_user_model.v1");
+
+/// Dashboard aggregates by hour and user: (hour start, user id) → as [`DASH_BY_MODEL`].
+pub const DASH_BY_USER: TableDefinition<(i64, i64), DashAggregate> =
+    TableDefinition::new("dash_by_user.v1");
+
 /// Channels by id; the value is a postcard [`crate::channels::Channel`].
 pub const CHANNELS: TableDefinition<i64, &[u8]> = TableDefinition::new("channels.v1");
 

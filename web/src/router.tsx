@@ -91,6 +91,10 @@ const consoleRoutes: RouteObject[] = [
         lazy: async () => ({ Component: (await import('@/pages/users')).UsersPage }),
       },
       {
+        path: 'setting',
+        lazy: async () => ({ Component: (await import('@/pages/settings')).SettingsPage }),
+      },
+      {
         path: 'user/edit/:id',
         lazy: async () => ({
           Component: (await import('@/pages/users/user-edit-page')).UserEditPage,
@@ -100,7 +104,6 @@ const consoleRoutes: RouteObject[] = [
   },
   // Without an id the form is the user's own profile, which lives on /personal.
   { path: 'user/edit', element: <Navigate to="/personal" replace /> },
-  placeholder('setting', 'setting'),
   {
     path: 'personal',
     lazy: async () => ({ Component: (await import('@/pages/personal')).PersonalPage }),
@@ -109,8 +112,11 @@ const consoleRoutes: RouteObject[] = [
     path: 'topup',
     lazy: async () => ({ Component: (await import('@/pages/topup')).TopUpPage }),
   },
-  placeholder('log', 'log'),
-  placeholder('detail', 'detail'),
+  { path: 'log', lazy: async () => ({ Component: (await import('@/pages/logs')).LogsPage }) },
+  {
+    path: 'detail',
+    lazy: async () => ({ Component: (await import('@/pages/detail')).DetailPage }),
+  },
   placeholder('midjourney', 'midjourney'),
   placeholder('task', 'task'),
 ];

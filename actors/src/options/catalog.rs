@@ -182,6 +182,8 @@ pub const CATALOG: &[OptionDef] = &[
     def("DataExportEnabled", "true", B),
     def("DataExportInterval", "5", N1),
     def("DataExportDefaultTime", "hour", T),
+    // Tollgate's own: delete logs older than this many days, hourly (0 = off, the default).
+    def("LogRetentionDays", "0", N0),
     def(
         "ChannelDisableThreshold",
         "5",

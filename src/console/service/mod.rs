@@ -2,8 +2,10 @@
 
 pub mod accounts;
 pub mod channel;
+pub mod dashboard;
 pub mod epay;
 pub mod login;
+pub mod logs;
 pub mod mail_codes;
 pub mod password;
 pub mod personal;

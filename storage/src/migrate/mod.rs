@@ -13,27 +13,30 @@
 //! History:
 //! - 1: users (`users.v1`) without OAuth ids, invite data, settings or soft delete; no email index.
 //! - 2: `users.v2` with every field of spec 01 §3; `user_by_email.v1` index.
+//! - 3: log filter indexes (`log_by_key.v1` replaces `log_by_user.v1`), hour counters
+//!   (`log_counts.v1`) and dashboard aggregates (`dash_*.v1`), rebuilt from the rows.
 
 mod v1_to_v2;
+mod v2_to_v3;
 
 use redb::{Database, WriteTransaction};
 
 use crate::tables::{
-    ABILITIES, CHANNEL_BY_TAG, CHANNELS, LOG_BY_TIME, LOG_BY_USER, LOGS, META, ONE_TIME_CODES,
-    OPTIONS, REDEMPTION_BY_KEY, REDEMPTIONS, TOKEN_BY_KEY, TOKENS, TOKENS_BY_USER,
-    TOPUP_BY_TRADE_NO, TOPUPS, TOPUPS_BY_USER, USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE,
-    USER_BY_EMAIL, USER_BY_USERNAME, USERS,
+    ABILITIES, CHANNEL_BY_TAG, CHANNELS, DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL,
+    LOG_BY_KEY, LOG_BY_TIME, LOG_COUNTS, LOGS, META, ONE_TIME_CODES, OPTIONS, REDEMPTION_BY_KEY,
+    REDEMPTIONS, TOKEN_BY_KEY, TOKENS, TOKENS_BY_USER, TOPUP_BY_TRADE_NO, TOPUPS, TOPUPS_BY_USER,
+    USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE, USER_BY_EMAIL, USER_BY_USERNAME, USERS,
 };
 use crate::{Result, StorageError, meta};
 
 /// The schema version this build writes.
-pub const CURRENT_SCHEMA: u32 = 2;
+pub const CURRENT_SCHEMA: u32 = 3;
 
 /// One upgrade step: from version `n` to `n + 1`.
 type Step = fn(&WriteTransaction) -> Result<()>;
 
 /// Steps indexed by the version they start from (`STEPS[0]` upgrades 1 → 2).
-const STEPS: [Step; 1] = [v1_to_v2::run];
+const STEPS: [Step; 2] = [v1_to_v2::run, v2_to_v3::run];
 
 /// Brings the file to [`CURRENT_SCHEMA`]. Blocking.
 pub fn run(db: &Database) -> Result<()> {
@@ -85,7 +88,11 @@ fn create_tables(wtx: &WriteTransaction) -> Result<()> {
     wtx.open_table(TOKENS_BY_USER)?;
     wtx.open_table(LOGS)?;
     wtx.open_table(LOG_BY_TIME)?;
-    wtx.open_table(LOG_BY_USER)?;
+    wtx.open_table(LOG_BY_KEY)?;
+    wtx.open_table(LOG_COUNTS)?;
+    wtx.open_table(DASH_BY_MODEL)?;
+    wtx.open_table(DASH_BY_USER_MODEL)?;
+    wtx.open_table(DASH_BY_USER)?;
     wtx.open_table(CHANNELS)?;
     wtx.open_table(ABILITIES)?;
     wtx.open_table(CHANNEL_BY_TAG)?;

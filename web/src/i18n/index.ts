@@ -6,9 +6,12 @@ import { fallbackLanguage, usePreferences } from '@/stores/preferences';
 import enAuth from './locales/en/auth.json';
 import enChannels from './locales/en/channels.json';
 import enCommon from './locales/en/common.json';
+import enDetail from './locales/en/detail.json';
+import enLog from './locales/en/log.json';
 import enPersonal from './locales/en/personal.json';
 import enPricing from './locales/en/pricing.json';
 import enRedemption from './locales/en/redemption.json';
+import enSettings from './locales/en/settings.json';
 import enSetup from './locales/en/setup.json';
 import enTokens from './locales/en/tokens.json';
 import enTopUp from './locales/en/topup.json';
@@ -16,9 +19,12 @@ import enUsers from './locales/en/users.json';
 import zhAuth from './locales/zh/auth.json';
 import zhChannels from './locales/zh/channels.json';
 import zhCommon from './locales/zh/common.json';
+import zhDetail from './locales/zh/detail.json';
+import zhLog from './locales/zh/log.json';
 import zhPersonal from './locales/zh/personal.json';
 import zhPricing from './locales/zh/pricing.json';
 import zhRedemption from './locales/zh/redemption.json';
+import zhSettings from './locales/zh/settings.json';
 import zhSetup from './locales/zh/setup.json';
 import zhTokens from './locales/zh/tokens.json';
 import zhTopUp from './locales/zh/topup.json';
@@ -37,6 +43,9 @@ export const resources = {
     redemption: zhRedemption,
     topup: zhTopUp,
     pricing: zhPricing,
+    log: zhLog,
+    detail: zhDetail,
+    settings: zhSettings,
   },
   en: {
     common: enCommon,
@@ -49,6 +58,9 @@ export const resources = {
     redemption: enRedemption,
     topup: enTopUp,
     pricing: enPricing,
+    log: enLog,
+    detail: enDetail,
+    settings: enSettings,
   },
 } as const;
 

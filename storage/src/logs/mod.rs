@@ -1,11 +1,27 @@
-//! Usage logs (spec 02 §3 "Log entry") and their time and user indexes, written in the same
-//! transaction as the balance changes they record (see [`crate::usage`]).
+//! Usage logs (spec 02 §3 "Log entry"): the rows, their indexes and counters, and the queries
+//! the console runs on them.
+//!
+//! - [`write`]: inserting a batch (rows, filter indexes, hour counters, dashboard aggregates in
+//!   the caller's transaction) and deleting old rows in small batches.
+//! - [`keys`]: the filter keys a row is indexed and counted under.
+//! - [`query`]: pages, totals and stats for a [`query::LogFilter`].
+//! - [`dashboard`]: the per-hour aggregates of the /detail page.
+//!
+//! Rows are written in the same transaction as the balance changes they record (see
+//! [`crate::usage`]).
 
-use redb::{ReadTransaction, ReadableTable, ReadableTableMetadata, WriteTransaction};
+pub mod dashboard;
+pub mod keys;
+pub mod query;
+pub mod write;
+
+use redb::{ReadTransaction, ReadableTable, ReadableTableMetadata};
 use serde::{Deserialize, Serialize};
 
-use crate::tables::{LOG_BY_TIME, LOG_BY_USER, LOGS};
-use crate::{Result, UserId, codec, meta};
+pub use write::{delete_before, insert, insert_batch};
+
+use crate::tables::{LOG_BY_KEY, LOGS};
+use crate::{Result, UserId, codec};
 
 /// Log type: top-up.
 pub const LOG_TOPUP: i32 = 1;
@@ -59,35 +75,32 @@ pub struct LogEntry {
     pub request_id: String,
 }
 
-/// Inserts a log row (assigning its id) with its index entries.
-pub fn insert(wtx: &WriteTransaction, mut entry: LogEntry) -> Result<i64> {
-    entry.id = meta::next_id(wtx, "logs")?;
-    wtx.open_table(LOGS)?
-        .insert(entry.id, codec::encode(&entry)?.as_slice())?;
-    wtx.open_table(LOG_BY_TIME)?
-        .insert((entry.created_at, entry.id), ())?;
-    wtx.open_table(LOG_BY_USER)?
-        .insert((entry.user_id.0, entry.created_at, entry.id), ())?;
-    Ok(entry.id)
-}
-
 /// Number of log rows.
 pub fn count(rtx: &ReadTransaction) -> Result<u64> {
     Ok(rtx.open_table(LOGS)?.len()?)
 }
 
+/// One row by id.
+pub fn get(rtx: &ReadTransaction, id: i64) -> Result<Option<LogEntry>> {
+    match rtx.open_table(LOGS)?.get(id)? {
+        Some(bytes) => Ok(Some(codec::decode(bytes.value())?)),
+        None => Ok(None),
+    }
+}
+
 /// A user's logs, newest first, at most `limit`.
 pub fn recent_for_user(rtx: &ReadTransaction, user: UserId, limit: usize) -> Result<Vec<LogEntry>> {
-    let index = rtx.open_table(LOG_BY_USER)?;
+    let index = rtx.open_table(LOG_BY_KEY)?;
     let logs = rtx.open_table(LOGS)?;
+    let key = keys::user(user.0);
     let mut out = Vec::new();
     for entry in index
-        .range((user.0, i64::MIN, i64::MIN)..=(user.0, i64::MAX, i64::MAX))?
+        .range((key.as_str(), i64::MIN, i64::MIN)..=(key.as_str(), i64::MAX, i64::MAX))?
         .rev()
         .take(limit)
     {
-        let (key, _) = entry?;
-        let (_, _, id) = key.value();
+        let (k, _) = entry?;
+        let (_, _, id) = k.value();
         if let Some(bytes) = logs.get(id)? {
             out.push(codec::decode(bytes.value())?);
         }

@@ -1,0 +1,501 @@
+//! Log query benchmark: builds a 10-million-row log database (cached under
+//! `target/bench-data/`, so reruns start at once) and reports, per filter combination the
+//! console offers, the latency of a page (first and tenth page of 20 rows), whether `total` was
+//! exact, and the stat call; then measures background deletion (rows per batch transaction,
+//! longest batch) and free-space reuse on a smaller database.
+//!
+//! `cargo bench --bench log_queries` (set `LOG_BENCH_ROWS` for a smaller database).
+#![expect(
+    clippy::expect_used,
+    clippy::print_stdout,
+    reason = "a benchmark binary: failures abort it and results go to stdout"
+)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tollgate_storage::logs::query::{self, LogFilter};
+use tollgate_storage::logs::{self, LOG_CONSUME, LOG_ERROR, LOG_MANAGE, LOG_TOPUP, LogEntry};
+use tollgate_storage::{StorageError, Store, UserId};
+
+/// Last second of the generated data (2026-01-01T00:00:00Z); queries use it as "now".
+const END: i64 = 1_767_225_600;
+/// The data covers this many seconds (30 days).
+const SPAN: i64 = 30 * 86_400;
+/// Rows per build transaction.
+const BUILD_BATCH: usize = 50_000;
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const MODELS: [&str; 12] = [
+    "gpt-4o-mini",
+    "gpt-4o",
+    "claude-sonnet-4",
+    "deepseek-chat",
+    "gemini-2.5-flash",
+    "gpt-4.1",
+    "o3-mini",
+    "qwen-max",
+    "claude-haiku-3.5",
+    "text-embedding-3-small",
+    "dall-e-3",
+    "whisper-1",
+];
+
+/// Row `i` of `n`: 10 heavy users make half the traffic, 990 others the rest; models, channels,
+/// groups and types skewed like a real gateway's.
+fn row(i: u64, n: u64, rng: &mut Rng) -> LogEntry {
+    let user = if rng.below(2) == 0 {
+        1 + rng.below(10)
+    } else {
+        11 + rng.below(990)
+    };
+    // Model: geometric-ish skew over 40 names (12 base names × suffixes).
+    let mut m = 0;
+    while m < 39 && rng.below(3) == 0 {
+        m += 1;
+    }
+    let model = if m < 12 {
+        MODELS[m as usize].to_owned()
+    } else {
+        format!("{}-{m}", MODELS[(m % 12) as usize])
+    };
+    let token = ["default", "key-1", "key-2"][rng.below(3) as usize];
+    let group = match rng.below(100) {
+        0..80 => "default",
+        80..95 => "vip",
+        _ => "svip",
+    };
+    let log_type = match rng.below(1000) {
+        0..970 => LOG_CONSUME,
+        970..990 => LOG_ERROR,
+        990..995 => LOG_TOPUP,
+        _ => LOG_MANAGE,
+    };
+    let prompt = 50 + rng.below(4000) as i64;
+    let completion = rng.below(1500) as i64;
+    let created_at = END - SPAN + (i as i64 * SPAN) / n as i64;
+    LogEntry {
+        id: 0,
+        created_at,
+        log_type,
+        user_id: UserId(user as i64),
+        username: format!("user{user}"),
+        token_id: user as i64 * 3,
+        token_name: token.to_owned(),
+        model_name: model.clone(),
+        channel_id: 1 + rng.below(20) as i64,
+        group: group.to_owned(),
+        is_stream: rng.below(2) == 0,
+        use_time: rng.below(30) as i64,
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        quota: prompt + completion * 4,
+        content: String::new(),
+        other: format!(
+            r#"{{"model_ratio":1.25,"completion_ratio":4,"cache_ratio":0.5,"model_price":-1,"group_ratio":1,"cache_tokens":0,"frt":{},"is_model_mapped":false,"upstream_model_name":"{model}","usage_source":"upstream","cost":{},"admin_info":{{"use_channel":[3],"attempts":[{{"c":3,"s":200,"ms":812,"e":""}}]}}}}"#,
+            rng.below(3000),
+            prompt + completion * 4
+        ),
+        request_id: format!("{:016x}", rng.next()),
+    }
+}
+
+/// Opens the cached database at `path` with `n` rows, building it first if needed.
+fn database(path: &Path, n: u64) -> Store {
+    if path.exists() {
+        let store = Store::open(path).expect("open cached database");
+        let have = store.read_blocking(logs::count).expect("count");
+        if have == n {
+            println!("using the cached database {} ({n} rows)", path.display());
+            return store;
+        }
+        drop(store);
+        std::fs::remove_file(path).expect("remove stale database");
+    }
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let store = Store::open(path).expect("create database");
+    println!("building {n} rows into {} …", path.display());
+    let started = Instant::now();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut i = 0;
+    while i < n {
+        let upto = (i + BUILD_BATCH as u64).min(n);
+        let rows: Vec<LogEntry> = (i..upto).map(|k| row(k, n, &mut rng)).collect();
+        store
+            .write_blocking(|wtx| logs::insert_batch(wtx, rows, true).map(|_| ()))
+            .expect("insert batch");
+        i = upto;
+        if i % 1_000_000 == 0 {
+            println!("  {i} rows, {:.0} s", started.elapsed().as_secs_f64());
+        }
+    }
+    println!(
+        "built in {:.0} s, file {} MB",
+        started.elapsed().as_secs_f64(),
+        file_mb(path)
+    );
+    store
+}
+
+fn file_mb(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) / 1_000_000
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// Runs `f` `runs` times and returns the median and the worst.
+fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, Duration, T) {
+    let mut times = Vec::with_capacity(runs);
+    let mut last = None;
+    for _ in 0..runs {
+        let t = Instant::now();
+        last = Some(f());
+        times.push(t.elapsed());
+    }
+    let worst = times.iter().copied().max().unwrap_or_default();
+    (median(times), worst, last.expect("ran"))
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1000.0)
+}
+
+fn cases() -> Vec<(&'static str, LogFilter)> {
+    let day = Some(END - 86_400);
+    let ahead = Some(END + 3600);
+    let s = |v: &str| Some(v.to_owned());
+    let heavy = Some(UserId(3));
+    let light = Some(UserId(500));
+    vec![
+        ("admin: no filter", LogFilter::default()),
+        (
+            "admin: default window (last day)",
+            LogFilter {
+                start: day,
+                end: ahead,
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "admin: type consume",
+            LogFilter {
+                log_type: Some(LOG_CONSUME),
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "admin: type top-up (rare)",
+            LogFilter {
+                log_type: Some(LOG_TOPUP),
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "admin: username (heavy user)",
+            LogFilter {
+                user: heavy,
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "admin: username (light user)",
+            LogFilter {
+                user: light,
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "admin: token name",
+            LogFilter {
+                token_name: s("key-1"),
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "admin: model (popular)",
+            LogFilter {
+                model_name: s("gpt-4o-mini"),
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "admin: model (rare)",
+            LogFilter {
+                model_name: s("o3-mini-30"),
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "admin: channel",
+            LogFilter {
+                channel: Some(7),
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "admin: group",
+            LogFilter {
+                group: s("svip"),
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "admin: username + model",
+            LogFilter {
+                user: light,
+                model_name: s("gpt-4o"),
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "admin: model + channel",
+            LogFilter {
+                model_name: s("gpt-4o"),
+                channel: Some(7),
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "admin: channel + group + type error",
+            LogFilter {
+                channel: Some(7),
+                group: s("svip"),
+                log_type: Some(LOG_ERROR),
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "admin: model (rare) + group (rare), last day",
+            LogFilter {
+                model_name: s("deepseek-chat"),
+                group: s("svip"),
+                start: day,
+                end: ahead,
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "admin: every filter, last day",
+            LogFilter {
+                user: heavy,
+                token_name: s("key-2"),
+                model_name: s("gpt-4o"),
+                channel: Some(5),
+                group: s("default"),
+                log_type: Some(LOG_CONSUME),
+                start: day,
+                end: ahead,
+            },
+        ),
+        (
+            "self (heavy user): no filter",
+            LogFilter {
+                user: heavy,
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "self (heavy user): default window",
+            LogFilter {
+                user: heavy,
+                start: day,
+                end: ahead,
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "self (heavy user): model",
+            LogFilter {
+                user: heavy,
+                model_name: s("claude-sonnet-4"),
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "self (heavy user): token name",
+            LogFilter {
+                user: heavy,
+                token_name: s("key-1"),
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "self (heavy user): model + token name",
+            LogFilter {
+                user: heavy,
+                model_name: s("claude-sonnet-4"),
+                token_name: s("key-1"),
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "self (heavy user): group",
+            LogFilter {
+                user: heavy,
+                group: s("vip"),
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "self (heavy user): type error",
+            LogFilter {
+                user: heavy,
+                log_type: Some(LOG_ERROR),
+                ..LogFilter::default()
+            },
+        ),
+        (
+            "self (light user): model, last day",
+            LogFilter {
+                user: light,
+                model_name: s("gpt-4o-mini"),
+                start: day,
+                end: ahead,
+                ..LogFilter::default()
+            },
+        ),
+    ]
+}
+
+fn queries(store: &Store) {
+    println!();
+    println!(
+        "| filter | plan | page 1 (ms, median / worst) | page 10 (ms) | total | exact | stat (ms) |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let mut slowest = Duration::ZERO;
+    for (name, f) in cases() {
+        let plan = store
+            .read_blocking(|rtx| query::plan(rtx, &f))
+            .expect("plan");
+        let (p1, w1, page) = time(15, || {
+            store
+                .read_blocking(|rtx| query::page(rtx, &f, 0, 20))
+                .expect("page")
+        });
+        let (p10, _, _) = time(7, || {
+            store
+                .read_blocking(|rtx| query::page(rtx, &f, 180, 20))
+                .expect("page 10")
+        });
+        let (st, _, _) = time(5, || {
+            store
+                .read_blocking(|rtx| query::stat(rtx, &f, END))
+                .expect("stat")
+        });
+        slowest = slowest.max(p1).max(p10);
+        println!(
+            "| {name} | {} | {} / {} | {} | {} | {} | {} |",
+            plan.key.as_deref().unwrap_or("time"),
+            ms(p1),
+            ms(w1),
+            ms(p10),
+            page.total,
+            if page.total_exact { "yes" } else { "estimate" },
+            ms(st),
+        );
+    }
+    println!();
+    println!("slowest page (median): {} ms", ms(slowest));
+}
+
+/// Deletion in batches while measuring each batch transaction, then free-space reuse.
+fn retention(dir: &Path, n: u64) {
+    let path = dir.join("retention.redb");
+    let _ = std::fs::remove_file(&path);
+    let store = Store::open(&path).expect("open");
+    let fill = |store: &Store, rng: &mut Rng| {
+        let mut i = 0;
+        while i < n {
+            let upto = (i + BUILD_BATCH as u64).min(n);
+            let rows: Vec<LogEntry> = (i..upto).map(|k| row(k, n, rng)).collect();
+            store
+                .write_blocking(|wtx| logs::insert_batch(wtx, rows, true).map(|_| ()))
+                .expect("insert");
+            i = upto;
+        }
+    };
+    let mut rng = Rng(7);
+    fill(&store, &mut rng);
+    let before = file_mb(&path);
+    let mut batches = Vec::new();
+    let started = Instant::now();
+    loop {
+        let t = Instant::now();
+        let deleted = store
+            .write_blocking_lazy(|wtx| {
+                logs::delete_before(wtx, END + 1, tollgate_actors::log_janitor::RETENTION_BATCH)
+            })
+            .expect("delete");
+        if deleted == 0 {
+            break;
+        }
+        batches.push(t.elapsed());
+    }
+    let total = started.elapsed();
+    store
+        .write_blocking(|_| Ok::<_, StorageError>(()))
+        .expect("durable commit");
+    let left = store.read_blocking(logs::count).expect("count");
+    let after_delete = file_mb(&path);
+    fill(&store, &mut rng);
+    let refilled = file_mb(&path);
+    let worst = batches.iter().copied().max().unwrap_or_default();
+    let (fsync, _, ()) = time(5, || {
+        store
+            .write_blocking(|_| Ok::<_, StorageError>(()))
+            .expect("commit")
+    });
+    println!();
+    println!(
+        "an empty durable commit (fsync) takes {} ms here",
+        ms(fsync)
+    );
+    println!(
+        "retention on {n} rows: {} batches of {} rows in {:.1} s; batch transaction median {} ms, worst {} ms; {left} rows left",
+        batches.len(),
+        tollgate_actors::log_janitor::RETENTION_BATCH,
+        total.as_secs_f64(),
+        ms(median(batches.clone())),
+        ms(worst),
+    );
+    println!(
+        "file size: {before} MB with {n} rows, {after_delete} MB after deleting them all, {refilled} MB after inserting {n} rows again (free pages reused)"
+    );
+    drop(store);
+    let _ = std::fs::remove_file(&path);
+}
+
+fn main() -> Result<(), StorageError> {
+    let n: u64 = std::env::var("LOG_BENCH_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
+    let target = std::env::var("CARGO_TARGET_DIR").map_or_else(
+        |_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"),
+        PathBuf::from,
+    );
+    let dir = target.join("bench-data");
+    let store = database(&dir.join(format!("logs-{n}.redb")), n);
+    queries(&store);
+    drop(store);
+    retention(&dir, (n / 50).max(10_000));
+    Ok(())
+}

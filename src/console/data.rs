@@ -1,0 +1,46 @@
+//! Dashboard data: GET /api/data/ (admin; all users or `username`), /api/data/users (admin; by
+//! user) and /api/data/self (own), each `?start_timestamp=&end_timestamp=`.
+
+use axum::Router;
+use axum::extract::State;
+use axum::routing::get;
+
+use super::service::dashboard::{self, DataQuery, DataView};
+use crate::error::ConsoleError;
+use crate::http::envelope::{Envelope, ok};
+use crate::http::extract::{AdminSession, ApiQuery, Session};
+use crate::state::AppState;
+
+/// Dashboard routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/data/", get(all))
+        .route("/api/data/users", get(by_user))
+        .route("/api/data/self", get(own))
+        .route("/api/data/self/", get(own))
+}
+
+async fn all(
+    State(state): State<AppState>,
+    _admin: AdminSession,
+    ApiQuery(q): ApiQuery<DataQuery>,
+) -> Result<Envelope<Vec<DataView>>, ConsoleError> {
+    Ok(ok(dashboard::all(&state, &q).await?))
+}
+
+async fn by_user(
+    State(state): State<AppState>,
+    _admin: AdminSession,
+    ApiQuery(q): ApiQuery<DataQuery>,
+) -> Result<Envelope<Vec<DataView>>, ConsoleError> {
+    Ok(ok(dashboard::by_user(&state, &q).await?))
+}
+
+async fn own(
+    State(state): State<AppState>,
+    session: Session,
+    ApiQuery(q): ApiQuery<DataQuery>,
+) -> Result<Envelope<Vec<DataView>>, ConsoleError> {
+    let user = session.user;
+    Ok(ok(dashboard::own(&state, user.id, user.username, &q).await?))
+}

@@ -1,0 +1,98 @@
+//! Usage logs: GET /api/log/ (admin) and /api/log/self/ (own), their /stat, DELETE /api/log/
+//! (admin: delete older than a time, in the background) and GET /api/log/delete_progress.
+
+use axum::Router;
+use axum::extract::State;
+use axum::routing::get;
+use serde::Deserialize;
+
+use super::service::logs::{self, LogPageView, LogQuery, ProgressView, StatView, Viewer};
+use crate::error::ConsoleError;
+use crate::http::envelope::{Envelope, ok};
+use crate::http::extract::{AdminSession, ApiQuery, Session};
+use crate::http::page::PageQuery;
+use crate::state::AppState;
+
+/// Log routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/log/", get(list_all).delete(delete_logs))
+        .route("/api/log/stat", get(stat_all))
+        .route("/api/log/delete_progress", get(delete_progress))
+        .route("/api/log/self", get(list_own))
+        .route("/api/log/self/", get(list_own))
+        .route("/api/log/self/stat", get(stat_own))
+}
+
+async fn list_all(
+    State(state): State<AppState>,
+    _admin: AdminSession,
+    ApiQuery(paging): ApiQuery<PageQuery>,
+    ApiQuery(q): ApiQuery<LogQuery>,
+) -> Result<Envelope<LogPageView>, ConsoleError> {
+    Ok(ok(logs::page(&state, &q, paging, Viewer::Admin).await?))
+}
+
+async fn list_own(
+    State(state): State<AppState>,
+    session: Session,
+    ApiQuery(paging): ApiQuery<PageQuery>,
+    ApiQuery(q): ApiQuery<LogQuery>,
+) -> Result<Envelope<LogPageView>, ConsoleError> {
+    let viewer = Viewer::Owner(session.user.id);
+    Ok(ok(logs::page(&state, &q, paging, viewer).await?))
+}
+
+async fn stat_all(
+    State(state): State<AppState>,
+    _admin: AdminSession,
+    ApiQuery(q): ApiQuery<LogQuery>,
+) -> Result<Envelope<StatView>, ConsoleError> {
+    Ok(ok(logs::stat(&state, &q, Viewer::Admin).await?))
+}
+
+async fn stat_own(
+    State(state): State<AppState>,
+    session: Session,
+    ApiQuery(q): ApiQuery<LogQuery>,
+) -> Result<Envelope<StatView>, ConsoleError> {
+    let viewer = Viewer::Owner(session.user.id);
+    Ok(ok(logs::stat(&state, &q, viewer).await?))
+}
+
+/// `?target_timestamp=<unix seconds>`.
+#[derive(Debug, Deserialize)]
+struct DeleteQuery {
+    #[serde(default)]
+    target_timestamp: Option<i64>,
+}
+
+/// Deletes logs created before the target. `data` is the number of rows deleted (new-api's
+/// shape); when the job is still running after a short wait, `data` is the number it is
+/// deleting and the message says so (poll GET /api/log/delete_progress).
+async fn delete_logs(
+    State(state): State<AppState>,
+    AdminSession(admin): AdminSession,
+    ApiQuery(q): ApiQuery<DeleteQuery>,
+) -> Result<Envelope<u64>, ConsoleError> {
+    let target = q.target_timestamp.ok_or_else(|| {
+        ConsoleError::Invalid("target_timestamp is required (unix seconds)".into())
+    })?;
+    let p = logs::delete_before(&state, target).await?;
+    tracing::info!(by = %admin.user.id, target, rows = p.total, "log deletion requested");
+    let mut answer = ok(p.total);
+    if p.running {
+        answer.message = format!(
+            "{} of {} logs deleted so far; the rest are being deleted in the background",
+            p.deleted, p.total
+        );
+    }
+    Ok(answer)
+}
+
+async fn delete_progress(
+    State(state): State<AppState>,
+    _admin: AdminSession,
+) -> Result<Envelope<ProgressView>, ConsoleError> {
+    Ok(ok(state.janitor.progress().into()))
+}

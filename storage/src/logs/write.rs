@@ -1,0 +1,290 @@
+//! Writing logs: a batch of rows with their index entries, hour counters and dashboard
+//! aggregates in the caller's transaction; and deleting old rows a small batch at a time, with
+//! every index entry and counter they contributed.
+//!
+//! Counter and aggregate changes of a batch are summed in memory first, so a batch of 512 rows
+//! of a few users and models touches each counter once.
+
+use std::collections::BTreeMap;
+
+use redb::{ReadableTable, Table, WriteTransaction};
+
+use super::{LOG_CONSUME, LogEntry, keys};
+use crate::tables::{
+    DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL, DashAggregate, HourCount, LOG_BY_KEY,
+    LOG_BY_TIME, LOG_COUNTS, LOGS,
+};
+use crate::{Result, StorageError, codec, meta};
+
+/// A change to one hour counter: rows, consume rows, quota, prompt and completion tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Rows of any type.
+    pub rows: i64,
+    /// Consume rows (relayed requests).
+    pub requests: i64,
+    /// Quota of consume rows.
+    pub quota: i64,
+    /// Prompt tokens of consume rows.
+    pub prompt: i64,
+    /// Completion tokens of consume rows.
+    pub completion: i64,
+}
+
+impl Tally {
+    /// The tally of one row, negated when `sign` is -1.
+    fn of(e: &LogEntry, sign: i64) -> Tally {
+        let signed = |v: i64| {
+            if e.log_type != LOG_CONSUME {
+                0
+            } else if sign < 0 {
+                v.saturating_neg()
+            } else {
+                v
+            }
+        };
+        Tally {
+            rows: sign,
+            requests: signed(1),
+            quota: signed(e.quota),
+            prompt: signed(e.prompt_tokens),
+            completion: signed(e.completion_tokens),
+        }
+    }
+
+    fn add(&mut self, o: Tally) -> Result<()> {
+        let add = |a: i64, b: i64| a.checked_add(b).ok_or(StorageError::Overflow);
+        self.rows = add(self.rows, o.rows)?;
+        self.requests = add(self.requests, o.requests)?;
+        self.quota = add(self.quota, o.quota)?;
+        self.prompt = add(self.prompt, o.prompt)?;
+        self.completion = add(self.completion, o.completion)?;
+        Ok(())
+    }
+}
+
+/// Pending counter and aggregate changes of a batch.
+#[derive(Default)]
+struct Deltas {
+    counts: BTreeMap<(String, i64), Tally>,
+    by_model: BTreeMap<(i64, String), Tally>,
+    by_user_model: BTreeMap<(i64, i64, String), Tally>,
+    by_user: BTreeMap<(i64, i64), Tally>,
+}
+
+impl Deltas {
+    fn count(&mut self, e: &LogEntry, row_keys: &[String], sign: i64) -> Result<()> {
+        let hour = keys::hour(e.created_at);
+        let tally = Tally::of(e, sign);
+        self.counts
+            .entry((keys::ALL.to_owned(), hour))
+            .or_default()
+            .add(tally)?;
+        for key in row_keys {
+            self.counts
+                .entry((key.clone(), hour))
+                .or_default()
+                .add(tally)?;
+        }
+        Ok(())
+    }
+
+    fn dashboard(&mut self, e: &LogEntry) -> Result<()> {
+        if e.log_type != LOG_CONSUME {
+            return Ok(());
+        }
+        let hour = keys::hour(e.created_at);
+        let tally = Tally::of(e, 1);
+        let user = e.user_id.0;
+        self.by_model
+            .entry((hour, e.model_name.clone()))
+            .or_default()
+            .add(tally)?;
+        self.by_user_model
+            .entry((user, hour, e.model_name.clone()))
+            .or_default()
+            .add(tally)?;
+        self.by_user.entry((hour, user)).or_default().add(tally)?;
+        Ok(())
+    }
+
+    fn apply(self, wtx: &WriteTransaction) -> Result<()> {
+        let mut counts = wtx.open_table(LOG_COUNTS)?;
+        for ((key, hour), d) in self.counts {
+            apply_count(&mut counts, &key, hour, d)?;
+        }
+        let mut table = wtx.open_table(DASH_BY_MODEL)?;
+        for ((hour, model), d) in self.by_model {
+            let old = table.get((hour, model.as_str()))?.map(|g| g.value());
+            table.insert((hour, model.as_str()), add_dash(old, d)?)?;
+        }
+        let mut table = wtx.open_table(DASH_BY_USER_MODEL)?;
+        for ((user, hour, model), d) in self.by_user_model {
+            let old = table.get((user, hour, model.as_str()))?.map(|g| g.value());
+            table.insert((user, hour, model.as_str()), add_dash(old, d)?)?;
+        }
+        let mut table = wtx.open_table(DASH_BY_USER)?;
+        for ((hour, user), d) in self.by_user {
+            let old = table.get((hour, user))?.map(|g| g.value());
+            table.insert((hour, user), add_dash(old, d)?)?;
+        }
+        Ok(())
+    }
+}
+
+/// A dashboard aggregate plus a (positive) tally.
+fn add_dash(old: Option<DashAggregate>, d: Tally) -> Result<DashAggregate> {
+    let (n, q, p, c) = old.unwrap_or_default();
+    let n = u64::try_from(d.requests)
+        .ok()
+        .and_then(|r| n.checked_add(r))
+        .ok_or(StorageError::Overflow)?;
+    let add = |a: i64, b: i64| a.checked_add(b).ok_or(StorageError::Overflow);
+    Ok((
+        n,
+        add(q, d.quota)?,
+        add(p, d.prompt)?,
+        add(c, d.completion)?,
+    ))
+}
+
+/// Adds `d` to one hour counter; a counter that reaches zero rows is removed.
+fn apply_count(
+    counts: &mut Table<(&str, i64), HourCount>,
+    key: &str,
+    hour: i64,
+    d: Tally,
+) -> Result<()> {
+    let (rows, requests, quota, prompt, completion) = counts
+        .get((key, hour))?
+        .map(|g| g.value())
+        .unwrap_or_default();
+    let shift = |a: u64, b: i64| -> Result<u64> {
+        let a = i64::try_from(a).map_err(|_| StorageError::Overflow)?;
+        a.checked_add(b)
+            .and_then(|v| u64::try_from(v).ok())
+            .ok_or(StorageError::Overflow)
+    };
+    let add = |a: i64, b: i64| a.checked_add(b).ok_or(StorageError::Overflow);
+    let next = (
+        shift(rows, d.rows)?,
+        shift(requests, d.requests)?,
+        add(quota, d.quota)?,
+        add(prompt, d.prompt)?,
+        add(completion, d.completion)?,
+    );
+    if next.0 == 0 {
+        counts.remove((key, hour))?;
+    } else {
+        counts.insert((key, hour), next)?;
+    }
+    Ok(())
+}
+
+/// Inserts one log row (assigning its id); see [`insert_batch`].
+pub fn insert(wtx: &WriteTransaction, entry: LogEntry) -> Result<i64> {
+    let ids = insert_batch(wtx, vec![entry], true)?;
+    ids.first()
+        .copied()
+        .ok_or(StorageError::NotFound { what: "log" })
+}
+
+/// Inserts rows (assigning ids in order) with their index entries and hour counters; when
+/// `dashboard` is true (DataExportEnabled) consume rows also add to the dashboard aggregates.
+/// Returns the ids.
+pub fn insert_batch(
+    wtx: &WriteTransaction,
+    entries: Vec<LogEntry>,
+    dashboard: bool,
+) -> Result<Vec<i64>> {
+    if entries.is_empty() {
+        return Ok(Vec::new());
+    }
+    let first = meta::reserve_ids(wtx, "logs", entries.len())?;
+    let mut deltas = Deltas::default();
+    let mut ids = Vec::with_capacity(entries.len());
+    {
+        let mut logs = wtx.open_table(LOGS)?;
+        let mut by_time = wtx.open_table(LOG_BY_TIME)?;
+        let mut by_key = wtx.open_table(LOG_BY_KEY)?;
+        for (id, mut entry) in (first..).zip(entries) {
+            entry.id = id;
+            logs.insert(id, codec::encode(&entry)?.as_slice())?;
+            by_time.insert((entry.created_at, id), ())?;
+            let row_keys = keys::of(&entry);
+            for key in &row_keys {
+                by_key.insert((key.as_str(), entry.created_at, id), ())?;
+            }
+            deltas.count(&entry, &row_keys, 1)?;
+            if dashboard {
+                deltas.dashboard(&entry)?;
+            }
+            ids.push(id);
+        }
+    }
+    deltas.apply(wtx)?;
+    Ok(ids)
+}
+
+/// Deletes at most `max_rows` of the oldest rows created before `before` (unix seconds), with
+/// their index entries and counters. Returns how many were deleted (0: nothing older is left).
+/// Dashboard aggregates are kept: they are history, not rows.
+pub fn delete_before(wtx: &WriteTransaction, before: i64, max_rows: usize) -> Result<usize> {
+    let mut by_time = wtx.open_table(LOG_BY_TIME)?;
+    let victims: Vec<(i64, i64)> = by_time
+        .range(..(before, i64::MIN))?
+        .take(max_rows)
+        .map(|r| r.map(|(k, _)| k.value()))
+        .collect::<std::result::Result<_, _>>()?;
+    let mut logs = wtx.open_table(LOGS)?;
+    let mut by_key = wtx.open_table(LOG_BY_KEY)?;
+    let mut deltas = Deltas::default();
+    for &(ts, id) in &victims {
+        by_time.remove((ts, id))?;
+        let Some(bytes) = logs.remove(id)? else {
+            continue;
+        };
+        let entry: LogEntry = codec::decode(bytes.value())?;
+        drop(bytes);
+        let row_keys = keys::of(&entry);
+        for key in &row_keys {
+            by_key.remove((key.as_str(), entry.created_at, id))?;
+        }
+        deltas.count(&entry, &row_keys, -1)?;
+    }
+    drop((by_time, logs, by_key));
+    let mut counts = wtx.open_table(LOG_COUNTS)?;
+    for ((key, hour), d) in deltas.counts {
+        apply_count(&mut counts, &key, hour, d)?;
+    }
+    Ok(victims.len())
+}
+
+/// Rebuilds every derived log table (indexes, counters, dashboard aggregates) from the rows: the
+/// migration step for files written before they existed.
+pub fn rebuild_derived(wtx: &WriteTransaction) -> Result<()> {
+    let entries: Vec<LogEntry> = {
+        let logs = wtx.open_table(LOGS)?;
+        let mut out = Vec::new();
+        for row in logs.iter()? {
+            let (_, bytes) = row?;
+            out.push(codec::decode(bytes.value())?);
+        }
+        out
+    };
+    let mut deltas = Deltas::default();
+    {
+        let mut by_time = wtx.open_table(LOG_BY_TIME)?;
+        let mut by_key = wtx.open_table(LOG_BY_KEY)?;
+        for entry in &entries {
+            by_time.insert((entry.created_at, entry.id), ())?;
+            let row_keys = keys::of(entry);
+            for key in &row_keys {
+                by_key.insert((key.as_str(), entry.created_at, entry.id), ())?;
+            }
+            deltas.count(entry, &row_keys, 1)?;
+            deltas.dashboard(entry)?;
+        }
+    }
+    deltas.apply(wtx)
+}

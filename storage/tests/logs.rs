@@ -1,0 +1,225 @@
+//! Log storage: the schema 2 → 3 upgrade builds the new indexes and counters; counters, indexes
+//! and rows stay consistent through deletions; deleted space is reused; totals of uncovered
+//! filters are estimated past the scan budget while the page stays exact.
+
+use redb::{Database, ReadableDatabase, TableDefinition};
+use tollgate_storage::logs::query::{self, COUNT_SCAN_LIMIT, LogFilter};
+use tollgate_storage::logs::{self, LOG_CONSUME, LOG_ERROR, LogEntry, dashboard};
+use tollgate_storage::migrate::CURRENT_SCHEMA;
+use tollgate_storage::{Store, UserId};
+
+fn rows(n: i64, start: i64) -> Vec<LogEntry> {
+    (0..n)
+        .map(|i| LogEntry {
+            id: i + 1,
+            created_at: start + i * 37,
+            log_type: if i % 7 == 0 { LOG_ERROR } else { LOG_CONSUME },
+            user_id: UserId(1 + i % 3),
+            token_name: format!("t{}", i % 2),
+            model_name: ["a", "b", "c", "d"][(i % 4) as usize].to_owned(),
+            channel_id: 1 + (i / 3) % 5,
+            group: if i % 5 == 0 { "vip" } else { "default" }.to_owned(),
+            prompt_tokens: i % 100,
+            completion_tokens: i % 10,
+            quota: i % 1000,
+            ..LogEntry::default()
+        })
+        .collect()
+}
+
+fn brute(all: &[LogEntry], f: &LogFilter) -> u64 {
+    all.iter().filter(|e| f.matches(e)).count() as u64
+}
+
+fn filters() -> Vec<LogFilter> {
+    let mut out = vec![LogFilter::default()];
+    for user in [None, Some(UserId(2))] {
+        for model in [None, Some("b".to_owned())] {
+            for channel in [None, Some(3)] {
+                for range in [None, Some((1_000_500, 1_020_000))] {
+                    out.push(LogFilter {
+                        user,
+                        model_name: model.clone(),
+                        channel,
+                        start: range.map(|r| r.0),
+                        end: range.map(|r| r.1),
+                        log_type: Some(LOG_CONSUME),
+                        ..LogFilter::default()
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn schema_2_file_with_logs_is_upgraded_and_indexed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("tollgate.redb");
+    let old = rows(500, 1_000_000);
+    {
+        let db = Database::create(&path).expect("create");
+        let wtx = db.begin_write().expect("write");
+        {
+            let meta: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+            let logs_t: TableDefinition<i64, &[u8]> = TableDefinition::new("logs.v1");
+            let by_time: TableDefinition<(i64, i64), ()> = TableDefinition::new("log_by_time.v1");
+            let by_user: TableDefinition<(i64, i64, i64), ()> =
+                TableDefinition::new("log_by_user.v1");
+            let mut m = wtx.open_table(meta).expect("meta");
+            m.insert(
+                "schema_version",
+                postcard::to_stdvec(&2u32).expect("enc").as_slice(),
+            )
+            .expect("version");
+            m.insert(
+                "next_id.logs",
+                postcard::to_stdvec(&501i64).expect("enc").as_slice(),
+            )
+            .expect("seq");
+            let mut l = wtx.open_table(logs_t).expect("logs");
+            let mut t = wtx.open_table(by_time).expect("time");
+            let mut u = wtx.open_table(by_user).expect("user");
+            for e in &old {
+                l.insert(e.id, postcard::to_stdvec(e).expect("enc").as_slice())
+                    .expect("row");
+                t.insert((e.created_at, e.id), ()).expect("time");
+                u.insert((e.user_id.0, e.created_at, e.id), ())
+                    .expect("user");
+            }
+        }
+        wtx.commit().expect("commit");
+    }
+    let store = Store::open(&path).expect("upgrade");
+    for f in filters() {
+        let page = store
+            .read_blocking(|rtx| query::page(rtx, &f, 0, 10))
+            .expect("page");
+        assert_eq!(page.total, brute(&old, &f), "{f:?}");
+    }
+    let mine = store
+        .read_blocking(|rtx| logs::recent_for_user(rtx, UserId(2), 1000))
+        .expect("recent");
+    assert_eq!(mine.len(), old.iter().filter(|e| e.user_id.0 == 2).count());
+    let dash = store
+        .read_blocking(|rtx| dashboard::by_model(rtx, 0, i64::MAX / 2))
+        .expect("dash");
+    let consume: u64 = old.iter().filter(|e| e.log_type == LOG_CONSUME).count() as u64;
+    assert_eq!(dash.iter().map(|r| r.count).sum::<u64>(), consume);
+    drop(store);
+    let db = Database::open(&path).expect("reopen raw");
+    let rtx = db.begin_read().expect("read");
+    let gone: TableDefinition<(i64, i64, i64), ()> = TableDefinition::new("log_by_user.v1");
+    assert!(
+        rtx.open_table(gone).is_err(),
+        "the old user index is dropped"
+    );
+    let _ = CURRENT_SCHEMA;
+}
+
+#[test]
+fn deletion_keeps_counters_and_indexes_consistent_and_space_is_reused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("tollgate.redb");
+    let store = Store::open(&path).expect("open");
+    let insert = |batch: Vec<LogEntry>| {
+        store
+            .write_blocking(|wtx| logs::insert_batch(wtx, batch, true))
+            .expect("insert")
+    };
+    let n = 20_000;
+    insert(rows(n, 1_000_000));
+    let size_full = std::fs::metadata(&path).expect("size").len();
+
+    // Delete in small batches up to the middle; the rest must still count and page right.
+    let cut = 1_000_000 + 37 * (n / 2) + 5;
+    loop {
+        let deleted = store
+            .write_blocking(|wtx| logs::delete_before(wtx, cut, 256))
+            .expect("delete");
+        if deleted == 0 {
+            break;
+        }
+    }
+    let left = store.read_blocking(logs::all).expect("all");
+    assert!(left.iter().all(|e| e.created_at >= cut));
+    assert_eq!(left.len() as i64, n - n / 2 - 1);
+    for f in filters() {
+        let (page, stat) = store
+            .read_blocking(|rtx| {
+                Ok::<_, tollgate_storage::StorageError>((
+                    query::page(rtx, &f, 3, 5)?,
+                    query::stat(rtx, &f, 0)?,
+                ))
+            })
+            .expect("query");
+        assert_eq!(page.total, brute(&left, &f), "{f:?}");
+        let mut want: Vec<&LogEntry> = left.iter().filter(|e| f.matches(e)).collect();
+        want.sort_by_key(|e| std::cmp::Reverse(e.id));
+        let want_ids: Vec<i64> = want.iter().skip(3).take(5).map(|e| e.id).collect();
+        assert_eq!(
+            page.items.iter().map(|e| e.id).collect::<Vec<_>>(),
+            want_ids
+        );
+        let any_type = LogFilter {
+            log_type: None,
+            ..f.clone()
+        };
+        let quota: i64 = left
+            .iter()
+            .filter(|e| e.log_type == LOG_CONSUME && any_type.matches(e))
+            .map(|e| e.quota)
+            .sum();
+        assert_eq!(stat.quota, quota, "{f:?}");
+    }
+    let count = store
+        .read_blocking(|rtx| query::count_before(rtx, i64::MAX))
+        .expect("count");
+    assert_eq!(count, left.len() as u64);
+
+    // Delete everything, insert as many rows again: the file does not grow (free pages reused).
+    while store
+        .write_blocking(|wtx| logs::delete_before(wtx, i64::MAX, 1000))
+        .expect("delete all")
+        > 0
+    {}
+    assert_eq!(store.read_blocking(logs::count).expect("count"), 0);
+    insert(rows(n, 2_000_000));
+    let size_again = std::fs::metadata(&path).expect("size").len();
+    assert!(
+        size_again <= size_full + size_full / 10,
+        "the freed pages were reused: {size_full} → {size_again}"
+    );
+}
+
+#[test]
+fn uncovered_filters_past_the_scan_budget_get_an_estimate_and_an_exact_page() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(&dir.path().join("t.redb")).expect("open");
+    let n = 10 * COUNT_SCAN_LIMIT as i64;
+    let all = rows(n, 1_000_000);
+    let to_insert = all.clone();
+    store
+        .write_blocking(|wtx| logs::insert_batch(wtx, to_insert, true))
+        .expect("insert");
+    // model "b" (¼) and channel 3 (⅕): no index covers both.
+    let f = LogFilter {
+        model_name: Some("b".into()),
+        channel: Some(3),
+        ..LogFilter::default()
+    };
+    let page = store
+        .read_blocking(|rtx| query::page(rtx, &f, 0, 10))
+        .expect("page");
+    let truth = brute(&all, &f);
+    assert!(!page.total_exact);
+    let err = (page.total as f64 - truth as f64).abs() / truth as f64;
+    assert!(err < 0.2, "estimate {} vs {truth}", page.total);
+    let mut want: Vec<&LogEntry> = all.iter().filter(|e| f.matches(e)).collect();
+    want.sort_by_key(|e| std::cmp::Reverse(e.id));
+    assert_eq!(
+        page.items.iter().map(|e| e.id).collect::<Vec<_>>(),
+        want.iter().take(10).map(|e| e.id).collect::<Vec<_>>()
+    );
+}

@@ -1,0 +1,76 @@
+/** The log table's optional columns, in display order; the expand toggle always shows. */
+export const logColumns = [
+  'time',
+  'channel',
+  'username',
+  'token',
+  'group',
+  'type',
+  'model',
+  'useTime',
+  'prompt',
+  'completion',
+  'cost',
+  'retry',
+  'content',
+] as const;
+export type LogColumn = (typeof logColumns)[number];
+
+/** Columns only admins have data for (spec 02 §6); hidden by default for everyone else. */
+export const adminColumns: readonly LogColumn[] = ['channel', 'username', 'retry'];
+
+/** Local storage key of the column settings: `{ column: visible }`. */
+export const LOG_COLUMNS_STORAGE_KEY = 'logs-table-columns';
+
+export type Visibility = Record<LogColumn, boolean>;
+
+/** Every column visible, except the admin columns for a non-admin (spec 02 §9). */
+export function defaultVisibility(admin: boolean): Visibility {
+  return Object.fromEntries(
+    logColumns.map((c) => [c, admin || !adminColumns.includes(c)]),
+  ) as Visibility;
+}
+
+/** The stored settings over the defaults; a non-admin never sees the admin columns. */
+export function loadVisibility(admin: boolean): Visibility {
+  const visibility = defaultVisibility(admin);
+  try {
+    const stored: unknown = JSON.parse(localStorage.getItem(LOG_COLUMNS_STORAGE_KEY) ?? '{}');
+    if (typeof stored === 'object' && stored !== null) {
+      for (const column of logColumns) {
+        const value = (stored as Record<string, unknown>)[column];
+        if (typeof value === 'boolean') visibility[column] = value;
+      }
+    }
+  } catch {
+    // A broken value reads as the defaults.
+  }
+  if (!admin) for (const column of adminColumns) visibility[column] = false;
+  return visibility;
+}
+
+export function saveVisibility(visibility: Visibility): void {
+  localStorage.setItem(LOG_COLUMNS_STORAGE_KEY, JSON.stringify(visibility));
+}
+
+export type Tone = 'green' | 'yellow' | 'red';
+
+/** Colour of the whole request time (spec 02 §9): under 101 s green, under 300 s yellow, else red. */
+export function requestTimeTone(seconds: number): Tone {
+  if (seconds < 101) return 'green';
+  if (seconds < 300) return 'yellow';
+  return 'red';
+}
+
+/** Colour of the first-response time (spec 02 §9): under 3 s green, under 10 s yellow, else red. */
+export function frtTone(seconds: number): Tone {
+  if (seconds < 3) return 'green';
+  if (seconds < 10) return 'yellow';
+  return 'red';
+}
+
+/** The default window of the log page (spec 02 §9): from a day ago to an hour ahead. */
+export function defaultLogWindow(now: number = Date.now()): { start: number; end: number } {
+  const seconds = Math.floor(now / 1000);
+  return { start: seconds - 86_400, end: seconds + 3_600 };
+}

@@ -1,0 +1,167 @@
+import { useQuery } from '@tanstack/react-query';
+import { useTranslation } from 'react-i18next';
+import { useSearchParams } from 'react-router';
+
+import { optionsQueryOptions } from '@/api/options';
+import type { Options } from '@/api/options';
+import { PageHeader } from '@/components/layout/page-header';
+import { Alert } from '@/components/ui/alert';
+import { Spinner } from '@/components/ui/spinner';
+import { Tabs, TabsContent, TabsList, TabsTrigger } from '@/components/ui/tabs';
+
+import { sections } from './fields';
+import type { SectionId } from './fields';
+import { LogClear } from './log-clear';
+import { OptionSection } from './option-section';
+
+import './settings.css';
+
+/** The tabs of spec 02 §2, in order; the active one is kept in `?tab=`. */
+export const settingTabs = ['operation', 'ratelimit', 'models', 'system', 'other'] as const;
+export type SettingTab = (typeof settingTabs)[number];
+const isTab = (value: string | null): value is SettingTab =>
+  (settingTabs as readonly (string | null)[]).includes(value);
+
+/** The operation tab's sections, in the spec's order (the ratio block comes last). */
+const operationSections: SectionId[] = [
+  'general',
+  'drawing',
+  'sensitive',
+  'logs',
+  'dashboard',
+  'monitoring',
+  'quota',
+  'chats',
+  'groups',
+];
+
+/** The system tab's sections (spec 01 §2 "System settings"), in new-api's order. */
+const systemSections: SectionId[] = [
+  'server',
+  'worker',
+  'payment',
+  'login',
+  'emailDomain',
+  'smtp',
+  'github',
+  'oidc',
+  'wechat',
+  'telegram',
+  'turnstile',
+  'linuxdo',
+];
+
+function Section({ id, options }: { id: SectionId; options: Options }) {
+  const { t } = useTranslation('settings');
+  // Payment callbacks are built from the server address (spec 01 §5).
+  const precheck =
+    id === 'payment'
+      ? () => ((options.ServerAddress ?? '') === '' ? t('toast.serverAddressFirst') : null)
+      : undefined;
+  return (
+    <OptionSection
+      id={id}
+      title={t(`section.${id}`)}
+      fields={sections[id]}
+      options={options}
+      precheck={precheck}
+    >
+      {id === 'logs' ? <LogClear /> : null}
+    </OptionSection>
+  );
+}
+
+/** The operation tab's closing block: model ratios, a visual editor and unpriced models. */
+function RatioBlock({ options }: { options: Options }) {
+  const { t } = useTranslation('settings');
+  return (
+    <Tabs defaultValue="modelRatio" className="settings__ratios">
+      <TabsList aria-label={t('ratio.label')}>
+        <TabsTrigger value="modelRatio">{t('ratio.modelRatio')}</TabsTrigger>
+        <TabsTrigger value="visual">{t('ratio.visual')}</TabsTrigger>
+        <TabsTrigger value="unset">{t('ratio.unset')}</TabsTrigger>
+      </TabsList>
+      <TabsContent value="modelRatio">
+        <Section id="modelRatio" options={options} />
+      </TabsContent>
+      <TabsContent value="visual">
+        <Alert tone="info">{t('ratio.notYet')}</Alert>
+      </TabsContent>
+      <TabsContent value="unset">
+        <Alert tone="info">{t('ratio.notYet')}</Alert>
+      </TabsContent>
+    </Tabs>
+  );
+}
+
+function TabBody({ tab, options }: { tab: SettingTab; options: Options }) {
+  switch (tab) {
+    case 'operation':
+      return (
+        <>
+          {operationSections.map((id) => (
+            <Section key={id} id={id} options={options} />
+          ))}
+          <RatioBlock options={options} />
+        </>
+      );
+    case 'ratelimit':
+      return <Section id="rateLimit" options={options} />;
+    case 'models':
+      return (
+        <>
+          <Section id="global" options={options} />
+          <Section id="gemini" options={options} />
+          <Section id="claude" options={options} />
+        </>
+      );
+    case 'system':
+      return (
+        <>
+          {systemSections.map((id) => (
+            <Section key={id} id={id} options={options} />
+          ))}
+        </>
+      );
+    case 'other':
+      return <Section id="content" options={options} />;
+  }
+}
+
+/** /setting (admin, 系统设置): the option tabs of spec 02 §2; each section saves on its own. */
+export function SettingsPage() {
+  const { t } = useTranslation('settings');
+  const [params, setParams] = useSearchParams();
+  const requested = params.get('tab');
+  const tab: SettingTab = isTab(requested) ? requested : 'operation';
+  const options = useQuery(optionsQueryOptions);
+
+  return (
+    <>
+      <PageHeader title={t('title')} />
+      <Tabs
+        value={tab}
+        onValueChange={(value) => setParams(value === 'operation' ? {} : { tab: value })}
+      >
+        <TabsList aria-label={t('tabs.label')}>
+          {settingTabs.map((id) => (
+            <TabsTrigger key={id} value={id}>
+              {t(`tabs.${id}`)}
+            </TabsTrigger>
+          ))}
+        </TabsList>
+        {settingTabs.map((id) => (
+          <TabsContent key={id} value={id} className="settings__tab">
+            {id !== tab ? null : options.isError && !options.data ? (
+              <Alert tone="danger">{t('loadFailed')}</Alert>
+            ) : !options.data ? (
+              <Spinner label={t('loading')} />
+            ) : (
+              <TabBody tab={id} options={options.data} />
+            )}
+          </TabsContent>
+        ))}
+      </Tabs>
+    </>
+  );
+}
