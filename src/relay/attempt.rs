@@ -26,7 +26,7 @@ use super::chat::{
 };
 use super::pipe::{self, Meter, Mode};
 use super::price::{self, Usage};
-use super::settle::{SettleCtx, UsageSource};
+use super::settle::{Attempt, SettleCtx, UsageSource};
 use super::tokenize::Counter;
 use super::wire::{self, EncodeCtx, Wire, anthropic};
 use crate::channel_types::effective_base_url;
@@ -197,6 +197,8 @@ pub struct Won {
     pub channel: tollgate_storage::ChannelId,
     /// Every channel tried, in order.
     pub tried: Vec<tollgate_storage::ChannelId>,
+    /// The attempt timeline (for the log's admin_info).
+    pub attempts: Vec<Attempt>,
 }
 
 /// The attempt loop: picks channels (pinned, else down the priority tiers skipping those tried),
@@ -216,6 +218,7 @@ where
     let table = state.channel_pool.table().load_full();
     let timeout = state.config.relay_timeout();
     let mut tried = Vec::new();
+    let mut attempts = Vec::new();
     let mut last_error = None;
     for attempt in 0..=retries {
         let Some(channel) = pick(&table, caller, model, attempt, &tried) else {
@@ -223,6 +226,12 @@ where
         };
         tried.push(channel.id());
         let Some(wire) = Wire::of_channel(channel.channel.channel_type) else {
+            attempts.push(Attempt {
+                c: channel.id().0,
+                s: 0,
+                ms: 0,
+                e: "unsupported",
+            });
             // Our limitation, not the channel's fault: try another channel, report nothing.
             last_error = Some(RelayError::NotImplemented(format!(
                 "relaying to channel type {}",
@@ -252,12 +261,14 @@ where
                     sent,
                     None,
                 );
+                attempts.push(timeline(&channel, resp.status().as_u16(), sent, ""));
                 return Ok(Won {
                     resp,
                     wire,
                     upstream_model,
                     channel: channel.id(),
                     tried,
+                    attempts,
                 });
             }
             Ok(resp) => {
@@ -272,6 +283,7 @@ where
                     sent,
                     Some(message.clone()),
                 );
+                attempts.push(timeline(&channel, status, sent, Attempt::class_of(status)));
                 last_error = Some(RelayError::Upstream {
                     status: mapped_status(&channel, status),
                     message,
@@ -282,6 +294,14 @@ where
             }
             Err(e) => {
                 report(state, &channel, key, None, sent, Some(e.clone()));
+                let class = if e.starts_with("no answer within") {
+                    "timeout"
+                } else if e.starts_with("could not connect") {
+                    "connect"
+                } else {
+                    "network"
+                };
+                attempts.push(timeline(&channel, 0, sent, class));
                 last_error = Some(RelayError::Unreachable(e));
             }
         }
@@ -290,6 +310,16 @@ where
         model: model.to_owned(),
         group: caller.group.clone(),
     }))
+}
+
+/// One entry of the attempt timeline.
+fn timeline(channel: &RoutedChannel, status: u16, sent: Instant, class: &'static str) -> Attempt {
+    Attempt {
+        c: channel.id().0,
+        s: status,
+        ms: u64::try_from(sent.elapsed().as_millis()).unwrap_or(u64::MAX),
+        e: class,
+    }
 }
 
 /// The settlement context of a request that `won`.
@@ -307,6 +337,7 @@ pub fn settle_ctx(
         upstream_model: won.upstream_model.clone(),
         channel: won.channel,
         tried: won.tried.clone(),
+        attempts: won.attempts.clone(),
         pricing: price.pricing,
         group_ratio: price.group_ratio,
         quota_per_unit: price.quota_per_unit,
