@@ -2,7 +2,7 @@ import { ROOT, setUp } from './api';
 import { expect, test } from './fixtures';
 import { startMockUpstream } from './mock-upstream';
 
-test('an admin adds a channel, sees it in the list, disables it and deletes it', async ({
+test('an admin adds a channel, sees it in the list, disables and enables it, and deletes it', async ({
   page,
   server,
 }) => {
@@ -37,7 +37,9 @@ test('an admin adds a channel, sees it in the list, disables it and deletes it',
   await row.getByRole('button', { name: '禁用' }).click();
   await expect(row.getByText('已禁用')).toBeVisible();
   await expect(row).toHaveAttribute('data-state', 'off');
-  await expect(row.getByRole('button', { name: '启用' })).toBeVisible();
+  await row.getByRole('button', { name: '启用' }).click();
+  await expect(row.getByText('已启用')).toBeVisible();
+  await expect(row.getByRole('button', { name: '禁用' })).toBeVisible();
 
   await row.getByRole('button', { name: '删除' }).click();
   await page.getByRole('dialog').getByRole('button', { name: '删除' }).click();
