@@ -190,15 +190,9 @@ pub fn judge(
 /// The verdict for a fatal failure of key line `index` of a multi-key channel: that key alone,
 /// or the channel once no other key is left.
 fn disable_key(channel: &Channel, index: usize, reason: String) -> Verdict {
-    let disabled: Vec<String> = other_info::disabled_keys(&channel.other_info)
+    let others_left = other_info::usable_keys(&channel.other_info, &channel.key_lines())
         .into_iter()
-        .map(|k| k.fingerprint)
-        .collect();
-    let others_left = channel
-        .key_lines()
-        .iter()
-        .enumerate()
-        .any(|(i, k)| i != index && !disabled.contains(&other_info::fingerprint(k)));
+        .any(|i| i != index);
     if others_left {
         Verdict::DisableKey { index, reason }
     } else {

@@ -42,26 +42,14 @@ pub struct RoutedChannel {
 impl RoutedChannel {
     /// Wraps `channel`, continuing the rotation held by `cursor`.
     pub fn new(channel: Arc<Channel>, cursor: Arc<AtomicUsize>) -> Self {
-        let disabled: Vec<String> = other_info::disabled_keys(&channel.other_info)
-            .into_iter()
-            .map(|k| k.fingerprint)
-            .collect();
         let lines = channel.key_lines();
-        let usable: Vec<(usize, Secret)> = lines
+        let usable = other_info::usable_keys(&channel.other_info, &lines);
+        let keys = lines
             .iter()
             .enumerate()
-            .filter(|(_, k)| !disabled.contains(&other_info::fingerprint(k)))
-            .map(|(i, k)| (i, Secret::new(*k)))
+            .filter(|(i, _)| usable.is_empty() || usable.contains(i))
+            .map(|(i, line)| (i, Secret::new(*line)))
             .collect();
-        let keys = if usable.is_empty() {
-            lines
-                .iter()
-                .enumerate()
-                .map(|(i, k)| (i, Secret::new(*k)))
-                .collect()
-        } else {
-            usable
-        };
         RoutedChannel {
             channel,
             keys,

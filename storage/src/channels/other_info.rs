@@ -53,6 +53,20 @@ pub fn disabled_keys(other_info: &str) -> Vec<DisabledKey> {
         .unwrap_or_default()
 }
 
+/// The 0-based positions of the `lines` not recorded as disabled in `other_info`.
+pub fn usable_keys(other_info: &str, lines: &[&str]) -> Vec<usize> {
+    let disabled: Vec<String> = disabled_keys(other_info)
+        .into_iter()
+        .map(|k| k.fingerprint)
+        .collect();
+    lines
+        .iter()
+        .enumerate()
+        .filter(|(_, line)| !disabled.contains(&fingerprint(line)))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// `other_info` with `key` recorded as disabled (replacing an earlier record of it).
 pub fn with_disabled_key(other_info: &str, key: DisabledKey) -> String {
     let mut keys = disabled_keys(other_info);
@@ -138,6 +152,7 @@ mod tests {
         assert!(disabled_keys(&cleared).is_empty());
         assert!(cleared.contains("status_reason"));
         assert_eq!(without_disabled_keys("{}"), "{}");
+        assert_eq!(usable_keys(&info, &["a", "x", "b", "y"]), vec![1, 3]);
         let edited = retain_keys(&info, &["c", "b"]);
         let keys = disabled_keys(&edited);
         assert_eq!(keys.len(), 1, "the removed key's record goes");

@@ -65,17 +65,12 @@ pub fn scrub(text: &str, key: &Secret) -> String {
 /// The key a test uses, with its 0-based line: the first line not disabled by the health
 /// rules, else the first line.
 fn test_key(channel: &Channel) -> Option<(usize, String)> {
-    let disabled: Vec<String> = other_info::disabled_keys(&channel.other_info)
-        .into_iter()
-        .map(|k| k.fingerprint)
-        .collect();
     let lines = channel.key_lines();
-    lines
-        .iter()
-        .enumerate()
-        .find(|(_, k)| !disabled.contains(&other_info::fingerprint(k)))
-        .or_else(|| lines.iter().enumerate().next())
-        .map(|(i, k)| (i, (*k).to_owned()))
+    let index = other_info::usable_keys(&channel.other_info, &lines)
+        .first()
+        .copied()
+        .unwrap_or(0);
+    lines.get(index).map(|k| (index, (*k).to_owned()))
 }
 
 /// The model a test uses: the requested one, else the test model, else the first model.
