@@ -608,6 +608,13 @@ async fn answer(
     Ok(Json(wire::from_hub_answer(job.client, &hub, &job.model)).into_response())
 }
 
+/// The `model` field of a request body, borrowed when it has no escapes.
+#[derive(serde::Deserialize)]
+struct ModelName<'a> {
+    #[serde(borrow)]
+    model: std::borrow::Cow<'a, str>,
+}
+
 /// An OpenAI chat request whose model is served by a Claude or Gemini channel, as a [`Job`]
 /// (`None`: the OpenAI path handles it; a body that is not JSON is left to it too).
 pub fn foreign_chat(
@@ -616,11 +623,14 @@ pub fn foreign_chat(
     body: &Bytes,
 ) -> Option<Result<Job, RelayError>> {
     let started = Instant::now();
-    let parsed: Value = serde_json::from_slice(body).ok()?;
-    let model = parsed["model"].as_str()?.to_owned();
-    if !needs_adaptor(state, caller, &model) {
+    // Most requests go to OpenAI-compatible channels: read only the model name (no JSON tree)
+    // before deciding, so the common path parses the body once, in chat.rs.
+    let head: ModelName<'_> = serde_json::from_slice(body).ok()?;
+    if !needs_adaptor(state, caller, &head.model) {
         return None;
     }
+    let model = head.model.into_owned();
+    let parsed: Value = serde_json::from_slice(body).ok()?;
     let Some(messages) = parsed["messages"].as_array() else {
         return Some(Err(RelayError::BadRequest(
             "messages must be an array".into(),
