@@ -69,6 +69,11 @@ pub struct Config {
     #[arg(long, env = "TOLLGATE_RELAY_TIMEOUT", default_value_t = 300)]
     pub relay_timeout_secs: u64,
 
+    /// Largest request body the relay routes accept, in MiB (larger bodies get 413). Large
+    /// base64 images and audio uploads need room; axum's 2 MB default is too small for them.
+    #[arg(long, env = "TOLLGATE_MAX_REQUEST_BODY_MB", default_value_t = 128)]
+    pub max_request_body_mb: u64,
+
     /// Seconds to let in-flight requests finish after SIGINT/SIGTERM before closing anyway.
     #[arg(long, env = "TOLLGATE_SHUTDOWN_TIMEOUT", default_value_t = 30)]
     pub shutdown_timeout_secs: u64,
@@ -93,8 +98,14 @@ impl Config {
             turnstile_verify_url: "https://challenges.cloudflare.com/turnstile/v0/siteverify"
                 .into(),
             relay_timeout_secs: 300,
+            max_request_body_mb: 128,
             shutdown_timeout_secs: 30,
         }
+    }
+
+    /// The relay's request body limit in bytes.
+    pub fn max_request_body(&self) -> usize {
+        usize::try_from(self.max_request_body_mb.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX)
     }
 
     /// How long the relay waits for an upstream (first answer, and between stream chunks).

@@ -517,26 +517,47 @@ async fn upstream_errors_keep_their_status_and_mask_the_key() {
     );
 }
 
+/// 1,000 concurrent requests from 10 users, some of whom run out of user or token quota on
+/// the way: sum(balances) + sum(logged quota) stays the initial total, one request is counted
+/// per success, and every token's remaining quota agrees with its logs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_requests_conserve_money() {
+    const USERS: usize = 10;
+    const REQUESTS: usize = 1_000;
     let mock = MockUpstream::start().await;
     mock.set_usage(Some((100, 20, 0)));
     let server = TestServer::start().await;
-    let (root, payer, key) = fixture(&server, &mock, 100_000, 60_000).await;
-    let other_id = server.create_user(&root, "other", "password1").await;
-    root.put("/api/user/", json!({"id": other_id, "quota": 100_000}))
-        .await;
-    let other = server.client_for("other", "password1").await;
-    let other_key = new_key(&other, 100_000).await;
+    let (root, payer, key) = fixture(&server, &mock, 20_000, 15_000).await;
+    // Each request costs 1.25 × (100 + 20 × 4) = 225. User i has 20,000 + i × 3,000 and a
+    // token of 15,000 + i × 1,000 (or unlimited for odd i): the small ones run dry mid-run.
+    let mut users = vec![(payer, key, 20_000i64, Some(15_000i64))];
+    for i in 1..USERS {
+        let name = format!("user{i}");
+        let id = server.create_user(&root, &name, "password1").await;
+        let quota = 20_000 + i64::try_from(i).expect("i") * 3_000;
+        root.put("/api/user/", json!({"id": id, "quota": quota}))
+            .await;
+        let actor = server.client_for(&name, "password1").await;
+        let token_quota = (i % 2 == 0).then(|| 15_000 + i64::try_from(i).expect("i") * 1_000);
+        let key = match token_quota {
+            Some(q) => new_key(&actor, q).await,
+            None => {
+                let (_, token) = actor
+                    .post("/api/token/", json!({"name": "k", "unlimited_quota": true}))
+                    .await;
+                let id = token["data"]["id"].as_i64().expect("token id");
+                let (_, full) = actor.post(&format!("/api/token/{id}/key"), json!({})).await;
+                full["data"]["key"].as_str().expect("key").to_owned()
+            }
+        };
+        users.push((actor, key, quota, token_quota));
+    }
+    let initial: i64 = users.iter().map(|u| u.2).sum();
     let mut tasks = Vec::new();
-    for i in 0..200 {
+    for i in 0..REQUESTS {
         let client = server.client.clone();
         let url = server.url("/v1/chat/completions");
-        let key = if i % 2 == 0 {
-            key.clone()
-        } else {
-            other_key.clone()
-        };
+        let key = users[i % USERS].1.clone();
         tasks.push(tokio::spawn(async move {
             client
                 .post(url)
@@ -557,30 +578,38 @@ async fn concurrent_requests_conserve_money() {
         );
         ok += usize::from(status == StatusCode::OK);
     }
-    let (q1, _, c1, l1) = balances(&server, payer.id).await;
-    let (q2, _, c2, l2) = balances(&server, other.id).await;
-    let logged: i64 = l1.iter().chain(l2.iter()).map(|l| l.quota).sum();
+    assert!(ok > 0 && ok < REQUESTS, "some succeed, some run dry: {ok}");
+    let mut balances_sum = 0;
+    let mut logged_sum = 0;
+    let mut counted = 0;
+    for (actor, _, _, token_quota) in &users {
+        let (q, _, c, logs) = balances(&server, actor.id).await;
+        assert!(q >= 0, "never negative");
+        let logged: i64 = logs.iter().map(|l| l.quota).sum();
+        balances_sum += q;
+        logged_sum += logged;
+        counted += c;
+        if let Some(token_quota) = token_quota {
+            let (_, tokens) = actor.get("/api/token/").await;
+            let remain = tokens["data"]["items"][0]["remain_quota"]
+                .as_i64()
+                .expect("remain");
+            assert_eq!(
+                remain + logged,
+                *token_quota,
+                "the token balance agrees with its logs"
+            );
+        }
+    }
     assert_eq!(
-        q1 + q2 + logged,
-        200_000,
+        balances_sum + logged_sum,
+        initial,
         "sum(balances) + sum(logged quota) == initial"
     );
     assert_eq!(
-        usize::try_from(c1 + c2).expect("count"),
+        usize::try_from(counted).expect("count"),
         ok,
         "one request counted per success"
-    );
-    // 1.25 × (100 + 20 × 4) = 225 each; the payer's token (60,000) caps it at 266 requests.
-    assert!(q1 >= 0 && q2 >= 0);
-    let (_, tokens) = payer.get("/api/token/").await;
-    let remain = tokens["data"]["items"][0]["remain_quota"]
-        .as_i64()
-        .expect("remain");
-    let payer_logged: i64 = l1.iter().map(|l| l.quota).sum();
-    assert_eq!(
-        remain + payer_logged,
-        60_000,
-        "the token balance agrees with its logs"
     );
 }
 

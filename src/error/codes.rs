@@ -47,6 +47,12 @@ pub enum ErrorCode {
     InvalidApiKey,
     /// Not enough user or token quota.
     InsufficientQuota,
+    /// The prompt contains a configured sensitive word.
+    SensitiveWords,
+    /// The user's model request rate limit was reached.
+    RateLimited,
+    /// The request body is larger than the configured limit.
+    BodyTooLarge,
     /// No enabled channel serves the model.
     NoChannel,
     /// The upstream answered an error.
@@ -79,6 +85,9 @@ impl ErrorCode {
             ErrorCode::UpstreamFailed => StatusCode::BAD_GATEWAY,
             ErrorCode::InvalidApiKey => StatusCode::UNAUTHORIZED,
             ErrorCode::InsufficientQuota => StatusCode::FORBIDDEN,
+            ErrorCode::SensitiveWords => StatusCode::BAD_REQUEST,
+            ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            ErrorCode::BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ErrorCode::NoChannel => StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::UpstreamError | ErrorCode::UpstreamUnreachable => StatusCode::BAD_GATEWAY,
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
@@ -109,6 +118,9 @@ impl ErrorCode {
             ErrorCode::UpstreamFailed => "upstream_error",
             ErrorCode::InvalidApiKey => "invalid_api_key",
             ErrorCode::InsufficientQuota => "insufficient_quota",
+            ErrorCode::SensitiveWords => "sensitive_words_detected",
+            ErrorCode::RateLimited => "rate_limit_exceeded",
+            ErrorCode::BodyTooLarge => "request_body_too_large",
             ErrorCode::NoChannel => "model_not_available",
             ErrorCode::UpstreamError => "upstream_error",
             ErrorCode::UpstreamUnreachable => "upstream_unreachable",
@@ -125,6 +137,7 @@ impl ErrorCode {
             | ErrorCode::BadCredentials
             | ErrorCode::InvalidApiKey => "authentication_error",
             ErrorCode::InsufficientQuota => "insufficient_quota",
+            ErrorCode::RateLimited => "rate_limit_error",
             ErrorCode::UpstreamError | ErrorCode::UpstreamUnreachable => "upstream_error",
             ErrorCode::Forbidden | ErrorCode::UserDisabled => "permission_error",
             _ => "invalid_request_error",

@@ -187,6 +187,15 @@ pub enum RelayError {
     /// Not enough quota on the user or the token.
     #[error("{0}")]
     InsufficientQuota(String),
+    /// The prompt contains sensitive words (CheckSensitiveOnPromptEnabled); names them.
+    #[error("the prompt contains sensitive words: {0}")]
+    SensitiveWords(String),
+    /// The user's model request rate limit was reached.
+    #[error("{0}")]
+    RateLimited(String),
+    /// The body is larger than `--max-request-body-mb`.
+    #[error("the request body is larger than this gateway accepts ({0} MiB)")]
+    BodyTooLarge(u64),
     /// The model has no price and the user does not accept unpriced models.
     #[error("model {0} has no price configured; ask the administrator to set its ratio or price")]
     ModelUnpriced(String),
@@ -224,6 +233,9 @@ impl RelayError {
             RelayError::MissingKey | RelayError::InvalidKey(_) => ErrorCode::InvalidApiKey,
             RelayError::Forbidden(_) => ErrorCode::Forbidden,
             RelayError::InsufficientQuota(_) => ErrorCode::InsufficientQuota,
+            RelayError::SensitiveWords(_) => ErrorCode::SensitiveWords,
+            RelayError::RateLimited(_) => ErrorCode::RateLimited,
+            RelayError::BodyTooLarge(_) => ErrorCode::BodyTooLarge,
             RelayError::NoChannel { .. } => ErrorCode::NoChannel,
             RelayError::Upstream { .. } => ErrorCode::UpstreamError,
             RelayError::Unreachable(_) => ErrorCode::UpstreamUnreachable,

@@ -25,7 +25,7 @@ fn request_span(req: &axum::http::Request<axum::body::Body>) -> tracing::Span {
 pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(console::routes())
-        .merge(relay::routes())
+        .merge(relay::body_limit::apply(relay::routes(), &state))
         .fallback(spa::fallback)
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .with_state(state)

@@ -24,6 +24,8 @@ use super::auth::Caller;
 use super::chat::{
     mapped_model, mapped_status, pick, quota_error, report, retryable, upstream_message,
 };
+use super::failure;
+use super::keepalive;
 use super::pipe::{self, Meter, Mode};
 use super::price::{self, Usage};
 use super::settle::{Attempt, SettleCtx, UsageSource};
@@ -59,14 +61,29 @@ pub struct Price {
     pub retries: usize,
 }
 
-/// Checks the key may use `model`, prices it and reserves the most it can cost.
+/// What admission reads of a request.
+#[derive(Debug, Clone, Copy)]
+pub struct Ask<'a> {
+    /// The model the client asked for.
+    pub model: &'a str,
+    /// Prompt tokens by Tollgate's counter.
+    pub prompt_estimate: i64,
+    /// The request's max_tokens, if any.
+    pub max_tokens: Option<i64>,
+    /// The prompt's texts (for the sensitive-word check).
+    pub texts: &'a [&'a str],
+}
+
+/// Admission, the same for every relay route: the key may use the model, the prompt has no
+/// sensitive words (CheckSensitiveOnPromptEnabled with StopOnSensitiveEnabled), the model has
+/// a price, and the user's quota actor counts the request against the model request rate
+/// limit and reserves the most it can cost (the playground reserves on the user only).
 pub async fn admit(
     state: &AppState,
     caller: &Caller,
-    model: &str,
-    prompt_estimate: i64,
-    max_tokens: Option<i64>,
+    ask: Ask<'_>,
 ) -> Result<Admission, RelayError> {
+    let model = ask.model;
     if model.is_empty() {
         return Err(RelayError::BadRequest("model is required".into()));
     }
@@ -76,6 +93,12 @@ pub async fn admit(
         )));
     }
     let options = state.options.current();
+    if options.flag("StopOnSensitiveEnabled") {
+        let hits = options.sensitive_words().find(ask.texts.iter().copied());
+        if !hits.is_empty() {
+            return Err(RelayError::SensitiveWords(hits.join(", ")));
+        }
+    }
     let pricing = match options.prices().model(model) {
         Some(p) => p,
         None if options.flag("SelfUseModeEnabled") || caller.user.accept_unset_price => {
@@ -93,14 +116,20 @@ pub async fn admit(
         pricing,
         group_ratio,
         quota_per_unit,
-        prompt_estimate,
-        max_tokens,
+        ask.prompt_estimate,
+        ask.max_tokens,
         options.int("PreConsumedQuota"),
     )
     .map_err(|e| RelayError::BadRequest(e.to_string()))?;
+    let token = (!caller.playground).then_some(caller.token.id);
     let hold = state
         .quota
-        .reserve(caller.user.id, Some(caller.token.id), amount)
+        .reserve_limited(
+            caller.user.id,
+            token,
+            amount,
+            options.rate_limits().for_group(&caller.group),
+        )
         .await
         .map_err(quota_error)?;
     Ok(Admission {
@@ -245,6 +274,7 @@ where
         let req = match build(&channel, wire, &upstream_model, key_text)? {
             Build::Send(req) => *req,
             Build::Skip(e) => {
+                attempts.push(timeline(&channel, 0, Instant::now(), "unsupported"));
                 last_error = Some(e);
                 continue;
             }
@@ -292,24 +322,19 @@ where
                     break;
                 }
             }
-            Err(e) => {
+            Err((e, class)) => {
                 report(state, &channel, key, None, sent, Some(e.clone()));
-                let class = if e.starts_with("no answer within") {
-                    "timeout"
-                } else if e.starts_with("could not connect") {
-                    "connect"
-                } else {
-                    "network"
-                };
                 attempts.push(timeline(&channel, 0, sent, class));
                 last_error = Some(RelayError::Unreachable(e));
             }
         }
     }
-    Err(last_error.unwrap_or(RelayError::NoChannel {
+    let error = last_error.unwrap_or(RelayError::NoChannel {
         model: model.to_owned(),
         group: caller.group.clone(),
-    }))
+    });
+    failure::record(state, caller, model, &tried, attempts, &error);
+    Err(error)
 }
 
 /// One entry of the attempt timeline.
@@ -350,12 +375,19 @@ pub fn settle_ctx(
 
 /// Admits, forwards with failover, and answers `job` in the client's wire.
 pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
+    let texts = job.hub["messages"]
+        .as_array()
+        .map(|m| message_texts(m))
+        .unwrap_or_default();
     let Admission { price, hold } = admit(
         state,
         &job.caller,
-        &job.model,
-        job.prompt_estimate,
-        job.max_tokens(),
+        Ask {
+            model: &job.model,
+            prompt_estimate: job.prompt_estimate,
+            max_tokens: job.max_tokens(),
+            texts: &texts,
+        },
     )
     .await?;
     let won = forward(
@@ -392,6 +424,7 @@ pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
         ctx,
         hold,
         state.config.relay_timeout(),
+        keepalive::interval(&state.options.current()),
     )
     .await
 }
@@ -403,8 +436,7 @@ fn upstream_body(
     upstream: Wire,
     upstream_model: &str,
 ) -> Result<Bytes, RelayError> {
-    let overrides: serde_json::Map<String, Value> =
-        serde_json::from_str(&channel.channel.param_override).unwrap_or_default();
+    let overrides = channel.json.param_override();
     let mut value = if upstream == job.client {
         match upstream {
             Wire::Anthropic if upstream_model == job.model && overrides.is_empty() => {
@@ -425,7 +457,7 @@ fn upstream_body(
         wire::from_hub_request(upstream, &job.hub, upstream_model, job.stream)
     };
     if let Value::Object(map) = &mut value {
-        map.extend(overrides);
+        map.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
     serde_json::to_vec(&value)
         .map(Bytes::from)
@@ -512,19 +544,25 @@ fn request(
     Ok(req)
 }
 
-/// Sends the request; `Err` carries a description when no HTTP answer came back in time.
+/// Sends the request; `Err` carries a description and the error class (`connect`,
+/// `timeout`, `network`) when no HTTP answer came back in time.
 pub async fn send(
     req: reqwest::RequestBuilder,
     timeout: Duration,
-) -> Result<reqwest::Response, String> {
+) -> Result<reqwest::Response, (String, &'static str)> {
     match tokio::time::timeout(timeout, req.send()).await {
         Ok(Ok(resp)) => Ok(resp),
         Ok(Err(e)) => Err(if e.is_connect() {
-            "could not connect to the upstream".into()
+            ("could not connect to the upstream".into(), "connect")
+        } else if e.is_timeout() {
+            ("the upstream request timed out".into(), "timeout")
         } else {
-            "the upstream request failed".into()
+            ("the upstream request failed".into(), "network")
         }),
-        Err(_) => Err(format!("no answer within {} s", timeout.as_secs())),
+        Err(_) => Err((
+            format!("no answer within {} s", timeout.as_secs()),
+            "timeout",
+        )),
     }
 }
 
@@ -536,6 +574,7 @@ async fn answer(
     mut ctx: SettleCtx,
     hold: Hold,
     timeout: Duration,
+    ping: Option<Duration>,
 ) -> Result<Response, RelayError> {
     let same = upstream == job.client;
     if job.stream {
@@ -552,12 +591,20 @@ async fn answer(
             ))
         };
         let meter = Meter::new(ctx, hold, job.prompt_estimate);
+        let ping = ping.map(|every| {
+            let bytes = match job.client {
+                Wire::Anthropic => keepalive::ANTHROPIC_PING,
+                Wire::OpenAi | Wire::Gemini => keepalive::COMMENT_PING,
+            };
+            (every, bytes)
+        });
         return Ok(pipe::respond(
             resp,
             wire::decoder(upstream),
             mode,
             meter,
             timeout,
+            ping,
         ));
     }
     let status = resp.status();
@@ -652,15 +699,22 @@ pub fn foreign_chat(
     }))
 }
 
+/// Every text part of chat `messages`.
+pub fn message_texts(messages: &[Value]) -> Vec<&str> {
+    let mut texts = Vec::new();
+    for message in messages {
+        super::chat::each_text(&message["content"], &mut |t| texts.push(t));
+    }
+    texts
+}
+
 /// Prompt tokens of chat `messages` as the OpenAI path counts them: the text parts with the
 /// model's counter (exact for OpenAI-family models), plus 3 per message and 3 for the reply.
 pub fn prompt_tokens(model: &str, messages: &[Value]) -> i64 {
     let counter = Counter::for_model(model);
-    let mut tokens = 0i64;
-    let mut add = |text: &str| tokens = tokens.saturating_add(counter.count(text));
-    for message in messages {
-        super::chat::each_text(&message["content"], &mut add);
-    }
+    let tokens = message_texts(messages)
+        .iter()
+        .fold(0i64, |n, t| n.saturating_add(counter.count(t)));
     let framing = i64::try_from(messages.len())
         .unwrap_or(i64::MAX)
         .saturating_mul(3)

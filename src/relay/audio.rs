@@ -27,7 +27,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
-use super::attempt::{Admission, Build, admit, forward, post, settle_ctx};
+use super::attempt::{Admission, Ask, Build, admit, forward, post, settle_ctx};
 use super::auth::Caller;
 use super::price::Usage;
 use super::settle::UsageSource;
@@ -62,7 +62,17 @@ pub async fn speech(
         .as_str()
         .ok_or_else(|| RelayError::BadRequest("input is required".into()))?;
     let chars = i64::try_from(input.chars().count()).unwrap_or(i64::MAX);
-    let Admission { price, hold } = admit(&state, &caller, &model, chars, None).await?;
+    let Admission { price, hold } = admit(
+        &state,
+        &caller,
+        Ask {
+            model: &model,
+            prompt_estimate: chars,
+            max_tokens: None,
+            texts: &[input],
+        },
+    )
+    .await?;
     let won = forward(
         &state,
         &caller,
@@ -77,7 +87,7 @@ pub async fn speech(
                 &parsed,
                 &model,
                 upstream_model,
-                &channel.channel.param_override,
+                channel.json.param_override(),
             )?;
             let c = &channel.channel;
             let url = format!(
@@ -132,17 +142,15 @@ fn json_body(
     parsed: &Value,
     model: &str,
     upstream_model: &str,
-    param_override: &str,
+    overrides: &serde_json::Map<String, Value>,
 ) -> Result<Bytes, RelayError> {
-    let overrides: serde_json::Map<String, Value> =
-        serde_json::from_str(param_override).unwrap_or_default();
     if upstream_model == model && overrides.is_empty() && parsed["model"] == model {
         return Ok(body.clone());
     }
     let mut value = parsed.clone();
     value["model"] = Value::String(upstream_model.to_owned());
     if let Value::Object(map) = &mut value {
-        map.extend(overrides);
+        map.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
     serde_json::to_vec(&value)
         .map(Bytes::from)
@@ -201,7 +209,17 @@ pub async fn upload(
     }));
     let model = form_model(Tee(Arc::clone(&tee)), &boundary, &tee).await?;
     let model = model.unwrap_or_else(|| DEFAULT_TRANSCRIPTION_MODEL.to_owned());
-    let Admission { price, hold } = admit(&state, &caller, &model, 0, None).await?;
+    let Admission { price, hold } = admit(
+        &state,
+        &caller,
+        Ask {
+            model: &model,
+            prompt_estimate: 0,
+            max_tokens: None,
+            texts: &[],
+        },
+    )
+    .await?;
     let prefix: Vec<Bytes> = {
         let mut t = tee.lock().unwrap_or_else(PoisonError::into_inner);
         t.recording = false;

@@ -29,6 +29,9 @@ pub struct Caller {
     pub pinned: Option<ChannelId>,
     /// Client address.
     pub ip: IpAddr,
+    /// A console playground request (`/pg/chat/completions`): the user's session, no API key;
+    /// `token` is a stand-in without limits and no token quota is reserved or charged.
+    pub playground: bool,
 }
 
 /// `(key, pinned channel)` from `Authorization: Bearer sk-<key>[-<channel>]` (or `x-api-key`).
@@ -122,6 +125,7 @@ impl FromRequestParts<AppState> for Caller {
             group,
             pinned,
             ip,
+            playground: false,
         })
     }
 }

@@ -9,7 +9,6 @@
 //! The body is forwarded as received unless it must change (model mapping, the channel's
 //! param_override, or asking the upstream for a usage chunk); only then is it re-serialised.
 
-use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
@@ -20,15 +19,17 @@ use serde::Deserialize;
 use serde_json::Value;
 use tollgate_actors::channel_pool::msg::{Outcome, OutcomeSource};
 use tollgate_actors::channel_pool::routing_table::{RoutedChannel, RoutingTable, select};
-use tollgate_actors::options::pricing::ModelPricing;
+use tollgate_actors::quota::rate::RateKind;
 use tollgate_actors::quota::{QuotaError, Refusal};
 use tollgate_storage::secret::Secret;
 
+use super::attempt::{Admission, Ask, Build, admit, forward, post, settle_ctx};
 use super::auth::Caller;
-use super::price::{self, Usage};
-use super::settle::{Attempt, SettleCtx, UsageSource};
+use super::price::Usage;
+use super::settle::{SettleCtx, UsageSource};
 use super::stream::{self, UsageJson};
 use super::tokenize::Counter;
+use super::wire::Wire;
 use crate::channel_types::effective_base_url;
 use crate::error::RelayError;
 use crate::state::AppState;
@@ -77,30 +78,42 @@ pub(super) fn each_text<'a>(value: &'a Value, f: &mut impl FnMut(&'a str)) {
 }
 
 impl ChatHead {
-    /// Prompt tokens, whatever the endpoint's input field: exact for OpenAI-family models, by
-    /// Tollgate's estimator otherwise ([`Counter`]). Chat messages add OpenAI's framing: 3 per
-    /// message and 3 for the reply priming.
-    fn prompt_estimate(&self) -> i64 {
-        let counter = Counter::for_model(&self.model);
-        let mut tokens = 0i64;
-        let mut add = |text: &str| tokens = tokens.saturating_add(counter.count(text));
-        if !self.messages.is_empty() {
+    /// Every text of the prompt, whatever the endpoint's input field: the messages' contents,
+    /// else `input` / `prompt` and a rerank `query`.
+    fn texts(&self) -> Vec<&str> {
+        let mut texts = Vec::new();
+        let mut add = |text| texts.push(text);
+        if self.messages.is_empty() {
+            for value in [&self.input, &self.prompt].into_iter().flatten() {
+                each_text(value, &mut add);
+            }
+            if let Some(query) = &self.query {
+                add(query);
+            }
+        } else {
             self.messages
                 .iter()
                 .for_each(|m| each_text(&m["content"], &mut add));
-            let framing = i64::try_from(self.messages.len())
-                .unwrap_or(i64::MAX)
-                .saturating_mul(3)
-                .saturating_add(3);
-            return tokens.saturating_add(framing);
         }
-        for value in [&self.input, &self.prompt].into_iter().flatten() {
-            each_text(value, &mut add);
+        texts
+    }
+
+    /// Prompt tokens of `texts` (from [`ChatHead::texts`]): exact for OpenAI-family models, by
+    /// Tollgate's estimator otherwise ([`Counter`]). Chat messages add OpenAI's framing: 3 per
+    /// message and 3 for the reply priming.
+    fn prompt_estimate(&self, texts: &[&str]) -> i64 {
+        let counter = Counter::for_model(&self.model);
+        let tokens = texts
+            .iter()
+            .fold(0i64, |n, t| n.saturating_add(counter.count(t)));
+        if self.messages.is_empty() {
+            return tokens;
         }
-        if let Some(query) = &self.query {
-            add(query);
-        }
-        tokens
+        let framing = i64::try_from(self.messages.len())
+            .unwrap_or(i64::MAX)
+            .saturating_mul(3)
+            .saturating_add(3);
+        tokens.saturating_add(framing)
     }
 }
 
@@ -116,6 +129,15 @@ pub(super) fn quota_error(e: QuotaError) -> RelayError {
                 "insufficient token quota: {available} left on this API key, this request needs up to {needed}"
             ))
         }
+        QuotaError::Refused(Refusal::RateLimited { kind, max, minutes }) => {
+            let what = match kind {
+                RateKind::Total => "requests",
+                RateKind::Success => "successful requests",
+            };
+            RelayError::RateLimited(format!(
+                "rate limit reached: at most {max} {what} per {minutes} minute(s); try again later"
+            ))
+        }
         QuotaError::Storage(e) => RelayError::Internal(format!("loading the balance: {e}")),
     }
 }
@@ -128,12 +150,22 @@ pub async fn relay(
     caller: Caller,
     body: Bytes,
 ) -> Result<Response, RelayError> {
-    if uri.path() == "/v1/chat/completions"
+    serve(state, caller, body, uri.path()).await
+}
+
+/// Relays one JSON request of `caller` on route `path` (the playground comes in here too).
+pub(super) async fn serve(
+    state: AppState,
+    caller: Caller,
+    body: Bytes,
+    path: &str,
+) -> Result<Response, RelayError> {
+    if path == "/v1/chat/completions"
         && let Some(job) = super::attempt::foreign_chat(&state, &caller, &body)
     {
         return super::attempt::relay(&state, job?).await;
     }
-    relay_json(state, caller, body, uri.path()).await
+    relay_json(state, caller, body, path).await
 }
 
 /// The shared pipeline: `path` is both the client's route and the upstream's.
@@ -146,160 +178,73 @@ async fn relay_json(
     let started = Instant::now();
     let head: ChatHead = serde_json::from_slice(&body)
         .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
-    if head.model.is_empty() {
-        return Err(RelayError::BadRequest("model is required".into()));
-    }
-    if !caller.token.allows_model(&head.model) {
-        return Err(RelayError::Forbidden(format!(
-            "this API key cannot use model {}",
-            head.model
-        )));
-    }
-    let options = state.options.current();
-    let pricing = match options.prices().model(&head.model) {
-        Some(p) => p,
-        None if options.flag("SelfUseModeEnabled") || caller.user.accept_unset_price => {
-            ModelPricing::Ratio {
-                model: 0.0,
-                completion: 0.0,
-                cache: 0.0,
-            }
-        }
-        None => return Err(RelayError::ModelUnpriced(head.model)),
-    };
-    let group_ratio = options.prices().group(&caller.group);
-    let quota_per_unit = options.int("QuotaPerUnit");
-    let prompt_estimate = head.prompt_estimate();
+    let texts = head.texts();
+    let prompt_estimate = head.prompt_estimate(&texts);
     let max_tokens = match (head.max_tokens, head.max_completion_tokens) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
     };
-    let amount = price::reservation(
-        pricing,
-        group_ratio,
-        quota_per_unit,
-        prompt_estimate,
-        max_tokens,
-        options.int("PreConsumedQuota"),
+    let Admission { price, hold } = admit(
+        &state,
+        &caller,
+        Ask {
+            model: &head.model,
+            prompt_estimate,
+            max_tokens,
+            texts: &texts,
+        },
     )
-    .map_err(|e| RelayError::BadRequest(e.to_string()))?;
-    let hold = state
-        .quota
-        .reserve(caller.user.id, Some(caller.token.id), amount)
-        .await
-        .map_err(quota_error)?;
-
+    .await?;
     let client_wants_usage = head
         .stream_options
         .as_ref()
         .and_then(|o| o.get("include_usage"))
         .and_then(Value::as_bool)
         == Some(true);
-    let table = state.channel_pool.table().load_full();
-    let retries = usize::try_from(options.int("RetryTimes")).unwrap_or(0);
+    let force_usage = head.stream && !client_wants_usage;
+    let won = forward(
+        &state,
+        &caller,
+        &head.model,
+        price.retries,
+        |channel, wire, upstream_model, key| {
+            if wire != Wire::OpenAi {
+                return Ok(Build::Skip(RelayError::NotImplemented(format!(
+                    "relaying {path} to channel type {}",
+                    channel.channel.channel_type
+                ))));
+            }
+            let upstream_body = upstream_body(&body, upstream_model, &head, force_usage, channel)?;
+            let c = &channel.channel;
+            let url = format!("{}{path}", effective_base_url(c.channel_type, &c.base_url));
+            let req = post(&state, channel, wire, url, key)?
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(upstream_body);
+            Ok(Build::Send(Box::new(req)))
+        },
+    )
+    .await;
+    let won = match won {
+        Ok(won) => won,
+        Err(e) => {
+            hold.release();
+            return Err(e);
+        }
+    };
+    let ctx = settle_ctx(&caller, &head.model, price, &won, head.stream, started);
     let timeout = state.config.relay_timeout();
-    let mut tried = Vec::new();
-    let mut attempts = Vec::new();
-    let mut last_error = None;
-    for attempt in 0..=retries {
-        let Some(channel) = pick(&table, &caller, &head.model, attempt, &tried) else {
-            break;
-        };
-        tried.push(channel.id());
-        if !OPENAI_COMPATIBLE.contains(&channel.channel.channel_type) {
-            attempts.push(Attempt {
-                c: channel.id().0,
-                s: 0,
-                ms: 0,
-                e: "unsupported",
-            });
-            // Our limitation, not the channel's fault: try another channel, report nothing.
-            last_error = Some(RelayError::NotImplemented(format!(
-                "relaying to channel type {}",
-                channel.channel.channel_type
-            )));
-            continue;
-        }
-        let upstream_model = mapped_model(&channel, &head.model);
-        let upstream_body = upstream_body(
-            &body,
-            &upstream_model,
-            &head,
-            head.stream && !client_wants_usage,
-            &channel.channel.param_override,
-        )?;
-        let key = channel.next_key();
-        let sent = Instant::now();
-        match send(&state, &channel, key, path, upstream_body, timeout).await {
-            Ok(resp) if resp.status().is_success() => {
-                let status = Some(resp.status().as_u16());
-                report(&state, &channel, key, status, sent, None);
-                attempts.push(timeline_entry(&channel, resp.status().as_u16(), sent, ""));
-                let ctx = SettleCtx {
-                    caller: caller.clone(),
-                    model: head.model.clone(),
-                    upstream_model,
-                    channel: channel.id(),
-                    tried: tried.clone(),
-                    attempts: std::mem::take(&mut attempts),
-                    pricing,
-                    group_ratio,
-                    quota_per_unit,
-                    stream: head.stream,
-                    started,
-                    first_byte: None,
-                    log_enabled: options.flag("LogConsumeEnabled"),
-                };
-                if head.stream {
-                    return Ok(stream::respond(
-                        resp,
-                        ctx,
-                        hold,
-                        prompt_estimate,
-                        client_wants_usage,
-                        timeout,
-                    ));
-                }
-                return finish_plain(resp, ctx, hold, prompt_estimate, timeout).await;
-            }
-            Ok(resp) => {
-                let status = resp.status().as_u16();
-                let text = resp.text().await.unwrap_or_default();
-                let message = upstream_message(&text, status, &channel);
-                report(
-                    &state,
-                    &channel,
-                    key,
-                    Some(status),
-                    sent,
-                    Some(message.clone()),
-                );
-                attempts.push(timeline_entry(
-                    &channel,
-                    status,
-                    sent,
-                    Attempt::class_of(status),
-                ));
-                last_error = Some(RelayError::Upstream {
-                    status: mapped_status(&channel, status),
-                    message,
-                });
-                if !retryable(status) {
-                    break;
-                }
-            }
-            Err((e, class)) => {
-                report(&state, &channel, key, None, sent, Some(e.clone()));
-                attempts.push(timeline_entry(&channel, 0, sent, class));
-                last_error = Some(RelayError::Unreachable(e));
-            }
-        }
+    if head.stream {
+        return Ok(stream::respond(
+            won.resp,
+            ctx,
+            hold,
+            prompt_estimate,
+            client_wants_usage,
+            timeout,
+            super::keepalive::interval(&state.options.current()),
+        ));
     }
-    hold.release();
-    Err(last_error.unwrap_or(RelayError::NoChannel {
-        model: head.model,
-        group: caller.group,
-    }))
+    finish_plain(won.resp, ctx, hold, prompt_estimate, timeout).await
 }
 
 /// Whether another channel may succeed where this one answered `status`: the channel's own
@@ -327,45 +272,26 @@ pub(super) fn pick(
 /// The status the client sees for an upstream error: the channel's `status_code_mapping`
 /// (e.g. `{"429": "503"}`) applied to the upstream's.
 pub(super) fn mapped_status(channel: &RoutedChannel, status: u16) -> u16 {
-    let mapping: serde_json::Map<String, Value> =
-        serde_json::from_str(&channel.channel.status_code_mapping).unwrap_or_default();
-    mapping
-        .get(&status.to_string())
-        .and_then(|v| {
-            v.as_str()
-                .map(str::to_owned)
-                .or_else(|| v.as_u64().map(|n| n.to_string()))
-        })
-        .and_then(|v| v.parse::<u16>().ok())
-        .filter(|s| (100..600).contains(s))
-        .unwrap_or(status)
+    channel.json.mapped_status(status)
 }
 
-/// The model name after the channel's `model_mapping`.
+/// The model name after the channel's `model_mapping` (chains followed).
 pub(super) fn mapped_model(channel: &RoutedChannel, model: &str) -> String {
-    let mapping: serde_json::Map<String, Value> =
-        serde_json::from_str(&channel.channel.model_mapping).unwrap_or_default();
-    mapping
-        .get(model)
-        .and_then(Value::as_str)
-        .filter(|m| !m.is_empty())
-        .unwrap_or(model)
-        .to_owned()
+    channel.json.mapped_model(model).to_owned()
 }
 
-/// The body to send upstream: the client's bytes unless the model is mapped or a usage chunk
-/// must be requested.
-fn upstream_body<'a>(
-    body: &'a Bytes,
+/// The body to send upstream: the client's bytes unless the model is mapped, the channel
+/// has a param_override, or a usage chunk must be requested.
+fn upstream_body(
+    body: &Bytes,
     upstream_model: &str,
     head: &ChatHead,
     force_usage: bool,
-    param_override: &str,
-) -> Result<Cow<'a, Bytes>, RelayError> {
-    let overrides: serde_json::Map<String, Value> =
-        serde_json::from_str(param_override).unwrap_or_default();
+    channel: &RoutedChannel,
+) -> Result<Bytes, RelayError> {
+    let overrides = channel.json.param_override();
     if upstream_model == head.model && !force_usage && overrides.is_empty() {
-        return Ok(Cow::Borrowed(body));
+        return Ok(body.clone());
     }
     let mut value: Value = serde_json::from_slice(body)
         .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
@@ -375,67 +301,10 @@ fn upstream_body<'a>(
     }
     // The channel's param_override: its top-level keys replace the client's.
     if let Value::Object(map) = &mut value {
-        map.extend(overrides);
+        map.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
     let bytes = serde_json::to_vec(&value).map_err(|e| RelayError::Internal(e.to_string()))?;
-    Ok(Cow::Owned(Bytes::from(bytes)))
-}
-
-/// One timeline entry for `channel`.
-fn timeline_entry(
-    channel: &RoutedChannel,
-    status: u16,
-    sent: Instant,
-    class: &'static str,
-) -> Attempt {
-    Attempt {
-        c: channel.id().0,
-        s: status,
-        ms: u64::try_from(sent.elapsed().as_millis()).unwrap_or(u64::MAX),
-        e: class,
-    }
-}
-
-/// Sends the request; `Err` carries a description and the error class when no HTTP answer came
-/// back in time.
-async fn send(
-    state: &AppState,
-    channel: &RoutedChannel,
-    key: Option<(usize, &Secret)>,
-    path: &str,
-    body: Cow<'_, Bytes>,
-    timeout: Duration,
-) -> Result<reqwest::Response, (String, &'static str)> {
-    let c = &channel.channel;
-    let client = if c.proxy.trim().is_empty() {
-        state.http.direct().clone()
-    } else {
-        state.http.for_proxy(&c.proxy).map_err(|e| (e, "connect"))?
-    };
-    let url = format!("{}{path}", effective_base_url(c.channel_type, &c.base_url));
-    let key = key.map_or("", |(_, k)| k.expose());
-    let mut req = client
-        .post(url)
-        .bearer_auth(key)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(body.into_owned());
-    if !c.openai_organization.is_empty() {
-        req = req.header("OpenAI-Organization", &c.openai_organization);
-    }
-    match tokio::time::timeout(timeout, req.send()).await {
-        Ok(Ok(resp)) => Ok(resp),
-        Ok(Err(e)) => Err(if e.is_connect() {
-            ("could not connect to the upstream".into(), "connect")
-        } else if e.is_timeout() {
-            ("the upstream request timed out".into(), "timeout")
-        } else {
-            ("the upstream request failed".into(), "network")
-        }),
-        Err(_) => Err((
-            format!("no answer within {} s", timeout.as_secs()),
-            "timeout",
-        )),
-    }
+    Ok(Bytes::from(bytes))
 }
 
 /// The upstream's error message (OpenAI shape if it has one), with the channel's keys masked.
@@ -537,6 +406,12 @@ mod tests {
         serde_json::from_value(body).unwrap_or_else(|e| panic!("head: {e}"))
     }
 
+    impl ChatHead {
+        fn estimate(&self) -> i64 {
+            self.prompt_estimate(&self.texts())
+        }
+    }
+
     #[test]
     fn prompt_estimate_counts_text_parts_and_framing() {
         let messages = json!([
@@ -546,17 +421,14 @@ mod tests {
         ]);
         // Estimator (non-OpenAI model): 8/4 + 4/4 = 3 tokens, + 2 × 3 + 3 framing.
         let claude = head(json!({"model": "claude-x", "messages": messages}));
-        assert_eq!(claude.prompt_estimate(), 12);
+        assert_eq!(claude.estimate(), 12);
         // tiktoken for OpenAI models: "Hello, world!" is 4 tokens, + 3 + 3 framing.
         let gpt = head(json!({"model": "gpt-4o",
             "messages": [{"role": "user", "content": "Hello, world!"}]}));
-        assert_eq!(gpt.prompt_estimate(), 10);
+        assert_eq!(gpt.estimate(), 10);
         let embed = head(json!({"model": "text-embedding-3-small",
             "input": ["Hello, world!", "Hello, world!"]}));
-        assert_eq!(embed.prompt_estimate(), 8);
-        assert_eq!(
-            head(json!({"model": "x", "messages": []})).prompt_estimate(),
-            0
-        );
+        assert_eq!(embed.estimate(), 8);
+        assert_eq!(head(json!({"model": "x", "messages": []})).estimate(), 0);
     }
 }

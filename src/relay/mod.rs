@@ -5,11 +5,15 @@
 pub mod attempt;
 pub mod audio;
 pub mod auth;
+pub mod body_limit;
 pub mod chat;
+pub mod failure;
 pub mod gemini;
+pub mod keepalive;
 pub mod messages;
 pub mod models;
 pub mod pipe;
+pub mod playground;
 pub mod price;
 pub mod settle;
 pub mod stream;
@@ -38,6 +42,7 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/audio/translations", post(audio::upload))
         .route("/v1/messages", post(messages::messages))
         .route("/v1beta/models/{target}", post(gemini::generate))
+        .route("/pg/chat/completions", post(playground::chat))
         .route("/v1/models", get(models::list_models))
         .route("/v1/models/{model}", get(models::get_model))
         .route("/v1/files", any(not_implemented))

@@ -10,9 +10,9 @@ use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
-use futures_util::StreamExt;
 use tollgate_actors::quota::Hold;
 
+use super::keepalive::{Clock, Next};
 use super::price::Usage;
 use super::settle::{SettleCtx, UsageSource};
 use super::tokenize::Counter;
@@ -165,6 +165,12 @@ impl SseParser {
         }
     }
 
+    /// Whether the bytes fed so far end at an event boundary (nothing pending), so bytes of
+    /// our own may be inserted without splitting an upstream event.
+    pub fn at_boundary(&self) -> bool {
+        self.line.is_empty() && !self.has_data && self.event.is_empty()
+    }
+
     /// The event left when the stream ends without a final blank line.
     pub fn flush(&mut self) -> Option<(String, String)> {
         if !self.line.is_empty() {
@@ -246,6 +252,7 @@ pub fn respond(
     mode: Mode,
     meter: Meter,
     idle: Duration,
+    ping: Option<(Duration, &'static [u8])>,
 ) -> Response {
     let pipe = Pipe {
         decoder,
@@ -255,35 +262,47 @@ pub fn respond(
         ended: false,
     };
     let chunks = upstream.bytes_stream();
-    let state = (Box::pin(chunks), pipe);
-    let body = futures_util::stream::unfold(state, move |(mut chunks, mut pipe)| async move {
-        loop {
-            if pipe.ended {
-                return None;
-            }
-            let out = match tokio::time::timeout(idle, chunks.next()).await {
-                Ok(Some(Ok(chunk))) => {
-                    let mut out = pipe.bytes(&chunk);
-                    if pipe.decoder.done() {
-                        out.extend(pipe.end(true));
+    let ping_bytes = ping.map_or(&[][..], |(_, bytes)| bytes);
+    let state = (
+        Box::pin(chunks),
+        pipe,
+        Clock::new(idle, ping.map(|(every, _)| every)),
+    );
+    let body =
+        futures_util::stream::unfold(state, move |(mut chunks, mut pipe, mut clock)| async move {
+            loop {
+                if pipe.ended {
+                    return None;
+                }
+                let out = match clock.next(&mut chunks).await {
+                    // Passed-through bytes may stop mid-event: ping only between events.
+                    Next::Ping if pipe.parser.at_boundary() => ping_bytes.to_vec(),
+                    Next::Ping => Vec::new(),
+                    Next::Item(Some(Ok(chunk))) => {
+                        let mut out = pipe.bytes(&chunk);
+                        if pipe.decoder.done() {
+                            out.extend(pipe.end(true));
+                        }
+                        out
                     }
-                    out
+                    Next::Item(None) => pipe.end(true),
+                    Next::Item(Some(Err(e))) => {
+                        tracing::warn!(error = %e, "upstream stream broke");
+                        pipe.end(false)
+                    }
+                    Next::Idle => {
+                        tracing::warn!("upstream stream idle for too long; closing");
+                        pipe.end(false)
+                    }
+                };
+                if !out.is_empty() {
+                    return Some((
+                        Ok::<_, std::io::Error>(Bytes::from(out)),
+                        (chunks, pipe, clock),
+                    ));
                 }
-                Ok(None) => pipe.end(true),
-                Ok(Some(Err(e))) => {
-                    tracing::warn!(error = %e, "upstream stream broke");
-                    pipe.end(false)
-                }
-                Err(_) => {
-                    tracing::warn!("upstream stream idle for too long; closing");
-                    pipe.end(false)
-                }
-            };
-            if !out.is_empty() {
-                return Some((Ok::<_, std::io::Error>(Bytes::from(out)), (chunks, pipe)));
             }
-        }
-    });
+        });
     let mut response = Response::new(Body::from_stream(body));
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();

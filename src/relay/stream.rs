@@ -16,10 +16,10 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
 use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
 use serde::Deserialize;
 use tollgate_actors::quota::Hold;
 
+use super::keepalive::{self, Clock, Next};
 use super::price::Usage;
 use super::settle::{SettleCtx, UsageSource};
 use super::tokenize::Counter;
@@ -129,6 +129,7 @@ pub fn respond(
     prompt_estimate: i64,
     client_wants_usage: bool,
     idle: Duration,
+    ping: Option<Duration>,
 ) -> Response {
     ctx.first_byte = None;
     let events = upstream.bytes_stream().eventsource();
@@ -139,16 +140,21 @@ pub fn respond(
         usage: None,
         completion_text: String::new(),
     };
-    let state = (Box::pin(events), billing, false);
-    let body =
-        futures_util::stream::unfold(state, move |(mut events, mut billing, done)| async move {
+    let state = (Box::pin(events), billing, Clock::new(idle, ping), false);
+    let body = futures_util::stream::unfold(
+        state,
+        move |(mut events, mut billing, mut clock, done)| async move {
             if done {
                 return None;
             }
             loop {
-                let next = match tokio::time::timeout(idle, events.next()).await {
-                    Ok(next) => next,
-                    Err(_) => {
+                let next = match clock.next(&mut events).await {
+                    Next::Item(next) => next,
+                    Next::Ping => {
+                        let ping = Bytes::from_static(keepalive::COMMENT_PING);
+                        return Some((Ok(ping), (events, billing, clock, false)));
+                    }
+                    Next::Idle => {
                         tracing::warn!("upstream stream idle for too long; closing");
                         billing.finish(false);
                         return None;
@@ -173,7 +179,7 @@ pub fn respond(
                     billing.finish(true);
                     return Some((
                         Ok::<_, std::io::Error>(Bytes::from_static(b"data: [DONE]\n\n")),
-                        (events, billing, true),
+                        (events, billing, clock, true),
                     ));
                 }
                 let mut forward = true;
@@ -191,10 +197,11 @@ pub fn respond(
                 }
                 if forward {
                     let bytes = Bytes::from(format!("data: {}\n\n", event.data));
-                    return Some((Ok(bytes), (events, billing, false)));
+                    return Some((Ok(bytes), (events, billing, clock, false)));
                 }
             }
-        });
+        },
+    );
     let mut response = Response::new(Body::from_stream(body));
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();

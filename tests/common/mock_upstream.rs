@@ -263,6 +263,8 @@ impl MockUpstream {
             .route("/v1/embeddings", post(embeddings))
             .route("/v1/models", get(models))
             .route("/generate_204", get(generate_204))
+            // Real providers take large bodies (base64 images): no 2 MB default here.
+            .layer(axum::extract::DefaultBodyLimit::disable())
             .with_state(Arc::clone(&state));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

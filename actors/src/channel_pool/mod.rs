@@ -3,6 +3,7 @@
 //! are cast back with [`ChannelPool::report`].
 //!
 //! - [`routing_table`]: the table and the pure selection function.
+//! - [`channel_json`]: a channel's JSON fields, parsed once per table build.
 //! - [`health`]: the pure auto-disable / auto-enable rules.
 //! - [`msg`]: the messages and the [`Outcome`] type.
 //! - `actor`: the actor itself (private; use the [`ChannelPool`] handle).
@@ -12,6 +13,7 @@
 //! persisted by the actor itself.
 
 mod actor;
+pub mod channel_json;
 pub mod health;
 pub mod msg;
 pub mod routing_table;

@@ -23,6 +23,8 @@ use tollgate_storage::ChannelId;
 use tollgate_storage::channels::{Channel, other_info};
 use tollgate_storage::secret::Secret;
 
+use super::channel_json::ChannelJson;
+
 /// Channels of one route grouped by priority, while building.
 type TiersByPriority = BTreeMap<i64, Vec<Arc<RoutedChannel>>>;
 
@@ -37,6 +39,8 @@ pub struct RoutedChannel {
     keys: Vec<(usize, Secret)>,
     /// Round-robin position over `keys`; shared across rebuilds so rotation continues.
     cursor: Arc<AtomicUsize>,
+    /// The channel's JSON fields, parsed.
+    pub json: ChannelJson,
 }
 
 impl RoutedChannel {
@@ -51,6 +55,7 @@ impl RoutedChannel {
             .map(|(i, line)| (i, Secret::new(*line)))
             .collect();
         RoutedChannel {
+            json: ChannelJson::parse(&channel),
             channel,
             keys,
             cursor,

@@ -179,6 +179,8 @@ pub const CATALOG: &[OptionDef] = &[
     def("StopOnSensitiveEnabled", "true", B),
     def("SensitiveWords", "", T),
     def("LogConsumeEnabled", "true", B),
+    // Tollgate's own: a relay request that fails after admission writes an error row (type 5).
+    def("ErrorLogEnabled", "true", B),
     def("DataExportEnabled", "true", B),
     def("DataExportInterval", "5", N1),
     def("DataExportDefaultTime", "hour", T),

@@ -3,6 +3,8 @@
 
 pub mod catalog;
 pub mod pricing;
+pub mod rate_limit;
+pub mod sensitive;
 mod snapshot;
 
 use std::collections::BTreeMap;

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use super::catalog::{self, CATALOG};
 use super::pricing::PriceTable;
+use super::rate_limit::RateLimits;
+use super::sensitive::SensitiveWords;
 
 /// An immutable view of all options, built whole on every save.
 #[derive(Debug, Clone)]
@@ -12,6 +14,10 @@ pub struct OptionsSnapshot {
     values: BTreeMap<&'static str, String>,
     /// The price options, parsed once here so the relay never parses JSON per request.
     prices: PriceTable,
+    /// The prompt sensitive-word matcher.
+    sensitive: SensitiveWords,
+    /// The per-user model request rate limits.
+    rate_limits: RateLimits,
 }
 
 impl OptionsSnapshot {
@@ -36,7 +42,35 @@ impl OptionsSnapshot {
             text("ModelPrice"),
             text("GroupRatio"),
         );
-        OptionsSnapshot { values, prices }
+        let flag = |k: &str| text(k) == "true";
+        let int = |k: &str| text(k).parse::<i64>().unwrap_or(0);
+        let sensitive = SensitiveWords::new(
+            flag("CheckSensitiveEnabled") && flag("CheckSensitiveOnPromptEnabled"),
+            text("SensitiveWords"),
+        );
+        let rate_limits = RateLimits::new(
+            flag("ModelRequestRateLimitEnabled"),
+            int("ModelRequestRateLimitDurationMinutes"),
+            int("ModelRequestRateLimitCount"),
+            int("ModelRequestRateLimitSuccessCount"),
+            text("ModelRequestRateLimitGroup"),
+        );
+        OptionsSnapshot {
+            values,
+            prices,
+            sensitive,
+            rate_limits,
+        }
+    }
+
+    /// The prompt sensitive-word matcher.
+    pub fn sensitive_words(&self) -> &SensitiveWords {
+        &self.sensitive
+    }
+
+    /// The per-user model request rate limits.
+    pub fn rate_limits(&self) -> &RateLimits {
+        &self.rate_limits
     }
 
     /// The parsed price table.

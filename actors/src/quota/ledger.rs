@@ -7,7 +7,12 @@
 
 use std::collections::HashMap;
 
+use std::time::Instant;
+
 use tollgate_storage::TokenId;
+
+use super::rate::{RateKind, RequestWindow};
+use crate::options::rate_limit::RateLimit;
 
 /// Identifies one reservation inside a ledger.
 pub type HoldId = u64;
@@ -30,6 +35,16 @@ pub enum Refusal {
         available: i64,
         /// The reservation asked for.
         needed: i64,
+    },
+    /// The model request rate limit of the user's group was reached.
+    #[error("rate limit reached: at most {max} requests per {minutes} minute(s)")]
+    RateLimited {
+        /// Which limit.
+        kind: RateKind,
+        /// Its count.
+        max: u32,
+        /// Its window in minutes.
+        minutes: u64,
     },
 }
 
@@ -63,6 +78,7 @@ pub struct Ledger {
     tokens: HashMap<TokenId, TokenBook>,
     holds: HashMap<HoldId, Hold>,
     next_hold: HoldId,
+    rate: RequestWindow,
 }
 
 impl Ledger {
@@ -108,6 +124,25 @@ impl Ledger {
     /// The remaining quota of a known token.
     pub fn token_remain(&self, token: TokenId) -> Option<i64> {
         self.tokens.get(&token).map(|t| t.remain)
+    }
+
+    /// Counts one request against `limit` at `now`, or refuses it.
+    pub fn admit_rate(&mut self, limit: &RateLimit, now: Instant) -> Result<(), Refusal> {
+        self.rate
+            .admit(limit, now)
+            .map_err(|kind| Refusal::RateLimited {
+                kind,
+                max: match kind {
+                    RateKind::Total => limit.total,
+                    RateKind::Success => limit.success,
+                },
+                minutes: limit.window.as_secs() / 60,
+            })
+    }
+
+    /// Counts a successful request against `limit` at `now`.
+    pub fn rate_succeeded(&mut self, limit: &RateLimit, now: Instant) {
+        self.rate.succeeded(limit, now);
     }
 
     /// Reserves `amount` (≥ 0) for one request.

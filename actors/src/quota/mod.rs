@@ -10,8 +10,10 @@
 //! request and kept for the life of the process.
 
 pub mod ledger;
+pub mod rate;
 
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use dashmap::DashMap;
 use tollgate_storage::logs::{self, LogEntry};
@@ -19,6 +21,7 @@ use tollgate_storage::usage::{self, BalanceChange};
 use tollgate_storage::{StorageError, Store, TokenId, UserId, WriteTransaction, tokens, users};
 
 use crate::log_writer::LogWriter;
+use crate::options::rate_limit::RateLimit;
 pub use ledger::{Billed, Refusal};
 use ledger::{HoldId, Ledger};
 
@@ -61,6 +64,8 @@ pub struct Hold {
     token: Option<TokenId>,
     id: HoldId,
     amount: i64,
+    /// The rate limit the request was admitted under (its success is counted on settle).
+    rate: Option<RateLimit>,
     done: bool,
 }
 
@@ -118,16 +123,40 @@ impl QuotaBook {
         token: Option<TokenId>,
         amount: i64,
     ) -> Result<Hold, QuotaError> {
+        self.reserve_limited(user, token, amount, None).await
+    }
+
+    /// Like [`QuotaBook::reserve`], after counting the request against the user's model
+    /// request rate `limit` (when one applies): a request over the limit is refused.
+    pub async fn reserve_limited(
+        &self,
+        user: UserId,
+        token: Option<TokenId>,
+        amount: i64,
+        limit: Option<RateLimit>,
+    ) -> Result<Hold, QuotaError> {
         let ledger = self.ledger(user, token).await?;
-        let id = lock(&ledger).reserve(token, amount)?;
+        let id = {
+            let mut guard = lock(&ledger);
+            if let Some(limit) = &limit {
+                guard.admit_rate(limit, Instant::now())?;
+            }
+            guard.reserve(token, amount)?
+        };
         Ok(Hold {
             book: self.clone(),
             user,
             token,
             id,
             amount,
+            rate: limit,
             done: false,
         })
+    }
+
+    /// Queues a log row that changes no balance (e.g. a failed request's error row).
+    pub fn log(&self, log: LogEntry) {
+        self.writer.record(None, Some(log));
     }
 
     /// Adds `delta` to a user's balance (top-up, admin change) and persists it with `log`.
@@ -272,7 +301,12 @@ impl Hold {
         self.done = true;
         let billed = self
             .book
-            .with_ledger(self.user, |l| l.settle(self.id, cost))
+            .with_ledger(self.user, |l| {
+                if let Some(limit) = &self.rate {
+                    l.rate_succeeded(limit, Instant::now());
+                }
+                l.settle(self.id, cost)
+            })
             .flatten()
             .unwrap_or(Billed {
                 charged: 0,
