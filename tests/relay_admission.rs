@@ -312,3 +312,46 @@ async fn bodies_over_the_limit_get_413_and_large_images_pass_by_default() {
         "{answer}"
     );
 }
+
+#[tokio::test]
+async fn channel_settings_add_a_system_prompt_or_pass_the_body_through() {
+    let mock = MockUpstream::start().await;
+    let server = TestServer::start().await;
+    let mut prompted = channel(&mock);
+    prompted["setting"] = json!(r#"{"system_prompt": "Be brief."}"#);
+    let (root, _payer, key) = fixture(&server, &[prompted], 100_000, 50_000).await;
+    let (status, body) = chat(&server, &key, ask("hi")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let sent = mock.last_body().expect("sent");
+    assert_eq!(
+        sent["messages"][0],
+        json!({"role": "system", "content": "Be brief."})
+    );
+    assert_eq!(sent["messages"][1]["content"], "hi");
+    // The client's own system prompt stands (no system_prompt_override).
+    let mut own = ask("hi");
+    own["messages"]
+        .as_array_mut()
+        .expect("messages")
+        .insert(0, json!({"role": "system", "content": "Mine."}));
+    chat(&server, &key, own).await;
+    let sent = mock.last_body().expect("sent");
+    assert_eq!(sent["messages"].as_array().map(Vec::len), Some(2));
+    assert_eq!(sent["messages"][0]["content"], "Mine.");
+
+    // Pass-through: the body goes as sent — no mapping, no prompt.
+    let (_, list) = root.get("/api/channel/?p=1&page_size=10").await;
+    let id = list["data"]["items"][0]["id"].as_i64().expect("id");
+    let (status, body) = root
+        .put(
+            "/api/channel/",
+            json!({"id": id, "setting": r#"{"system_prompt": "Be brief.", "pass_through_body_enabled": true}"#,
+                   "model_mapping": r#"{"gpt-4o": "gpt-4o-2024"}"#}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let raw = ask("verbatim");
+    let (status, body) = chat(&server, &key, raw.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(mock.last_body().expect("sent"), raw);
+}

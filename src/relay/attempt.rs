@@ -390,13 +390,17 @@ pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
         },
     )
     .await?;
+    let pass_through = state
+        .options
+        .current()
+        .flag("global.pass_through_request_enabled");
     let won = forward(
         state,
         &job.caller,
         &job.model,
         price.retries,
         |channel, wire, upstream_model, key| {
-            let body = upstream_body(&job, channel, wire, upstream_model)?;
+            let body = upstream_body(&job, channel, wire, upstream_model, pass_through)?;
             request(state, &job, channel, wire, upstream_model, key, body)
                 .map(|req| Build::Send(Box::new(req)))
         },
@@ -429,20 +433,27 @@ pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
     .await
 }
 
-/// The body for `upstream`: the client's bytes when nothing needs to change.
+/// The body for `upstream`: the client's bytes when nothing needs to change, or when the
+/// wires match and pass-through is on (`pass_through`: the global option, or the channel's).
 fn upstream_body(
     job: &Job,
     channel: &RoutedChannel,
     upstream: Wire,
     upstream_model: &str,
+    pass_through: bool,
 ) -> Result<Bytes, RelayError> {
     let overrides = channel.json.param_override();
+    let prompt = channel.json.system_prompt();
+    let untouched = overrides.is_empty() && prompt.is_none();
+    if upstream == job.client && (pass_through || channel.json.pass_through()) {
+        return Ok(job.body.clone());
+    }
     let mut value = if upstream == job.client {
         match upstream {
-            Wire::Anthropic if upstream_model == job.model && overrides.is_empty() => {
+            Wire::Anthropic if upstream_model == job.model && untouched => {
                 return Ok(job.body.clone());
             }
-            Wire::Gemini if overrides.is_empty() => return Ok(job.body.clone()),
+            Wire::Gemini if untouched => return Ok(job.body.clone()),
             Wire::Anthropic => {
                 let mut value = job.parsed.clone();
                 value["model"] = Value::String(upstream_model.to_owned());
@@ -456,6 +467,9 @@ fn upstream_body(
     } else {
         wire::from_hub_request(upstream, &job.hub, upstream_model, job.stream)
     };
+    if let Some((prompt, override_client)) = prompt {
+        super::system_prompt::apply(upstream, &mut value, prompt, override_client);
+    }
     if let Value::Object(map) = &mut value {
         map.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
     }

@@ -202,6 +202,14 @@ async fn relay_json(
         .and_then(Value::as_bool)
         == Some(true);
     let force_usage = head.stream && !client_wants_usage;
+    let rewrite = Rewrite {
+        force_usage,
+        chat: path == "/v1/chat/completions",
+        pass_through: state
+            .options
+            .current()
+            .flag("global.pass_through_request_enabled"),
+    };
     let won = forward(
         &state,
         &caller,
@@ -214,7 +222,7 @@ async fn relay_json(
                     channel.channel.channel_type
                 ))));
             }
-            let upstream_body = upstream_body(&body, upstream_model, &head, force_usage, channel)?;
+            let upstream_body = upstream_body(&body, upstream_model, &head, rewrite, channel)?;
             let c = &channel.channel;
             let url = format!("{}{path}", effective_base_url(c.channel_type, &c.base_url));
             let req = post(&state, channel, wire, url, key)?
@@ -280,17 +288,34 @@ pub(super) fn mapped_model(channel: &RoutedChannel, model: &str) -> String {
     channel.json.mapped_model(model).to_owned()
 }
 
+/// What may change in a request body on its way upstream.
+#[derive(Debug, Clone, Copy)]
+struct Rewrite {
+    /// Ask the upstream for a usage chunk.
+    force_usage: bool,
+    /// A chat completions request (channel system prompts apply).
+    chat: bool,
+    /// `global.pass_through_request_enabled`: forward every body untouched.
+    pass_through: bool,
+}
+
 /// The body to send upstream: the client's bytes unless the model is mapped, the channel
-/// has a param_override, or a usage chunk must be requested.
+/// has a param_override or a system prompt, or a usage chunk must be requested — and always
+/// the client's bytes when pass-through is on (globally or for the channel).
 fn upstream_body(
     body: &Bytes,
     upstream_model: &str,
     head: &ChatHead,
-    force_usage: bool,
+    rewrite: Rewrite,
     channel: &RoutedChannel,
 ) -> Result<Bytes, RelayError> {
+    if rewrite.pass_through || channel.json.pass_through() {
+        return Ok(body.clone());
+    }
     let overrides = channel.json.param_override();
-    if upstream_model == head.model && !force_usage && overrides.is_empty() {
+    let prompt = channel.json.system_prompt().filter(|_| rewrite.chat);
+    let force_usage = rewrite.force_usage;
+    if upstream_model == head.model && !force_usage && overrides.is_empty() && prompt.is_none() {
         return Ok(body.clone());
     }
     let mut value: Value = serde_json::from_slice(body)
@@ -298,6 +323,9 @@ fn upstream_body(
     value["model"] = Value::String(upstream_model.to_owned());
     if force_usage {
         value["stream_options"]["include_usage"] = Value::Bool(true);
+    }
+    if let Some((prompt, override_client)) = prompt {
+        super::system_prompt::apply(Wire::OpenAi, &mut value, prompt, override_client);
     }
     // The channel's param_override: its top-level keys replace the client's.
     if let Value::Object(map) = &mut value {

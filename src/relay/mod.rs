@@ -17,6 +17,7 @@ pub mod playground;
 pub mod price;
 pub mod settle;
 pub mod stream;
+pub mod system_prompt;
 pub mod tokenize;
 pub mod wire;
 

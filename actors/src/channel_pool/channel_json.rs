@@ -1,5 +1,6 @@
-//! A channel's JSON fields as the relay uses them — model_mapping, status_code_mapping and
-//! param_override — parsed once when the routing table is built, never per request.
+//! A channel's JSON fields as the relay uses them — model_mapping, status_code_mapping,
+//! param_override and the `setting` object (system_prompt, system_prompt_override,
+//! pass_through_body_enabled) — parsed once when the routing table is built, never per request.
 //! Unparsable text counts as empty (the console validates these fields on save).
 
 use std::collections::HashMap;
@@ -19,16 +20,37 @@ pub struct ChannelJson {
     status_mapping: HashMap<u16, u16>,
     /// Top-level keys that replace the client's in the upstream body.
     param_override: Map<String, Value>,
+    /// `setting.system_prompt`: added as the system message (non-empty only).
+    system_prompt: Option<String>,
+    /// `setting.system_prompt_override`: also put it before a system message the client sent.
+    system_prompt_override: bool,
+    /// `setting.pass_through_body_enabled`: forward the client's body untouched.
+    pass_through: bool,
 }
 
 impl ChannelJson {
     /// Parses the fields of `channel`.
     pub fn parse(channel: &Channel) -> ChannelJson {
-        ChannelJson::from_fields(
+        let mut json = ChannelJson::from_fields(
             &channel.model_mapping,
             &channel.status_code_mapping,
             &channel.param_override,
-        )
+        );
+        json.apply_setting(&channel.setting);
+        json
+    }
+
+    /// Reads the channel's `setting` JSON object.
+    pub fn apply_setting(&mut self, setting: &str) {
+        let setting: Map<String, Value> = serde_json::from_str(setting).unwrap_or_default();
+        self.system_prompt = setting
+            .get("system_prompt")
+            .and_then(Value::as_str)
+            .filter(|p| !p.trim().is_empty())
+            .map(str::to_owned);
+        self.system_prompt_override =
+            setting.get("system_prompt_override") == Some(&Value::Bool(true));
+        self.pass_through = setting.get("pass_through_body_enabled") == Some(&Value::Bool(true));
     }
 
     /// Parses model_mapping, status_code_mapping and param_override texts.
@@ -69,6 +91,7 @@ impl ChannelJson {
             model_mapping,
             status_mapping,
             param_override,
+            ..ChannelJson::default()
         }
     }
 
@@ -92,6 +115,18 @@ impl ChannelJson {
     /// The status the client sees for an upstream `status`.
     pub fn mapped_status(&self, status: u16) -> u16 {
         self.status_mapping.get(&status).copied().unwrap_or(status)
+    }
+
+    /// The system prompt to add and whether it also goes before the client's own.
+    pub fn system_prompt(&self) -> Option<(&str, bool)> {
+        self.system_prompt
+            .as_deref()
+            .map(|p| (p, self.system_prompt_override))
+    }
+
+    /// Whether the client's body is forwarded untouched (no mapping, override or prompt).
+    pub fn pass_through(&self) -> bool {
+        self.pass_through
     }
 
     /// The param_override keys (empty when none).
@@ -126,6 +161,19 @@ mod tests {
         assert_eq!(json.mapped_status(500), 502);
         assert_eq!(json.mapped_status(400), 400);
         assert_eq!(json.mapped_status(404), 404);
+    }
+
+    #[test]
+    fn setting_reads_the_system_prompt_and_pass_through() {
+        let mut json = ChannelJson::default();
+        json.apply_setting(r#"{"system_prompt":"Be brief.","system_prompt_override":true}"#);
+        assert_eq!(json.system_prompt(), Some(("Be brief.", true)));
+        assert!(!json.pass_through());
+        json.apply_setting(r#"{"system_prompt":"  ","pass_through_body_enabled":true}"#);
+        assert_eq!(json.system_prompt(), None);
+        assert!(json.pass_through());
+        json.apply_setting("not json");
+        assert_eq!((json.system_prompt(), json.pass_through()), (None, false));
     }
 
     #[test]
