@@ -6,6 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
+# The relay's concurrency test opens ~3,000 loopback sockets at once: lift the soft limit on
+# open files to the hard one (many machines default to 1,024).
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
