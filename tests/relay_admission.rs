@@ -355,3 +355,40 @@ async fn channel_settings_add_a_system_prompt_or_pass_the_body_through() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(mock.last_body().expect("sent"), raw);
 }
+
+#[tokio::test]
+async fn openai_streams_of_a_mixed_route_pass_through_unchanged() {
+    let mock = MockUpstream::start().await;
+    mock.set_usage(Some((10, 2, 0)));
+    mock.set_pieces(&["Hel", "lo"]);
+    let claude = common::mock_anthropic::MockAnthropic::start().await;
+    let server = TestServer::start().await;
+    // gpt-4o is served by an OpenAI channel (priority 10) and a Claude one (standby, 0): the
+    // route needs the adaptor path, but the OpenAI channel's stream must reach the client as
+    // the upstream sent it.
+    let mut openai = channel(&mock);
+    openai["priority"] = json!(10);
+    let claude_channel = json!({"name": "claude", "type": 14, "key": "claude-key",
+        "base_url": claude.base, "models": "gpt-4o", "group": "default", "priority": 0});
+    let (_root, payer, key) = fixture(&server, &[openai, claude_channel], 100_000, 50_000).await;
+    let mut body = ask("hi");
+    body["stream"] = json!(true);
+    let text = server
+        .client
+        .post(server.url("/v1/chat/completions"))
+        .bearer_auth(&key)
+        .json(&body)
+        .send()
+        .await
+        .expect("sent")
+        .text()
+        .await
+        .expect("body");
+    let chunk = json!({"id": "c", "object": "chat.completion.chunk", "model": "gpt-4o",
+        "choices": [{"index": 0, "delta": {"content": "Hel"}}]});
+    assert!(text.contains(&format!("data: {chunk}\n\n")), "{text}");
+    assert!(!text.contains("\"usage\""), "usage chunk held back: {text}");
+    assert_eq!(claude.calls(), 0);
+    let (_, rows) = user_state(&server, payer.id).await;
+    assert_eq!((rows[0].prompt_tokens, rows[0].completion_tokens), (10, 2));
+}

@@ -591,6 +591,20 @@ async fn answer(
     ping: Option<Duration>,
 ) -> Result<Response, RelayError> {
     let same = upstream == job.client;
+    if job.stream && same && upstream == Wire::OpenAi {
+        // An OpenAI client reaching an OpenAI channel of a mixed route: the OpenAI path's
+        // pipe, which forwards every event as the upstream sent it (only the usage chunk the
+        // client did not ask for is held back) — no re-encoding, no field lost.
+        return Ok(super::stream::respond(
+            resp,
+            ctx,
+            hold,
+            job.prompt_estimate,
+            job.include_usage,
+            timeout,
+            ping,
+        ));
+    }
     if job.stream {
         let mode = if same && upstream != Wire::OpenAi {
             Mode::PassThrough
