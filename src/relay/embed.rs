@@ -1,0 +1,197 @@
+//! Gemini embeddings: `POST /v1beta/models/{model}:embedContent` (`{"content": …}` →
+//! `{"embedding": {"values": […]}}`) and `:batchEmbedContents` (`{"requests": [{"model",
+//! "content", …}]}` → `{"embeddings": [{"values": […]}]}`).
+//!
+//! Forwarded to Gemini channels only (the body as received; with a mapped model the URL changes
+//! and so does each batch request's `model`); a route whose channels speak another protocol
+//! answers that no channel can serve the request. Billed like OpenAI embeddings: prompt tokens
+//! only, through the same admission (price, reservation) and settlement as every adaptor
+//! request. The prompt tokens are the answer's `usageMetadata.promptTokenCount` when the upstream
+//! reports one, else Tollgate's count of the text parts (the log says `estimated`).
+
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use tollgate_actors::channel_pool::routing_table::RoutedChannel;
+
+use super::attempt::{self, Admission, Build, settle_ctx};
+use super::auth::Caller;
+use super::chat::each_text;
+use super::price::Usage;
+use super::settle::UsageSource;
+use super::tokenize::Counter;
+use super::wire::Wire;
+use crate::channel_types::effective_base_url;
+use crate::error::RelayError;
+use crate::state::AppState;
+
+/// The Gemini URL of `action` (`generateContent`, `embedContent`, …) for `model` on `channel`
+/// (its base URL and API version, `v1beta` unless the channel's `other` names one).
+pub fn gemini_url(channel: &RoutedChannel, model: &str, action: &str) -> String {
+    let c = &channel.channel;
+    let base = effective_base_url(c.channel_type, &c.base_url);
+    let version = Some(c.other.trim())
+        .filter(|v| !v.is_empty() && !v.contains('/'))
+        .unwrap_or("v1beta");
+    format!("{base}/{version}/models/{model}:{action}")
+}
+
+/// Tokens of every text part of an embed request (all of a batch).
+fn prompt_estimate(model: &str, body: &Value, batch: bool) -> Result<i64, RelayError> {
+    let counter = Counter::for_model(model);
+    let mut tokens = 0i64;
+    let mut add = |content: &Value| {
+        each_text(&content["parts"], &mut |text| {
+            tokens = tokens.saturating_add(counter.count(text));
+        });
+    };
+    if batch {
+        let Some(requests) = body["requests"].as_array().filter(|r| !r.is_empty()) else {
+            return Err(RelayError::BadRequest(
+                "requests must be a non-empty array".into(),
+            ));
+        };
+        requests.iter().for_each(|r| add(&r["content"]));
+    } else {
+        if !body["content"].is_object() {
+            return Err(RelayError::BadRequest("content is required".into()));
+        }
+        add(&body["content"]);
+    }
+    Ok(tokens)
+}
+
+/// The body for a channel that maps `model` to `upstream_model`.
+fn upstream_body(body: &Bytes, parsed: &Value, model: &str, upstream_model: &str) -> Bytes {
+    if upstream_model == model || parsed["requests"].as_array().is_none() {
+        return body.clone();
+    }
+    let mut value = parsed.clone();
+    if let Some(requests) = value["requests"].as_array_mut() {
+        for request in requests {
+            if request.get("model").is_some() {
+                request["model"] = Value::String(format!("models/{upstream_model}"));
+            }
+        }
+    }
+    Bytes::from(value.to_string())
+}
+
+/// Handles `:embedContent` (`batch` false) and `:batchEmbedContents` (`batch` true).
+pub async fn gemini(
+    state: &AppState,
+    caller: Caller,
+    model: &str,
+    action: &str,
+    body: Bytes,
+) -> Result<Response, RelayError> {
+    let started = Instant::now();
+    let batch = action == "batchEmbedContents";
+    let parsed: Value = serde_json::from_slice(&body)
+        .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
+    let estimate = prompt_estimate(model, &parsed, batch)?;
+    let Admission { price, hold } = attempt::admit(state, &caller, model, estimate, None).await?;
+    let won = attempt::forward(
+        state,
+        &caller,
+        model,
+        price.retries,
+        |channel, wire, upstream_model, key| {
+            if wire != Wire::Gemini {
+                return Ok(Build::Skip(RelayError::NotImplemented(format!(
+                    "Gemini embeddings through a channel of type {}",
+                    channel.channel.channel_type
+                ))));
+            }
+            let url = gemini_url(channel, upstream_model, action);
+            let req = attempt::post(state, channel, wire, url, key)?
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(upstream_body(&body, &parsed, model, upstream_model));
+            Ok(Build::Send(Box::new(req)))
+        },
+    )
+    .await;
+    let won = match won {
+        Ok(won) => won,
+        Err(e) => {
+            hold.release();
+            return Err(e);
+        }
+    };
+    let mut ctx = settle_ctx(&caller, model, price, &won, false, started);
+    let status = won.resp.status();
+    let content_type = won.resp.headers().get(header::CONTENT_TYPE).cloned();
+    let timeout = state.config.relay_timeout();
+    let bytes = match tokio::time::timeout(timeout, won.resp.bytes()).await {
+        Ok(Ok(bytes)) => bytes,
+        _ => {
+            hold.release();
+            return Err(RelayError::Unreachable(
+                "the upstream answer was cut off".into(),
+            ));
+        }
+    };
+    ctx.first_byte = Some(Instant::now());
+    let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
+        hold.release();
+        return Err(RelayError::Upstream {
+            status: 502,
+            message: "the upstream answer is not valid JSON".into(),
+        });
+    };
+    let reported = answer["usageMetadata"]["promptTokenCount"].as_i64();
+    let (prompt_tokens, source) = match reported {
+        Some(tokens) if tokens >= 0 => (tokens, UsageSource::Upstream),
+        _ => (estimate, UsageSource::Estimated),
+    };
+    let usage = Usage {
+        prompt_tokens,
+        ..Usage::default()
+    };
+    ctx.settle(hold, usage, source);
+    let mut response = (status, bytes).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        content_type.unwrap_or(HeaderValue::from_static("application/json")),
+    );
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn every_text_part_of_a_batch_counts() {
+        let one = json!({"content": {"parts": [{"text": "abcd"}, {"text": "efgh"}]}});
+        assert_eq!(
+            prompt_estimate("gemini-embedding-001", &one, false).ok(),
+            Some(2)
+        );
+        let batch = json!({"requests": [
+            {"model": "models/m", "content": {"parts": [{"text": "abcd"}]}},
+            {"model": "models/m", "content": {"parts": [{"text": "你好"}]}}]});
+        assert_eq!(
+            prompt_estimate("gemini-embedding-001", &batch, true).ok(),
+            Some(3)
+        );
+        assert!(prompt_estimate("m", &json!({"requests": []}), true).is_err());
+        assert!(prompt_estimate("m", &json!({}), false).is_err());
+    }
+
+    #[test]
+    fn a_mapped_batch_names_the_upstream_model() {
+        let raw = r#"{"requests": [{"model": "models/a", "content": {"parts": [{"text": "x"}]}}]}"#;
+        let body = Bytes::from(raw);
+        let parsed: Value = serde_json::from_str(raw).unwrap_or_default();
+        assert_eq!(upstream_body(&body, &parsed, "a", "a"), body, "unchanged");
+        let mapped: Value =
+            serde_json::from_slice(&upstream_body(&body, &parsed, "a", "b")).unwrap_or_default();
+        assert_eq!(mapped["requests"][0]["model"], "models/b");
+    }
+}
