@@ -1,7 +1,7 @@
 //! Anthropic through the public HTTP API: POST /v1/messages to Claude channels (byte-exact
 //! pass-through, stream and not), to OpenAI channels (converted both ways), OpenAI chat clients
 //! of Claude channels, exact billing with cache reads and writes, auth headers, Anthropic-shaped
-//! errors, model mapping and failover.
+//! errors, model mapping and failover, and count_tokens (forwarded or counted locally).
 
 mod common;
 

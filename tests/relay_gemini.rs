@@ -1,7 +1,8 @@
 //! Gemini through the public HTTP API: generateContent and streamGenerateContent to Gemini
 //! channels (byte-exact pass-through; a mapped model changes only the URL), to OpenAI channels
 //! (converted both ways), OpenAI chat and Anthropic clients of Gemini channels, billing from
-//! usageMetadata, keys by header and query, and Gemini-shaped errors.
+//! usageMetadata, keys by header and query, Gemini-shaped errors, countTokens (forwarded or
+//! counted locally) and embedContent / batchEmbedContents (Gemini and OpenAI channels).
 
 mod common;
 
@@ -475,8 +476,9 @@ async fn gemini_embeddings_are_forwarded_and_billed_for_prompt_tokens_only() {
 }
 
 #[tokio::test]
-async fn gemini_embeddings_need_a_gemini_channel() {
+async fn gemini_embeddings_through_an_openai_channel_are_converted_both_ways() {
     let openai = MockUpstream::start().await;
+    openai.set_usage(Some((300, 0, 0)));
     let server = TestServer::start().await;
     let channel = json!({"name": "openai", "type": 1, "key": "k", "base_url": openai.base,
         "models": "gemini-test", "group": "default"});
@@ -485,11 +487,21 @@ async fn gemini_embeddings_need_a_gemini_channel() {
         .send(
             generate(&server, "gemini-test:embedContent")
                 .header("x-goog-api-key", &key)
-                .json(&json!({"content": {"parts": [{"text": "x"}]}})),
+                .json(
+                    &json!({"content": {"parts": [{"text": "one"}, {"text": "two"}]},
+                    "outputDimensionality": 2}),
+                ),
         )
         .await;
-    assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{answer}");
-    assert_eq!(answer["error"]["status"], "UNIMPLEMENTED");
-    let (quota, _, _, _) = balances(&server, payer.id).await;
-    assert_eq!(quota, 1_000_000);
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer, json!({"embedding": {"values": [0.5, 0.25]}}));
+    assert_eq!(
+        openai.last_body(),
+        Some(json!({"model": "gemini-test", "input": "one\ntwo", "dimensions": 2}))
+    );
+    let (quota, _, count, logs) = balances(&server, payer.id).await;
+    // 0.5 × 300 = 150, from the upstream's usage.
+    assert_eq!((quota, count), (1_000_000 - 150, 1));
+    assert_eq!((logs[0].prompt_tokens, logs[0].quota), (300, 150));
+    assert_eq!(other(&logs[0])["usage_source"], "upstream");
 }

@@ -2,19 +2,23 @@
 //! `{"embedding": {"values": […]}}`) and `:batchEmbedContents` (`{"requests": [{"model",
 //! "content", …}]}` → `{"embeddings": [{"values": […]}]}`).
 //!
-//! Forwarded to Gemini channels only (the body as received; with a mapped model the URL changes
-//! and so does each batch request's `model`); a route whose channels speak another protocol
-//! answers that no channel can serve the request. Billed like OpenAI embeddings: prompt tokens
-//! only, through the same admission (price, reservation) and settlement as every adaptor
-//! request. The prompt tokens are the answer's `usageMetadata.promptTokenCount` when the upstream
-//! reports one, else Tollgate's count of the text parts (the log says `estimated`).
+//! Gemini channels get the body as received (with a mapped model the URL changes and so does
+//! each batch request's `model`). OpenAI-compatible channels get `POST /v1/embeddings` with the
+//! text parts of each content joined by newlines as `input` (one string, or one per batch
+//! request) and `outputDimensionality` as `dimensions`; their vectors come back in Gemini's
+//! shape. Claude channels cannot embed and are skipped. Billed like OpenAI embeddings: prompt
+//! tokens only, through the same admission (price, reservation) and settlement as every adaptor
+//! request. The prompt tokens are the upstream's (`usageMetadata.promptTokenCount`, or OpenAI's
+//! `usage.prompt_tokens`) when reported, else Tollgate's count of the text parts (the log says
+//! `estimated`).
 
 use std::time::Instant;
 
+use axum::Json;
 use axum::body::Bytes;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use super::attempt::{self, Admission, Build, settle_ctx};
@@ -64,6 +68,54 @@ fn prompt_estimate(model: &str, body: &Value, batch: bool) -> Result<i64, RelayE
     Ok(tokens)
 }
 
+/// The text of a Gemini content: its text parts joined by newlines.
+fn content_text(content: &Value) -> String {
+    let mut parts = Vec::new();
+    each_text(&content["parts"], &mut |text| parts.push(text));
+    parts.join("\n")
+}
+
+/// The OpenAI `/v1/embeddings` request for a Gemini embed request.
+fn openai_request(parsed: &Value, upstream_model: &str, batch: bool) -> Value {
+    let (input, first) = if batch {
+        let requests = parsed["requests"].as_array().map_or(&[][..], Vec::as_slice);
+        let texts: Vec<String> = requests
+            .iter()
+            .map(|r| content_text(&r["content"]))
+            .collect();
+        (json!(texts), requests.first().unwrap_or(&Value::Null))
+    } else {
+        (json!(content_text(&parsed["content"])), parsed)
+    };
+    let mut body = json!({"model": upstream_model, "input": input});
+    let dimensions = first
+        .get("outputDimensionality")
+        .or_else(|| first.get("output_dimensionality"))
+        .and_then(Value::as_i64);
+    if let Some(dimensions) = dimensions {
+        body["dimensions"] = json!(dimensions);
+    }
+    body
+}
+
+/// An OpenAI embeddings answer in Gemini's shape, with its prompt tokens if reported.
+fn gemini_answer(openai: &Value, batch: bool) -> (Value, Option<i64>) {
+    let mut data: Vec<&Value> = openai["data"]
+        .as_array()
+        .map_or(Vec::new(), |d| d.iter().collect());
+    data.sort_by_key(|d| d["index"].as_i64().unwrap_or(0));
+    let vectors: Vec<Value> = data
+        .iter()
+        .map(|d| json!({"values": d["embedding"]}))
+        .collect();
+    let answer = if batch {
+        json!({"embeddings": vectors})
+    } else {
+        json!({"embedding": vectors.into_iter().next().unwrap_or(json!({"values": []}))})
+    };
+    (answer, openai["usage"]["prompt_tokens"].as_i64())
+}
+
 /// The body for a channel that maps `model` to `upstream_model`.
 fn upstream_body(body: &Bytes, parsed: &Value, model: &str, upstream_model: &str) -> Bytes {
     if upstream_model == model || parsed["requests"].as_array().is_none() {
@@ -100,16 +152,29 @@ pub async fn gemini(
         model,
         price.retries,
         |channel, wire, upstream_model, key| {
-            if wire != Wire::Gemini {
-                return Ok(Build::Skip(RelayError::NotImplemented(format!(
-                    "Gemini embeddings through a channel of type {}",
-                    channel.channel.channel_type
-                ))));
-            }
-            let url = gemini_url(channel, upstream_model, action);
+            let (url, upstream) = match wire {
+                Wire::Gemini => (
+                    gemini_url(channel, upstream_model, action),
+                    upstream_body(&body, &parsed, model, upstream_model),
+                ),
+                Wire::OpenAi => {
+                    let c = &channel.channel;
+                    let base = effective_base_url(c.channel_type, &c.base_url);
+                    let request = openai_request(&parsed, upstream_model, batch);
+                    (
+                        format!("{base}/v1/embeddings"),
+                        Bytes::from(request.to_string()),
+                    )
+                }
+                Wire::Anthropic => {
+                    return Ok(Build::Skip(RelayError::NotImplemented(
+                        "embeddings through a Claude channel".into(),
+                    )));
+                }
+            };
             let req = attempt::post(state, channel, wire, url, key)?
                 .header(header::CONTENT_TYPE, "application/json")
-                .body(upstream_body(&body, &parsed, model, upstream_model));
+                .body(upstream);
             Ok(Build::Send(Box::new(req)))
         },
     )
@@ -142,7 +207,11 @@ pub async fn gemini(
             message: "the upstream answer is not valid JSON".into(),
         });
     };
-    let reported = answer["usageMetadata"]["promptTokenCount"].as_i64();
+    let converted = (won.wire == Wire::OpenAi).then(|| gemini_answer(&answer, batch));
+    let reported = match &converted {
+        Some((_, tokens)) => *tokens,
+        None => answer["usageMetadata"]["promptTokenCount"].as_i64(),
+    };
     let (prompt_tokens, source) = match reported {
         Some(tokens) if tokens >= 0 => (tokens, UsageSource::Upstream),
         _ => (estimate, UsageSource::Estimated),
@@ -152,6 +221,9 @@ pub async fn gemini(
         ..Usage::default()
     };
     ctx.settle(hold, usage, source);
+    if let Some((converted, _)) = converted {
+        return Ok(Json(converted).into_response());
+    }
     let mut response = (status, bytes).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -182,6 +254,36 @@ mod tests {
         );
         assert!(prompt_estimate("m", &json!({"requests": []}), true).is_err());
         assert!(prompt_estimate("m", &json!({}), false).is_err());
+    }
+
+    #[test]
+    fn openai_channels_get_the_texts_and_answer_in_gemini_shape() {
+        let batch = json!({"requests": [
+            {"model": "models/m", "content": {"parts": [{"text": "a"}, {"text": "b"}]},
+             "outputDimensionality": 8},
+            {"model": "models/m", "content": {"parts": [{"text": "c"}]}}]});
+        assert_eq!(
+            openai_request(&batch, "up", true),
+            json!({"model": "up", "input": ["a\nb", "c"], "dimensions": 8})
+        );
+        let one = json!({"content": {"parts": [{"text": "x"}]}});
+        assert_eq!(
+            openai_request(&one, "up", false),
+            json!({"model": "up", "input": "x"})
+        );
+        let answer = json!({"data": [{"index": 1, "embedding": [2.0]}, {"index": 0, "embedding": [1.0]}],
+            "usage": {"prompt_tokens": 9}});
+        assert_eq!(
+            gemini_answer(&answer, true),
+            (
+                json!({"embeddings": [{"values": [1.0]}, {"values": [2.0]}]}),
+                Some(9)
+            )
+        );
+        assert_eq!(
+            gemini_answer(&answer, false).0,
+            json!({"embedding": {"values": [1.0]}})
+        );
     }
 
     #[test]

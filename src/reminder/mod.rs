@@ -139,15 +139,16 @@ impl QuotaReminder {
                 "" => stored.email.trim(),
                 own => own,
             };
-            if to.is_empty() {
-                Err("the user has no email address".to_owned())
-            } else {
-                let html = format!("<p>{}</p>", notice.rendered());
-                let subject = format!("{}: {}", options.text("SystemName"), notice.title);
-                mail::send(&options, to, &subject, html)
-                    .await
-                    .map_err(|e| e.to_string())
+            if to.is_empty() || options.text("SMTPServer").is_empty() {
+                // Nothing to send with: not a failure worth a warning.
+                tracing::debug!(user = %user, "no email address or no SMTP; quota reminder skipped");
+                return;
             }
+            let html = format!("<p>{}</p>", notice.rendered());
+            let subject = format!("{}: {}", options.text("SystemName"), notice.title);
+            mail::send(&options, to, &subject, html)
+                .await
+                .map_err(|e| e.to_string())
         };
         match sent {
             Ok(()) => {
