@@ -21,7 +21,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::attempt::{self, Admission, Build, settle_ctx};
+use super::attempt::{self, Admission, Ask, Build, settle_ctx};
 use super::auth::Caller;
 use super::chat::each_text;
 use super::price::Usage;
@@ -43,29 +43,34 @@ pub fn gemini_url(channel: &RoutedChannel, model: &str, action: &str) -> String 
     format!("{base}/{version}/models/{model}:{action}")
 }
 
-/// Tokens of every text part of an embed request (all of a batch).
-fn prompt_estimate(model: &str, body: &Value, batch: bool) -> Result<i64, RelayError> {
-    let counter = Counter::for_model(model);
-    let mut tokens = 0i64;
-    let mut add = |content: &Value| {
-        each_text(&content["parts"], &mut |text| {
-            tokens = tokens.saturating_add(counter.count(text));
-        });
-    };
+/// Every text part of an embed request (all of a batch).
+fn texts(body: &Value, batch: bool) -> Result<Vec<&str>, RelayError> {
+    fn add<'a>(texts: &mut Vec<&'a str>, content: &'a Value) {
+        each_text(&content["parts"], &mut |text| texts.push(text));
+    }
+    let mut texts = Vec::new();
     if batch {
         let Some(requests) = body["requests"].as_array().filter(|r| !r.is_empty()) else {
             return Err(RelayError::BadRequest(
                 "requests must be a non-empty array".into(),
             ));
         };
-        requests.iter().for_each(|r| add(&r["content"]));
+        requests.iter().for_each(|r| add(&mut texts, &r["content"]));
     } else {
         if !body["content"].is_object() {
             return Err(RelayError::BadRequest("content is required".into()));
         }
-        add(&body["content"]);
+        add(&mut texts, &body["content"]);
     }
-    Ok(tokens)
+    Ok(texts)
+}
+
+/// Tokens of `texts` by the counter of `model`.
+fn count(model: &str, texts: &[&str]) -> i64 {
+    let counter = Counter::for_model(model);
+    texts
+        .iter()
+        .fold(0i64, |sum, text| sum.saturating_add(counter.count(text)))
 }
 
 /// The text of a Gemini content: its text parts joined by newlines.
@@ -144,8 +149,15 @@ pub async fn gemini(
     let batch = action == "batchEmbedContents";
     let parsed: Value = serde_json::from_slice(&body)
         .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
-    let estimate = prompt_estimate(model, &parsed, batch)?;
-    let Admission { price, hold } = attempt::admit(state, &caller, model, estimate, None).await?;
+    let texts = texts(&parsed, batch)?;
+    let estimate = count(model, &texts);
+    let ask = Ask {
+        model,
+        prompt_estimate: estimate,
+        max_tokens: None,
+        texts: &texts,
+    };
+    let Admission { price, hold } = attempt::admit(state, &caller, ask).await?;
     let won = attempt::forward(
         state,
         &caller,
@@ -241,19 +253,16 @@ mod tests {
     #[test]
     fn every_text_part_of_a_batch_counts() {
         let one = json!({"content": {"parts": [{"text": "abcd"}, {"text": "efgh"}]}});
-        assert_eq!(
-            prompt_estimate("gemini-embedding-001", &one, false).ok(),
-            Some(2)
-        );
+        let one_texts = texts(&one, false).unwrap_or_default();
+        assert_eq!(one_texts, ["abcd", "efgh"]);
+        assert_eq!(count("gemini-embedding-001", &one_texts), 2);
         let batch = json!({"requests": [
             {"model": "models/m", "content": {"parts": [{"text": "abcd"}]}},
             {"model": "models/m", "content": {"parts": [{"text": "你好"}]}}]});
-        assert_eq!(
-            prompt_estimate("gemini-embedding-001", &batch, true).ok(),
-            Some(3)
-        );
-        assert!(prompt_estimate("m", &json!({"requests": []}), true).is_err());
-        assert!(prompt_estimate("m", &json!({}), false).is_err());
+        let batch_texts = texts(&batch, true).unwrap_or_default();
+        assert_eq!(count("gemini-embedding-001", &batch_texts), 3);
+        assert!(texts(&json!({"requests": []}), true).is_err());
+        assert!(texts(&json!({}), false).is_err());
     }
 
     #[test]
