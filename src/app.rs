@@ -25,6 +25,7 @@ use crate::clock::now_unix;
 use crate::config::{Config, MIN_SESSION_SECRET_LEN};
 use crate::console::service::channel::probe::ChannelProber;
 use crate::http::client_ip::CriticalLimiter;
+use crate::reminder::QuotaReminder;
 use crate::state::AppState;
 use crate::upstream::HttpClients;
 
@@ -92,6 +93,8 @@ impl App {
                 .map_err(|e| StartupError::Config(format!("cannot start the log writer: {e}")))?;
         let quota = QuotaBook::new(store.clone(), writer);
         let users = UserDirectory::new(store.clone());
+        let reminder = QuotaReminder::new(store.clone(), options.clone(), users.clone())?;
+        quota.watch_settlements(Arc::new(reminder));
         let http = HttpClients::new()?;
         let prober = Arc::new(ChannelProber { http: http.clone() });
         let (channel_pool, pool_task) =

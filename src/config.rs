@@ -77,6 +77,16 @@ pub struct Config {
     /// Seconds to let in-flight requests finish after SIGINT/SIGTERM before closing anyway.
     #[arg(long, env = "TOLLGATE_SHUTDOWN_TIMEOUT", default_value_t = 30)]
     pub shutdown_timeout_secs: u64,
+
+    /// Also accept plain `http://` webhook URLs on loopback (127.0.0.1, [::1], localhost) in
+    /// users' notification settings. For tests and receivers on the same host only; every
+    /// other webhook URL must be https.
+    #[arg(
+        long,
+        env = "TOLLGATE_WEBHOOK_ALLOW_LOOPBACK_HTTP",
+        default_value_t = false
+    )]
+    pub webhook_allow_loopback_http: bool,
 }
 
 /// Shortest session secret accepted from the operator, in bytes.
@@ -100,6 +110,7 @@ impl Config {
             relay_timeout_secs: 300,
             max_request_body_mb: 128,
             shutdown_timeout_secs: 30,
+            webhook_allow_loopback_http: false,
         }
     }
 

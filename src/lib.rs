@@ -21,6 +21,7 @@ pub mod error;
 pub mod http;
 pub mod mail;
 pub mod relay;
+pub mod reminder;
 pub mod shutdown;
 pub mod state;
 pub mod telemetry;

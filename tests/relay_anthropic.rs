@@ -1,7 +1,7 @@
 //! Anthropic through the public HTTP API: POST /v1/messages to Claude channels (byte-exact
 //! pass-through, stream and not), to OpenAI channels (converted both ways), OpenAI chat clients
 //! of Claude channels, exact billing with cache reads and writes, auth headers, Anthropic-shaped
-//! errors, model mapping and failover.
+//! errors, model mapping and failover, and count_tokens (forwarded or counted locally).
 
 mod common;
 
@@ -603,4 +603,101 @@ async fn client_disconnect_bills_what_was_produced_and_closes_the_upstream() {
     }
     wait_cut(|| claude.streams_cut()).await;
     wait_cut(|| openai.streams_cut()).await;
+}
+
+fn count_req(server: &TestServer, key: &str) -> reqwest::RequestBuilder {
+    server
+        .client
+        .post(server.url("/v1/messages/count_tokens"))
+        .header("x-api-key", key)
+        .header("anthropic-version", "2023-06-01")
+}
+
+#[tokio::test]
+async fn count_tokens_asks_the_claude_channel_and_counts_itself_otherwise() {
+    let mock = MockAnthropic::start().await;
+    mock.set_usage(AnthropicUsage {
+        input: 42,
+        ..AnthropicUsage::default()
+    });
+    let openai = MockUpstream::start().await;
+    let server = TestServer::start().await;
+    let (_, payer, key) = fixture(
+        &server,
+        &[
+            claude_channel(&mock),
+            openai_channel(&openai, "gpt-4o-mini"),
+        ],
+        1_000_000,
+        500_000,
+    )
+    .await;
+    let body = json!({"model": "claude-test", "system": "Be brief.",
+        "messages": [{"role": "user", "content": "Hello, Claude"}]});
+
+    // A Claude channel counts with Claude's own tokenizer: its answer is returned as is.
+    let (status, _, text) = raw(count_req(&server, &key)
+        .header("anthropic-beta", "token-counting-2024-11-01")
+        .json(&body))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).ok(),
+        Some(json!({"input_tokens": 42}))
+    );
+    assert_eq!(mock.calls(), 1);
+    assert_eq!(mock.last_body().as_ref(), Some(&body));
+    assert_eq!(
+        mock.last_header("x-api-key").as_deref(),
+        Some("claude-upstream-key")
+    );
+    assert_eq!(
+        mock.last_header("anthropic-beta").as_deref(),
+        Some("token-counting-2024-11-01")
+    );
+
+    // A channel that cannot count (404): Tollgate's estimator — "Be brief." (9 chars → 3) +
+    // "Hello, Claude" (13 → 4) + 3 per message × 2 + 3 = 16.
+    mock.push_fault(
+        404,
+        json!({"type": "error", "error": {"type": "not_found_error", "message": "no"}}),
+    );
+    let (status, answer) = server.send(count_req(&server, &key).json(&body)).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer, json!({"input_tokens": 16}));
+
+    // A model on an OpenAI channel is counted exactly with its tiktoken encoding:
+    // "Hello, world!" is 4 tokens, + 3 for the message + 3 for the reply.
+    let (status, answer) = server
+        .send(
+            count_req(&server, &key).json(&json!({"model": "gpt-4o-mini",
+            "messages": [{"role": "user", "content": "Hello, world!"}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer, json!({"input_tokens": 10}));
+    assert_eq!(
+        openai.chat_calls(),
+        0,
+        "counting never calls an OpenAI channel"
+    );
+
+    // Counting is free: no balance change, no log row.
+    let (quota, _, count, logs) = balances(&server, payer.id).await;
+    assert_eq!((quota, count, logs.len()), (1_000_000, 0, 0));
+
+    // Errors keep Anthropic's shape.
+    let (status, answer) = server.send(count_req(&server, "sk-nope").json(&body)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(answer["error"]["type"], "authentication_error");
+    let (status, answer) = server
+        .send(count_req(&server, &key).json(&json!({"model": "no-such-model", "messages": []})))
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{answer}");
+    assert_eq!(answer["type"], "error");
+    let (status, answer) = server
+        .send(count_req(&server, &key).json(&json!({"model": "claude-test"})))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_eq!(answer["error"]["type"], "invalid_request_error");
 }

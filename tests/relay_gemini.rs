@@ -1,7 +1,8 @@
 //! Gemini through the public HTTP API: generateContent and streamGenerateContent to Gemini
 //! channels (byte-exact pass-through; a mapped model changes only the URL), to OpenAI channels
 //! (converted both ways), OpenAI chat and Anthropic clients of Gemini channels, billing from
-//! usageMetadata, keys by header and query, and Gemini-shaped errors.
+//! usageMetadata, keys by header and query, Gemini-shaped errors, countTokens (forwarded or
+//! counted locally) and embedContent / batchEmbedContents (Gemini and OpenAI channels).
 
 mod common;
 
@@ -147,7 +148,7 @@ async fn gemini_errors_have_gemini_shape() {
 
     let (status, answer) = server
         .send(
-            generate(&server, "gemini-test:countTokens")
+            generate(&server, "gemini-test:predict")
                 .header("x-goog-api-key", &key)
                 .json(&body),
         )
@@ -318,4 +319,189 @@ async fn openai_and_anthropic_clients_of_gemini_channels() {
     let (quota, _, count, _) = balances(&server, payer.id).await;
     // each: 0.5 × (20 + 4 × 4) = 18
     assert_eq!((quota, count), (1_000_000 - 3 * 18, 3));
+}
+
+#[tokio::test]
+async fn gemini_count_tokens_asks_the_channel_and_counts_itself_when_it_cannot() {
+    let mock = MockGemini::start().await;
+    mock.set_usage((37, 0, 0, 0));
+    let server = TestServer::start().await;
+    let channel = gemini_channel(
+        &mock,
+        json!({"model_mapping": r#"{"gemini-test": "gemini-upstream"}"#}),
+    );
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let body = json!({"contents": [{"role": "user", "parts": [{"text": "hello world!"}]}]});
+    let (status, answer) = server
+        .send(
+            generate(&server, "gemini-test:countTokens")
+                .header("x-goog-api-key", &key)
+                .json(&body),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(
+        answer,
+        json!({"totalTokens": 37}),
+        "the channel's own count"
+    );
+    assert_eq!(
+        mock.last_uri().as_deref(),
+        Some("/v1beta/models/gemini-upstream:countTokens")
+    );
+    assert_eq!(mock.last_body(), Some(body.clone()));
+
+    // The channel fails: Tollgate counts the text itself ("hello world!": 12 chars → 3).
+    mock.push_fault(
+        500,
+        json!({"error": {"code": 500, "message": "boom", "status": "INTERNAL"}}),
+    );
+    let (status, answer) = server
+        .send(
+            generate(&server, "gemini-test:countTokens")
+                .header("x-goog-api-key", &key)
+                .json(&body),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer, json!({"totalTokens": 3}));
+
+    let (quota, _, count, logs) = balances(&server, payer.id).await;
+    assert_eq!(
+        (quota, count, logs.len()),
+        (1_000_000, 0, 0),
+        "counting is free"
+    );
+}
+
+#[tokio::test]
+async fn gemini_embeddings_are_forwarded_and_billed_for_prompt_tokens_only() {
+    let mock = MockGemini::start().await;
+    let server = TestServer::start().await;
+    let channel = gemini_channel(
+        &mock,
+        json!({"model_mapping": r#"{"gemini-test": "gemini-upstream"}"#}),
+    );
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+
+    // embedContent with usage reported: 0.5 × 1000 = 500.
+    mock.set_embed_usage(Some(1000));
+    let one = r#"{"content": {"parts": [{"text": "embed me"}]}, "taskType": "RETRIEVAL_QUERY"}"#;
+    let (status, _, text) = raw(generate(&server, "gemini-test:embedContent")
+        .header("x-goog-api-key", &key)
+        .header("content-type", "application/json")
+        .body(one))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let answer: Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(answer["embedding"]["values"], json!([0.25, 0.5]));
+    assert_eq!(
+        mock.last_uri().as_deref(),
+        Some("/v1beta/models/gemini-upstream:embedContent")
+    );
+    assert_eq!(
+        mock.last_raw_body().as_deref(),
+        Some(one.as_bytes()),
+        "the body passes unchanged"
+    );
+    let (quota, _, count, logs) = balances(&server, payer.id).await;
+    assert_eq!((quota, count), (1_000_000 - 500, 1));
+    assert_eq!(
+        (
+            logs[0].prompt_tokens,
+            logs[0].completion_tokens,
+            logs[0].quota
+        ),
+        (1000, 0, 500)
+    );
+    assert_eq!(other(&logs[0])["usage_source"], "upstream");
+    assert_eq!(other(&logs[0])["upstream_model_name"], "gemini-upstream");
+
+    // batchEmbedContents without usage: Tollgate's count of every text part, 400 chars → 100
+    // tokens, 0.5 × 100 = 50; each request names the mapped model upstream.
+    mock.set_embed_usage(None);
+    let text_a = "a".repeat(240);
+    let text_b = "b".repeat(160);
+    let batch = json!({"requests": [
+        {"model": "models/gemini-test", "content": {"parts": [{"text": text_a}]}},
+        {"model": "models/gemini-test", "content": {"parts": [{"text": text_b}]}}]});
+    let (status, answer) = server
+        .send(
+            generate(&server, "gemini-test:batchEmbedContents")
+                .header("x-goog-api-key", &key)
+                .json(&batch),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["embeddings"].as_array().map(Vec::len), Some(2));
+    let sent = mock.last_body().expect("body");
+    assert_eq!(sent["requests"][0]["model"], "models/gemini-upstream");
+    assert_eq!(
+        sent["requests"][1]["content"],
+        batch["requests"][1]["content"]
+    );
+    let (quota, _, count, logs) = balances(&server, payer.id).await;
+    assert_eq!((quota, count), (1_000_000 - 550, 2));
+    assert_eq!((logs[0].prompt_tokens, logs[0].quota), (100, 50));
+    assert_eq!(other(&logs[0])["usage_source"], "estimated");
+
+    // An upstream error releases the reservation and is answered in Gemini's shape.
+    mock.push_fault(
+        400,
+        json!({"error": {"code": 400, "message": "bad", "status": "INVALID_ARGUMENT"}}),
+    );
+    let (status, answer) = server
+        .send(
+            generate(&server, "gemini-test:embedContent")
+                .header("x-goog-api-key", &key)
+                .json(&json!({"content": {"parts": [{"text": "x"}]}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_eq!(answer["error"]["status"], "INVALID_ARGUMENT");
+    let (status, answer) = server
+        .send(
+            generate(&server, "gemini-test:embedContent")
+                .header("x-goog-api-key", &key)
+                .json(&json!({"parts": "no content"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    let (quota, _, count, _) = balances(&server, payer.id).await;
+    assert_eq!(
+        (quota, count),
+        (1_000_000 - 550, 2),
+        "failures cost nothing"
+    );
+}
+
+#[tokio::test]
+async fn gemini_embeddings_through_an_openai_channel_are_converted_both_ways() {
+    let openai = MockUpstream::start().await;
+    openai.set_usage(Some((300, 0, 0)));
+    let server = TestServer::start().await;
+    let channel = json!({"name": "openai", "type": 1, "key": "k", "base_url": openai.base,
+        "models": "gemini-test", "group": "default"});
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let (status, answer) = server
+        .send(
+            generate(&server, "gemini-test:embedContent")
+                .header("x-goog-api-key", &key)
+                .json(
+                    &json!({"content": {"parts": [{"text": "one"}, {"text": "two"}]},
+                    "outputDimensionality": 2}),
+                ),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer, json!({"embedding": {"values": [0.5, 0.25]}}));
+    assert_eq!(
+        openai.last_body(),
+        Some(json!({"model": "gemini-test", "input": "one\ntwo", "dimensions": 2}))
+    );
+    let (quota, _, count, logs) = balances(&server, payer.id).await;
+    // 0.5 × 300 = 150, from the upstream's usage.
+    assert_eq!((quota, count), (1_000_000 - 150, 1));
+    assert_eq!((logs[0].prompt_tokens, logs[0].quota), (300, 150));
+    assert_eq!(other(&logs[0])["usage_source"], "upstream");
 }

@@ -25,6 +25,8 @@ pub struct UserFacts {
     pub active: bool,
     /// Accepts models without a price (billed at zero).
     pub accept_unset_price: bool,
+    /// The user's low-balance reminder threshold in quota units (0: the site default).
+    pub quota_warning_threshold: i64,
 }
 
 impl UserFacts {
@@ -38,6 +40,10 @@ impl UserFacts {
             role: user.role,
             active: user.status == STATUS_ENABLED && user.deleted_at.is_none(),
             accept_unset_price: setting["accept_unset_model_ratio_model"].as_bool() == Some(true),
+            quota_warning_threshold: setting["quota_warning_threshold"]
+                .as_f64()
+                .filter(|t| t.is_finite() && *t > 0.0)
+                .map_or(0, |t| t.round() as i64),
         }
     }
 }
@@ -72,6 +78,11 @@ impl UserDirectory {
         // A concurrent upsert may have landed meanwhile; it is newer, keep it.
         let kept = self.map.entry(id).or_insert(facts);
         Ok(Some(Arc::clone(kept.value())))
+    }
+
+    /// The facts of `id` if already loaded (no storage read).
+    pub fn peek(&self, id: UserId) -> Option<Arc<UserFacts>> {
+        self.map.get(&id).map(|f| Arc::clone(f.value()))
     }
 
     /// Records the current state of a changed user.

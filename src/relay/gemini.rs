@@ -1,5 +1,6 @@
 //! POST /v1beta/models/{model}:generateContent and :streamGenerateContent (answered as SSE, as
-//! with `?alt=sse`): Gemini clients. The key comes from `x-goog-api-key` or `?key=` (or a
+//! with `?alt=sse`): Gemini clients; `:countTokens` ([`super::count`]), `:embedContent` and
+//! `:batchEmbedContents` ([`super::embed`]) are dispatched from here too. The key comes from `x-goog-api-key` or `?key=` (or a
 //! bearer header); every error is answered in Gemini's shape
 //! `{"error":{"code","message","status"}}`. Gemini channels get the request as received
 //! (pass-through; a mapped model changes only the URL); other channels get it converted.
@@ -82,6 +83,10 @@ async fn handle(
     let stream = match action {
         "generateContent" => false,
         "streamGenerateContent" => true,
+        "countTokens" => return super::count::gemini(state, caller, model, body).await,
+        "embedContent" | "batchEmbedContents" => {
+            return super::embed::gemini(state, caller, model, action, body).await;
+        }
         other => {
             return Err(RelayError::NotImplemented(format!(
                 "the Gemini method {other}"

@@ -1,4 +1,4 @@
-//! POST /v1/messages: Anthropic Messages clients (the official `anthropic` SDKs, Claude Code).
+//! POST /v1/messages (and /v1/messages/count_tokens, [`super::count`]): Anthropic Messages clients (the official `anthropic` SDKs, Claude Code).
 //! The key comes from `x-api-key` or `Authorization: Bearer`; every error, auth included, is
 //! answered in Anthropic's shape `{"type":"error","error":{"type","message"}}`. Claude channels
 //! get the request as received (pass-through); OpenAI-compatible and Gemini channels get it
@@ -72,6 +72,20 @@ async fn handle(
         started,
     };
     attempt::relay(state, job).await
+}
+
+/// POST /v1/messages/count_tokens ([`super::count::anthropic`]).
+pub async fn count_tokens(
+    State(state): State<AppState>,
+    caller: Result<Caller, RelayError>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let counted = match caller {
+        Ok(caller) => super::count::anthropic(&state, caller, &headers, body).await,
+        Err(e) => Err(e),
+    };
+    counted.unwrap_or_else(error_response)
 }
 
 /// Anthropic's `error.type` for an HTTP status.

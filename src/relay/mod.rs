@@ -7,6 +7,8 @@ pub mod audio;
 pub mod auth;
 pub mod body_limit;
 pub mod chat;
+pub mod count;
+pub mod embed;
 pub mod failure;
 pub mod gemini;
 pub mod keepalive;
@@ -42,6 +44,7 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/audio/transcriptions", post(audio::upload))
         .route("/v1/audio/translations", post(audio::upload))
         .route("/v1/messages", post(messages::messages))
+        .route("/v1/messages/count_tokens", post(messages::count_tokens))
         .route("/v1beta/models/{target}", post(gemini::generate))
         .route("/pg/chat/completions", post(playground::chat))
         .route("/v1/models", get(models::list_models))

@@ -20,6 +20,7 @@ pub mod meta;
 pub mod migrate;
 pub mod options;
 pub mod redemptions;
+pub mod reminders;
 pub mod secret;
 pub mod store;
 pub mod tables;

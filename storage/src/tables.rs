@@ -109,3 +109,7 @@ pub const TOPUP_BY_TRADE_NO: TableDefinition<&str, i64> =
 /// Index: (user id, top-up id) → (), a user's orders in id order.
 pub const TOPUPS_BY_USER: TableDefinition<(i64, i64), ()> =
     TableDefinition::new("topups_by_user.v1");
+
+/// When a user was last sent each kind of reminder: (user id, kind) → unix seconds. Kept so a
+/// restart does not repeat a reminder within its window.
+pub const REMINDERS: TableDefinition<(i64, &str), i64> = TableDefinition::new("reminders.v1");

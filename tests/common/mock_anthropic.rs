@@ -1,5 +1,5 @@
 //! A real Anthropic-speaking HTTP server on 127.0.0.1:0 for tests: `POST /v1/messages`, whole
-//! or streamed (`message_start` … `message_stop`, with a `ping`), with configurable text pieces,
+//! or streamed (`message_start` … `message_stop`, with a `ping`), and `count_tokens`, with configurable text pieces,
 //! usage (input, output, cache read, cache write) and scripted faults. It records the raw body
 //! and the headers of the last call, and can answer a fixed byte string (to check pass-through).
 #![allow(
@@ -86,6 +86,23 @@ fn usage_json(u: AnthropicUsage, output: i64) -> Value {
 
 fn event(name: &str, data: &Value) -> String {
     format!("event: {name}\ndata: {data}\n\n")
+}
+
+/// `POST /v1/messages/count_tokens`: `input_tokens` is the mock's input usage (faults apply).
+async fn count_tokens(
+    State(s): State<Arc<MockState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    s.calls.fetch_add(1, Ordering::SeqCst);
+    *s.last_headers.lock().expect("lock") = headers;
+    *s.last_body.lock().expect("lock") = Some(body.clone());
+    if let Some((status, body)) = s.faults.lock().expect("lock").pop_front() {
+        return (StatusCode::from_u16(status).expect("status"), Json(body)).into_response();
+    }
+    let _: Value = serde_json::from_slice(&body).expect("the relay sends JSON");
+    let input = s.usage.lock().expect("lock").input;
+    Json(json!({"input_tokens": input})).into_response()
 }
 
 async fn messages(State(s): State<Arc<MockState>>, headers: HeaderMap, body: Bytes) -> Response {
@@ -207,6 +224,7 @@ impl MockAnthropic {
         *state.pieces.lock().expect("lock") = vec!["Hel".into(), "lo".into()];
         let app = Router::new()
             .route("/v1/messages", post(messages))
+            .route("/v1/messages/count_tokens", post(count_tokens))
             .with_state(Arc::clone(&state));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

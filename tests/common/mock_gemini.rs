@@ -1,5 +1,6 @@
 //! A real Gemini-speaking HTTP server on 127.0.0.1:0 for tests:
 //! `POST /{version}/models/{model}:generateContent` and `:streamGenerateContent?alt=sse`, with
+//! `:countTokens` (the prompt usage as `totalTokens`), `:embedContent` and `:batchEmbedContents`,
 //! configurable text pieces and usage and scripted faults. Records the path, query, raw body
 //! and headers of the last call; can answer a fixed byte string (to check pass-through).
 #![allow(
@@ -34,6 +35,7 @@ struct MockState {
     last_uri: Mutex<Option<Uri>>,
     last_body: Mutex<Option<Bytes>>,
     last_headers: Mutex<HeaderMap>,
+    embed_usage: Mutex<Option<i64>>,
 }
 
 /// The running mock; stops when dropped.
@@ -79,6 +81,17 @@ async fn generate(
         return response;
     }
     let path = uri.path();
+    if path.ends_with(":countTokens") {
+        return Json(json!({"totalTokens": s.usage.lock().expect("lock").0})).into_response();
+    }
+    if path.ends_with(":embedContent") || path.ends_with(":batchEmbedContents") {
+        return Json(embed_answer(
+            &s,
+            &body,
+            path.ends_with(":batchEmbedContents"),
+        ))
+        .into_response();
+    }
     let model = path
         .rsplit('/')
         .next()
@@ -115,7 +128,29 @@ async fn generate(
     .into_response()
 }
 
+/// An embedding answer: `[0.25, 0.5]` per input; `usageMetadata` when `set_embed_usage` set it.
+fn embed_answer(s: &MockState, body: &Bytes, batch: bool) -> Value {
+    let request: Value = serde_json::from_slice(body).expect("the relay sends JSON");
+    let values = json!({"values": [0.25, 0.5]});
+    let mut answer = if batch {
+        let n = request["requests"].as_array().map_or(0, Vec::len);
+        json!({"embeddings": vec![values; n]})
+    } else {
+        json!({"embedding": values})
+    };
+    if let Some(prompt) = *s.embed_usage.lock().expect("lock") {
+        answer["usageMetadata"] = json!({"promptTokenCount": prompt, "totalTokenCount": prompt});
+    }
+    answer
+}
+
 impl MockGemini {
+    /// Makes embedding answers report `promptTokenCount` (none by default, as Gemini's
+    /// embedContent usually answers).
+    pub fn set_embed_usage(&self, prompt: Option<i64>) {
+        *self.state.embed_usage.lock().expect("lock") = prompt;
+    }
+
     /// Starts a mock answering "Hello" with 10 prompt and 2 candidate tokens.
     pub async fn start() -> MockGemini {
         let state = Arc::new(MockState::default());

@@ -81,6 +81,14 @@ impl SmtpServer {
             .expect("a mail within 10 s")
             .expect("smtp server alive")
     }
+
+    /// The next mail if one arrives within `wait` (to check that none is sent).
+    pub async fn mail_within(&mut self, wait: Duration) -> Option<Mail> {
+        tokio::time::timeout(wait, self.rx.recv())
+            .await
+            .ok()
+            .flatten()
+    }
 }
 
 /// Undoes quoted-printable: soft line breaks and `=XX` escapes (good enough for ASCII mails).

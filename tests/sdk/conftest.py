@@ -76,7 +76,8 @@ class MockOpenAI(BaseHTTPRequestHandler):
 
 
 class MockAnthropic(BaseHTTPRequestHandler):
-    """Answers /v1/messages (whole and streamed) with usage, like Anthropic."""
+    """Answers /v1/messages (whole and streamed) with usage, and /v1/messages/count_tokens
+    (always 13), like Anthropic."""
 
     protocol_version = "HTTP/1.1"
 
@@ -90,6 +91,8 @@ class MockAnthropic(BaseHTTPRequestHandler):
                                                           "message": "invalid x-api-key"}}, 401)
         usage = {"input_tokens": 5, "output_tokens": 2, "cache_read_input_tokens": 0,
                  "cache_creation_input_tokens": 0}
+        if self.path == "/v1/messages/count_tokens":
+            return self._json({"input_tokens": 13})
         if body.get("stream"):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")

@@ -70,3 +70,11 @@ def test_errors_raise_the_sdk_exceptions(gateway):
         client(gateway, poor).messages.create(model=CLAUDE, max_tokens=64, messages=HI)
     with pytest.raises(anthropic.BadRequestError):
         client(gateway).messages.create(model="no-such-model", max_tokens=64, messages=HI)
+
+
+def test_count_tokens(gateway):
+    # A Claude channel counts with Claude's tokenizer (the mock says 13); a model on an OpenAI
+    # channel is counted by Tollgate: "Hi" is 1 token, + 3 for the message + 3 for the reply.
+    c = client(gateway)
+    assert c.messages.count_tokens(model=CLAUDE, messages=HI).input_tokens == 13
+    assert c.messages.count_tokens(model="gpt-4o-mini", messages=HI).input_tokens == 7

@@ -12,7 +12,7 @@
 pub mod ledger;
 pub mod rate;
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use dashmap::DashMap;
@@ -45,6 +45,15 @@ pub struct QuotaBook {
     writer: LogWriter,
     /// user → ledger. A ledger's mutex is held only for in-memory arithmetic.
     ledgers: Arc<DashMap<UserId, Arc<Mutex<Ledger>>>>,
+    /// Told about every settled charge (the quota reminder), once installed.
+    watch: Arc<OnceLock<Arc<dyn SettleWatch>>>,
+}
+
+/// Told about every request settlement that charged something, right after it (no lock held).
+/// Runs on the request's task, so it must only decide and hand real work elsewhere.
+pub trait SettleWatch: Send + Sync {
+    /// `user`'s balance is now `balance`.
+    fn settled(&self, user: UserId, balance: i64);
 }
 
 /// A credit decided inside [`QuotaBook::credit_with`]'s transaction.
@@ -76,7 +85,13 @@ impl QuotaBook {
             store,
             writer,
             ledgers: Arc::new(DashMap::new()),
+            watch: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// Installs the settlement watcher (once; later calls are ignored).
+    pub fn watch_settlements(&self, watch: Arc<dyn SettleWatch>) {
+        let _ = self.watch.set(watch);
     }
 
     /// The ledger of `user`, loading it (and `token`) from storage on first use.
@@ -323,6 +338,12 @@ impl Hold {
             at,
         };
         self.book.writer.record(Some(change), log);
+        if billed.charged > 0
+            && let Some(watch) = self.book.watch.get()
+            && let Some(balance) = self.book.balance(self.user)
+        {
+            watch.settled(self.user, balance);
+        }
         billed
     }
 

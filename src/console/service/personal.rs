@@ -193,7 +193,8 @@ pub struct UserSetting {
     /// https URL that receives webhook reminders.
     #[serde(default)]
     pub webhook_url: String,
-    /// Sent as `Authorization: Bearer <secret>` with webhooks. Never shown back.
+    /// Sent as `Authorization: Bearer <secret>` with webhooks, and the key of their
+    /// `X-Webhook-Signature` HMAC. Never shown back.
     #[serde(default)]
     pub webhook_secret: String,
     /// Where email reminders go (defaults to the account's email).
@@ -225,7 +226,12 @@ pub async fn update_setting(
         ));
     }
     new.webhook_url = new.webhook_url.trim().to_owned();
-    if new.notify_type == "webhook" && !new.webhook_url.starts_with("https://") {
+    if new.notify_type == "webhook"
+        && !crate::reminder::webhook::url_allowed(
+            &new.webhook_url,
+            state.config.webhook_allow_loopback_http,
+        )
+    {
         return Err(ConsoleError::Invalid(
             "the webhook URL must start with https://".into(),
         ));

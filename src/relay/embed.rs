@@ -1,0 +1,308 @@
+//! Gemini embeddings: `POST /v1beta/models/{model}:embedContent` (`{"content": …}` →
+//! `{"embedding": {"values": […]}}`) and `:batchEmbedContents` (`{"requests": [{"model",
+//! "content", …}]}` → `{"embeddings": [{"values": […]}]}`).
+//!
+//! Gemini channels get the body as received (with a mapped model the URL changes and so does
+//! each batch request's `model`). OpenAI-compatible channels get `POST /v1/embeddings` with the
+//! text parts of each content joined by newlines as `input` (one string, or one per batch
+//! request) and `outputDimensionality` as `dimensions`; their vectors come back in Gemini's
+//! shape. Claude channels cannot embed and are skipped. Billed like OpenAI embeddings: prompt
+//! tokens only, through the same admission (price, reservation) and settlement as every adaptor
+//! request. The prompt tokens are the upstream's (`usageMetadata.promptTokenCount`, or OpenAI's
+//! `usage.prompt_tokens`) when reported, else Tollgate's count of the text parts (the log says
+//! `estimated`).
+
+use std::time::Instant;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use tollgate_actors::channel_pool::routing_table::RoutedChannel;
+
+use super::attempt::{self, Admission, Ask, Build, settle_ctx};
+use super::auth::Caller;
+use super::chat::each_text;
+use super::price::Usage;
+use super::settle::UsageSource;
+use super::tokenize::Counter;
+use super::wire::Wire;
+use crate::channel_types::effective_base_url;
+use crate::error::RelayError;
+use crate::state::AppState;
+
+/// The Gemini URL of `action` (`generateContent`, `embedContent`, …) for `model` on `channel`
+/// (its base URL and API version, `v1beta` unless the channel's `other` names one).
+pub fn gemini_url(channel: &RoutedChannel, model: &str, action: &str) -> String {
+    let c = &channel.channel;
+    let base = effective_base_url(c.channel_type, &c.base_url);
+    let version = Some(c.other.trim())
+        .filter(|v| !v.is_empty() && !v.contains('/'))
+        .unwrap_or("v1beta");
+    format!("{base}/{version}/models/{model}:{action}")
+}
+
+/// Every text part of an embed request (all of a batch).
+fn texts(body: &Value, batch: bool) -> Result<Vec<&str>, RelayError> {
+    fn add<'a>(texts: &mut Vec<&'a str>, content: &'a Value) {
+        each_text(&content["parts"], &mut |text| texts.push(text));
+    }
+    let mut texts = Vec::new();
+    if batch {
+        let Some(requests) = body["requests"].as_array().filter(|r| !r.is_empty()) else {
+            return Err(RelayError::BadRequest(
+                "requests must be a non-empty array".into(),
+            ));
+        };
+        requests.iter().for_each(|r| add(&mut texts, &r["content"]));
+    } else {
+        if !body["content"].is_object() {
+            return Err(RelayError::BadRequest("content is required".into()));
+        }
+        add(&mut texts, &body["content"]);
+    }
+    Ok(texts)
+}
+
+/// Tokens of `texts` by the counter of `model`.
+fn count(model: &str, texts: &[&str]) -> i64 {
+    let counter = Counter::for_model(model);
+    texts
+        .iter()
+        .fold(0i64, |sum, text| sum.saturating_add(counter.count(text)))
+}
+
+/// The text of a Gemini content: its text parts joined by newlines.
+fn content_text(content: &Value) -> String {
+    let mut parts = Vec::new();
+    each_text(&content["parts"], &mut |text| parts.push(text));
+    parts.join("\n")
+}
+
+/// The OpenAI `/v1/embeddings` request for a Gemini embed request.
+fn openai_request(parsed: &Value, upstream_model: &str, batch: bool) -> Value {
+    let (input, first) = if batch {
+        let requests = parsed["requests"].as_array().map_or(&[][..], Vec::as_slice);
+        let texts: Vec<String> = requests
+            .iter()
+            .map(|r| content_text(&r["content"]))
+            .collect();
+        (json!(texts), requests.first().unwrap_or(&Value::Null))
+    } else {
+        (json!(content_text(&parsed["content"])), parsed)
+    };
+    let mut body = json!({"model": upstream_model, "input": input});
+    let dimensions = first
+        .get("outputDimensionality")
+        .or_else(|| first.get("output_dimensionality"))
+        .and_then(Value::as_i64);
+    if let Some(dimensions) = dimensions {
+        body["dimensions"] = json!(dimensions);
+    }
+    body
+}
+
+/// An OpenAI embeddings answer in Gemini's shape, with its prompt tokens if reported.
+fn gemini_answer(openai: &Value, batch: bool) -> (Value, Option<i64>) {
+    let mut data: Vec<&Value> = openai["data"]
+        .as_array()
+        .map_or(Vec::new(), |d| d.iter().collect());
+    data.sort_by_key(|d| d["index"].as_i64().unwrap_or(0));
+    let vectors: Vec<Value> = data
+        .iter()
+        .map(|d| json!({"values": d["embedding"]}))
+        .collect();
+    let answer = if batch {
+        json!({"embeddings": vectors})
+    } else {
+        json!({"embedding": vectors.into_iter().next().unwrap_or(json!({"values": []}))})
+    };
+    (answer, openai["usage"]["prompt_tokens"].as_i64())
+}
+
+/// The body for a channel that maps `model` to `upstream_model`.
+fn upstream_body(body: &Bytes, parsed: &Value, model: &str, upstream_model: &str) -> Bytes {
+    if upstream_model == model || parsed["requests"].as_array().is_none() {
+        return body.clone();
+    }
+    let mut value = parsed.clone();
+    if let Some(requests) = value["requests"].as_array_mut() {
+        for request in requests {
+            if request.get("model").is_some() {
+                request["model"] = Value::String(format!("models/{upstream_model}"));
+            }
+        }
+    }
+    Bytes::from(value.to_string())
+}
+
+/// Handles `:embedContent` (`batch` false) and `:batchEmbedContents` (`batch` true).
+pub async fn gemini(
+    state: &AppState,
+    caller: Caller,
+    model: &str,
+    action: &str,
+    body: Bytes,
+) -> Result<Response, RelayError> {
+    let started = Instant::now();
+    let batch = action == "batchEmbedContents";
+    let parsed: Value = serde_json::from_slice(&body)
+        .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
+    let texts = texts(&parsed, batch)?;
+    let estimate = count(model, &texts);
+    let ask = Ask {
+        model,
+        prompt_estimate: estimate,
+        max_tokens: None,
+        texts: &texts,
+    };
+    let Admission { price, hold } = attempt::admit(state, &caller, ask).await?;
+    let won = attempt::forward(
+        state,
+        &caller,
+        model,
+        price.retries,
+        |channel, wire, upstream_model, key| {
+            let (url, upstream) = match wire {
+                Wire::Gemini => (
+                    gemini_url(channel, upstream_model, action),
+                    upstream_body(&body, &parsed, model, upstream_model),
+                ),
+                Wire::OpenAi => {
+                    let c = &channel.channel;
+                    let base = effective_base_url(c.channel_type, &c.base_url);
+                    let request = openai_request(&parsed, upstream_model, batch);
+                    (
+                        format!("{base}/v1/embeddings"),
+                        Bytes::from(request.to_string()),
+                    )
+                }
+                Wire::Anthropic => {
+                    return Ok(Build::Skip(RelayError::NotImplemented(
+                        "embeddings through a Claude channel".into(),
+                    )));
+                }
+            };
+            let req = attempt::post(state, channel, wire, url, key)?
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(upstream);
+            Ok(Build::Send(Box::new(req)))
+        },
+    )
+    .await;
+    let won = match won {
+        Ok(won) => won,
+        Err(e) => {
+            hold.release();
+            return Err(e);
+        }
+    };
+    let mut ctx = settle_ctx(&caller, model, price, &won, false, started);
+    let status = won.resp.status();
+    let content_type = won.resp.headers().get(header::CONTENT_TYPE).cloned();
+    let timeout = state.config.relay_timeout();
+    let bytes = match tokio::time::timeout(timeout, won.resp.bytes()).await {
+        Ok(Ok(bytes)) => bytes,
+        _ => {
+            hold.release();
+            return Err(RelayError::Unreachable(
+                "the upstream answer was cut off".into(),
+            ));
+        }
+    };
+    ctx.first_byte = Some(Instant::now());
+    let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
+        hold.release();
+        return Err(RelayError::Upstream {
+            status: 502,
+            message: "the upstream answer is not valid JSON".into(),
+        });
+    };
+    let converted = (won.wire == Wire::OpenAi).then(|| gemini_answer(&answer, batch));
+    let reported = match &converted {
+        Some((_, tokens)) => *tokens,
+        None => answer["usageMetadata"]["promptTokenCount"].as_i64(),
+    };
+    let (prompt_tokens, source) = match reported {
+        Some(tokens) if tokens >= 0 => (tokens, UsageSource::Upstream),
+        _ => (estimate, UsageSource::Estimated),
+    };
+    let usage = Usage {
+        prompt_tokens,
+        ..Usage::default()
+    };
+    ctx.settle(hold, usage, source);
+    if let Some((converted, _)) = converted {
+        return Ok(Json(converted).into_response());
+    }
+    let mut response = (status, bytes).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        content_type.unwrap_or(HeaderValue::from_static("application/json")),
+    );
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn every_text_part_of_a_batch_counts() {
+        let one = json!({"content": {"parts": [{"text": "abcd"}, {"text": "efgh"}]}});
+        let one_texts = texts(&one, false).unwrap_or_default();
+        assert_eq!(one_texts, ["abcd", "efgh"]);
+        assert_eq!(count("gemini-embedding-001", &one_texts), 2);
+        let batch = json!({"requests": [
+            {"model": "models/m", "content": {"parts": [{"text": "abcd"}]}},
+            {"model": "models/m", "content": {"parts": [{"text": "你好"}]}}]});
+        let batch_texts = texts(&batch, true).unwrap_or_default();
+        assert_eq!(count("gemini-embedding-001", &batch_texts), 3);
+        assert!(texts(&json!({"requests": []}), true).is_err());
+        assert!(texts(&json!({}), false).is_err());
+    }
+
+    #[test]
+    fn openai_channels_get_the_texts_and_answer_in_gemini_shape() {
+        let batch = json!({"requests": [
+            {"model": "models/m", "content": {"parts": [{"text": "a"}, {"text": "b"}]},
+             "outputDimensionality": 8},
+            {"model": "models/m", "content": {"parts": [{"text": "c"}]}}]});
+        assert_eq!(
+            openai_request(&batch, "up", true),
+            json!({"model": "up", "input": ["a\nb", "c"], "dimensions": 8})
+        );
+        let one = json!({"content": {"parts": [{"text": "x"}]}});
+        assert_eq!(
+            openai_request(&one, "up", false),
+            json!({"model": "up", "input": "x"})
+        );
+        let answer = json!({"data": [{"index": 1, "embedding": [2.0]}, {"index": 0, "embedding": [1.0]}],
+            "usage": {"prompt_tokens": 9}});
+        assert_eq!(
+            gemini_answer(&answer, true),
+            (
+                json!({"embeddings": [{"values": [1.0]}, {"values": [2.0]}]}),
+                Some(9)
+            )
+        );
+        assert_eq!(
+            gemini_answer(&answer, false).0,
+            json!({"embedding": {"values": [1.0]}})
+        );
+    }
+
+    #[test]
+    fn a_mapped_batch_names_the_upstream_model() {
+        let raw = r#"{"requests": [{"model": "models/a", "content": {"parts": [{"text": "x"}]}}]}"#;
+        let body = Bytes::from(raw);
+        let parsed: Value = serde_json::from_str(raw).unwrap_or_default();
+        assert_eq!(upstream_body(&body, &parsed, "a", "a"), body, "unchanged");
+        let mapped: Value =
+            serde_json::from_slice(&upstream_body(&body, &parsed, "a", "b")).unwrap_or_default();
+        assert_eq!(mapped["requests"][0]["model"], "models/b");
+    }
+}
