@@ -435,7 +435,7 @@ pub fn page(rtx: &ReadTransaction, f: &LogFilter, offset: usize, limit: usize) -
     let (mut matched, mut checked) = (0usize, 0usize);
     let mut exhausted = true;
     for r in t.ids_desc(key, f.start, f.end)? {
-        if checked >= COUNT_SCAN_LIMIT && matched >= end {
+        if matched >= end && (checked >= COUNT_SCAN_LIMIT || plan.consume_by_subtraction) {
             exhausted = false;
             break;
         }
@@ -549,9 +549,10 @@ fn sampled_quota(t: &Tables, plan: &Plan, f: &LogFilter) -> Result<(i64, bool)> 
     let per_hour = (STAT_SCAN_LIMIT / picked.len().max(1)).max(64);
     let (mut quota, mut checked) = (0i64, 0i64);
     for h in picked {
+        let last = h.saturating_add(keys::HOUR - 1);
         let span = LogFilter {
             start: Some(f.start.map_or(h, |s| s.max(h))),
-            end: Some(f.end.map_or(h + keys::HOUR - 1, |e| e.min(h + keys::HOUR - 1))),
+            end: Some(f.end.map_or(last, |e| e.min(last))),
             ..f.clone()
         };
         let sum = sum_matching(t, plan, &span, Some(&mut checked), per_hour)?;
