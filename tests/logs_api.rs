@@ -627,7 +627,6 @@ async fn the_attempt_timeline_is_logged_for_admins_only() {
 }
 
 #[tokio::test]
-#[expect(clippy::expect_used, reason = "test fixture")]
 async fn a_second_deletion_while_one_runs_is_refused() {
     let server = TestServer::start().await;
     server.setup_root().await;
@@ -643,13 +642,17 @@ async fn a_second_deletion_while_one_runs_is_refused() {
             ..LogEntry::default()
         })
         .collect();
-    server
+    let seeded = server
         .store()
-        .write_blocking(move |wtx| logs::insert_batch(wtx, rows, true))
-        .expect("seed");
+        .write_blocking(move |wtx| logs::insert_batch(wtx, rows, true));
+    assert!(seeded.is_ok(), "seed: {seeded:?}");
     let target = format!("/api/log/?target_timestamp={}", BASE + 10_000);
     let (a, b) = tokio::join!(root.delete(&target), root.delete(&target));
-    let (ok, refused) = if a.0 == StatusCode::OK { (a, b) } else { (b, a) };
+    let (ok, refused) = if a.0 == StatusCode::OK {
+        (a, b)
+    } else {
+        (b, a)
+    };
     assert_eq!(ok.0, StatusCode::OK, "{}", ok.1);
     assert_eq!(ok.1["data"], 6_000, "{}", ok.1);
     assert_eq!(refused.0, StatusCode::BAD_REQUEST, "{}", refused.1);

@@ -341,7 +341,11 @@ fn type_filters_use_typed_keys_and_consume_totals_are_exact() {
                 want.sort_by_key(|e| std::cmp::Reverse(e.id));
                 assert_eq!(
                     page.items.iter().map(|e| e.id).collect::<Vec<_>>(),
-                    want.iter().skip(40).take(20).map(|e| e.id).collect::<Vec<_>>(),
+                    want.iter()
+                        .skip(40)
+                        .take(20)
+                        .map(|e| e.id)
+                        .collect::<Vec<_>>(),
                     "{f:?}"
                 );
             }

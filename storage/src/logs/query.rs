@@ -309,7 +309,10 @@ impl Tables {
         let mut n = self.covered_tally(Some(key), f.start, f.end, false)?.rows;
         for t in self.other_types()? {
             let typed = keys::typed(t, key);
-            n = n.saturating_sub(self.covered_tally(Some(&typed), f.start, f.end, false)?.rows);
+            n = n.saturating_sub(
+                self.covered_tally(Some(&typed), f.start, f.end, false)?
+                    .rows,
+            );
         }
         Ok(n.max(0))
     }
@@ -545,7 +548,12 @@ fn sampled_quota(t: &Tables, plan: &Plan, f: &LogFilter) -> Result<(i64, bool)> 
     }
     // Every `stride`-th hour (the middle one of each stride), about `limit` candidates in all.
     let stride = usize::try_from(candidates.div_euclid(limit).saturating_add(1)).unwrap_or(1);
-    let picked: Vec<i64> = hours.iter().skip(stride / 2).step_by(stride).copied().collect();
+    let picked: Vec<i64> = hours
+        .iter()
+        .skip(stride / 2)
+        .step_by(stride)
+        .copied()
+        .collect();
     let per_hour = (STAT_SCAN_LIMIT / picked.len().max(1)).max(64);
     let (mut quota, mut checked) = (0i64, 0i64);
     for h in picked {
@@ -576,7 +584,10 @@ fn sum_matching(
 ) -> Result<Tally> {
     let mut sum = Tally::default();
     let mut n = 0i64;
-    for r in t.ids_desc(plan.key.as_deref(), f.start, f.end)?.take(budget) {
+    for r in t
+        .ids_desc(plan.key.as_deref(), f.start, f.end)?
+        .take(budget)
+    {
         n += 1;
         let (ts, id) = r?;
         if t.in_all(&plan.others, ts, id)?
