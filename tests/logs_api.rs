@@ -625,3 +625,55 @@ async fn the_attempt_timeline_is_logged_for_admins_only() {
     assert_eq!(user["data"]["request_count"], 1);
     assert!(user["data"]["quota"].is_i64() && user["data"]["used_quota"].is_i64());
 }
+
+#[tokio::test]
+async fn a_second_deletion_while_one_runs_is_refused() {
+    let server = TestServer::start().await;
+    server.setup_root().await;
+    let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+    // Enough rows that the job (32 rows per transaction) outlives both requests' arrival.
+    let rows: Vec<LogEntry> = (0..6_000)
+        .map(|i| LogEntry {
+            created_at: BASE + i,
+            log_type: LOG_CONSUME,
+            user_id: UserId(root.id),
+            model_name: "gpt-4o".into(),
+            quota: 1,
+            ..LogEntry::default()
+        })
+        .collect();
+    let seeded = server
+        .store()
+        .write_blocking(move |wtx| logs::insert_batch(wtx, rows, true));
+    assert!(seeded.is_ok(), "seed: {seeded:?}");
+    let target = format!("/api/log/?target_timestamp={}", BASE + 10_000);
+    let (a, b) = tokio::join!(root.delete(&target), root.delete(&target));
+    let (ok, refused) = if a.0 == StatusCode::OK {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    assert_eq!(ok.0, StatusCode::OK, "{}", ok.1);
+    assert_eq!(ok.1["data"], 6_000, "{}", ok.1);
+    assert_eq!(refused.0, StatusCode::BAD_REQUEST, "{}", refused.1);
+    assert_eq!(refused.1["success"], false);
+    assert!(
+        refused.1["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("already running")),
+        "{}",
+        refused.1
+    );
+    // Once the job is done, a new deletion is accepted again.
+    loop {
+        let (_, p) = root.get("/api/log/delete_progress").await;
+        if p["data"]["running"] == false {
+            assert_eq!(p["data"]["deleted"], 6_000, "{p}");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (status, body) = root.delete(&target).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"], 0, "{body}");
+}

@@ -1,9 +1,11 @@
-//! Log storage: the schema 2 → 3 upgrade builds the new indexes and counters; counters, indexes
+//! Log storage: the schema 2 → 4 upgrade builds the new indexes and counters; counters, indexes
 //! and rows stay consistent through deletions; deleted space is reused; totals of uncovered
-//! filters are estimated past the scan budget while the page stays exact.
+//! filters are estimated past the scan budget while the page stays exact; stats of uncovered
+//! filters are sampled past their budget; type filters use the typed keys and consume totals
+//! are exact by subtraction.
 
 use redb::{Database, ReadableDatabase, TableDefinition};
-use tollgate_storage::logs::query::{self, COUNT_SCAN_LIMIT, LogFilter};
+use tollgate_storage::logs::query::{self, COUNT_SCAN_LIMIT, LogFilter, STAT_SCAN_LIMIT};
 use tollgate_storage::logs::{self, LOG_CONSUME, LOG_ERROR, LogEntry, dashboard};
 use tollgate_storage::migrate::CURRENT_SCHEMA;
 use tollgate_storage::{Store, UserId};
@@ -203,10 +205,10 @@ fn uncovered_filters_past_the_scan_budget_get_an_estimate_and_an_exact_page() {
     store
         .write_blocking(|wtx| logs::insert_batch(wtx, to_insert, true))
         .expect("insert");
-    // model "b" (¼) and channel 3 (⅕): no index covers both.
+    // model "b" (¼) and group "default" (⅘): no index covers both.
     let f = LogFilter {
         model_name: Some("b".into()),
-        channel: Some(3),
+        group: Some("default".into()),
         ..LogFilter::default()
     };
     let page = store
@@ -222,4 +224,131 @@ fn uncovered_filters_past_the_scan_budget_get_an_estimate_and_an_exact_page() {
         page.items.iter().map(|e| e.id).collect::<Vec<_>>(),
         want.iter().take(10).map(|e| e.id).collect::<Vec<_>>()
     );
+}
+
+#[test]
+fn uncovered_stats_past_the_scan_budget_are_sampled_estimates() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(&dir.path().join("t.redb")).expect("open");
+    let n = 8 * STAT_SCAN_LIMIT as i64;
+    let all = rows(n, 1_000_000);
+    let to_insert = all.clone();
+    store
+        .write_blocking(|wtx| logs::insert_batch(wtx, to_insert, true))
+        .expect("insert");
+    let quota = |f: &LogFilter| -> i64 {
+        all.iter()
+            .filter(|e| e.log_type == LOG_CONSUME && f.matches(e))
+            .map(|e| e.quota)
+            .sum()
+    };
+    // Model "b" and group "default": no index covers both, and "b" holds ¼ of the rows.
+    let wide = LogFilter {
+        model_name: Some("b".into()),
+        group: Some("default".into()),
+        ..LogFilter::default()
+    };
+    let stat = store
+        .read_blocking(|rtx| query::stat(rtx, &wide, 0))
+        .expect("stat");
+    assert!(!stat.exact);
+    let truth = quota(&wide);
+    let err = (stat.quota as f64 - truth as f64).abs() / truth as f64;
+    assert!(err < 0.1, "estimate {} vs {truth}", stat.quota);
+
+    // The same filter over a short time range (fewer candidates than the budget) is exact.
+    let narrow = LogFilter {
+        start: Some(1_000_000 + 37 * 1000),
+        end: Some(1_000_000 + 37 * 3000),
+        ..wide.clone()
+    };
+    let stat = store
+        .read_blocking(|rtx| query::stat(rtx, &narrow, 0))
+        .expect("stat");
+    assert!(stat.exact);
+    assert_eq!(stat.quota, quota(&narrow));
+
+    // Covered pairs are exact from the counters whatever the size.
+    for f in [
+        LogFilter {
+            user: Some(UserId(2)),
+            group: Some("vip".into()),
+            ..LogFilter::default()
+        },
+        LogFilter {
+            model_name: Some("c".into()),
+            channel: Some(4),
+            ..LogFilter::default()
+        },
+    ] {
+        let stat = store
+            .read_blocking(|rtx| query::stat(rtx, &f, 0))
+            .expect("stat");
+        assert!(stat.exact, "{f:?}");
+        assert_eq!(stat.quota, quota(&f), "{f:?}");
+    }
+}
+
+#[test]
+fn type_filters_use_typed_keys_and_consume_totals_are_exact() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(&dir.path().join("t.redb")).expect("open");
+    let n = 10 * COUNT_SCAN_LIMIT as i64;
+    let all = rows(n, 1_000_000);
+    let to_insert = all.clone();
+    store
+        .write_blocking(|wtx| logs::insert_batch(wtx, to_insert, true))
+        .expect("insert");
+    let range = Some((1_000_000 + 37 * 500 + 11, 1_000_000 + 37 * 30_000 + 7));
+    for log_type in [LOG_ERROR, LOG_CONSUME] {
+        for (model, channel, group) in [
+            (Some("b"), None, None),
+            (None, Some(3), None),
+            (None, Some(2), Some("vip")),
+            (Some("a"), Some(1), None),
+        ] {
+            for range in [None, range] {
+                let f = LogFilter {
+                    log_type: Some(log_type),
+                    model_name: model.map(str::to_owned),
+                    channel,
+                    group: group.map(str::to_owned),
+                    start: range.map(|r| r.0),
+                    end: range.map(|r| r.1),
+                    ..LogFilter::default()
+                };
+                let (plan, page) = store
+                    .read_blocking(|rtx| {
+                        Ok::<_, tollgate_storage::StorageError>((
+                            query::plan(rtx, &f)?,
+                            query::page(rtx, &f, 40, 20)?,
+                        ))
+                    })
+                    .expect("query");
+                if log_type == LOG_ERROR && group.is_none() {
+                    let key = plan.key.clone().unwrap_or_default();
+                    assert!(key.starts_with("t5/"), "{f:?} → {plan:?}");
+                    assert!(plan.covers_all, "{f:?} → {plan:?}");
+                }
+                if log_type == LOG_CONSUME && group.is_none() {
+                    assert!(plan.consume_by_subtraction, "{f:?} → {plan:?}");
+                }
+                if group.is_none() {
+                    assert!(page.total_exact, "{f:?}");
+                    assert_eq!(page.total, brute(&all, &f), "{f:?}");
+                }
+                let mut want: Vec<&LogEntry> = all.iter().filter(|e| f.matches(e)).collect();
+                want.sort_by_key(|e| std::cmp::Reverse(e.id));
+                assert_eq!(
+                    page.items.iter().map(|e| e.id).collect::<Vec<_>>(),
+                    want.iter()
+                        .skip(40)
+                        .take(20)
+                        .map(|e| e.id)
+                        .collect::<Vec<_>>(),
+                    "{f:?}"
+                );
+            }
+        }
+    }
 }

@@ -267,11 +267,13 @@ pub async fn page(
     })
 }
 
-/// `{quota, rpm, tpm}` of the filter.
-#[derive(Debug, Serialize, Default)]
+/// `{quota, rpm, tpm}` of the filter, plus whether `quota` is exact.
+#[derive(Debug, Serialize)]
 pub struct StatView {
     /// Quota of the matching consume rows.
     pub quota: i64,
+    /// False when `quota` is extrapolated from a bounded sample (see storage `logs::query`).
+    pub quota_exact: bool,
     /// Matching requests in the last 60 seconds.
     pub rpm: i64,
     /// Their tokens.
@@ -285,14 +287,29 @@ pub async fn stat(
     viewer: Viewer,
 ) -> Result<StatView, ConsoleError> {
     let Some(f) = filter(state, q, viewer).await? else {
-        return Ok(StatView::default());
+        return Ok(StatView {
+            quota: 0,
+            quota_exact: true,
+            rpm: 0,
+            tpm: 0,
+        });
     };
     let now = now_unix();
-    let LogStat { quota, rpm, tpm } = state
+    let LogStat {
+        quota,
+        exact,
+        rpm,
+        tpm,
+    } = state
         .store
         .read(move |rtx| query::stat(rtx, &f, now))
         .await?;
-    Ok(StatView { quota, rpm, tpm })
+    Ok(StatView {
+        quota,
+        quota_exact: exact,
+        rpm,
+        tpm,
+    })
 }
 
 /// A deletion job as the console sees it.

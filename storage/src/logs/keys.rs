@@ -3,10 +3,17 @@
 //! ([`crate::tables::LOG_BY_KEY`]) and counted per hour ([`crate::tables::LOG_COUNTS`]) under
 //! each of its keys; [`ALL`] counts every row (its index is [`crate::tables::LOG_BY_TIME`]).
 //!
-//! The composite keys (user + model, user + token name) exist because a user's own log view
-//! always filters by user: "my logs of this model / this key" is then one exact index range.
+//! The composite keys (user + model, user + token name, user + group) exist because a user's own
+//! log view always filters by user: "my logs of this model / this key / this group" is then one
+//! exact index range. Model + channel is the admin's "how does this channel serve this model".
+//!
+//! Rows of a type other than consume (top-ups, manage, system, errors: a few per cent of the
+//! rows) are also indexed under each key prefixed with their type, e.g. `t5/c:7` (errors of
+//! channel 7): "errors of X" is one exact range, and the consume rows of X are counted exactly
+//! as X minus its typed counters. The prefix `t{type}/` cannot collide with another key (`t:`
+//! is the only other key starting with `t`).
 
-use super::LogEntry;
+use super::{LOG_CONSUME, LogEntry};
 
 /// The counter key of every row.
 pub const ALL: &str = "*";
@@ -59,19 +66,47 @@ pub fn user_token(id: i64, name: &str) -> String {
     format!("uk:{id}:{name}")
 }
 
-/// Every filter key of a row (not [`ALL`]).
-pub fn of(e: &LogEntry) -> [String; 8] {
+/// Rows of a user and a billing group.
+pub fn user_group(id: i64, name: &str) -> String {
+    format!("ug:{id}:{name}")
+}
+
+/// Rows of a channel and a model.
+pub fn model_channel(channel: i64, model: &str) -> String {
+    format!("mc:{channel}:{model}")
+}
+
+/// `key` restricted to rows of type `t` (only written for types other than consume).
+pub fn typed(t: i32, key: &str) -> String {
+    format!("t{t}/{key}")
+}
+
+/// Whether rows of type `t` get typed keys.
+pub fn has_typed_keys(t: i32) -> bool {
+    t != LOG_CONSUME
+}
+
+/// Every filter key of a row (not [`ALL`]): its dimensions, their composite pairs, and for
+/// rows other than consume the typed variants of both.
+pub fn of(e: &LogEntry) -> Vec<String> {
     let u = e.user_id.0;
-    [
+    let mut out = vec![
         user(u),
         model(&e.model_name),
         token(&e.token_name),
         channel(e.channel_id),
-        log_type(e.log_type),
         group(&e.group),
         user_model(u, &e.model_name),
         user_token(u, &e.token_name),
-    ]
+        user_group(u, &e.group),
+        model_channel(e.channel_id, &e.model_name),
+    ];
+    if has_typed_keys(e.log_type) {
+        let typed_keys: Vec<String> = out.iter().map(|k| typed(e.log_type, k)).collect();
+        out.extend(typed_keys);
+    }
+    out.push(log_type(e.log_type));
+    out
 }
 
 #[cfg(test)]
@@ -90,5 +125,21 @@ mod tests {
         // The user id is digits, so "um:1:2:x" is user 1 with model "2:x", never user 12.
         assert_ne!(user_model(1, "2:x"), user_model(12, ":x"));
         assert_ne!(model("a"), token("a"));
+        assert_ne!(model_channel(1, "2:x"), model_channel(12, ":x"));
+        // A model named like a typed key stays apart from the typed key.
+        assert_ne!(model("t5/m:a"), typed(5, &model("a")));
+    }
+
+    #[test]
+    fn only_rows_other_than_consume_get_typed_keys() {
+        let mut e = LogEntry {
+            log_type: LOG_CONSUME,
+            ..LogEntry::default()
+        };
+        assert_eq!(of(&e).len(), 10);
+        e.log_type = super::super::LOG_ERROR;
+        let k = of(&e);
+        assert_eq!(k.len(), 19);
+        assert!(k.contains(&"t5/c:0".to_owned()));
     }
 }

@@ -1,10 +1,11 @@
 //! Log queries: one page of a [`LogFilter`], its total, and its stat (quota, rpm, tpm).
 //!
 //! **Plan.** Every filter dimension the query sets has an index range (key, created_at, id);
-//! user + model and user + token name also have composite ones ([`super::keys`]). The planner
+//! user + model, user + token name, user + group and model + channel also have composite ones,
+//! and rows other than consume are indexed under typed keys ([`super::keys`]). The planner
 //! estimates each candidate range's size from the hour counters (a few counter reads) and scans
-//! the smallest, newest first, checking the remaining filters on the rows. With no filter it
-//! scans the time index.
+//! the smallest, newest first, checking the remaining filters by point lookups in their index
+//! ranges (most selective first). With no filter it scans the time index.
 //!
 //! **Totals.** When the chosen range covers every filter (one dimension, or a composite pair,
 //! plus the time range), the total is EXACT and costs no scan: the hour counters give the full
@@ -13,12 +14,19 @@
 //! range is checked against the other filters by point lookups in their index ranges (no row is
 //! read until it is on the page), up to [`COUNT_SCAN_LIMIT`] candidates: if the range ends
 //! within that budget the total is exact, else it is an estimate (matches ÷ candidates checked ×
-//! candidates in range), flagged by `total_exact: false`.
+//! candidates in range), flagged by `total_exact: false`. A range that covers every filter but
+//! "type consume" is counted exactly without a scan: the range minus its typed ranges (the rows
+//! of every other type).
 //!
-//! **Stats.** Quota sums consume rows. Covered filters read the counters plus the two partial
-//! hours (rows read for their quota); others sum the matching rows of the chosen range. rpm and
-//! tpm are the consume rows (count, prompt + completion tokens) created in the last 60 seconds
-//! that match the filter, time range aside (new-api's semantics).
+//! **Stats.** Quota sums consume rows (the type filter does not apply). Covered filters read the
+//! counters plus the two partial hours (rows read for their quota): exact. Others sum the
+//! matching rows of the chosen range when it holds at most [`STAT_SCAN_LIMIT`] candidates
+//! (exact); a bigger range is sampled: whole hours spread evenly over the range (from the hour
+//! counters) are checked, up to about [`STAT_SCAN_LIMIT`] candidates in all, and the quota is
+//! extrapolated (matched quota ÷ candidates checked × candidates in range), flagged by
+//! `exact: false`. So no stat reads more than a bounded number of rows. rpm and tpm are the
+//! consume rows (count, prompt + completion tokens) created in the last 60 seconds that match
+//! the filter, time range aside (new-api's semantics).
 
 use redb::{ReadOnlyTable, ReadTransaction};
 
@@ -30,6 +38,10 @@ use crate::{Result, UserId, codec};
 /// Candidates checked when counting a filter that no index range covers; past that the total
 /// is extrapolated.
 pub const COUNT_SCAN_LIMIT: usize = 4_000;
+
+/// Candidates a stat checks at most (about) for a filter that no index range covers; past that
+/// the quota is extrapolated from evenly spread sample hours.
+pub const STAT_SCAN_LIMIT: usize = 10_000;
 
 /// What a log list or stat asks for. `None` (or type 0) means "any".
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -93,9 +105,15 @@ impl LogFilter {
             if let Some(k) = &self.token_name {
                 out.push((keys::user_token(u.0, k), USER | TOKEN));
             }
+            if let Some(g) = &self.group {
+                out.push((keys::user_group(u.0, g), USER | GROUP));
+            }
         }
         if let Some(m) = &self.model_name {
             out.push((keys::model(m), MODEL));
+            if let Some(c) = self.channel {
+                out.push((keys::model_channel(c, m), MODEL | CHANNEL));
+            }
         }
         if let Some(k) = &self.token_name {
             out.push((keys::token(k), TOKEN));
@@ -103,11 +121,18 @@ impl LogFilter {
         if let Some(c) = self.channel {
             out.push((keys::channel(c), CHANNEL));
         }
-        if let Some(t) = self.log_type() {
-            out.push((keys::log_type(t), TYPE));
-        }
         if let Some(g) = &self.group {
             out.push((keys::group(g), GROUP));
+        }
+        if let Some(t) = self.log_type() {
+            if keys::has_typed_keys(t) {
+                let typed: Vec<(String, u8)> = out
+                    .iter()
+                    .map(|(k, bits)| (keys::typed(t, k), bits | TYPE))
+                    .collect();
+                out.extend(typed);
+            }
+            out.push((keys::log_type(t), TYPE));
         }
         out
     }
@@ -134,8 +159,12 @@ pub struct Plan {
     pub covers_all: bool,
     /// Rows in the overlapping hours (an upper bound of the range).
     pub estimate: u64,
-    /// Keys of the filters the range does not cover, checked per candidate.
+    /// Keys of the filters the range does not cover, checked per candidate (most selective
+    /// first).
     pub others: Vec<String>,
+    /// The range covers every filter but "type consume": its consume rows are counted exactly
+    /// as the range minus its typed ranges.
+    pub consume_by_subtraction: bool,
 }
 
 /// The tables a query reads.
@@ -217,33 +246,75 @@ impl Tables {
             .end
             .map_or(i64::MAX, |e| keys::hour(e).saturating_add(keys::HOUR));
         let dims = f.dims();
-        let mut best: Option<(u64, u32, String, u8)> = None;
+        let mut sized = Vec::new();
         for (key, covers) in f.candidates() {
             let n = u64::try_from(self.counters(&key, lo, hi)?.rows).unwrap_or(0);
-            let rank = (n, u8::BITS - covers.count_ones());
-            if best.as_ref().is_none_or(|b| rank < (b.0, b.1)) {
-                best = Some((rank.0, rank.1, key, covers));
-            }
+            sized.push((key, covers, n));
         }
+        let best = sized
+            .iter()
+            .min_by_key(|(_, covers, n)| (*n, u8::BITS - covers.count_ones()));
         Ok(match best {
-            Some((estimate, _, key, covers)) => Plan {
-                key: Some(key),
-                covers_all: covers == dims,
-                estimate,
-                others: f
-                    .candidates()
-                    .into_iter()
-                    .filter(|(_, bits)| bits.count_ones() == 1 && bits & covers == 0)
-                    .map(|(k, _)| k)
-                    .collect(),
-            },
+            Some((key, covers, estimate)) => {
+                let mut others: Vec<&(String, u8, u64)> = sized
+                    .iter()
+                    .filter(|(_, bits, _)| bits.count_ones() == 1 && bits & covers == 0)
+                    .collect();
+                others.sort_by_key(|(_, _, n)| *n);
+                Plan {
+                    key: Some(key.clone()),
+                    covers_all: *covers == dims,
+                    estimate: *estimate,
+                    others: others.into_iter().map(|(k, _, _)| k.clone()).collect(),
+                    consume_by_subtraction: f.log_type() == Some(LOG_CONSUME)
+                        && *covers == dims & !TYPE,
+                }
+            }
             None => Plan {
                 key: None,
                 covers_all: true,
                 estimate: u64::try_from(self.counters(keys::ALL, lo, hi)?.rows).unwrap_or(0),
                 others: Vec::new(),
+                consume_by_subtraction: false,
             },
         })
+    }
+
+    /// The log types other than consume that have rows (a few seeks in the counters).
+    fn other_types(&self) -> Result<Vec<i32>> {
+        let mut out = Vec::new();
+        // "t:{type}" keys sort between "t:" and "t;"; each step skips past one key's hours.
+        let mut after = "t:".to_owned();
+        for _ in 0..64 {
+            let Some(r) = self
+                .counts
+                .range((after.as_str(), i64::MAX)..("t;", i64::MIN))?
+                .next()
+            else {
+                break;
+            };
+            let next = r?.0.value().0.to_owned();
+            if let Some(t) = next.strip_prefix("t:").and_then(|v| v.parse::<i32>().ok())
+                && keys::has_typed_keys(t)
+            {
+                out.push(t);
+            }
+            after = next;
+        }
+        Ok(out)
+    }
+
+    /// Exact count of the consume rows of a range that covers every other filter.
+    fn consume_count(&self, key: &str, f: &LogFilter) -> Result<i64> {
+        let mut n = self.covered_tally(Some(key), f.start, f.end, false)?.rows;
+        for t in self.other_types()? {
+            let typed = keys::typed(t, key);
+            n = n.saturating_sub(
+                self.covered_tally(Some(&typed), f.start, f.end, false)?
+                    .rows,
+            );
+        }
+        Ok(n.max(0))
     }
 
     /// Whether the row `(ts, id)` is in every range of `others`.
@@ -367,7 +438,7 @@ pub fn page(rtx: &ReadTransaction, f: &LogFilter, offset: usize, limit: usize) -
     let (mut matched, mut checked) = (0usize, 0usize);
     let mut exhausted = true;
     for r in t.ids_desc(key, f.start, f.end)? {
-        if checked >= COUNT_SCAN_LIMIT && matched >= end {
+        if matched >= end && (checked >= COUNT_SCAN_LIMIT || plan.consume_by_subtraction) {
             exhausted = false;
             break;
         }
@@ -385,6 +456,15 @@ pub fn page(rtx: &ReadTransaction, f: &LogFilter, offset: usize, limit: usize) -
         matched += 1;
     }
     let matched_u = u64::try_from(matched).unwrap_or(u64::MAX);
+    if plan.consume_by_subtraction
+        && let Some(key) = key
+    {
+        return Ok(LogPage {
+            items,
+            total: u64::try_from(t.consume_count(key, f)?).unwrap_or(0),
+            total_exact: true,
+        });
+    }
     if exhausted {
         return Ok(LogPage {
             items,
@@ -407,6 +487,8 @@ pub fn page(rtx: &ReadTransaction, f: &LogFilter, offset: usize, limit: usize) -
 pub struct LogStat {
     /// Quota of the matching consume rows.
     pub quota: i64,
+    /// False when `quota` is extrapolated from a sample (see the module doc).
+    pub exact: bool,
     /// Matching consume rows created in the last 60 seconds.
     pub rpm: i64,
     /// Their prompt + completion tokens.
@@ -423,10 +505,10 @@ pub fn stat(rtx: &ReadTransaction, f: &LogFilter, now: i64) -> Result<LogStat> {
     };
     let plan = t.plan(&f)?;
     let key = plan.key.as_deref();
-    let quota = if plan.covers_all {
-        t.covered_tally(key, f.start, f.end, true)?.quota
+    let (quota, exact) = if plan.covers_all {
+        (t.covered_tally(key, f.start, f.end, true)?.quota, true)
     } else {
-        sum_matching(&t, &plan, &f)?.quota
+        sampled_quota(&t, &plan, &f)?
     };
     let recent = LogFilter {
         start: Some(now.saturating_sub(60)),
@@ -434,17 +516,79 @@ pub fn stat(rtx: &ReadTransaction, f: &LogFilter, now: i64) -> Result<LogStat> {
         ..f
     };
     let plan = t.plan(&recent)?;
-    let last = sum_matching(&t, &plan, &recent)?;
+    let last = sum_matching(&t, &plan, &recent, None, usize::MAX)?;
     Ok(LogStat {
         quota,
+        exact,
         rpm: last.requests,
         tpm: last.prompt.saturating_add(last.completion),
     })
 }
 
-fn sum_matching(t: &Tables, plan: &Plan, f: &LogFilter) -> Result<Tally> {
+/// The quota of an uncovered filter: exact over a small range, else extrapolated from whole
+/// hours spread evenly over the range.
+fn sampled_quota(t: &Tables, plan: &Plan, f: &LogFilter) -> Result<(i64, bool)> {
+    let key = plan.key.as_deref();
+    let candidates = t.covered_tally(key, f.start, f.end, false)?.rows;
+    let limit = i64::try_from(STAT_SCAN_LIMIT).unwrap_or(i64::MAX);
+    if candidates <= limit {
+        return Ok((sum_matching(t, plan, f, None, usize::MAX)?.quota, true));
+    }
+    // The hours of the range that hold candidates, oldest first.
+    let lo = f.start.map_or(i64::MIN, keys::hour);
+    let hi = f
+        .end
+        .map_or(i64::MAX, |e| keys::hour(e).saturating_add(keys::HOUR));
+    let mut hours = Vec::new();
+    for r in t
+        .counts
+        .range((key.unwrap_or(keys::ALL), lo)..(key.unwrap_or(keys::ALL), hi))?
+    {
+        hours.push(r?.0.value().1);
+    }
+    // Every `stride`-th hour (the middle one of each stride), about `limit` candidates in all.
+    let stride = usize::try_from(candidates.div_euclid(limit).saturating_add(1)).unwrap_or(1);
+    let picked: Vec<i64> = hours
+        .iter()
+        .skip(stride / 2)
+        .step_by(stride)
+        .copied()
+        .collect();
+    let per_hour = (STAT_SCAN_LIMIT / picked.len().max(1)).max(64);
+    let (mut quota, mut checked) = (0i64, 0i64);
+    for h in picked {
+        let last = h.saturating_add(keys::HOUR - 1);
+        let span = LogFilter {
+            start: Some(f.start.map_or(h, |s| s.max(h))),
+            end: Some(f.end.map_or(last, |e| e.min(last))),
+            ..f.clone()
+        };
+        let sum = sum_matching(t, plan, &span, Some(&mut checked), per_hour)?;
+        quota = quota.saturating_add(sum.quota);
+    }
+    if checked == 0 {
+        return Ok((0, false));
+    }
+    let estimate = quota as f64 / checked as f64 * candidates as f64;
+    Ok((estimate.round() as i64, false))
+}
+
+/// Sums the matching rows among at most `budget` candidates of the plan's range (newest first),
+/// adding the number of candidates checked to `checked`.
+fn sum_matching(
+    t: &Tables,
+    plan: &Plan,
+    f: &LogFilter,
+    checked: Option<&mut i64>,
+    budget: usize,
+) -> Result<Tally> {
     let mut sum = Tally::default();
-    for r in t.ids_desc(plan.key.as_deref(), f.start, f.end)? {
+    let mut n = 0i64;
+    for r in t
+        .ids_desc(plan.key.as_deref(), f.start, f.end)?
+        .take(budget)
+    {
+        n += 1;
         let (ts, id) = r?;
         if t.in_all(&plan.others, ts, id)?
             && let Some(e) = t.row(id)?
@@ -453,6 +597,9 @@ fn sum_matching(t: &Tables, plan: &Plan, f: &LogFilter) -> Result<Tally> {
             sum.rows += 1;
             add_consume(&mut sum, &e);
         }
+    }
+    if let Some(c) = checked {
+        *c = c.saturating_add(n);
     }
     Ok(sum)
 }

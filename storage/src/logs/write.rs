@@ -263,6 +263,18 @@ pub fn delete_before(wtx: &WriteTransaction, before: i64, max_rows: usize) -> Re
 /// Rebuilds every derived log table (indexes, counters, dashboard aggregates) from the rows: the
 /// migration step for files written before they existed.
 pub fn rebuild_derived(wtx: &WriteTransaction) -> Result<()> {
+    rebuild(wtx, true)
+}
+
+/// Rebuilds the filter index and the hour counters from the rows (the time index and the
+/// dashboard aggregates are kept): the migration step when the set of filter keys changes.
+pub fn rebuild_filter_keys(wtx: &WriteTransaction) -> Result<()> {
+    wtx.delete_table(LOG_BY_KEY)?;
+    wtx.delete_table(LOG_COUNTS)?;
+    rebuild(wtx, false)
+}
+
+fn rebuild(wtx: &WriteTransaction, everything: bool) -> Result<()> {
     let entries: Vec<LogEntry> = {
         let logs = wtx.open_table(LOGS)?;
         let mut out = Vec::new();
@@ -277,13 +289,15 @@ pub fn rebuild_derived(wtx: &WriteTransaction) -> Result<()> {
         let mut by_time = wtx.open_table(LOG_BY_TIME)?;
         let mut by_key = wtx.open_table(LOG_BY_KEY)?;
         for entry in &entries {
-            by_time.insert((entry.created_at, entry.id), ())?;
             let row_keys = keys::of(entry);
             for key in &row_keys {
                 by_key.insert((key.as_str(), entry.created_at, entry.id), ())?;
             }
             deltas.count(entry, &row_keys, 1)?;
-            deltas.dashboard(entry)?;
+            if everything {
+                by_time.insert((entry.created_at, entry.id), ())?;
+                deltas.dashboard(entry)?;
+            }
         }
     }
     deltas.apply(wtx)

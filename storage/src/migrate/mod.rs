@@ -15,9 +15,12 @@
 //! - 2: `users.v2` with every field of spec 01 §3; `user_by_email.v1` index.
 //! - 3: log filter indexes (`log_by_key.v1` replaces `log_by_user.v1`), hour counters
 //!   (`log_counts.v1`) and dashboard aggregates (`dash_*.v1`), rebuilt from the rows.
+//! - 4: more log filter keys (user + group, model + channel, typed keys of rows other than
+//!   consume) in `log_by_key.v1` and `log_counts.v1`, rebuilt from the rows.
 
 mod v1_to_v2;
 mod v2_to_v3;
+mod v3_to_v4;
 
 use redb::{Database, WriteTransaction};
 
@@ -30,13 +33,13 @@ use crate::tables::{
 use crate::{Result, StorageError, meta};
 
 /// The schema version this build writes.
-pub const CURRENT_SCHEMA: u32 = 3;
+pub const CURRENT_SCHEMA: u32 = 4;
 
 /// One upgrade step: from version `n` to `n + 1`.
 type Step = fn(&WriteTransaction) -> Result<()>;
 
 /// Steps indexed by the version they start from (`STEPS[0]` upgrades 1 → 2).
-const STEPS: [Step; 2] = [v1_to_v2::run, v2_to_v3::run];
+const STEPS: [Step; 3] = [v1_to_v2::run, v2_to_v3::run, v3_to_v4::run];
 
 /// Brings the file to [`CURRENT_SCHEMA`]. Blocking.
 pub fn run(db: &Database) -> Result<()> {

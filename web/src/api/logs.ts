@@ -48,6 +48,8 @@ export type LogPage = z.infer<typeof logPageSchema>;
 /** GET /api/log/stat: quota spent, requests and tokens per minute, for the filter. */
 export const logStatSchema = z.object({
   quota: count,
+  /** False when `quota` is the server's estimate from a bounded sample. */
+  quota_exact: z.catch(z.boolean(), true),
   rpm: count,
   tpm: count,
 });

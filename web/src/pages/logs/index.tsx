@@ -35,7 +35,11 @@ function StatCards({ filter, admin }: { filter: LogFilter; admin: boolean }) {
     <dl className="logs__stats" aria-label={t('stat.label')}>
       <div className="logs__stat" data-stat="quota">
         <dt>{t('stat.quota')}</dt>
-        <dd>{value(stat.data?.quota, formatQuota)}</dd>
+        <dd>
+          {stat.data?.quota_exact === false
+            ? t('stat.about', { value: formatQuota(stat.data.quota) })
+            : value(stat.data?.quota, formatQuota)}
+        </dd>
       </div>
       <div className="logs__stat" data-stat="rpm">
         <dt>{t('stat.rpm')}</dt>

@@ -327,4 +327,13 @@ describe('usage log', () => {
     renderApp('/log');
     expect(await screen.findByText('共约 10000 条')).toBeTruthy();
   });
+
+  it('says "about" when the stat quota is an estimate', async () => {
+    setUp(root, {
+      'GET /api/log/stat': ok({ quota: 1_750_000, quota_exact: false, rpm: 7, tpm: 1234 }),
+    });
+    renderApp('/log');
+    const quota = await screen.findByText('约 $3.50');
+    expect(quota.closest('[data-stat]')?.getAttribute('data-stat')).toBe('quota');
+  });
 });

@@ -13,6 +13,9 @@ import { sections } from './fields';
 import type { SectionId } from './fields';
 import { LogClear } from './log-clear';
 import { OptionSection } from './option-section';
+import { RatioEditor } from './ratio-editor';
+import { RATIO_KEYS } from './ratios';
+import { UnsetModels } from './unset-models';
 
 import './settings.css';
 
@@ -71,6 +74,9 @@ function Section({ id, options }: { id: SectionId; options: Options }) {
   );
 }
 
+/** The editor starts over when the saved price options change (after a save or elsewhere). */
+const ratioKey = (options: Options) => RATIO_KEYS.map((k) => options[k] ?? '').join('\u0000');
+
 /** The operation tab's closing block: model ratios, a visual editor and unpriced models. */
 function RatioBlock({ options }: { options: Options }) {
   const { t } = useTranslation('settings');
@@ -85,10 +91,10 @@ function RatioBlock({ options }: { options: Options }) {
         <Section id="modelRatio" options={options} />
       </TabsContent>
       <TabsContent value="visual">
-        <Alert tone="info">{t('ratio.notYet')}</Alert>
+        <RatioEditor key={ratioKey(options)} options={options} />
       </TabsContent>
       <TabsContent value="unset">
-        <Alert tone="info">{t('ratio.notYet')}</Alert>
+        <UnsetModels options={options} />
       </TabsContent>
     </Tabs>
   );
