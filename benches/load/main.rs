@@ -1,0 +1,269 @@
+//! Load benchmark (issue P11): one run puts three targets side by side — the mock upstream
+//! itself ("direct"), a minimal pass-through proxy ("floor", see `floor.rs`) and a Tollgate
+//! release build ("tollgate": fresh data dir, one channel on the mock, one key, consume logs on)
+//! — and drives each with `oha` at fixed open-loop rates and at maximum, non-stream and stream,
+//! in alternating target order. It reports achieved RPS, latency percentiles, stream
+//! time-to-first-byte, CPU per request and RSS per target, the ratios against the floor and
+//! direct, a 1,000-concurrent-streams check, and verifies afterwards that Tollgate's logs and
+//! balance account for every successful request (a mismatch fails the run).
+//!
+//! Run it with `scripts/bench-load.sh` (builds Tollgate, installs oha). Settings (environment):
+//! `LOAD_SECONDS` per phase (15), `LOAD_RATES` (`500,2000,10000,max`), `LOAD_CONNECTIONS` (64),
+//! `LOAD_STREAMS` concurrent streams (1000; 0 skips), `TOLLGATE_BIN`, `OHA_BIN`, `LOAD_OUT`
+//! (directory of `bench-load.md` / `bench-load.json`).
+#![expect(
+    clippy::print_stdout,
+    reason = "a benchmark binary: results go to stdout"
+)]
+
+mod floor;
+mod mock;
+mod oha;
+mod procs;
+mod report;
+mod setup;
+mod streams;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use oha::{Load, Measured};
+
+/// A target under load.
+pub struct Target {
+    /// "direct", "floor" or "tollgate".
+    pub name: &'static str,
+    /// The chat completions URL.
+    pub url: String,
+    /// The process whose CPU and memory count.
+    pub pid: u32,
+}
+
+/// One (phase, target) measurement.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    /// e.g. "non-stream @2000".
+    pub phase: String,
+    /// Whether the phase streams.
+    pub stream: bool,
+    /// Requested rate (None: maximum).
+    pub rate: Option<u32>,
+    /// Target name.
+    pub target: &'static str,
+    /// What oha saw.
+    pub m: Measured,
+    /// CPU microseconds (user + system) per completed request.
+    pub cpu_us: f64,
+    /// RSS after the phase (MB).
+    pub rss_mb: f64,
+}
+
+/// A setting from the environment.
+fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
+    std::env::var(key)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() -> ExitCode {
+    if let Ok(role) = std::env::var(procs::ROLE_VAR) {
+        return serve_role(&role);
+    }
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            println!("runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(run()) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            println!("load benchmark failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The mock upstream or the floor proxy, in this child process.
+fn serve_role(role: &str) -> ExitCode {
+    let served = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .and_then(|rt| {
+            rt.block_on(async {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+                println!("{}", listener.local_addr()?);
+                let upstream = std::env::var(procs::UPSTREAM_VAR).unwrap_or_default();
+                match role {
+                    "floor" => floor::serve(listener, upstream).await,
+                    _ => mock::serve(listener).await,
+                }
+            })
+        });
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::FAILURE,
+    }
+}
+
+/// The whole run; Ok(false) when Tollgate's books do not match.
+async fn run() -> Result<bool, String> {
+    let seconds: u64 = env_or("LOAD_SECONDS", 15);
+    let connections: u32 = env_or("LOAD_CONNECTIONS", 64);
+    let n_streams: usize = env_or("LOAD_STREAMS", 1000);
+    let rates: Vec<Option<u32>> = env_or("LOAD_RATES", "500,2000,10000,max".to_owned())
+        .split(',')
+        .map(|r| r.trim().parse().ok())
+        .collect();
+    let out_dir = PathBuf::from(env_or("LOAD_OUT", "target".to_owned()));
+    let tollgate_bin = PathBuf::from(env_or("TOLLGATE_BIN", "target/release/tollgate".to_owned()));
+    let oha_bin = PathBuf::from(env_or("OHA_BIN", "oha".to_owned()));
+    let io = |e: std::io::Error| e.to_string();
+
+    let mock = procs::spawn_role("mock", "").map_err(io)?;
+    let floor = procs::spawn_role("floor", &mock.base).map_err(io)?;
+    let data = tempfile::tempdir().map_err(io)?;
+    let tollgate = procs::spawn_tollgate(&tollgate_bin, data.path()).map_err(io)?;
+    let (bench, key) = setup::prepare(&tollgate.base, &mock.base).await?;
+    let auth = format!("Bearer {key}");
+    let path = "/v1/chat/completions";
+    let targets = [
+        Target {
+            name: "direct",
+            url: format!("{}{path}", mock.base),
+            pid: mock.pid(),
+        },
+        Target {
+            name: "floor",
+            url: format!("{}{path}", floor.base),
+            pid: floor.pid(),
+        },
+        Target {
+            name: "tollgate",
+            url: format!("{}{path}", tollgate.base),
+            pid: tollgate.pid(),
+        },
+    ];
+    let plain = r#"{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello to the benchmark."}]}"#;
+    let stream = r#"{"model":"gpt-4o-mini","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Say hello to the benchmark."}]}"#;
+
+    // Warm-up and sanity: every target answers both kinds once.
+    let mut tollgate_ok = 0u64;
+    let client = reqwest::Client::new();
+    for t in &targets {
+        for body in [plain, stream] {
+            let resp = client
+                .post(&t.url)
+                .header("content-type", "application/json")
+                .header("authorization", &auth)
+                .body(body)
+                .send()
+                .await
+                .map_err(|e| format!("{}: {e}", t.name))?;
+            let status = resp.status();
+            let text = resp.text().await.unwrap_or_default();
+            if status != 200 {
+                return Err(format!("{} answered {status}: {text}", t.name));
+            }
+            if t.name == "tollgate" {
+                tollgate_ok += 1;
+            }
+        }
+    }
+
+    let ticks = procs::clock_ticks() as f64;
+    let mut rows = Vec::new();
+    let mut phase_no = 0;
+    for streaming in [false, true] {
+        for rate in &rates {
+            let phase = format!(
+                "{} @{}",
+                if streaming { "stream" } else { "non-stream" },
+                rate.map_or("max".to_owned(), |r| r.to_string())
+            );
+            let load = Load {
+                rate: *rate,
+                seconds,
+                connections,
+                body: if streaming { stream } else { plain },
+                auth: &auth,
+            };
+            for i in 0..targets.len() {
+                let t = &targets[(i + phase_no) % targets.len()];
+                let cpu_before = procs::cpu_ticks(t.pid);
+                let m = oha::run(&oha_bin, &t.url, &load)?;
+                let cpu = (procs::cpu_ticks(t.pid) - cpu_before) as f64 / ticks;
+                let done = (m.ok + m.failed).max(1) as f64;
+                if t.name == "tollgate" {
+                    tollgate_ok += m.ok;
+                }
+                let row = Row {
+                    phase: phase.clone(),
+                    stream: streaming,
+                    rate: *rate,
+                    target: t.name,
+                    cpu_us: cpu * 1e6 / done,
+                    rss_mb: procs::vm_kb(t.pid, "VmRSS") as f64 / 1024.0,
+                    m,
+                };
+                println!("{}", report::line(&row));
+                rows.push(row);
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            phase_no += 1;
+        }
+    }
+
+    // The concurrent-streams check, on the paced model.
+    let mut stream_runs = Vec::new();
+    if n_streams > 0 {
+        let slow = stream.replace("gpt-4o-mini", mock::SLOW_MODEL);
+        let expected = client
+            .post(&targets[0].url)
+            .body(slow.clone())
+            .send()
+            .await
+            .map_err(|e| e.to_string())?
+            .bytes()
+            .await
+            .map_err(|e| e.to_string())?;
+        for t in &targets {
+            let r = streams::run(&t.url, &auth, &slow, n_streams, &expected, t.pid).await;
+            if t.name == "tollgate" {
+                tollgate_ok += r.ok;
+            }
+            println!("{n_streams} concurrent streams via {}: {r:?}", t.name);
+            stream_runs.push((t.name, r));
+        }
+    }
+
+    let peak: Vec<(&str, f64)> = targets
+        .iter()
+        .map(|t| (t.name, procs::vm_kb(t.pid, "VmHWM") as f64 / 1024.0))
+        .collect();
+    let books = setup::books(&bench).await?;
+    let balanced = books.requests == tollgate_ok as i64
+        && books.log_rows == tollgate_ok as i64
+        && books.used == books.log_quota
+        && books.used + books.remaining == setup::BENCH_QUOTA;
+    let summary = report::Summary {
+        seconds,
+        connections,
+        rows,
+        peak_rss_mb: peak,
+        streams: stream_runs,
+        n_streams,
+        tollgate_ok,
+        books,
+        balanced,
+    };
+    report::write(&summary, &out_dir)?;
+    Ok(balanced)
+}

@@ -1,0 +1,111 @@
+//! Child processes and their counters: the bench re-runs its own executable as the mock
+//! upstream or the floor proxy (so each target's CPU and memory are its own), starts Tollgate,
+//! and reads `/proc/<pid>/stat` (user+system CPU) and `/proc/<pid>/status` (VmRSS, VmHWM).
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// Environment variable naming the role of a re-run bench executable.
+pub const ROLE_VAR: &str = "LOAD_ROLE";
+/// Environment variable with the upstream base URL of the floor proxy.
+pub const UPSTREAM_VAR: &str = "LOAD_UPSTREAM";
+
+/// A child process killed when dropped.
+pub struct Proc {
+    child: Child,
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+}
+
+impl Proc {
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Re-runs this executable as `role` ("mock" or "floor"); it prints its address when ready.
+pub fn spawn_role(role: &str, upstream: &str) -> std::io::Result<Proc> {
+    let mut child = Command::new(std::env::current_exe()?)
+        .env(ROLE_VAR, role)
+        .env(UPSTREAM_VAR, upstream)
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let mut line = String::new();
+    if let Some(out) = child.stdout.take() {
+        BufReader::new(out).read_line(&mut line)?;
+    }
+    let addr = line.trim().to_owned();
+    if addr.is_empty() {
+        return Err(std::io::Error::other(format!("{role} did not start")));
+    }
+    Ok(Proc {
+        child,
+        base: format!("http://{addr}"),
+    })
+}
+
+/// Starts Tollgate (`bin`) on a free port with `data_dir`; the caller waits for it to answer.
+pub fn spawn_tollgate(bin: &Path, data_dir: &Path) -> std::io::Result<Proc> {
+    let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let child = Command::new(bin)
+        .env("TOLLGATE_LISTEN", format!("127.0.0.1:{port}"))
+        .env("TOLLGATE_DATA_DIR", data_dir)
+        .env("TOLLGATE_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()?;
+    Ok(Proc {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    })
+}
+
+/// Clock ticks per second of `/proc/<pid>/stat` (`getconf CLK_TCK`, 100 if unknown).
+pub fn clock_ticks() -> u64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+        .unwrap_or(100)
+}
+
+/// User + system CPU ticks consumed so far by `pid` (all threads).
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which may hold spaces) start at `state` (field 3).
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |n: usize| {
+        fields
+            .get(n - 3)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(14) + field(15)
+}
+
+/// A `Vm…:` line of `/proc/<pid>/status`, in kB.
+pub fn vm_kb(pid: u32, key: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| {
+            v.trim_start_matches(':')
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}

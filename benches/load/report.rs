@@ -1,0 +1,216 @@
+//! The run's report: a markdown table per phase and target, the Tollgate-versus-floor and
+//! Tollgate-minus-direct comparisons, the budget of issue P11 line by line, and the accounting
+//! check; written to `bench-load.md` and `bench-load.json` and printed.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::Row;
+use crate::setup::Books;
+use crate::streams::StreamsRun;
+
+/// Everything one run measured.
+#[derive(Debug, serde::Serialize)]
+pub struct Summary {
+    /// Seconds per phase.
+    pub seconds: u64,
+    /// Connections per phase.
+    pub connections: u32,
+    /// Every (phase, target) row.
+    pub rows: Vec<Row>,
+    /// Peak RSS (VmHWM) per target over the whole run (MB).
+    pub peak_rss_mb: Vec<(&'static str, f64)>,
+    /// Concurrent-streams runs per target.
+    pub streams: Vec<(&'static str, StreamsRun)>,
+    /// Concurrent streams per run.
+    pub n_streams: usize,
+    /// Requests Tollgate answered with 200.
+    pub tollgate_ok: u64,
+    /// Tollgate's books afterwards.
+    pub books: Books,
+    /// Whether the books account for every successful request.
+    pub balanced: bool,
+}
+
+/// One progress line.
+pub fn line(r: &Row) -> String {
+    format!(
+        "{:<18} {:<9} rps {:>9.0} ok {:>7} failed {:>5} p50 {:>7.3} p90 {:>7.3} p99 {:>7.3} ms ttfb p50 {:>7.3} cpu {:>6.1} µs/req rss {:>6.1} MB",
+        r.phase,
+        r.target,
+        r.m.rps,
+        r.m.ok,
+        r.m.failed,
+        r.m.p50,
+        r.m.p90,
+        r.m.p99,
+        r.m.ttfb_p50,
+        r.cpu_us,
+        r.rss_mb
+    )
+}
+
+impl Summary {
+    /// The row of `target` in `phase`.
+    fn row(&self, phase: &str, target: &str) -> Option<&Row> {
+        self.rows
+            .iter()
+            .find(|r| r.phase == phase && r.target == target)
+    }
+
+    /// The markdown report.
+    pub fn markdown(&self) -> String {
+        let mut md = String::new();
+        let _ = writeln!(
+            md,
+            "{} s per phase, {} connections, HTTP/1.1, oha open loop with latency correction at fixed rates.\n",
+            self.seconds, self.connections
+        );
+        md.push_str("| phase | target | RPS | ok | failed | p50 ms | p90 ms | p99 ms | TTFB p50 ms | TTFB p99 ms | CPU µs/req | RSS MB |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for r in &self.rows {
+            let m = &r.m;
+            let ttfb = if r.stream {
+                format!("{:.3} | {:.3}", m.ttfb_p50, m.ttfb_p99)
+            } else {
+                "– | –".into()
+            };
+            let _ = writeln!(
+                md,
+                "| {} | {} | {:.0} | {} | {} | {:.3} | {:.3} | {:.3} | {ttfb} | {:.1} | {:.1} |",
+                r.phase, r.target, m.rps, m.ok, m.failed, m.p50, m.p90, m.p99, r.cpu_us, r.rss_mb
+            );
+        }
+        md.push_str("\n| phase | Tollgate/floor RPS | Tollgate/floor CPU | Tollgate−direct p50 ms | Tollgate−direct p99 ms |\n|---|---|---|---|---|\n");
+        let mut phases: Vec<&str> = self.rows.iter().map(|r| r.phase.as_str()).collect();
+        phases.dedup();
+        for p in &phases {
+            if let (Some(t), Some(f), Some(d)) = (
+                self.row(p, "tollgate"),
+                self.row(p, "floor"),
+                self.row(p, "direct"),
+            ) {
+                let _ = writeln!(
+                    md,
+                    "| {p} | {:.2} | {:.2} | {:+.3} | {:+.3} |",
+                    t.m.rps / f.m.rps,
+                    t.cpu_us / f.cpu_us,
+                    t.m.p50 - d.m.p50,
+                    t.m.p99 - d.m.p99
+                );
+            }
+        }
+        md.push_str("\nPeak RSS (VmHWM) over the run: ");
+        let peaks: Vec<String> = self
+            .peak_rss_mb
+            .iter()
+            .map(|(n, mb)| format!("{n} {mb:.1} MB"))
+            .collect();
+        md.push_str(&peaks.join(", "));
+        md.push('\n');
+        if !self.streams.is_empty() {
+            let _ = writeln!(
+                md,
+                "\n{} concurrent paced streams (20 chunks 10 ms apart):\n\n| target | ok | byte-exact | TTFB p50 ms | TTFB p99 ms | RSS growth MB |\n|---|---|---|---|---|---|",
+                self.n_streams
+            );
+            for (n, s) in &self.streams {
+                let _ = writeln!(
+                    md,
+                    "| {n} | {} | {} | {:.2} | {:.2} | {:.1} |",
+                    s.ok, s.exact, s.ttfb_p50, s.ttfb_p99, s.rss_growth_mb
+                );
+            }
+        }
+        md.push_str("\nBudget (issue P11):\n\n");
+        for (holds, text) in self.budget() {
+            let _ = writeln!(md, "- {} {text}", if holds { "holds:" } else { "MISSES:" });
+        }
+        let b = &self.books;
+        let _ = writeln!(
+            md,
+            "\nAccounting: Tollgate answered {} requests with 200; the user's request count is {}, consume log rows {}, used quota {} (log quota sum {}, remaining {}): {}",
+            self.tollgate_ok,
+            b.requests,
+            b.log_rows,
+            b.used,
+            b.log_quota,
+            b.remaining,
+            if self.balanced {
+                "every request is billed and logged."
+            } else {
+                "MISMATCH — the run fails."
+            }
+        );
+        md
+    }
+
+    /// The budget lines: (holds, description with the figures).
+    fn budget(&self) -> Vec<(bool, String)> {
+        let mut out = Vec::new();
+        let nan = f64::NAN;
+        let get = |p: &str, t: &str| self.row(p, t);
+        if let (Some(t), Some(f)) = (
+            get("non-stream @max", "tollgate"),
+            get("non-stream @max", "floor"),
+        ) {
+            let ratio = t.m.rps / f.m.rps;
+            out.push((
+                ratio >= 0.6,
+                format!(
+                    "max non-stream throughput ≥ 60 % of the floor's: {:.0} vs {:.0} RPS = {:.0} %",
+                    t.m.rps,
+                    f.m.rps,
+                    ratio * 100.0
+                ),
+            ));
+            let cpu = t.cpu_us / f.cpu_us;
+            out.push((cpu <= 2.0, format!("CPU per request ≤ 2× the floor's (max non-stream): {:.1} vs {:.1} µs = {cpu:.2}×", t.cpu_us, f.cpu_us)));
+        }
+        if let (Some(t), Some(d)) = (
+            get("non-stream @2000", "tollgate"),
+            get("non-stream @2000", "direct"),
+        ) {
+            let (a50, a99) = (t.m.p50 - d.m.p50, t.m.p99 - d.m.p99);
+            out.push((
+                a50 <= 0.15 && a99 <= 1.0,
+                format!(
+                    "at 2,000 RPS added p50 ≤ 0.15 ms and p99 ≤ 1 ms: {a50:+.3} / {a99:+.3} ms"
+                ),
+            ));
+        }
+        if let Some(t) = get("non-stream @10000", "tollgate") {
+            out.push((t.m.p99 <= 2.0 && t.m.failed == 0 && t.m.rps >= 9_500.0, format!("at 10,000 RPS p99 ≤ 2 ms and 0 errors: achieved {:.0} RPS, p99 {:.3} ms, {} failed", t.m.rps, t.m.p99, t.m.failed)));
+        }
+        let peak = self
+            .peak_rss_mb
+            .iter()
+            .find(|(n, _)| *n == "tollgate")
+            .map_or(nan, |p| p.1);
+        out.push((
+            peak <= 64.0,
+            format!("peak RSS ≤ 64 MB through all phases: {peak:.1} MB"),
+        ));
+        let s = |n: &str| self.streams.iter().find(|(t, _)| *t == n).map(|(_, s)| s);
+        if let (Some(t), Some(d)) = (s("tollgate"), s("direct")) {
+            let over = t.ttfb_p99 - d.ttfb_p99;
+            let ok = t.exact == self.n_streams as u64 && t.rss_growth_mb < 64.0 && over < 5.0;
+            out.push((ok, format!("{} concurrent streams byte-exact, RSS growth < 64 MB, p99 TTFB overhead < 5 ms: {} exact, +{:.1} MB, {over:+.2} ms", self.n_streams, t.exact, t.rss_growth_mb)));
+        }
+        out
+    }
+}
+
+/// Prints the report and writes `bench-load.md` and `bench-load.json` under `dir`.
+pub fn write(summary: &Summary, dir: &Path) -> Result<(), String> {
+    let md = summary.markdown();
+    println!("\n{md}");
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("bench-load.md"), &md).map_err(|e| e.to_string())?;
+    let json = serde_json::to_string_pretty(summary).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("bench-load.json"), json).map_err(|e| e.to_string())?;
+    println!(
+        "written: {}/bench-load.md and bench-load.json",
+        dir.display()
+    );
+    Ok(())
+}
