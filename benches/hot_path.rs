@@ -80,7 +80,7 @@ fn routing(c: &mut Criterion) {
             b.iter(|| RoutingTable::build(chans.iter(), cursor));
         });
         let table = RoutingTable::build(channels.iter(), cursor);
-        let model = "model-7";
+        let model = "model-21"; // served by channel 3, in group "default"
         let mut rng = rand::rng();
         group.bench_with_input(BenchmarkId::new("pick", n), &table, |b, t| {
             b.iter(|| {
