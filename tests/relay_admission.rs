@@ -392,3 +392,39 @@ async fn openai_streams_of_a_mixed_route_pass_through_unchanged() {
     let (_, rows) = user_state(&server, payer.id).await;
     assert_eq!((rows[0].prompt_tokens, rows[0].completion_tokens), (10, 2));
 }
+
+#[tokio::test]
+async fn an_upstream_that_hangs_times_out_and_releases_the_reservation() {
+    let mock = MockUpstream::start().await;
+    let server = TestServer::start_with(tempfile::tempdir().expect("dir"), |c| {
+        c.relay_timeout_secs = 1;
+    })
+    .await;
+    // 1,000 covers one reservation of this request (at least PreConsumedQuota, 500, at the
+    // model ratio) but not two: a leaked reservation would refuse the second request.
+    let (_root, payer, key) = fixture(&server, &[channel(&mock)], 1_000, 1_000).await;
+    mock.set_delay(Duration::from_secs(3));
+    let (status, body) = chat(&server, &key, ask("hi")).await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    assert_eq!(body["error"]["code"], "upstream_unreachable", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no answer within 1 s")),
+        "{body}"
+    );
+    // The reservation was released: the same balance admits the next request.
+    mock.set_delay(Duration::ZERO);
+    let (status, body) = chat(&server, &key, ask("hi")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, rows) = user_state(&server, payer.id).await;
+    let timeline: Value = serde_json::from_str(
+        &rows
+            .iter()
+            .find(|r| r.log_type == LOG_ERROR)
+            .expect("error row")
+            .other,
+    )
+    .expect("other");
+    assert_eq!(timeline["admin_info"]["attempts"][0]["e"], "timeout");
+}
