@@ -59,6 +59,10 @@ pub struct Price {
     pub log_enabled: bool,
     /// RetryTimes at request time.
     pub retries: usize,
+    /// `global.pass_through_request_enabled` at request time.
+    pub pass_through: bool,
+    /// The keep-alive ping interval of streamed answers (`None`: off).
+    pub ping: Option<Duration>,
 }
 
 /// What admission reads of a request.
@@ -139,6 +143,8 @@ pub async fn admit(
             quota_per_unit,
             log_enabled: options.flag("LogConsumeEnabled"),
             retries: usize::try_from(options.int("RetryTimes")).unwrap_or(0),
+            pass_through: options.flag("global.pass_through_request_enabled"),
+            ping: keepalive::interval(&options),
         },
         hold,
     })
@@ -390,10 +396,7 @@ pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
         },
     )
     .await?;
-    let pass_through = state
-        .options
-        .current()
-        .flag("global.pass_through_request_enabled");
+    let pass_through = price.pass_through;
     let won = forward(
         state,
         &job.caller,
@@ -428,7 +431,7 @@ pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
         ctx,
         hold,
         state.config.relay_timeout(),
-        keepalive::interval(&state.options.current()),
+        price.ping,
     )
     .await
 }
@@ -739,11 +742,21 @@ pub fn message_texts(messages: &[Value]) -> Vec<&str> {
 /// Prompt tokens of chat `messages` as the OpenAI path counts them: the text parts with the
 /// model's counter (exact for OpenAI-family models), plus 3 per message and 3 for the reply.
 pub fn prompt_tokens(model: &str, messages: &[Value]) -> i64 {
+    count_prompt(model, &message_texts(messages), Some(messages.len()))
+}
+
+/// Prompt tokens of `texts` with the model's counter (exact for OpenAI-family models, by
+/// Tollgate's estimator otherwise), plus OpenAI's chat framing when `messages` is given: 3 per
+/// message and 3 for the reply priming.
+pub fn count_prompt(model: &str, texts: &[&str], messages: Option<usize>) -> i64 {
     let counter = Counter::for_model(model);
-    let tokens = message_texts(messages)
+    let tokens = texts
         .iter()
         .fold(0i64, |n, t| n.saturating_add(counter.count(t)));
-    let framing = i64::try_from(messages.len())
+    let Some(messages) = messages else {
+        return tokens;
+    };
+    let framing = i64::try_from(messages)
         .unwrap_or(i64::MAX)
         .saturating_mul(3)
         .saturating_add(3);

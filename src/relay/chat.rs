@@ -23,7 +23,7 @@ use tollgate_actors::quota::rate::RateKind;
 use tollgate_actors::quota::{QuotaError, Refusal};
 use tollgate_storage::secret::Secret;
 
-use super::attempt::{Admission, Ask, Build, admit, forward, post, settle_ctx};
+use super::attempt::{Admission, Ask, Build, admit, count_prompt, forward, post, settle_ctx};
 use super::auth::Caller;
 use super::price::Usage;
 use super::settle::{SettleCtx, UsageSource};
@@ -98,22 +98,11 @@ impl ChatHead {
         texts
     }
 
-    /// Prompt tokens of `texts` (from [`ChatHead::texts`]): exact for OpenAI-family models, by
-    /// Tollgate's estimator otherwise ([`Counter`]). Chat messages add OpenAI's framing: 3 per
-    /// message and 3 for the reply priming.
+    /// Prompt tokens of `texts` (from [`ChatHead::texts`]), with the chat framing when the
+    /// request has messages ([`count_prompt`]).
     fn prompt_estimate(&self, texts: &[&str]) -> i64 {
-        let counter = Counter::for_model(&self.model);
-        let tokens = texts
-            .iter()
-            .fold(0i64, |n, t| n.saturating_add(counter.count(t)));
-        if self.messages.is_empty() {
-            return tokens;
-        }
-        let framing = i64::try_from(self.messages.len())
-            .unwrap_or(i64::MAX)
-            .saturating_mul(3)
-            .saturating_add(3);
-        tokens.saturating_add(framing)
+        let messages = (!self.messages.is_empty()).then_some(self.messages.len());
+        count_prompt(&self.model, texts, messages)
     }
 }
 
@@ -205,10 +194,7 @@ async fn relay_json(
     let rewrite = Rewrite {
         force_usage,
         chat: path == "/v1/chat/completions",
-        pass_through: state
-            .options
-            .current()
-            .flag("global.pass_through_request_enabled"),
+        pass_through: price.pass_through,
     };
     let won = forward(
         &state,
@@ -249,7 +235,7 @@ async fn relay_json(
             prompt_estimate,
             client_wants_usage,
             timeout,
-            super::keepalive::interval(&state.options.current()),
+            price.ping,
         ));
     }
     finish_plain(won.resp, ctx, hold, prompt_estimate, timeout).await
