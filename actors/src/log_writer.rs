@@ -121,21 +121,14 @@ fn commit(
 ) {
     for attempt in 0..2 {
         let result = store.write_blocking(|wtx| {
-            let mut rows = Vec::with_capacity(batch.len());
-            for (change, log) in batch.iter() {
-                if let Some(change) = change {
-                    match usage::apply(wtx, *change) {
-                        Ok(()) => {}
-                        Err(StorageError::NotFound { what }) => {
-                            tracing::warn!(user = %change.user_id, what, "settlement for a missing record skipped");
-                        }
-                        Err(e) => return Err(e),
-                    }
-                }
-                if let Some(log) = log {
-                    rows.push(LogEntry::clone(log));
-                }
+            let changes: Vec<BalanceChange> = batch.iter().filter_map(|(c, _)| *c).collect();
+            for user in usage::apply_batch(wtx, &changes)? {
+                tracing::warn!(%user, "settlements for a missing user skipped");
             }
+            let rows = batch
+                .iter()
+                .filter_map(|(_, log)| log.as_deref().cloned())
+                .collect();
             logs::insert_batch(wtx, rows, dashboard)?;
             Ok::<_, StorageError>(())
         });

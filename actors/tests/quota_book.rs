@@ -5,6 +5,7 @@ use tollgate_actors::log_writer::LogWriter;
 use tollgate_actors::quota::{QuotaBook, QuotaError, Refusal};
 use tollgate_storage::logs::{self, LOG_CONSUME, LogEntry};
 use tollgate_storage::tokens::{self, Token};
+use tollgate_storage::usage::BalanceChange;
 use tollgate_storage::users::{self, NewUser};
 use tollgate_storage::{Quota, StorageError, Store, TokenId, UserId};
 
@@ -76,7 +77,7 @@ async fn concurrent_settlements_conserve_money() {
             match book.reserve(user, Some(token), 25).await {
                 Ok(hold) if i % 7 == 0 => {
                     hold.release();
-                    0
+                    None
                 }
                 Ok(hold) => {
                     let log = LogEntry {
@@ -85,18 +86,22 @@ async fn concurrent_settlements_conserve_money() {
                         log_type: LOG_CONSUME,
                         ..LogEntry::default()
                     };
-                    hold.settle(cost, Some(log), 1).charged
+                    Some(hold.settle(cost, Some(log), 1).charged)
                 }
                 Err(QuotaError::Refused(
                     Refusal::TokenQuota { .. } | Refusal::UserQuota { .. },
-                )) => 0,
+                )) => None,
                 Err(e) => panic!("unexpected: {e}"),
             }
         }));
     }
     let mut charged = 0;
+    let mut settled = 0;
     for t in tasks {
-        charged += t.await.expect("task");
+        if let Some(c) = t.await.expect("task") {
+            charged += c;
+            settled += 1;
+        }
     }
     book.flush().await;
 
@@ -123,11 +128,15 @@ async fn concurrent_settlements_conserve_money() {
         10 * 5_000,
         "token balances agree with their logs"
     );
+    let mut used = 0;
+    let mut requests = 0;
     for (user, _) in &accounts {
         let stored = store
             .read_blocking(|rtx| users::get(rtx, *user))
             .expect("read")
             .expect("user");
+        used += stored.used_quota.0;
+        requests += stored.request_count;
         assert_eq!(
             book.balance(*user),
             Some(stored.quota.0),
@@ -135,6 +144,8 @@ async fn concurrent_settlements_conserve_money() {
         );
         assert!(stored.quota.0 >= 0, "no negative balance");
     }
+    assert_eq!(used, charged, "used quota is what was charged");
+    assert_eq!(requests, settled, "one request counted per settlement");
     drop(book);
     thread
         .join()
@@ -167,4 +178,36 @@ async fn a_dropped_hold_is_released_and_adjust_is_persisted() {
         .expect("user");
     assert_eq!(stored.quota.0, 1_000);
     assert_eq!(stored.used_quota.0, 0, "a top-up is not usage");
+}
+
+#[tokio::test]
+async fn a_batch_with_a_vanished_user_still_applies_the_others() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open_dir(dir.path()).expect("open");
+    let (writer, _thread) = LogWriter::spawn(store.clone()).expect("writer");
+    let (user, token) = seed(&store, 1, 1_000)[0];
+    let change = |user_id, charged, at| BalanceChange {
+        user_id,
+        token_id: Some(token),
+        charged,
+        is_request: true,
+        at,
+    };
+    // Queued back to back, so the writer takes them as one batch.
+    writer.record(Some(change(user, 10, 5)), None);
+    writer.record(Some(change(UserId(999), 7, 6)), None);
+    writer.record(Some(change(user, 20, 7)), None);
+    writer.flush().await;
+    let (stored, tok) = store
+        .read_blocking(|rtx| {
+            Ok::<_, StorageError>((users::get(rtx, user)?, tokens::get(rtx, token)?))
+        })
+        .expect("read");
+    let (stored, tok) = (stored.expect("user"), tok.expect("token"));
+    assert_eq!(stored.quota.0, 970);
+    assert_eq!(stored.used_quota.0, 30);
+    assert_eq!(stored.request_count, 2);
+    assert_eq!(tok.remain_quota.0, 470);
+    assert_eq!(tok.used_quota.0, 30);
+    assert_eq!(tok.accessed_time, 7, "the last change's time");
 }

@@ -3,6 +3,8 @@
 //! inserts the log rows, so the database never shows a charge without its log or a log
 //! without its charge.
 
+use std::collections::BTreeMap;
+
 use redb::WriteTransaction;
 
 use crate::{Quota, Result, StorageError, TokenId, UserId, tokens, users};
@@ -51,4 +53,83 @@ pub fn apply(wtx: &WriteTransaction, change: BalanceChange) -> Result<()> {
         tokens::update(wtx, &token)?;
     }
     Ok(())
+}
+
+/// A user's share of a batch: the sums of its changes.
+#[derive(Debug, Default)]
+struct UserSum {
+    /// Quota taken from the balance (every change).
+    charged: i64,
+    /// Quota of relayed requests (added to used quota).
+    used: i64,
+    /// Relayed requests.
+    requests: i64,
+}
+
+/// A token's share of a batch.
+#[derive(Debug, Default)]
+struct TokenSum {
+    /// Quota charged through the token.
+    charged: i64,
+    /// The last change's time.
+    at: i64,
+}
+
+/// Applies `changes` as [`apply`] would one by one, but reads and writes each user and token
+/// once: the log writer's batches are mostly many requests of few users, and every user write
+/// also checks four unique indexes. Returns the users that no longer exist (their changes are
+/// skipped, and their tokens' with them); the other users' changes are applied.
+pub fn apply_batch(wtx: &WriteTransaction, changes: &[BalanceChange]) -> Result<Vec<UserId>> {
+    let add = |a: i64, b: i64| a.checked_add(b).ok_or_else(overflow);
+    let mut per_user: BTreeMap<UserId, UserSum> = BTreeMap::new();
+    let mut per_token: BTreeMap<(UserId, TokenId), TokenSum> = BTreeMap::new();
+    for change in changes {
+        let sum = per_user.entry(change.user_id).or_default();
+        sum.charged = add(sum.charged, change.charged)?;
+        if change.is_request {
+            sum.used = add(sum.used, change.charged)?;
+            sum.requests = add(sum.requests, 1)?;
+        }
+        if let Some(token) = change.token_id {
+            let sum = per_token.entry((change.user_id, token)).or_default();
+            sum.charged = add(sum.charged, change.charged)?;
+            sum.at = change.at;
+        }
+    }
+    let mut missing = Vec::new();
+    for (id, sum) in &per_user {
+        let Some(mut user) = users::get_rw(wtx, *id)? else {
+            missing.push(*id);
+            continue;
+        };
+        user.quota = user
+            .quota
+            .checked_sub(Quota(sum.charged))
+            .ok_or_else(overflow)?;
+        user.used_quota = user
+            .used_quota
+            .checked_add(Quota(sum.used))
+            .ok_or_else(overflow)?;
+        user.request_count = user.request_count.saturating_add(sum.requests);
+        users::update(wtx, &user)?;
+    }
+    for ((user, id), sum) in per_token {
+        if missing.contains(&user) {
+            continue;
+        }
+        let Some(mut token) = tokens::get_rw(wtx, id)? else {
+            continue;
+        };
+        let charged = Quota(sum.charged);
+        if !token.unlimited_quota {
+            token.remain_quota = token
+                .remain_quota
+                .checked_sub(charged)
+                .ok_or_else(overflow)?;
+        }
+        token.used_quota = token.used_quota.checked_add(charged).ok_or_else(overflow)?;
+        token.accessed_time = sum.at;
+        tokens::update(wtx, &token)?;
+    }
+    Ok(missing)
 }
