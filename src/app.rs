@@ -78,7 +78,10 @@ impl App {
     /// Opens the database, loads the options, derives the session key and binds the listener.
     pub async fn build(config: Config) -> Result<App, StartupError> {
         let data_dir = config.data_dir.clone();
-        let store = tokio::task::spawn_blocking(move || Store::open_dir(&data_dir)).await??;
+        let cache = config.db_cache();
+        let store =
+            tokio::task::spawn_blocking(move || Store::open_dir_with_cache(&data_dir, cache))
+                .await??;
         let secret = session_secret(&config, &store).await?;
         let options = {
             let store = store.clone();

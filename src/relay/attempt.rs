@@ -602,7 +602,7 @@ async fn answer(
             resp,
             ctx,
             hold,
-            job.prompt_estimate,
+            super::prompt::Prompt::known(job.prompt_estimate),
             job.include_usage,
             timeout,
             ping,
@@ -749,7 +749,11 @@ pub fn prompt_tokens(model: &str, messages: &[Value]) -> i64 {
 /// Tollgate's estimator otherwise), plus OpenAI's chat framing when `messages` is given: 3 per
 /// message and 3 for the reply priming.
 pub fn count_prompt(model: &str, texts: &[&str], messages: Option<usize>) -> i64 {
-    let counter = Counter::for_model(model);
+    count_prompt_with(Counter::for_model(model), texts, messages)
+}
+
+/// [`count_prompt`] with a given counter (e.g. [`Counter::Estimate`] for a reservation).
+pub fn count_prompt_with(counter: Counter, texts: &[&str], messages: Option<usize>) -> i64 {
     let tokens = texts
         .iter()
         .fold(0i64, |n, t| n.saturating_add(counter.count(t)));

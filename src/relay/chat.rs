@@ -23,9 +23,12 @@ use tollgate_actors::quota::rate::RateKind;
 use tollgate_actors::quota::{QuotaError, Refusal};
 use tollgate_storage::secret::Secret;
 
-use super::attempt::{Admission, Ask, Build, admit, count_prompt, forward, post, settle_ctx};
+use super::attempt::{
+    Admission, Ask, Build, admit, count_prompt, count_prompt_with, forward, post, settle_ctx,
+};
 use super::auth::Caller;
 use super::price::Usage;
+use super::prompt::Prompt;
 use super::settle::{SettleCtx, UsageSource};
 use super::stream::{self, UsageJson};
 use super::tokenize::Counter;
@@ -98,12 +101,27 @@ impl ChatHead {
         texts
     }
 
-    /// Prompt tokens of `texts` (from [`ChatHead::texts`]), with the chat framing when the
-    /// request has messages ([`count_prompt`]).
-    fn prompt_estimate(&self, texts: &[&str]) -> i64 {
-        let messages = (!self.messages.is_empty()).then_some(self.messages.len());
-        count_prompt(&self.model, texts, messages)
+    /// Chat framing applies when the request has messages.
+    fn framed_messages(&self) -> Option<usize> {
+        (!self.messages.is_empty()).then_some(self.messages.len())
     }
+
+    /// The request's prompt tokens: Tollgate's estimate of `texts` (from [`ChatHead::texts`])
+    /// now, the exact count of `body` by the model's tokenizer only if settlement needs it.
+    fn prompt(&self, texts: &[&str], body: &Bytes) -> Prompt {
+        let estimate = count_prompt_with(Counter::Estimate, texts, self.framed_messages());
+        match Counter::for_model(&self.model) {
+            Counter::Estimate => Prompt::known(estimate),
+            Counter::Bpe(_) => Prompt::deferred(estimate, body.clone(), self.model.clone()),
+        }
+    }
+}
+
+/// The exact prompt tokens of a JSON relay request `body` for `model` (its texts with the
+/// model's counter, plus the chat framing); `None` if the body is not a request.
+pub(super) fn exact_prompt(body: &[u8], model: &str) -> Option<i64> {
+    let head: ChatHead = serde_json::from_slice(body).ok()?;
+    Some(count_prompt(model, &head.texts(), head.framed_messages()))
 }
 
 pub(super) fn quota_error(e: QuotaError) -> RelayError {
@@ -168,7 +186,7 @@ async fn relay_json(
     let head: ChatHead = serde_json::from_slice(&body)
         .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
     let texts = head.texts();
-    let prompt_estimate = head.prompt_estimate(&texts);
+    let prompt = head.prompt(&texts, &body);
     let max_tokens = match (head.max_tokens, head.max_completion_tokens) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
@@ -178,7 +196,7 @@ async fn relay_json(
         &caller,
         Ask {
             model: &head.model,
-            prompt_estimate,
+            prompt_estimate: prompt.estimate(),
             max_tokens,
             texts: &texts,
         },
@@ -232,13 +250,13 @@ async fn relay_json(
             won.resp,
             ctx,
             hold,
-            prompt_estimate,
+            prompt,
             client_wants_usage,
             timeout,
             price.ping,
         ));
     }
-    finish_plain(won.resp, ctx, hold, prompt_estimate, timeout).await
+    finish_plain(won.resp, ctx, hold, prompt, timeout).await
 }
 
 /// Whether another channel may succeed where this one answered `status`: the channel's own
@@ -366,7 +384,7 @@ async fn finish_plain(
     resp: reqwest::Response,
     mut ctx: SettleCtx,
     hold: tollgate_actors::quota::Hold,
-    prompt_estimate: i64,
+    prompt: Prompt,
     timeout: Duration,
 ) -> Result<Response, RelayError> {
     let status = resp.status();
@@ -393,7 +411,7 @@ async fn finish_plain(
                 .map(|t| counter.count(t))
                 .sum();
             let usage = Usage {
-                prompt_tokens: prompt_estimate,
+                prompt_tokens: prompt.exact(),
                 completion_tokens: completion,
                 cached_tokens: 0,
                 cache_write_tokens: 0,
@@ -420,10 +438,16 @@ mod tests {
         serde_json::from_value(body).unwrap_or_else(|e| panic!("head: {e}"))
     }
 
-    impl ChatHead {
-        fn estimate(&self) -> i64 {
-            self.prompt_estimate(&self.texts())
-        }
+    fn estimate(body: &serde_json::Value) -> i64 {
+        let head = head(body.clone());
+        let bytes = Bytes::from(body.to_string());
+        head.prompt(&head.texts(), &bytes).estimate()
+    }
+
+    fn exact(body: &serde_json::Value) -> i64 {
+        let head = head(body.clone());
+        let bytes = Bytes::from(body.to_string());
+        head.prompt(&head.texts(), &bytes).exact()
     }
 
     #[test]
@@ -433,16 +457,42 @@ mod tests {
             {"role": "user", "content": [{"type": "text", "text": "abcd"},
                 {"type": "image_url", "image_url": {"url": "data:…"}}]},
         ]);
-        // Estimator (non-OpenAI model): 8/4 + 4/4 = 3 tokens, + 2 × 3 + 3 framing.
-        let claude = head(json!({"model": "claude-x", "messages": messages}));
-        assert_eq!(claude.estimate(), 12);
-        // tiktoken for OpenAI models: "Hello, world!" is 4 tokens, + 3 + 3 framing.
-        let gpt = head(json!({"model": "gpt-4o",
-            "messages": [{"role": "user", "content": "Hello, world!"}]}));
-        assert_eq!(gpt.estimate(), 10);
-        let embed = head(json!({"model": "text-embedding-3-small",
-            "input": ["Hello, world!", "Hello, world!"]}));
-        assert_eq!(embed.estimate(), 8);
-        assert_eq!(head(json!({"model": "x", "messages": []})).estimate(), 0);
+        // Estimator: 8/4 + 4/4 = 3 tokens, + 2 × 3 + 3 framing; for any model.
+        let claude = json!({"model": "claude-x", "messages": messages});
+        assert_eq!(estimate(&claude), 12);
+        assert_eq!(
+            exact(&claude),
+            12,
+            "the estimator is the exact count of non-OpenAI models"
+        );
+        let gpt = json!({"model": "gpt-4o", "messages": messages});
+        assert_eq!(estimate(&gpt), 12);
+        let embed = json!({"model": "text-embedding-3-small", "input": ["abcd", "abcdefgh"]});
+        assert_eq!(estimate(&embed), 3);
+        assert_eq!(estimate(&json!({"model": "x", "messages": []})), 0);
+    }
+
+    #[test]
+    fn openai_models_get_the_exact_count_only_on_demand() {
+        // o200k: "Hello, world!" is 4 tokens, + 3 + 3 framing. The estimator counts
+        // "你好，世界Hello" as 5 CJK characters + 5 / 4 rounded up = 7, + 6 framing.
+        let gpt = json!({"model": "gpt-4o",
+            "messages": [{"role": "user", "content": "Hello, world!"}]});
+        assert_eq!(exact(&gpt), 10);
+        let embed = json!({"model": "text-embedding-3-small",
+            "input": ["Hello, world!", "Hello, world!"]});
+        assert_eq!(exact(&embed), 8);
+        let cjk = json!({"model": "gpt-4o",
+            "messages": [{"role": "user", "content": "你好，世界Hello"}]});
+        assert_eq!(estimate(&cjk), 13);
+        assert_ne!(
+            exact(&cjk),
+            estimate(&cjk),
+            "counted with o200k, not estimated"
+        );
+        assert_eq!(
+            exact(&cjk),
+            Counter::for_model("gpt-4o").count("你好，世界Hello") + 6
+        );
     }
 }

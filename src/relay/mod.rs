@@ -17,6 +17,7 @@ pub mod models;
 pub mod pipe;
 pub mod playground;
 pub mod price;
+pub mod prompt;
 pub mod settle;
 pub mod stream;
 pub mod system_prompt;

@@ -21,6 +21,7 @@ use tollgate_actors::quota::Hold;
 
 use super::keepalive::{self, Clock, Next};
 use super::price::Usage;
+use super::prompt::Prompt;
 use super::settle::{SettleCtx, UsageSource};
 use super::tokenize::Counter;
 
@@ -84,7 +85,7 @@ struct Delta {
 struct Billing {
     ctx: SettleCtx,
     hold: Option<Hold>,
-    prompt_estimate: i64,
+    prompt: Prompt,
     usage: Option<Usage>,
     /// The streamed answer text, counted only when the upstream sends no usage.
     completion_text: String,
@@ -98,7 +99,7 @@ impl Billing {
             (Some(usage), false) => (usage, UsageSource::Partial),
             (None, complete) => (
                 Usage {
-                    prompt_tokens: self.prompt_estimate,
+                    prompt_tokens: self.prompt.exact(),
                     completion_tokens: Counter::for_model(&self.ctx.upstream_model)
                         .count(&self.completion_text),
                     cached_tokens: 0,
@@ -126,7 +127,7 @@ pub fn respond(
     upstream: reqwest::Response,
     mut ctx: SettleCtx,
     hold: Hold,
-    prompt_estimate: i64,
+    prompt: Prompt,
     client_wants_usage: bool,
     idle: Duration,
     ping: Option<Duration>,
@@ -136,7 +137,7 @@ pub fn respond(
     let billing = Billing {
         ctx,
         hold: Some(hold),
-        prompt_estimate,
+        prompt,
         usage: None,
         completion_text: String::new(),
     };

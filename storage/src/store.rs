@@ -3,12 +3,18 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use redb::{Database, ReadTransaction, ReadableDatabase, WriteTransaction};
+use redb::{Builder, Database, ReadTransaction, ReadableDatabase, WriteTransaction};
 
 use crate::{Result, StorageError, migrate};
 
 /// The database file name inside the data directory.
 pub const DB_FILE_NAME: &str = "tollgate.redb";
+
+/// The default page cache: 16 MiB. redb's own default (1 GiB) lets the cache grow with every
+/// page the log writer touches, so a busy gateway's memory grew with its log; the hot pages
+/// (balances, the right edge of the log indexes) fit in a few MiB, and the kernel's page cache
+/// still holds the rest of the file. Larger log queries can be given more with `--db-cache-mb`.
+pub const DEFAULT_CACHE_BYTES: usize = 16 * 1024 * 1024;
 
 /// A cheap-to-clone handle on the open database.
 ///
@@ -31,22 +37,35 @@ impl Store {
     /// Opens `dir/tollgate.redb`, creating the directory and the file if needed, and upgrades
     /// the schema. Blocking: call it at startup or from `spawn_blocking`.
     pub fn open_dir(dir: &Path) -> Result<Store> {
+        Store::open_dir_with_cache(dir, DEFAULT_CACHE_BYTES)
+    }
+
+    /// [`Store::open_dir`] with a page cache of `cache_bytes` (see [`DEFAULT_CACHE_BYTES`]).
+    pub fn open_dir_with_cache(dir: &Path, cache_bytes: usize) -> Result<Store> {
         std::fs::create_dir_all(dir).map_err(|source| StorageError::Io {
             path: dir.to_path_buf(),
             source,
         })?;
-        Store::open(&dir.join(DB_FILE_NAME))
+        Store::open_with_cache(&dir.join(DB_FILE_NAME), cache_bytes)
     }
 
     /// Opens (or creates) the database file at `path` and runs pending migrations.
     pub fn open(path: &Path) -> Result<Store> {
+        Store::open_with_cache(path, DEFAULT_CACHE_BYTES)
+    }
+
+    /// [`Store::open`] with a page cache of `cache_bytes`.
+    pub fn open_with_cache(path: &Path, cache_bytes: usize) -> Result<Store> {
         let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        let db = Database::create(&abs).map_err(|e| match e {
-            redb::DatabaseError::DatabaseAlreadyOpen => {
-                StorageError::AlreadyOpen { path: abs.clone() }
-            }
-            other => StorageError::Database(other),
-        })?;
+        let db = Builder::new()
+            .set_cache_size(cache_bytes)
+            .create(&abs)
+            .map_err(|e| match e {
+                redb::DatabaseError::DatabaseAlreadyOpen => {
+                    StorageError::AlreadyOpen { path: abs.clone() }
+                }
+                other => StorageError::Database(other),
+            })?;
         migrate::run(&db)?;
         Ok(Store {
             db: Arc::new(db),
