@@ -110,9 +110,10 @@ impl ChatHead {
     /// now, the exact count of `body` by the model's tokenizer only if settlement needs it.
     fn prompt(&self, texts: &[&str], body: &Bytes) -> Prompt {
         let estimate = count_prompt_with(Counter::Estimate, texts, self.framed_messages());
-        match Counter::for_model(&self.model) {
-            Counter::Estimate => Prompt::known(estimate),
-            Counter::Bpe(_) => Prompt::deferred(estimate, body.clone(), self.model.clone()),
+        if Counter::is_exact(&self.model) {
+            Prompt::deferred(estimate, body.clone(), self.model.clone())
+        } else {
+            Prompt::known(estimate)
         }
     }
 }

@@ -54,7 +54,8 @@ impl Meter {
     /// Settles: the upstream's usage when it reported one, else Tollgate's estimate.
     pub fn finish(&mut self, complete: bool) {
         let Some(hold) = self.hold.take() else { return };
-        let produced = Counter::for_model(&self.ctx.upstream_model).count(&self.text);
+        // Counted only when needed: an exact counter loads its tables on first use.
+        let produced = || Counter::for_model(&self.ctx.upstream_model).count(&self.text);
         let (usage, source) = match self.usage {
             Some(usage) => {
                 let source = if complete {
@@ -71,7 +72,7 @@ impl Meter {
                         usage.prompt_tokens
                     },
                     completion_tokens: if usage.completion_tokens == 0 || !complete {
-                        usage.completion_tokens.max(produced)
+                        usage.completion_tokens.max(produced())
                     } else {
                         usage.completion_tokens
                     },
@@ -82,7 +83,7 @@ impl Meter {
             None => (
                 Usage {
                     prompt_tokens: self.prompt_estimate,
-                    completion_tokens: produced,
+                    completion_tokens: produced(),
                     ..Usage::default()
                 },
                 if complete {

@@ -33,6 +33,21 @@ impl Counter {
         }
     }
 
+    /// Whether `model` is counted with an exact encoding ([`Counter::for_model`] would return
+    /// [`Counter::Bpe`]), without loading the encoding's tables (~46 MB for o200k).
+    pub fn is_exact(model: &str) -> bool {
+        matches!(
+            get_tokenizer(model),
+            Some(
+                Tokenizer::O200kBase
+                    | Tokenizer::O200kHarmony
+                    | Tokenizer::Cl100kBase
+                    | Tokenizer::P50kBase
+                    | Tokenizer::P50kEdit
+            )
+        )
+    }
+
     /// Tokens of `text`.
     pub fn count(self, text: &str) -> i64 {
         let n = match self {
@@ -79,6 +94,19 @@ mod tests {
             4
         );
         assert!(matches!(Counter::for_model("gpt-4.1"), Counter::Bpe(_)));
+        for model in [
+            "gpt-4o-mini",
+            "gpt-3.5-turbo",
+            "gpt-4.1",
+            "claude-sonnet-4-5",
+            "x",
+        ] {
+            assert_eq!(
+                Counter::is_exact(model),
+                matches!(Counter::for_model(model), Counter::Bpe(_)),
+                "{model}"
+            );
+        }
         assert!(matches!(
             Counter::for_model("text-embedding-3-small"),
             Counter::Bpe(_)
