@@ -26,7 +26,7 @@ use crate::config::{Config, MIN_SESSION_SECRET_LEN};
 use crate::console::service::channel::probe::ChannelProber;
 use crate::http::client_ip::CriticalLimiter;
 use crate::reminder::QuotaReminder;
-use crate::state::AppState;
+use crate::state::{AppState, Shared};
 use crate::upstream::HttpClients;
 
 /// Why Tollgate could not start (or stopped with an error).
@@ -111,7 +111,7 @@ impl App {
                 })?;
         let janitor = LogJanitor::new(store.clone());
         let retention_task = janitor.spawn_auto(options.clone(), now_unix);
-        let state = AppState {
+        let state = AppState::new(Shared {
             janitor,
             store,
             options,
@@ -124,7 +124,7 @@ impl App {
             cookie_key: Key::derive_from(&secret),
             config: Arc::new(config),
             started_at: now_unix(),
-        };
+        });
         Ok(App {
             state,
             listener,

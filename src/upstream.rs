@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use dashmap::DashMap;
+
 /// How long establishing a TCP connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -19,7 +21,13 @@ pub struct HttpClients {
     /// proxy URL → client. A `Mutex` (not a snapshot) because it is touched only when a
     /// channel with a proxy is called, and each access is a map lookup or insert.
     proxied: Arc<Mutex<HashMap<String, reqwest::Client>>>,
+    /// Upstream URL text → parsed URL ([`HttpClients::url`]).
+    urls: Arc<DashMap<String, reqwest::Url>>,
 }
+
+/// Most upstream URLs [`HttpClients::url`] keeps parsed (it starts over when full). One per
+/// channel and route, plus one per model for Gemini channels.
+const URL_CACHE_MAX: usize = 4096;
 
 fn builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
@@ -52,7 +60,23 @@ impl HttpClients {
         Ok(HttpClients {
             direct: builder().build()?,
             proxied: Arc::new(Mutex::new(HashMap::new())),
+            urls: Arc::new(DashMap::new()),
         })
+    }
+
+    /// `url` parsed. Parsing runs IDNA processing of the host, a measurable share of a relayed
+    /// request's CPU, and a channel's URLs are the same on every request: they are parsed once.
+    pub fn url(&self, url: &str) -> Result<reqwest::Url, String> {
+        if let Some(parsed) = self.urls.get(url) {
+            return Ok(parsed.clone());
+        }
+        let parsed = reqwest::Url::parse(url)
+            .map_err(|e| format!("the channel's base URL does not make a valid URL: {e}"))?;
+        if self.urls.len() >= URL_CACHE_MAX {
+            self.urls.clear();
+        }
+        self.urls.insert(url.to_owned(), parsed.clone());
+        Ok(parsed)
     }
 
     /// The shared direct client.
@@ -85,6 +109,24 @@ impl HttpClients {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn upstream_urls_are_parsed_once_and_bad_ones_refused() {
+        let clients = HttpClients::new().unwrap_or_else(|e| panic!("client: {e}"));
+        let url = clients
+            .url("https://bücher.example/v1/chat/completions")
+            .unwrap_or_else(|e| panic!("url: {e}"));
+        assert_eq!(url.host_str(), Some("xn--bcher-kva.example"));
+        assert_eq!(url.path(), "/v1/chat/completions");
+        assert_eq!(clients.urls.len(), 1);
+        let again = clients
+            .url("https://bücher.example/v1/chat/completions")
+            .unwrap_or_else(|e| panic!("url: {e}"));
+        assert_eq!(again, url);
+        assert_eq!(clients.urls.len(), 1, "served from the cache");
+        assert!(clients.url("not a url/v1/chat/completions").is_err());
+        assert_eq!(clients.urls.len(), 1, "failures are not cached");
+    }
 
     #[test]
     fn proxies_are_validated_and_cached() {

@@ -514,6 +514,7 @@ pub fn post(
         .http
         .for_proxy(&c.proxy)
         .map_err(RelayError::Unreachable)?;
+    let url = state.http.url(&url).map_err(RelayError::Unreachable)?;
     let req = client.post(url);
     Ok(match wire {
         Wire::OpenAi => {

@@ -372,10 +372,16 @@ pub(super) fn report(
     });
 }
 
+/// The usage of a whole answer (the rest is skipped without building values).
 #[derive(Deserialize)]
-struct PlainAnswer {
+struct PlainUsage {
     #[serde(default)]
     usage: Option<UsageJson>,
+}
+
+/// The choices of a whole answer, read only when it has no usage.
+#[derive(Deserialize)]
+struct PlainChoices {
     #[serde(default)]
     choices: Vec<Value>,
 }
@@ -400,11 +406,14 @@ async fn finish_plain(
         }
     };
     ctx.first_byte = Some(Instant::now());
-    let answer: Option<PlainAnswer> = serde_json::from_slice(&bytes).ok();
-    let (usage, source) = match answer.as_ref().and_then(|a| a.usage.as_ref()) {
-        Some(u) => (Usage::from(u), UsageSource::Upstream),
+    let usage = serde_json::from_slice::<PlainUsage>(&bytes)
+        .ok()
+        .and_then(|a| a.usage);
+    let (usage, source) = match usage {
+        Some(u) => (Usage::from(&u), UsageSource::Upstream),
         None => {
             let counter = Counter::for_model(&ctx.upstream_model);
+            let answer: Option<PlainChoices> = serde_json::from_slice(&bytes).ok();
             let completion: i64 = answer
                 .iter()
                 .flat_map(|a| a.choices.iter())

@@ -4,7 +4,6 @@
 
 use std::time::Instant;
 
-use serde_json::json;
 use tollgate_actors::options::pricing::ModelPricing;
 use tollgate_actors::quota::Hold;
 use tollgate_storage::ChannelId;
@@ -63,6 +62,32 @@ impl Attempt {
             _ => "client",
         }
     }
+}
+
+/// A consume row's `other` (the fields in the order a JSON object map would sort them).
+#[derive(serde::Serialize)]
+struct Other<'a> {
+    admin_info: AdminInfo<'a>,
+    cache_creation_ratio: f64,
+    cache_creation_tokens: i64,
+    cache_ratio: f64,
+    cache_tokens: i64,
+    completion_ratio: f64,
+    cost: i64,
+    frt: i64,
+    group_ratio: f64,
+    is_model_mapped: bool,
+    model_price: f64,
+    model_ratio: f64,
+    upstream_model_name: &'a str,
+    usage_source: &'static str,
+}
+
+/// `other.admin_info`: the channels tried and the attempt timeline.
+#[derive(serde::Serialize)]
+struct AdminInfo<'a> {
+    attempts: &'a [Attempt],
+    use_channel: &'a [ChannelId],
 }
 
 /// Everything settlement needs, gathered while the request ran.
@@ -126,25 +151,25 @@ impl SettleCtx {
         let frt_ms = self.first_byte.map_or(-1, |t| {
             i64::try_from(t.duration_since(self.started).as_millis()).unwrap_or(i64::MAX)
         });
-        let other = json!({
-            "model_ratio": model_ratio,
-            "completion_ratio": completion_ratio,
-            "cache_ratio": cache_ratio,
-            "model_price": model_price,
-            "group_ratio": self.group_ratio,
-            "cache_tokens": usage.cached_tokens,
-            "cache_creation_tokens": usage.cache_write_tokens,
-            "cache_creation_ratio": price::CACHE_WRITE_RATIO,
-            "frt": frt_ms,
-            "is_model_mapped": self.upstream_model != self.model,
-            "upstream_model_name": self.upstream_model,
-            "usage_source": source.as_str(),
-            "cost": cost,
-            "admin_info": {
-                "use_channel": self.tried.iter().map(|c| c.0).collect::<Vec<_>>(),
-                "attempts": self.attempts,
+        let other = Other {
+            admin_info: AdminInfo {
+                attempts: &self.attempts,
+                use_channel: &self.tried,
             },
-        });
+            cache_creation_ratio: price::CACHE_WRITE_RATIO,
+            cache_creation_tokens: usage.cache_write_tokens,
+            cache_ratio,
+            cache_tokens: usage.cached_tokens,
+            completion_ratio,
+            cost,
+            frt: frt_ms,
+            group_ratio: self.group_ratio,
+            is_model_mapped: self.upstream_model != self.model,
+            model_price,
+            model_ratio,
+            upstream_model_name: &self.upstream_model,
+            usage_source: source.as_str(),
+        };
         LogEntry {
             created_at: now_unix(),
             log_type: LOG_CONSUME,
@@ -159,7 +184,7 @@ impl SettleCtx {
             use_time: i64::try_from(self.started.elapsed().as_secs()).unwrap_or(i64::MAX),
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,
-            other: other.to_string(),
+            other: serde_json::to_string(&other).unwrap_or_default(),
             ..LogEntry::default()
         }
     }

@@ -23,7 +23,7 @@ use super::health::{Counters, HealthPolicy, Verdict, judge};
 use super::msg::{ChannelPoolMsg, Outcome, OutcomeSource, RetestSummary};
 use super::routing_table::RoutingTable;
 use crate::ActorError;
-use crate::options::Options;
+use crate::options::{Options, OptionsSnapshot};
 use crate::snapshot::Published;
 
 /// The actor (stateless; see [`ChannelPoolState`]).
@@ -58,6 +58,9 @@ pub struct ChannelPoolState {
     cursors: HashMap<ChannelId, Arc<AtomicUsize>>,
     /// Consecutive transient failures.
     counters: Counters,
+    /// The health policy and the options snapshot it was read from: rebuilt only when the
+    /// options change, not on each of the relay's outcomes (it lower-cases every keyword).
+    policy: Option<(Arc<OptionsSnapshot>, Arc<HealthPolicy>)>,
     /// The routing table readers use; written only here.
     published: Published<RoutingTable>,
     /// A scheduled re-test is in flight (scheduled runs never overlap).
@@ -104,13 +107,26 @@ impl ChannelPoolState {
         Ok(())
     }
 
+    /// The health policy of the current options.
+    fn policy(&mut self) -> Arc<HealthPolicy> {
+        let options = self.options.current();
+        match &self.policy {
+            Some((read_from, policy)) if Arc::ptr_eq(read_from, &options) => Arc::clone(policy),
+            _ => {
+                let policy = Arc::new(HealthPolicy::from_options(&options));
+                self.policy = Some((options, Arc::clone(&policy)));
+                policy
+            }
+        }
+    }
+
     /// Applies the health rules to `outcome`; persists the verdict (and, for tests, the
     /// response and test times) and republishes when the status changed.
     async fn apply(&mut self, outcome: Outcome) -> Result<Verdict, ActorError> {
         let Some(channel) = self.channels.get(&outcome.channel).cloned() else {
             return Ok(Verdict::Keep);
         };
-        let policy = HealthPolicy::from_options(&self.options.current());
+        let policy = self.policy();
         let verdict = match judge(&policy, &channel, &outcome, &mut self.counters) {
             Verdict::Disable(reason) => Verdict::Disable(scrub(&reason, &channel)),
             Verdict::DisableKey { index, reason } => Verdict::DisableKey {
@@ -259,6 +275,7 @@ impl Actor for ChannelPoolActor {
             channels: BTreeMap::new(),
             cursors: HashMap::new(),
             counters: Counters::default(),
+            policy: None,
             published: args.published,
             scheduled_retest_running: false,
         };
