@@ -73,18 +73,13 @@ struct Deltas {
 }
 
 impl Deltas {
-    fn count(&mut self, e: &LogEntry, row_keys: &[String], sign: i64) -> Result<()> {
+    /// Counts row `e` (`sign` 1: inserted, -1: deleted) under [`keys::ALL`] and `row_keys`
+    /// (moved into the counters, not cloned).
+    fn count(&mut self, e: &LogEntry, row_keys: Vec<String>, sign: i64) -> Result<()> {
         let hour = keys::hour(e.created_at);
         let tally = Tally::of(e, sign);
-        self.counts
-            .entry((keys::ALL.to_owned(), hour))
-            .or_default()
-            .add(tally)?;
-        for key in row_keys {
-            self.counts
-                .entry((key.clone(), hour))
-                .or_default()
-                .add(tally)?;
+        for key in std::iter::once(keys::ALL.to_owned()).chain(row_keys) {
+            self.counts.entry((key, hour)).or_default().add(tally)?;
         }
         Ok(())
     }
@@ -215,7 +210,7 @@ pub fn insert_batch(
             for key in &row_keys {
                 by_key.insert((key.as_str(), entry.created_at, id), ())?;
             }
-            deltas.count(&entry, &row_keys, 1)?;
+            deltas.count(&entry, row_keys, 1)?;
             if dashboard {
                 deltas.dashboard(&entry)?;
             }
@@ -250,7 +245,7 @@ pub fn delete_before(wtx: &WriteTransaction, before: i64, max_rows: usize) -> Re
         for key in &row_keys {
             by_key.remove((key.as_str(), entry.created_at, id))?;
         }
-        deltas.count(&entry, &row_keys, -1)?;
+        deltas.count(&entry, row_keys, -1)?;
     }
     drop((by_time, logs, by_key));
     let mut counts = wtx.open_table(LOG_COUNTS)?;
@@ -293,7 +288,7 @@ fn rebuild(wtx: &WriteTransaction, everything: bool) -> Result<()> {
             for key in &row_keys {
                 by_key.insert((key.as_str(), entry.created_at, entry.id), ())?;
             }
-            deltas.count(entry, &row_keys, 1)?;
+            deltas.count(entry, row_keys, 1)?;
             if everything {
                 by_time.insert((entry.created_at, entry.id), ())?;
                 deltas.dashboard(entry)?;
