@@ -221,6 +221,13 @@ async fn run() -> Result<bool, String> {
         }
     }
 
+    // VmHWM so far: the peak through the load phases (the streams check below has its own
+    // RSS-growth line in the budget).
+    let phase_peak: Vec<(&str, f64)> = targets
+        .iter()
+        .map(|t| (t.name, procs::vm_kb(t.pid, "VmHWM") as f64 / 1024.0))
+        .collect();
+
     // The concurrent-streams check, on the paced model.
     let mut stream_runs = Vec::new();
     if n_streams > 0 {
@@ -257,6 +264,7 @@ async fn run() -> Result<bool, String> {
         seconds,
         connections,
         rows,
+        phase_peak_rss_mb: phase_peak,
         peak_rss_mb: peak,
         streams: stream_runs,
         n_streams,

@@ -18,7 +18,9 @@ pub struct Summary {
     pub connections: u32,
     /// Every (phase, target) row.
     pub rows: Vec<Row>,
-    /// Peak RSS (VmHWM) per target over the whole run (MB).
+    /// Peak RSS (VmHWM) per target through the load phases (MB).
+    pub phase_peak_rss_mb: Vec<(&'static str, f64)>,
+    /// Peak RSS (VmHWM) per target over the whole run, the streams check included (MB).
     pub peak_rss_mb: Vec<(&'static str, f64)>,
     /// Concurrent-streams runs per target.
     pub streams: Vec<(&'static str, StreamsRun)>,
@@ -99,14 +101,18 @@ impl Summary {
                 );
             }
         }
-        md.push_str("\nPeak RSS (VmHWM) over the run: ");
-        let peaks: Vec<String> = self
-            .peak_rss_mb
-            .iter()
-            .map(|(n, mb)| format!("{n} {mb:.1} MB"))
-            .collect();
-        md.push_str(&peaks.join(", "));
-        md.push('\n');
+        let peaks = |p: &[(&str, f64)]| {
+            p.iter()
+                .map(|(n, mb)| format!("{n} {mb:.1} MB"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(
+            md,
+            "\nPeak RSS (VmHWM) through the load phases: {}; over the whole run, the concurrent streams included: {}",
+            peaks(&self.phase_peak_rss_mb),
+            peaks(&self.peak_rss_mb)
+        );
         if !self.streams.is_empty() {
             let _ = writeln!(
                 md,
@@ -182,7 +188,7 @@ impl Summary {
             out.push((t.m.p99 <= 2.0 && t.m.failed == 0 && t.m.rps >= 9_500.0, format!("at 10,000 RPS p99 ≤ 2 ms and 0 errors: achieved {:.0} RPS, p99 {:.3} ms, {} failed", t.m.rps, t.m.p99, t.m.failed)));
         }
         let peak = self
-            .peak_rss_mb
+            .phase_peak_rss_mb
             .iter()
             .find(|(n, _)| *n == "tollgate")
             .map_or(nan, |p| p.1);
