@@ -193,7 +193,8 @@ async fn a_batch_with_a_vanished_user_still_applies_the_others() {
         is_request: true,
         at,
     };
-    // Queued back to back, so the writer takes them as one batch.
+    // Queued back to back: the writer usually takes them as one batch; either way the
+    // vanished user's change must not stop the others.
     writer.record(Some(change(user, 10, 5)), None);
     writer.record(Some(change(UserId(999), 7, 6)), None);
     writer.record(Some(change(user, 20, 7)), None);

@@ -1,4 +1,6 @@
-//! Token counting for reservations and for answers that arrive without usage.
+//! Token counting: Tollgate's estimator sizes the OpenAI routes' reservations (see
+//! [`super::prompt`]); the exact encodings count prompts and answers that arrive without usage,
+//! and the count-tokens routes.
 //!
 //! - OpenAI-family models (whatever `tiktoken-rs` knows: gpt-4o/4.1/5, o-series, gpt-4,
 //!   gpt-3.5, embeddings, …) are counted exactly with their encoding (o200k_base or
