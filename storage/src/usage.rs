@@ -28,31 +28,14 @@ fn overflow() -> StorageError {
     StorageError::Overflow
 }
 
-/// Applies one change. A missing token (deleted meanwhile) only skips the token side.
+/// Applies one change ([`apply_batch`] of one). A missing user is an error; a missing token
+/// (deleted meanwhile) only skips the token side.
 pub fn apply(wtx: &WriteTransaction, change: BalanceChange) -> Result<()> {
-    let mut user =
-        users::get_rw(wtx, change.user_id)?.ok_or(StorageError::NotFound { what: "user" })?;
-    let charged = Quota(change.charged);
-    user.quota = user.quota.checked_sub(charged).ok_or_else(overflow)?;
-    if change.is_request {
-        user.used_quota = user.used_quota.checked_add(charged).ok_or_else(overflow)?;
-        user.request_count = user.request_count.saturating_add(1);
+    if apply_batch(wtx, &[change])?.is_empty() {
+        Ok(())
+    } else {
+        Err(StorageError::NotFound { what: "user" })
     }
-    users::update(wtx, &user)?;
-    if let Some(id) = change.token_id
-        && let Some(mut token) = tokens::get_rw(wtx, id)?
-    {
-        if !token.unlimited_quota {
-            token.remain_quota = token
-                .remain_quota
-                .checked_sub(charged)
-                .ok_or_else(overflow)?;
-        }
-        token.used_quota = token.used_quota.checked_add(charged).ok_or_else(overflow)?;
-        token.accessed_time = change.at;
-        tokens::update(wtx, &token)?;
-    }
-    Ok(())
 }
 
 /// A user's share of a batch: the sums of its changes.
