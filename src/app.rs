@@ -25,6 +25,7 @@ use crate::clock::now_unix;
 use crate::config::{Config, MIN_SESSION_SECRET_LEN};
 use crate::console::service::channel::probe::ChannelProber;
 use crate::http::client_ip::CriticalLimiter;
+use crate::http::listen;
 use crate::reminder::QuotaReminder;
 use crate::state::{AppState, Shared};
 use crate::upstream::HttpClients;
@@ -102,13 +103,10 @@ impl App {
         let prober = Arc::new(ChannelProber { http: http.clone() });
         let (channel_pool, pool_task) =
             ChannelPool::spawn(store.clone(), options.clone(), prober).await?;
-        let listener =
-            TcpListener::bind(config.listen)
-                .await
-                .map_err(|source| StartupError::Bind {
-                    addr: config.listen,
-                    source,
-                })?;
+        let listener = listen::bind(config.listen).map_err(|source| StartupError::Bind {
+            addr: config.listen,
+            source,
+        })?;
         let janitor = LogJanitor::new(store.clone());
         let retention_task = janitor.spawn_auto(options.clone(), now_unix);
         let state = AppState::new(Shared {

@@ -98,7 +98,7 @@ fn serve_role(role: &str) -> ExitCode {
         .build()
         .and_then(|rt| {
             rt.block_on(async {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+                let listener = tollgate::http::listen::bind(([127, 0, 0, 1], 0).into())?;
                 println!("{}", listener.local_addr()?);
                 let upstream = std::env::var(procs::UPSTREAM_VAR).unwrap_or_default();
                 match role {

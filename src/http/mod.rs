@@ -4,6 +4,7 @@
 pub mod client_ip;
 pub mod envelope;
 pub mod extract;
+pub mod listen;
 pub mod page;
 pub mod spa;
 
