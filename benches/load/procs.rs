@@ -109,3 +109,9 @@ pub fn vm_kb(pid: u32, key: &str) -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// Resets `pid`'s peak RSS (VmHWM) to its current RSS (`5` into `/proc/<pid>/clear_refs`), so a
+/// later VmHWM reading covers only what ran since. Returns whether the kernel took it.
+pub fn reset_peak(pid: u32) -> bool {
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").is_ok()
+}

@@ -18,6 +18,10 @@ pub struct Summary {
     pub connections: u32,
     /// Every (phase, target) row.
     pub rows: Vec<Row>,
+    /// Tollgate's peak RSS (VmHWM) through set-up: first-run setup, logins (MB).
+    pub setup_peak_rss_mb: f64,
+    /// Whether VmHWM was reset after set-up (otherwise the phase peaks include set-up).
+    pub peak_reset: bool,
     /// Peak RSS (VmHWM) per target through the load phases (MB).
     pub phase_peak_rss_mb: Vec<(&'static str, f64)>,
     /// Peak RSS (VmHWM) per target over the whole run, the streams check included (MB).
@@ -109,9 +113,15 @@ impl Summary {
         };
         let _ = writeln!(
             md,
-            "\nPeak RSS (VmHWM) through the load phases: {}; over the whole run, the concurrent streams included: {}",
+            "\nPeak RSS (VmHWM) through the load phases{}: {}; over the whole run, the concurrent streams included: {}. Tollgate's peak through set-up (argon2 password hashing): {:.1} MB.",
+            if self.peak_reset {
+                ""
+            } else {
+                " (set-up included: VmHWM could not be reset)"
+            },
             peaks(&self.phase_peak_rss_mb),
-            peaks(&self.peak_rss_mb)
+            peaks(&self.peak_rss_mb),
+            self.setup_peak_rss_mb
         );
         if !self.streams.is_empty() {
             let _ = writeln!(

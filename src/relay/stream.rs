@@ -1,5 +1,6 @@
-//! Streaming: the upstream's SSE events are piped to the client one by one (never buffered
-//! whole) while usage is read from them.
+//! Streaming: the upstream's SSE events are piped to the client as they arrive (never buffered
+//! whole; the events already received go out together, in one write) while usage is read from
+//! them.
 //!
 //! - Tollgate asks the upstream for a usage chunk (`stream_options.include_usage`); if the client
 //!   did not ask for it, that chunk is not forwarded.
@@ -14,8 +15,9 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use eventsource_stream::Eventsource;
+use futures_util::{FutureExt, StreamExt};
 use serde::Deserialize;
 use tollgate_actors::quota::Hold;
 
@@ -122,6 +124,103 @@ impl Drop for Billing {
     }
 }
 
+/// The upstream's events, parsed as they arrive.
+type Events = std::pin::Pin<
+    Box<
+        dyn futures_util::Stream<
+                Item = Result<
+                    eventsource_stream::Event,
+                    eventsource_stream::EventStreamError<reqwest::Error>,
+                >,
+            > + Send,
+    >,
+>;
+
+/// One answer's stream: the upstream's events in, the client's bytes out, the bill kept.
+struct Relay {
+    events: Events,
+    billing: Billing,
+    clock: Clock,
+    client_wants_usage: bool,
+    done: bool,
+}
+
+impl Relay {
+    /// The next bytes for the client: every event the upstream has already sent, in one frame
+    /// (one write to the socket instead of one per event), or a keep-alive ping while the
+    /// upstream is quiet. `None` once the answer is over.
+    async fn next_frame(&mut self) -> Option<Bytes> {
+        if self.done {
+            return None;
+        }
+        let mut out = BytesMut::new();
+        loop {
+            let next = if out.is_empty() {
+                match self.clock.next(&mut self.events).await {
+                    Next::Item(next) => next,
+                    Next::Ping => return Some(Bytes::from_static(keepalive::COMMENT_PING)),
+                    Next::Idle => {
+                        tracing::warn!("upstream stream idle for too long; closing");
+                        return self.end(false, out);
+                    }
+                }
+            } else {
+                match self.events.next().now_or_never() {
+                    Some(next) => next,
+                    None => return Some(out.freeze()),
+                }
+            };
+            let event = match next {
+                Some(Ok(event)) => event,
+                Some(Err(e)) => {
+                    tracing::warn!(error = %e, "upstream stream broke");
+                    return self.end(false, out);
+                }
+                None => return self.end(true, out),
+            };
+            if self.billing.ctx.first_byte.is_none() {
+                self.billing.ctx.first_byte = Some(Instant::now());
+            }
+            if event.data.trim() == "[DONE]" {
+                out.extend_from_slice(b"data: [DONE]\n\n");
+                return self.end(true, out);
+            }
+            if self.observe(&event.data) {
+                out.extend_from_slice(b"data: ");
+                out.extend_from_slice(event.data.as_bytes());
+                out.extend_from_slice(b"\n\n");
+            }
+        }
+    }
+
+    /// Reads usage and text from one event's data; whether the event goes to the client (the
+    /// usage-only chunk Tollgate asked for on its own does not).
+    fn observe(&mut self, data: &str) -> bool {
+        let Ok(chunk) = serde_json::from_str::<Chunk>(data) else {
+            return true;
+        };
+        for choice in &chunk.choices {
+            if let Some(text) = choice.delta.as_ref().and_then(|d| d.content.as_deref()) {
+                self.billing.completion_text.push_str(text);
+            }
+        }
+        match &chunk.usage {
+            Some(usage) => {
+                self.billing.usage = Some(Usage::from(usage));
+                self.client_wants_usage || !chunk.choices.is_empty()
+            }
+            None => true,
+        }
+    }
+
+    /// Settles and sends what is left (`None` when nothing is).
+    fn end(&mut self, complete: bool, out: BytesMut) -> Option<Bytes> {
+        self.done = true;
+        self.billing.finish(complete);
+        (!out.is_empty()).then(|| out.freeze())
+    }
+}
+
 /// Pipes an upstream SSE answer to the client, billing as it goes.
 pub fn respond(
     upstream: reqwest::Response,
@@ -133,76 +232,23 @@ pub fn respond(
     ping: Option<Duration>,
 ) -> Response {
     ctx.first_byte = None;
-    let events = upstream.bytes_stream().eventsource();
-    let billing = Billing {
-        ctx,
-        hold: Some(hold),
-        prompt,
-        usage: None,
-        completion_text: String::new(),
-    };
-    let state = (Box::pin(events), billing, Clock::new(idle, ping), false);
-    let body = futures_util::stream::unfold(
-        state,
-        move |(mut events, mut billing, mut clock, done)| async move {
-            if done {
-                return None;
-            }
-            loop {
-                let next = match clock.next(&mut events).await {
-                    Next::Item(next) => next,
-                    Next::Ping => {
-                        let ping = Bytes::from_static(keepalive::COMMENT_PING);
-                        return Some((Ok(ping), (events, billing, clock, false)));
-                    }
-                    Next::Idle => {
-                        tracing::warn!("upstream stream idle for too long; closing");
-                        billing.finish(false);
-                        return None;
-                    }
-                };
-                let event = match next {
-                    Some(Ok(event)) => event,
-                    Some(Err(e)) => {
-                        tracing::warn!(error = %e, "upstream stream broke");
-                        billing.finish(false);
-                        return None;
-                    }
-                    None => {
-                        billing.finish(true);
-                        return None;
-                    }
-                };
-                if billing.ctx.first_byte.is_none() {
-                    billing.ctx.first_byte = Some(Instant::now());
-                }
-                if event.data.trim() == "[DONE]" {
-                    billing.finish(true);
-                    return Some((
-                        Ok::<_, std::io::Error>(Bytes::from_static(b"data: [DONE]\n\n")),
-                        (events, billing, clock, true),
-                    ));
-                }
-                let mut forward = true;
-                if let Ok(chunk) = serde_json::from_str::<Chunk>(&event.data) {
-                    for choice in &chunk.choices {
-                        if let Some(text) = choice.delta.as_ref().and_then(|d| d.content.as_deref())
-                        {
-                            billing.completion_text.push_str(text);
-                        }
-                    }
-                    if let Some(usage) = &chunk.usage {
-                        billing.usage = Some(Usage::from(usage));
-                        forward = client_wants_usage || !chunk.choices.is_empty();
-                    }
-                }
-                if forward {
-                    let bytes = Bytes::from(format!("data: {}\n\n", event.data));
-                    return Some((Ok(bytes), (events, billing, clock, false)));
-                }
-            }
+    let relay = Relay {
+        events: Box::pin(upstream.bytes_stream().eventsource()),
+        billing: Billing {
+            ctx,
+            hold: Some(hold),
+            prompt,
+            usage: None,
+            completion_text: String::new(),
         },
-    );
+        clock: Clock::new(idle, ping),
+        client_wants_usage,
+        done: false,
+    };
+    let body = futures_util::stream::unfold(relay, |mut relay| async move {
+        let frame = relay.next_frame().await?;
+        Some((Ok::<_, std::io::Error>(frame), relay))
+    });
     let mut response = Response::new(Body::from_stream(body));
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
