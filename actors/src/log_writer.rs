@@ -53,6 +53,8 @@ enum WriterMsg {
 pub struct LogWriter {
     /// Queue to the writer thread.
     tx: mpsc::UnboundedSender<WriterMsg>,
+    /// The writer thread, woken by a flush while it gathers a batch.
+    thread: std::thread::Thread,
 }
 
 impl LogWriter {
@@ -71,7 +73,11 @@ impl LogWriter {
         let thread = std::thread::Builder::new()
             .name("tollgate-log-writer".into())
             .spawn(move || run(store, options, rx))?;
-        Ok((LogWriter { tx }, thread))
+        let writer = LogWriter {
+            tx,
+            thread: thread.thread().clone(),
+        };
+        Ok((writer, thread))
     }
 
     /// Queues a balance change and/or a log row (never blocks).
@@ -86,6 +92,8 @@ impl LogWriter {
     pub async fn flush(&self) {
         let (done, wait) = oneshot::channel();
         if self.tx.send(WriterMsg::Flush(done)).is_ok() {
+            // A flush does not wait for a batch to gather.
+            self.thread.unpark();
             let _ = wait.await;
         }
     }
@@ -106,8 +114,7 @@ fn run(store: Store, options: Option<Options>, mut rx: mpsc::UnboundedReceiver<W
                 last_commit.map_or(Duration::ZERO, |at| GATHER.saturating_sub(at.elapsed()))
             };
             if !wait.is_zero() {
-                std::thread::sleep(wait);
-                drain(&mut rx, &mut batch, &mut waiters);
+                gather(&mut rx, &mut batch, &mut waiters, Instant::now() + wait);
             }
         }
         if !batch.is_empty() {
@@ -119,6 +126,23 @@ fn run(store: Store, options: Option<Options>, mut rx: mpsc::UnboundedReceiver<W
         }
         for waiter in waiters.drain(..) {
             let _ = waiter.send(());
+        }
+    }
+}
+
+/// Lets the batch fill until `until`, a full batch, or a flush (which unparks the thread;
+/// senders of settlements wake nobody, so gathering costs them nothing).
+fn gather(
+    rx: &mut mpsc::UnboundedReceiver<WriterMsg>,
+    batch: &mut Vec<(Option<BalanceChange>, Option<Box<LogEntry>>)>,
+    waiters: &mut Vec<oneshot::Sender<()>>,
+    until: Instant,
+) {
+    loop {
+        std::thread::park_timeout(until.saturating_duration_since(Instant::now()));
+        drain(rx, batch, waiters);
+        if !waiters.is_empty() || batch.len() >= LOG_BATCH_MAX || Instant::now() >= until {
+            return;
         }
     }
 }
