@@ -124,6 +124,10 @@ impl Drop for Billing {
     }
 }
 
+/// Events already received are sent together up to this many bytes, so a fast upstream's long
+/// answer still goes out in pieces rather than gathering in memory.
+const FRAME_MAX: usize = 16 * 1024;
+
 /// The upstream's events, parsed as they arrive.
 type Events = std::pin::Pin<
     Box<
@@ -164,6 +168,8 @@ impl Relay {
                         return self.end(false, out);
                     }
                 }
+            } else if out.len() >= FRAME_MAX {
+                return Some(out.freeze());
             } else {
                 match self.events.next().now_or_never() {
                     Some(next) => next,
