@@ -24,6 +24,7 @@ use tollgate_storage::{StorageError, Store, meta};
 use crate::clock::now_unix;
 use crate::config::{Config, MIN_SESSION_SECRET_LEN};
 use crate::console::service::channel::probe::ChannelProber;
+use crate::console::service::password::Hasher;
 use crate::http::client_ip::CriticalLimiter;
 use crate::http::listen;
 use crate::reminder::QuotaReminder;
@@ -122,6 +123,9 @@ impl App {
             cookie_key: Key::derive_from(&secret),
             config: Arc::new(config),
             started_at: now_unix(),
+            hasher: Hasher::spawn().map_err(|e| {
+                StartupError::Config(format!("cannot start the password hashing thread: {e}"))
+            })?,
         });
         Ok(App {
             state,

@@ -13,6 +13,7 @@ use tollgate_actors::user_directory::UserDirectory;
 use tollgate_storage::Store;
 
 use crate::config::Config;
+use crate::console::service::password::Hasher;
 use crate::http::client_ip::CriticalLimiter;
 use crate::upstream::HttpClients;
 
@@ -63,6 +64,8 @@ pub struct Shared {
     pub critical_limiter: CriticalLimiter,
     /// Unix seconds when this process started (reported by /api/status).
     pub started_at: i64,
+    /// The password hashing thread.
+    pub hasher: Hasher,
 }
 
 impl FromRef<AppState> for Key {

@@ -69,7 +69,9 @@ async fn ordinary_users_are_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     {
         let store = Store::open_dir(dir.path()).expect("open");
-        let hash = tollgate::console::service::password::hash("alicepass1".into())
+        let hash = tollgate::console::service::password::Hasher::spawn()
+            .expect("hashing thread")
+            .hash("alicepass1".into())
             .await
             .expect("hash");
         store

@@ -353,7 +353,9 @@ impl Actor {
 /// Creates a user directly in the database of `dir` (before a server opens it).
 pub async fn create_user(dir: &Path, username: &str, password: &str, role: i32) {
     let store = Store::open_dir(dir).expect("open");
-    let hash = tollgate::console::service::password::hash(password.into())
+    let hash = tollgate::console::service::password::Hasher::spawn()
+        .expect("hashing thread")
+        .hash(password.into())
         .await
         .expect("hash");
     let username = username.to_owned();

@@ -4,7 +4,6 @@ use serde::Deserialize;
 use tollgate_storage::StorageError;
 use tollgate_storage::users::{self, STATUS_ENABLED, User};
 
-use super::password;
 use crate::error::ConsoleError;
 use crate::state::AppState;
 
@@ -44,7 +43,7 @@ pub async fn verify(state: &AppState, req: LoginRequest) -> Result<User, Console
         .await?
         .filter(|u| u.deleted_at.is_none());
     let hash = found.as_ref().map(|u| u.password_hash.clone());
-    if !password::verify(req.password, hash).await? {
+    if !state.hasher.verify(req.password, hash).await? {
         return Err(ConsoleError::BadCredentials);
     }
     let user = found.ok_or(ConsoleError::BadCredentials)?;

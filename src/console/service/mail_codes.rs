@@ -152,7 +152,7 @@ pub async fn confirm_reset(
         ));
     }
     let password = random_alnum(RESET_PASSWORD_LEN);
-    let hash = super::password::hash(password.clone()).await?;
+    let hash = state.hasher.hash(password.clone()).await?;
     state
         .store
         .write(move |wtx| {

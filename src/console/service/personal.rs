@@ -11,7 +11,6 @@ use tollgate_storage::{Quota, UserId};
 
 use super::accounts::{check_email, new_aff_code, validate_password};
 use super::mail_codes::{self, PURPOSE_VERIFY};
-use super::password;
 use super::secrets::{random_alnum, sha256_hex};
 use crate::clock::now_unix;
 use crate::error::ConsoleError;
@@ -75,12 +74,16 @@ pub async fn update_self(
                 ));
             }
             validate_password(&new)?;
-            if !password::verify(original, Some(user.password_hash.clone())).await? {
+            if !state
+                .hasher
+                .verify(original, Some(user.password_hash.clone()))
+                .await?
+            {
                 return Err(ConsoleError::Invalid(
                     "the original password is wrong".into(),
                 ));
             }
-            Some(password::hash(new).await?)
+            Some(state.hasher.hash(new).await?)
         }
         None => None,
     };

@@ -7,7 +7,6 @@ use tollgate_storage::users::{self, NewUser, ROLE_COMMON, User};
 
 use super::accounts::{check_email, new_aff_code, validate_password, validate_username};
 use super::mail_codes::{self, PURPOSE_VERIFY};
-use super::password;
 use crate::clock::now_unix;
 use crate::error::ConsoleError;
 use crate::state::AppState;
@@ -85,7 +84,7 @@ pub async fn register(state: &AppState, req: RegisterRequest) -> Result<User, Co
     } else {
         String::new()
     };
-    let hash = password::hash(req.password).await?;
+    let hash = state.hasher.hash(req.password).await?;
     let for_new = Quota(options.int("QuotaForNewUser"));
     let for_invitee = Quota(options.int("QuotaForInvitee"));
     let for_inviter = Quota(options.int("QuotaForInviter"));

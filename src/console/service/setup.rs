@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 use tollgate_storage::users::{self, NewUser, ROLE_ROOT};
 use tollgate_storage::{Quota, StorageError, meta, options};
 
-use super::password;
 use crate::clock::now_unix;
 use crate::error::ConsoleError;
 use crate::state::AppState;
@@ -130,7 +129,7 @@ pub async fn run(state: &AppState, req: SetupRequest) -> Result<(), ConsoleError
         None
     } else {
         let creds = validate_root(&req)?;
-        let hash = password::hash(creds.password).await?;
+        let hash = state.hasher.hash(creds.password).await?;
         Some((creds.username, hash))
     };
     let (self_use, demo) = (req.self_use_mode, req.demo_site);

@@ -12,7 +12,6 @@ use tollgate_storage::users::{
 use tollgate_storage::{Quota, UserId};
 
 use super::accounts::{new_aff_code, validate_password, validate_username};
-use super::password;
 use crate::clock::now_unix;
 use crate::error::ConsoleError;
 use crate::http::page::PageQuery;
@@ -191,7 +190,7 @@ pub async fn create(state: &AppState, actor: &User, req: CreateUser) -> Result<U
             "you cannot create a user with permission equal to or higher than yours",
         ));
     }
-    let hash = password::hash(req.password).await?;
+    let hash = state.hasher.hash(req.password).await?;
     let quota = Quota(state.options.current().int("QuotaForNewUser"));
     let display_name = req.display_name.trim().to_owned();
     Ok(state
@@ -263,7 +262,7 @@ pub async fn update(state: &AppState, actor: &User, req: UpdateUser) -> Result<U
     let hash = match req.password.filter(|p| !p.is_empty()) {
         Some(p) => {
             validate_password(&p)?;
-            Some(password::hash(p).await?)
+            Some(state.hasher.hash(p).await?)
         }
         None => None,
     };

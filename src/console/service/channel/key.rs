@@ -6,7 +6,6 @@ use tollgate_storage::ChannelId;
 use tollgate_storage::channels;
 use tollgate_storage::users::User;
 
-use crate::console::service::password;
 use crate::error::ConsoleError;
 use crate::state::AppState;
 
@@ -29,7 +28,11 @@ pub async fn reveal(
             "enter your password to reveal the key".into(),
         ));
     }
-    if !password::verify(password, Some(root.password_hash.clone())).await? {
+    if !state
+        .hasher
+        .verify(password, Some(root.password_hash.clone()))
+        .await?
+    {
         tracing::warn!(user = %root.id, channel = %id, "channel key reveal refused: wrong password");
         return Err(ConsoleError::Invalid("wrong password".into()));
     }
