@@ -36,7 +36,9 @@ impl Hasher {
             .name("tollgate-argon2".into())
             .spawn(move || {
                 for job in queue {
-                    job();
+                    // A job that panics answers nobody (its caller gets an error) but does
+                    // not take the thread, and every later sign-in, with it.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
                 }
             })?;
         Ok(Hasher { jobs })
@@ -203,6 +205,14 @@ mod tests {
                     .expect("verify")
             );
         }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_job_does_not_stop_the_thread() {
+        let hasher = Hasher::spawn().expect("hashing thread");
+        let failed = hasher.run(|| -> u8 { panic!("a job failed") }).await;
+        assert!(failed.is_err(), "the caller gets an error");
+        assert!(hasher.hash("still works".into()).await.is_ok());
     }
 
     #[test]
