@@ -15,9 +15,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use futures_util::StreamExt;
-use tollgate::relay::pipe::SseParser;
 use tollgate::relay::price::{self, Usage};
+use tollgate::relay::sse::SseReader;
 use tollgate::relay::stream::UsageJson;
 use tollgate::relay::tokenize::{self, Counter};
 use tollgate_actors::channel_pool::{RoutingTable, select};
@@ -172,45 +171,27 @@ fn usage_of(data: &str) -> Option<Usage> {
     chunk.usage.as_ref().map(Usage::from)
 }
 
-/// SSE: a whole 22-event stream parsed and its usage found, with the OpenAI path's parser
-/// (eventsource-stream over a byte stream) and the protocol adaptors' `SseParser`.
+/// SSE: a whole 22-event stream, in two reads split mid-event, read by the relay's
+/// `SseReader` (sseer's line parser) and each event's usage looked for, as the relay does.
 fn sse(c: &mut Criterion) {
     let body = sse_body();
     let mut group = c.benchmark_group("sse");
     group.throughput(Throughput::Elements(22));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("runtime");
-    group.bench_function("eventsource+usage/22 events", |b| {
+    group.bench_function("SseReader+usage/22 events", |b| {
         b.iter(|| {
-            rt.block_on(async {
-                // Two network reads' worth of bytes, split mid-event.
-                let (a, z) = body.split_at(body.len() / 2);
-                let parts = [
-                    bytes::Bytes::copy_from_slice(a),
-                    bytes::Bytes::copy_from_slice(z),
-                ];
-                let stream = futures_util::stream::iter(parts.map(Ok::<_, std::io::Error>));
-                let mut events = eventsource_stream::Eventsource::eventsource(stream);
-                let mut usage = None;
-                while let Some(Ok(event)) = events.next().await {
-                    if event.data != "[DONE]" {
-                        usage = usage_of(&event.data).or(usage);
-                    }
-                }
-                usage
-            })
-        });
-    });
-    group.bench_function("SseParser+usage/22 events", |b| {
-        b.iter(|| {
-            let mut parser = SseParser::default();
+            let mut reader = SseReader::default();
             let (a, z) = body.split_at(body.len() / 2);
             let mut usage = None;
-            for (_, data) in parser.feed(a).into_iter().chain(parser.feed(z)) {
-                usage = usage_of(&data).or(usage);
+            let mut ends = 0;
+            for part in [a, z] {
+                reader.feed(part, |event, end| {
+                    if event.data != "[DONE]" {
+                        usage = usage_of(event.data).or(usage);
+                    }
+                    ends += end;
+                });
             }
-            usage
+            (usage, ends)
         });
     });
     group.finish();

@@ -217,6 +217,52 @@ async fn stream_is_piped_billed_and_the_usage_chunk_hidden_unless_asked() {
     );
 }
 
+/// The OpenAI stream path forwards the upstream's own bytes — comments, CRLF line breaks,
+/// fields Tollgate does not know, events split across reads — and holds back only the
+/// usage-only event the client did not ask for, however the reads cut it.
+#[tokio::test]
+async fn stream_forwards_the_upstreams_own_bytes_however_the_reads_split_them() {
+    let usage_event = "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":3,\"total_tokens\":13}}\n\n";
+    let (usage_head, usage_tail) = usage_event.split_at(usage_event.len() - 1);
+    let head = ": upstream comment\r\n\r\ndata: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"He\"}}]}\r\n\r\ndata: {\"id\":\"c\",\"cho";
+    let middle = "ices\":[{\"index\":0,\"delta\":{\"content\":\"llo\"}}],\"x_vendor\":1}\n\n";
+    let third = format!("{middle}{usage_head}");
+    let last = format!("{usage_tail}data: [DONE]\n\n");
+    let mock = MockUpstream::start().await;
+    mock.set_raw_stream(&[head, &third, &last]);
+    mock.set_chunk_delay(Duration::from_millis(20));
+    let server = TestServer::start().await;
+    let (_, payer, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
+    let mut body =
+        json!({"model": "gpt-4o", "stream": true, "messages": [{"role": "user", "content": "hi"}]});
+    let stream = |body: Value| {
+        let req = server
+            .client
+            .post(server.url("/v1/chat/completions"))
+            .bearer_auth(&key)
+            .json(&body);
+        async move {
+            req.send()
+                .await
+                .expect("sent")
+                .text()
+                .await
+                .expect("stream")
+        }
+    };
+
+    let text = stream(body.clone()).await;
+    assert_eq!(text, format!("{head}{middle}data: [DONE]\n\n"));
+    let (quota, _, _, logs) = balances(&server, payer.id).await;
+    // Billed from the held-back usage event: 1.25 × (10 + 3 × 4) = 27.5 → 28.
+    assert_eq!(quota, 1_000_000 - 28);
+    assert_eq!((logs[0].prompt_tokens, logs[0].completion_tokens), (10, 3));
+
+    body["stream_options"] = json!({"include_usage": true});
+    let text = stream(body).await;
+    assert_eq!(text, format!("{head}{third}{last}"));
+}
+
 #[tokio::test]
 async fn missing_usage_is_estimated_and_said_so() {
     let mock = MockUpstream::start().await;

@@ -19,6 +19,7 @@ pub mod playground;
 pub mod price;
 pub mod prompt;
 pub mod settle;
+pub mod sse;
 pub mod stream;
 pub mod system_prompt;
 pub mod tokenize;

@@ -1,7 +1,7 @@
 //! Streams of the protocol adaptors: the upstream's SSE bytes are either passed through
 //! unchanged (same wire on both sides; the bytes the client gets are the upstream's, byte for
-//! byte) or converted event by event ([`Encode`]); in both cases a [`Decode`] reads usage and
-//! text from the events as they pass, and a [`Meter`] settles exactly once: at the end of the
+//! byte) or converted event by event ([`Encode`]); in both cases the events ([`SseReader`]) go
+//! through a [`Decode`], which reads usage and text from them as they pass, and a [`Meter`] settles exactly once: at the end of the
 //! stream, or from `Drop` when the client goes away (usage source "partial").
 
 use std::time::{Duration, Instant};
@@ -15,6 +15,7 @@ use tollgate_actors::quota::Hold;
 use super::keepalive::{Clock, Next};
 use super::price::Usage;
 use super::settle::{SettleCtx, UsageSource};
+use super::sse::{Event, SseReader};
 use super::tokenize::Counter;
 use super::wire::{Decode, Encode, Piece};
 
@@ -109,86 +110,6 @@ impl Drop for Meter {
     }
 }
 
-/// An incremental SSE parser: bytes in, `(event, data)` pairs out.
-#[derive(Debug, Default)]
-pub struct SseParser {
-    line: Vec<u8>,
-    event: String,
-    data: String,
-    has_data: bool,
-}
-
-impl SseParser {
-    /// Feeds bytes; returns the events they complete.
-    pub fn feed(&mut self, bytes: &[u8]) -> Vec<(String, String)> {
-        let mut events = Vec::new();
-        for &b in bytes {
-            if b == b'\n' {
-                let mut line = std::mem::take(&mut self.line);
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                self.line_done(&line, &mut events);
-            } else {
-                self.line.push(b);
-            }
-        }
-        events
-    }
-
-    fn line_done(&mut self, line: &[u8], events: &mut Vec<(String, String)>) {
-        if line.is_empty() {
-            if self.has_data {
-                events.push((
-                    std::mem::take(&mut self.event),
-                    std::mem::take(&mut self.data),
-                ));
-            }
-            self.event.clear();
-            self.has_data = false;
-            return;
-        }
-        let line = String::from_utf8_lossy(line);
-        let (field, value) = match line.split_once(':') {
-            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
-            None => (line.as_ref(), ""),
-        };
-        match field {
-            "event" => value.clone_into(&mut self.event),
-            "data" => {
-                if self.has_data {
-                    self.data.push('\n');
-                }
-                self.data.push_str(value);
-                self.has_data = true;
-            }
-            _ => {}
-        }
-    }
-
-    /// Whether the bytes fed so far end at an event boundary (nothing pending), so bytes of
-    /// our own may be inserted without splitting an upstream event.
-    pub fn at_boundary(&self) -> bool {
-        self.line.is_empty() && !self.has_data && self.event.is_empty()
-    }
-
-    /// The event left when the stream ends without a final blank line.
-    pub fn flush(&mut self) -> Option<(String, String)> {
-        if !self.line.is_empty() {
-            let line = std::mem::take(&mut self.line);
-            let mut events = Vec::new();
-            self.line_done(&line, &mut events);
-        }
-        self.has_data.then(|| {
-            self.has_data = false;
-            (
-                std::mem::take(&mut self.event),
-                std::mem::take(&mut self.data),
-            )
-        })
-    }
-}
-
 /// Whether the client's bytes are the upstream's or re-encoded.
 pub enum Mode {
     /// Forward the upstream's bytes unchanged.
@@ -201,8 +122,24 @@ struct Pipe {
     decoder: Box<dyn Decode>,
     mode: Mode,
     meter: Meter,
-    parser: SseParser,
+    reader: SseReader,
     ended: bool,
+}
+
+/// Decodes one upstream event: the meter notes its pieces, a converting pipe encodes them.
+fn event(
+    decoder: &mut dyn Decode,
+    meter: &mut Meter,
+    mode: &mut Mode,
+    event: Event<'_>,
+    out: &mut Vec<u8>,
+) {
+    for piece in decoder.event(event.name, event.data) {
+        meter.observe(&piece);
+        if let Mode::Convert(encoder) = mode {
+            encoder.piece(&piece, out);
+        }
+    }
 }
 
 impl Pipe {
@@ -213,19 +150,17 @@ impl Pipe {
         if matches!(self.mode, Mode::PassThrough) {
             out.extend_from_slice(chunk);
         }
-        for (event, data) in self.parser.feed(chunk) {
-            self.event(&event, &data, &mut out);
-        }
+        let Pipe {
+            decoder,
+            mode,
+            meter,
+            reader,
+            ..
+        } = self;
+        reader.feed(chunk, |e, _| {
+            event(decoder.as_mut(), meter, mode, e, &mut out)
+        });
         out
-    }
-
-    fn event(&mut self, event: &str, data: &str, out: &mut Vec<u8>) {
-        for piece in self.decoder.event(event, data) {
-            self.meter.observe(&piece);
-            if let Mode::Convert(encoder) = &mut self.mode {
-                encoder.piece(&piece, out);
-            }
-        }
     }
 
     /// The upstream stream ended (`complete`: normally).
@@ -235,9 +170,14 @@ impl Pipe {
             return out;
         }
         self.ended = true;
-        if let Some((event, data)) = self.parser.flush() {
-            self.event(&event, &data, &mut out);
-        }
+        let Pipe {
+            decoder,
+            mode,
+            meter,
+            reader,
+            ..
+        } = self;
+        reader.finish(|e, _| event(decoder.as_mut(), meter, mode, e, &mut out));
         if let Mode::Convert(encoder) = &mut self.mode {
             encoder.end(&mut out);
         }
@@ -259,7 +199,7 @@ pub fn respond(
         decoder,
         mode,
         meter,
-        parser: SseParser::default(),
+        reader: SseReader::default(),
         ended: false,
     };
     let chunks = upstream.bytes_stream();
@@ -277,7 +217,7 @@ pub fn respond(
                 }
                 let out = match clock.next(&mut chunks).await {
                     // Passed-through bytes may stop mid-event: ping only between events.
-                    Next::Ping if pipe.parser.at_boundary() => ping_bytes.to_vec(),
+                    Next::Ping if pipe.reader.at_boundary() => ping_bytes.to_vec(),
                     Next::Ping => Vec::new(),
                     Next::Item(Some(Ok(chunk))) => {
                         let mut out = pipe.bytes(&chunk);
@@ -313,25 +253,4 @@ pub fn respond(
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parser_handles_split_events_names_and_crlf() {
-        let mut p = SseParser::default();
-        assert!(p.feed(b"event: message_start\r\ndata: {\"a\"").is_empty());
-        let events = p.feed(b":1}\r\n\r\n: comment\n\ndata: x\ndata: y\n\n");
-        assert_eq!(
-            events,
-            vec![
-                ("message_start".to_owned(), "{\"a\":1}".to_owned()),
-                (String::new(), "x\ny".to_owned())
-            ]
-        );
-        p.feed(b"data: tail");
-        assert_eq!(p.flush(), Some((String::new(), "tail".to_owned())));
-    }
 }

@@ -1,6 +1,7 @@
-//! Streaming: the upstream's SSE events are piped to the client as they arrive (never buffered
-//! whole; the events already received go out together, in one write) while usage is read from
-//! them.
+//! Streaming on the OpenAI path: the upstream's own bytes go to the client as they arrive —
+//! whole events only, never re-framed or copied when a read holds whole events (what was read
+//! already goes out together, in one write) — while [`SseReader`] finds the events in them
+//! and usage is read from each.
 //!
 //! - Tollgate asks the upstream for a usage chunk (`stream_options.include_usage`); if the client
 //!   did not ask for it, that chunk is not forwarded.
@@ -10,13 +11,13 @@
 //!   with it (closing the upstream connection) and [`Billing`]'s `Drop` bills what was produced
 //!   (usage source "partial"). Settlement happens exactly once either way.
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::{Bytes, BytesMut};
-use eventsource_stream::Eventsource;
 use futures_util::{FutureExt, StreamExt};
 use serde::Deserialize;
 use tollgate_actors::quota::Hold;
@@ -25,6 +26,7 @@ use super::keepalive::{self, Clock, Next};
 use super::price::Usage;
 use super::prompt::Prompt;
 use super::settle::{SettleCtx, UsageSource};
+use super::sse::SseReader;
 use super::tokenize::Counter;
 
 /// Usage as OpenAI reports it.
@@ -63,24 +65,26 @@ impl From<&UsageJson> for Usage {
     }
 }
 
+/// The part of a chunk Tollgate reads: borrowed from the event's data, nothing copied but
+/// the answer's text.
 #[derive(Deserialize)]
-struct Chunk {
-    #[serde(default)]
-    choices: Vec<ChunkChoice>,
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<ChunkChoice<'a>>,
     #[serde(default)]
     usage: Option<UsageJson>,
 }
 
 #[derive(Deserialize)]
-struct ChunkChoice {
-    #[serde(default)]
-    delta: Option<Delta>,
+struct ChunkChoice<'a> {
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
 }
 
 #[derive(Deserialize)]
-struct Delta {
-    #[serde(default)]
-    content: Option<String>,
+struct Delta<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
 }
 
 /// The request's money while its stream runs; settles exactly once, on completion or drop.
@@ -124,25 +128,104 @@ impl Drop for Billing {
     }
 }
 
-/// Events already received are sent together up to this many bytes, so a fast upstream's long
+/// Reads already received are sent together up to this many bytes, so a fast upstream's long
 /// answer still goes out in pieces rather than gathering in memory.
 const FRAME_MAX: usize = 16 * 1024;
 
-/// The upstream's events, parsed as they arrive.
-type Events = std::pin::Pin<
-    Box<
-        dyn futures_util::Stream<
-                Item = Result<
-                    eventsource_stream::Event,
-                    eventsource_stream::EventStreamError<reqwest::Error>,
-                >,
-            > + Send,
-    >,
->;
+/// The upstream's body, read by read.
+type Chunks = std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<Bytes>> + Send>>;
 
-/// One answer's stream: the upstream's events in, the client's bytes out, the bill kept.
+/// The bytes of one write to the client: a slice of one upstream read when that is all there
+/// is (no copy), else the pieces copied together.
+#[derive(Debug, Default)]
+enum Frame {
+    #[default]
+    Empty,
+    One(Bytes),
+    Joined(BytesMut),
+}
+
+impl Frame {
+    fn push(&mut self, bytes: Bytes) {
+        if bytes.is_empty() {
+            return;
+        }
+        *self = match std::mem::take(self) {
+            Frame::Empty => Frame::One(bytes),
+            Frame::One(first) => {
+                let mut joined = BytesMut::with_capacity(first.len() + bytes.len());
+                joined.extend_from_slice(&first);
+                joined.extend_from_slice(&bytes);
+                Frame::Joined(joined)
+            }
+            Frame::Joined(mut joined) => {
+                joined.extend_from_slice(&bytes);
+                Frame::Joined(joined)
+            }
+        };
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Frame::Empty => 0,
+            Frame::One(b) => b.len(),
+            Frame::Joined(b) => b.len(),
+        }
+    }
+
+    fn into_bytes(self) -> Option<Bytes> {
+        match self {
+            Frame::Empty => None,
+            Frame::One(b) => Some(b),
+            Frame::Joined(b) => Some(b.freeze()),
+        }
+    }
+}
+
+/// What becomes of one upstream event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// Forwarded as the upstream sent it.
+    Keep,
+    /// Held back (the usage-only chunk the client did not ask for).
+    Drop,
+    /// `[DONE]`: forwarded, and the answer is over.
+    Done,
+}
+
+/// Reads usage and text from one event's data, and decides its fate.
+fn observe(billing: &mut Billing, client_wants_usage: bool, data: &str) -> Verdict {
+    if data.trim() == "[DONE]" {
+        return Verdict::Done;
+    }
+    let Ok(chunk) = serde_json::from_str::<Chunk<'_>>(data) else {
+        return Verdict::Keep;
+    };
+    for choice in &chunk.choices {
+        if let Some(text) = choice.delta.as_ref().and_then(|d| d.content.as_deref()) {
+            billing.completion_text.push_str(text);
+        }
+    }
+    match &chunk.usage {
+        Some(usage) => {
+            billing.usage = Some(Usage::from(usage));
+            if client_wants_usage || !chunk.choices.is_empty() {
+                Verdict::Keep
+            } else {
+                Verdict::Drop
+            }
+        }
+        None => Verdict::Keep,
+    }
+}
+
+/// One answer's stream: the upstream's reads in, the same bytes out (whole events only, less
+/// any event held back), the bill kept.
 struct Relay {
-    events: Events,
+    chunks: Chunks,
+    reader: SseReader,
+    /// The start of an event the last read ended inside of: it goes out with the rest of it.
+    held: BytesMut,
     billing: Billing,
     clock: Clock,
     client_wants_usage: bool,
@@ -150,17 +233,17 @@ struct Relay {
 }
 
 impl Relay {
-    /// The next bytes for the client: every event the upstream has already sent, in one frame
-    /// (one write to the socket instead of one per event), or a keep-alive ping while the
-    /// upstream is quiet. `None` once the answer is over.
+    /// The next bytes for the client: every whole event the upstream has already sent, in one
+    /// frame (one write to the socket), or a keep-alive ping while the upstream is quiet (always
+    /// between two events: only whole events are forwarded). `None` once the answer is over.
     async fn next_frame(&mut self) -> Option<Bytes> {
         if self.done {
             return None;
         }
-        let mut out = BytesMut::new();
+        let mut out = Frame::default();
         loop {
-            let next = if out.is_empty() {
-                match self.clock.next(&mut self.events).await {
+            let next = if matches!(out, Frame::Empty) {
+                match self.clock.next(&mut self.chunks).await {
                     Next::Item(next) => next,
                     Next::Ping => return Some(Bytes::from_static(keepalive::COMMENT_PING)),
                     Next::Idle => {
@@ -169,61 +252,102 @@ impl Relay {
                     }
                 }
             } else if out.len() >= FRAME_MAX {
-                return Some(out.freeze());
+                return out.into_bytes();
             } else {
-                match self.events.next().now_or_never() {
+                match self.chunks.next().now_or_never() {
                     Some(next) => next,
-                    None => return Some(out.freeze()),
+                    None => return out.into_bytes(),
                 }
             };
-            let event = match next {
-                Some(Ok(event)) => event,
+            match next {
+                Some(Ok(chunk)) => {
+                    if self.read(chunk, &mut out) {
+                        return self.end(true, out);
+                    }
+                }
                 Some(Err(e)) => {
                     tracing::warn!(error = %e, "upstream stream broke");
                     return self.end(false, out);
                 }
-                None => return self.end(true, out),
-            };
-            if self.billing.ctx.first_byte.is_none() {
-                self.billing.ctx.first_byte = Some(Instant::now());
-            }
-            if event.data.trim() == "[DONE]" {
-                out.extend_from_slice(b"data: [DONE]\n\n");
-                return self.end(true, out);
-            }
-            if self.observe(&event.data) {
-                out.extend_from_slice(b"data: ");
-                out.extend_from_slice(event.data.as_bytes());
-                out.extend_from_slice(b"\n\n");
+                None => {
+                    self.last_event(&mut out);
+                    return self.end(true, out);
+                }
             }
         }
     }
 
-    /// Reads usage and text from one event's data; whether the event goes to the client (the
-    /// usage-only chunk Tollgate asked for on its own does not).
-    fn observe(&mut self, data: &str) -> bool {
-        let Ok(chunk) = serde_json::from_str::<Chunk>(data) else {
-            return true;
-        };
-        for choice in &chunk.choices {
-            if let Some(text) = choice.delta.as_ref().and_then(|d| d.content.as_deref()) {
-                self.billing.completion_text.push_str(text);
-            }
+    /// Takes one upstream read: its whole events go to `out` as slices of it (the start of an
+    /// event it ends inside of is held for the next). Whether `[DONE]` was among them.
+    fn read(&mut self, chunk: Bytes, out: &mut Frame) -> bool {
+        if self.billing.ctx.first_byte.is_none() {
+            self.billing.ctx.first_byte = Some(Instant::now());
         }
-        match &chunk.usage {
-            Some(usage) => {
-                self.billing.usage = Some(Usage::from(usage));
-                self.client_wants_usage || !chunk.choices.is_empty()
+        let Relay {
+            reader,
+            held,
+            billing,
+            client_wants_usage,
+            ..
+        } = self;
+        // `start`: where the current event starts in `chunk` (its earlier bytes, if any, are in
+        // `held`); `run`: the start of the kept events not yet put in `out`.
+        let (mut start, mut run, mut first, mut over) = (0, None, true, false);
+        reader.feed(&chunk, |event, end| {
+            if over {
+                return;
             }
-            None => true,
+            let verdict = observe(billing, *client_wants_usage, event.data);
+            if first {
+                first = false;
+                if verdict == Verdict::Drop {
+                    held.clear();
+                } else {
+                    out.push(held.split().freeze());
+                }
+            }
+            match verdict {
+                Verdict::Keep | Verdict::Done => {
+                    run.get_or_insert(start);
+                    over = verdict == Verdict::Done;
+                }
+                Verdict::Drop => {
+                    if let Some(from) = run.take() {
+                        out.push(chunk.slice(from..start));
+                    }
+                }
+            }
+            start = end;
+        });
+        if let Some(from) = run {
+            out.push(chunk.slice(from..start));
         }
+        if !over {
+            held.extend_from_slice(&chunk[start..]);
+        }
+        over
+    }
+
+    /// The upstream ended: an event it left without its blank line is still read for usage,
+    /// and its bytes go out as they came.
+    fn last_event(&mut self, out: &mut Frame) {
+        let Relay {
+            reader,
+            billing,
+            client_wants_usage,
+            ..
+        } = self;
+        reader.finish(|event, _| {
+            observe(billing, *client_wants_usage, event.data);
+        });
+        out.push(self.held.split().freeze());
     }
 
     /// Settles and sends what is left (`None` when nothing is).
-    fn end(&mut self, complete: bool, out: BytesMut) -> Option<Bytes> {
+    fn end(&mut self, complete: bool, out: Frame) -> Option<Bytes> {
         self.done = true;
         self.billing.finish(complete);
-        (!out.is_empty()).then(|| out.freeze())
+        out.into_bytes()
     }
 }
 
@@ -239,7 +363,9 @@ pub fn respond(
 ) -> Response {
     ctx.first_byte = None;
     let relay = Relay {
-        events: Box::pin(upstream.bytes_stream().eventsource()),
+        chunks: Box::pin(upstream.bytes_stream()),
+        reader: SseReader::default(),
+        held: BytesMut::new(),
         billing: Billing {
             ctx,
             hold: Some(hold),

@@ -59,6 +59,9 @@ struct MockState {
     chunk_delay: Mutex<Duration>,
     /// Streams whose body was dropped before the end (the client went away).
     streams_cut: AtomicUsize,
+    /// When set, a stream answers exactly these bytes, one body chunk each (`chunk_delay`
+    /// apart), instead of events built from `pieces`.
+    raw_stream: Mutex<Option<Vec<String>>>,
 }
 
 /// Counts a stream as cut when it is dropped before reaching `[DONE]`.
@@ -193,6 +196,19 @@ fn sse(s: Arc<MockState>, model: String, usage: Option<Value>) -> Response {
         .is_some_and(|b| b["stream_options"]["include_usage"] == true);
     let pieces = s.pieces.lock().expect("lock").clone();
     let delay = *s.chunk_delay.lock().expect("lock");
+    if let Some(parts) = s.raw_stream.lock().expect("lock").clone() {
+        use futures_util::StreamExt;
+        let stream = futures_util::stream::iter(parts).then(move |part| async move {
+            tokio::time::sleep(delay).await;
+            Ok::<_, std::io::Error>(part)
+        });
+        let mut response = axum::body::Body::from_stream(stream).into_response();
+        response.headers_mut().insert(
+            "content-type",
+            axum::http::HeaderValue::from_static("text/event-stream"),
+        );
+        return response;
+    }
     let mut events: Vec<String> = pieces
         .iter()
         .map(|p| {
@@ -325,7 +341,13 @@ impl MockUpstream {
         *self.state.chunk_delay.lock().expect("lock") = delay;
     }
 
-    /// Streams dropped before `[DONE]` (the relay closed the connection).
+    /// Makes a stream answer exactly `parts`, one body chunk each (`set_chunk_delay` apart).
+    pub fn set_raw_stream(&self, parts: &[&str]) {
+        *self.state.raw_stream.lock().expect("lock") =
+            Some(parts.iter().map(|p| (*p).to_owned()).collect());
+    }
+
+    /// Streams whose body was dropped before reaching `[DONE]`.
     pub fn streams_cut(&self) -> usize {
         self.state.streams_cut.load(Ordering::SeqCst)
     }

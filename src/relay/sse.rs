@@ -1,0 +1,185 @@
+//! Server-sent events read incrementally from an upstream's bytes. Lines are split and their
+//! fields read by `sseer`'s parser; [`SseReader`] gathers the lines into events and tells, for
+//! every event, where it ends in the bytes just fed — so a caller can forward the upstream's
+//! own bytes (no re-framing, no copy) and still cut between events.
+//!
+//! Nothing is allocated per event: the event's name and data go into two buffers that are
+//! reused, and bytes are kept across reads only when a read ends inside a line.
+
+use bytes::{Buf, BytesMut};
+use sseer::parser::{RawEventLine, parse_line};
+
+/// One event, borrowed from the reader until the next one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event<'a> {
+    /// The `event:` field, empty when absent.
+    pub name: &'a str,
+    /// The `data:` lines, joined by `\n`.
+    pub data: &'a str,
+}
+
+/// An incremental SSE reader: bytes in, events out (with where each ends).
+#[derive(Debug, Default)]
+pub struct SseReader {
+    /// The start of a line the last read ended inside of.
+    partial: BytesMut,
+    name: String,
+    data: String,
+    has_data: bool,
+}
+
+impl SseReader {
+    /// Feeds one read's bytes. `on_event` gets every event they complete, with the offset in
+    /// `chunk` just past the blank line that ends it.
+    pub fn feed(&mut self, chunk: &[u8], mut on_event: impl FnMut(Event<'_>, usize)) {
+        if self.partial.is_empty() {
+            let left = self.lines(chunk, 0, &mut on_event);
+            self.partial.extend_from_slice(&chunk[chunk.len() - left..]);
+        } else {
+            let carried = self.partial.len();
+            let mut joined = std::mem::take(&mut self.partial);
+            joined.extend_from_slice(chunk);
+            let left = self.lines(&joined, carried, &mut on_event);
+            joined.advance(joined.len() - left);
+            self.partial = joined;
+        }
+    }
+
+    /// The stream ended: a last line without its line break, then an event without its blank
+    /// line, are still read (`on_event` gets offset 0).
+    pub fn finish(&mut self, mut on_event: impl FnMut(Event<'_>, usize)) {
+        if !self.partial.is_empty() {
+            let mut last = std::mem::take(&mut self.partial);
+            last.extend_from_slice(b"\n");
+            self.lines(&last, last.len(), &mut on_event);
+        }
+        if self.has_data {
+            self.dispatch(0, &mut on_event);
+        }
+    }
+
+    /// Whether the bytes fed so far end between two events, so bytes of Tollgate's own (a
+    /// keep-alive ping) may go out without splitting one of the upstream's.
+    pub fn at_boundary(&self) -> bool {
+        self.partial.is_empty() && !self.has_data && self.name.is_empty()
+    }
+
+    /// Reads the complete lines of `buf`, whose first `carried` bytes came from an earlier
+    /// read; returns how many bytes at its end are left (an unfinished line).
+    fn lines(
+        &mut self,
+        buf: &[u8],
+        carried: usize,
+        on_event: &mut impl FnMut(Event<'_>, usize),
+    ) -> usize {
+        let mut rest = buf;
+        while let Some((line, next)) = parse_line(rest) {
+            rest = next;
+            match line {
+                RawEventLine::Empty => {
+                    let end = (buf.len() - rest.len()).saturating_sub(carried);
+                    if self.has_data {
+                        self.dispatch(end, on_event);
+                    } else {
+                        self.name.clear();
+                    }
+                }
+                RawEventLine::Comment => {}
+                RawEventLine::Field {
+                    field_name,
+                    field_value,
+                } => {
+                    let value = String::from_utf8_lossy(field_value.unwrap_or_default());
+                    match field_name {
+                        b"event" => {
+                            self.name.clear();
+                            self.name.push_str(&value);
+                        }
+                        b"data" => {
+                            if self.has_data {
+                                self.data.push('\n');
+                            }
+                            self.data.push_str(&value);
+                            self.has_data = true;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        rest.len()
+    }
+
+    fn dispatch(&mut self, end: usize, on_event: &mut impl FnMut(Event<'_>, usize)) {
+        on_event(
+            Event {
+                name: &self.name,
+                data: &self.data,
+            },
+            end,
+        );
+        self.name.clear();
+        self.data.clear();
+        self.has_data = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(reader: &mut SseReader, chunk: &[u8]) -> Vec<(String, String, usize)> {
+        let mut events = Vec::new();
+        reader.feed(chunk, |e, end| {
+            events.push((e.name.to_owned(), e.data.to_owned(), end));
+        });
+        events
+    }
+
+    #[test]
+    fn events_split_across_reads_with_names_comments_and_crlf() {
+        let mut r = SseReader::default();
+        assert!(read(&mut r, b"event: message_start\r\ndata: {\"a\"").is_empty());
+        assert!(!r.at_boundary());
+        let events = read(&mut r, b":1}\r\n\r\n: comment\n\ndata: x\ndata: y\n\n");
+        assert_eq!(
+            events,
+            vec![
+                ("message_start".to_owned(), "{\"a\":1}".to_owned(), 7),
+                (String::new(), "x\ny".to_owned(), 35),
+            ]
+        );
+        assert!(r.at_boundary());
+    }
+
+    #[test]
+    fn offsets_point_past_each_event_in_the_read() {
+        let body = b"data: one\n\ndata: two\n\ndata: thr";
+        let mut r = SseReader::default();
+        let events = read(&mut r, body);
+        assert_eq!(events.len(), 2);
+        assert_eq!(&body[..events[0].2], b"data: one\n\n");
+        assert_eq!(&body[events[0].2..events[1].2], b"data: two\n\n");
+        let events = read(&mut r, b"ee\n\n");
+        assert_eq!(events, vec![(String::new(), "three".to_owned(), 4)]);
+    }
+
+    #[test]
+    fn a_line_break_split_between_cr_and_lf() {
+        let mut r = SseReader::default();
+        assert!(read(&mut r, b"data: a\r").is_empty());
+        assert!(read(&mut r, b"\n\r").is_empty());
+        let events = read(&mut r, b"\n");
+        assert_eq!(events, vec![(String::new(), "a".to_owned(), 1)]);
+    }
+
+    #[test]
+    fn finish_reads_an_event_left_without_its_blank_line() {
+        let mut r = SseReader::default();
+        assert!(read(&mut r, b"data: tail").is_empty());
+        let mut events = Vec::new();
+        r.finish(|e, _| events.push(e.data.to_owned()));
+        assert_eq!(events, vec!["tail".to_owned()]);
+        assert!(r.at_boundary());
+    }
+}
