@@ -111,7 +111,7 @@ impl ChatHead {
     fn prompt(&self, texts: &[&str], body: &Bytes) -> Prompt {
         let estimate = count_prompt_with(Counter::Estimate, texts, self.framed_messages());
         if Counter::is_exact(&self.model) {
-            Prompt::deferred(estimate, body.clone(), self.model.clone())
+            Prompt::deferred(estimate, body, self.model.clone())
         } else {
             Prompt::known(estimate)
         }

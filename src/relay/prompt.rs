@@ -37,10 +37,17 @@ impl Prompt {
 
     /// An `estimate` now; the exact count of `body` (an OpenAI-style JSON request) with
     /// `model`'s tokenizer on demand.
-    pub fn deferred(estimate: i64, body: Bytes, model: String) -> Prompt {
+    ///
+    /// The body is copied: a request body is a slice of its connection's read buffer, and
+    /// keeping the slice for as long as the answer streams would keep that whole buffer
+    /// (8 KiB and up) alive beside the one the connection goes on reading into.
+    pub fn deferred(estimate: i64, body: &[u8], model: String) -> Prompt {
         Prompt {
             estimate,
-            exact: Exact::Body { body, model },
+            exact: Exact::Body {
+                body: Bytes::copy_from_slice(body),
+                model,
+            },
         }
     }
 
