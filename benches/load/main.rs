@@ -232,26 +232,34 @@ async fn run() -> Result<bool, String> {
         .map(|t| (t.name, procs::vm_kb(t.pid, "VmHWM") as f64 / 1024.0))
         .collect();
 
-    // The concurrent-streams check, on the paced model.
+    // The concurrent-streams checks: a ramp (opened evenly over one second, on the 100 ms
+    // model, so all are open together at its end), then a burst (every stream opened at once,
+    // on the 10 ms model). The ramp goes first: RSS a run grew is kept for the next.
     let mut stream_runs = Vec::new();
     if n_streams > 0 {
-        let slow = stream.replace("gpt-4o-mini", mock::SLOW_MODEL);
-        let expected = client
-            .post(&targets[0].url)
-            .body(slow.clone())
-            .send()
-            .await
-            .map_err(|e| e.to_string())?
-            .bytes()
-            .await
-            .map_err(|e| e.to_string())?;
-        for t in &targets {
-            let r = streams::run(&t.url, &auth, &slow, n_streams, &expected, t.pid).await;
-            if t.name == "tollgate" {
-                tollgate_ok += r.ok;
+        for (model, ramp) in [
+            (mock::LONG_MODEL, Duration::from_secs(1)),
+            (mock::SLOW_MODEL, Duration::ZERO),
+        ] {
+            let paced = stream.replace("gpt-4o-mini", model);
+            let expected = client
+                .post(&targets[0].url)
+                .body(paced.clone())
+                .send()
+                .await
+                .map_err(|e| e.to_string())?
+                .bytes()
+                .await
+                .map_err(|e| e.to_string())?;
+            for t in &targets {
+                let r =
+                    streams::run(&t.url, &auth, &paced, n_streams, ramp, &expected, t.pid).await;
+                if t.name == "tollgate" {
+                    tollgate_ok += r.ok;
+                }
+                println!("{n_streams} concurrent streams via {}: {r:?}", t.name);
+                stream_runs.push((t.name, r));
             }
-            println!("{n_streams} concurrent streams via {}: {r:?}", t.name);
-            stream_runs.push((t.name, r));
         }
     }
 

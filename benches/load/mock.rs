@@ -1,7 +1,8 @@
 //! The fast mock upstream: a minimal hyper HTTP/1 server answering every POST with a fixed
 //! `chat.completion` (with usage), or, when the body asks for `"stream":true`, an SSE stream of
 //! 20 content chunks, a usage chunk and `[DONE]`. The model `bench-slow` streams the same chunks
-//! 10 ms apart (the 1,000-concurrent-streams check needs streams that stay open).
+//! 10 ms apart, and `bench-long` 100 ms apart (the concurrent-streams checks need streams that
+//! stay open: ~0.2 s for the burst, ~2.2 s, longer than the ramp, for the ramped check).
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -25,6 +26,8 @@ pub const COMPLETION_TOKENS: u64 = 20;
 const CHUNKS: usize = 20;
 /// The model whose stream is paced (10 ms between chunks).
 pub const SLOW_MODEL: &str = "bench-slow";
+/// The model whose stream is paced 100 ms between chunks.
+pub const LONG_MODEL: &str = "bench-long";
 
 /// The non-stream answer.
 fn completion() -> Bytes {
@@ -70,12 +73,16 @@ async fn answer(
     if !contains(&compact, br#""stream":true"#) {
         return Ok(respond("application/json", Full::new(json).boxed()));
     }
-    if !contains(&compact, SLOW_MODEL.as_bytes()) {
+    let pace = if contains(&compact, SLOW_MODEL.as_bytes()) {
+        Duration::from_millis(10)
+    } else if contains(&compact, LONG_MODEL.as_bytes()) {
+        Duration::from_millis(100)
+    } else {
         return Ok(respond("text/event-stream", Full::new(sse).boxed()));
-    }
-    let paced = stream::unfold(sse_events().into_iter(), |mut events| async move {
+    };
+    let paced = stream::unfold(sse_events().into_iter(), move |mut events| async move {
         let event = events.next()?;
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        tokio::time::sleep(pace).await;
         Some((Ok::<_, Infallible>(Frame::data(event)), events))
     });
     Ok(respond("text/event-stream", StreamBody::new(paced).boxed()))

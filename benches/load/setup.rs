@@ -82,7 +82,7 @@ pub async fn prepare(base: &str, mock: &str) -> Result<(Console, String), String
     let root = Console::login(base, "root", pass).await?;
     use reqwest::Method as M;
     let channel = json!({"name": "mock", "type": 1, "key": "mock-key", "base_url": mock,
-        "models": "gpt-4o-mini,bench-slow", "group": "default"});
+        "models": "gpt-4o-mini,bench-slow,bench-long", "group": "default"});
     root.call(M::POST, "/api/channel/", Some(channel)).await?;
     root.call(
         M::PUT,
@@ -94,7 +94,7 @@ pub async fn prepare(base: &str, mock: &str) -> Result<(Console, String), String
         M::PUT,
         "/api/option/",
         Some(
-            json!({"key": "ModelRatio", "value": r#"{"gpt-4o-mini": 0.075, "bench-slow": 0.075}"#}),
+            json!({"key": "ModelRatio", "value": r#"{"gpt-4o-mini": 0.075, "bench-slow": 0.075, "bench-long": 0.075}"#}),
         ),
     )
     .await?;
