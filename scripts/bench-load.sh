@@ -13,7 +13,12 @@ if [ ! -x "$oha" ]; then
   CARGO_TARGET_DIR="$target/bench-tools-build" cargo install oha --locked --root "$tools"
 fi
 cargo build --release -p tollgate
+# The benchmarked binary is this build, copied aside: `cargo bench` below builds the package's
+# binaries again, with the dev-dependencies' features (reqwest's cookie layer, which re-parses
+# every upstream URL), into the same target/release/tollgate.
+mkdir -p "$tools"
+cp "$target/release/tollgate" "$tools/tollgate"
 # 1,000 concurrent streams need ~4,000 descriptors across the processes.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
-TOLLGATE_BIN="$target/release/tollgate" OHA_BIN="$oha" LOAD_OUT="${LOAD_OUT:-$target}" \
+TOLLGATE_BIN="$tools/tollgate" OHA_BIN="$oha" LOAD_OUT="${LOAD_OUT:-$target}" \
   cargo bench --profile release -p tollgate --bench load

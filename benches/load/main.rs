@@ -57,6 +57,8 @@ pub struct Row {
     pub cpu_us: f64,
     /// RSS after the phase (MB).
     pub rss_mb: f64,
+    /// Context switches of the target's threads per completed request.
+    pub switches: f64,
 }
 
 /// A setting from the environment.
@@ -202,8 +204,10 @@ async fn run() -> Result<bool, String> {
             for i in 0..targets.len() {
                 let t = &targets[(i + phase_no) % targets.len()];
                 let cpu_before = procs::cpu_ticks(t.pid);
+                let switches_before = procs::ctx_switches(t.pid);
                 let m = oha::run(&oha_bin, &t.url, &load)?;
                 let cpu = (procs::cpu_ticks(t.pid) - cpu_before) as f64 / ticks;
+                let switches = procs::ctx_switches(t.pid).saturating_sub(switches_before);
                 let done = (m.ok + m.failed).max(1) as f64;
                 if t.name == "tollgate" {
                     tollgate_ok += m.ok;
@@ -215,6 +219,7 @@ async fn run() -> Result<bool, String> {
                     target: t.name,
                     cpu_us: cpu * 1e6 / done,
                     rss_mb: procs::vm_kb(t.pid, "VmRSS") as f64 / 1024.0,
+                    switches: switches as f64 / done,
                     m,
                 };
                 println!("{}", report::line(&row));

@@ -94,6 +94,25 @@ pub fn cpu_ticks(pid: u32) -> u64 {
     field(14) + field(15)
 }
 
+/// Context switches (voluntary + involuntary) of every thread of `pid` so far: a thread that
+/// parks to wait and is woken again costs one, and on a small VM each costs microseconds.
+pub fn ctx_switches(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(Result::ok)
+        .map(|task| {
+            let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+            status
+                .lines()
+                .filter(|l| l.contains("ctxt_switches:"))
+                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .sum::<u64>()
+        })
+        .sum()
+}
+
 /// A `Vm…:` line of `/proc/<pid>/status`, in kB.
 pub fn vm_kb(pid: u32, key: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();

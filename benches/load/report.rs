@@ -41,7 +41,7 @@ pub struct Summary {
 /// One progress line.
 pub fn line(r: &Row) -> String {
     format!(
-        "{:<18} {:<9} rps {:>9.0} ok {:>7} failed {:>5} p50 {:>7.3} p90 {:>7.3} p99 {:>7.3} ms ttfb p50 {:>7.3} cpu {:>6.1} µs/req rss {:>6.1} MB",
+        "{:<18} {:<9} rps {:>9.0} ok {:>7} failed {:>5} p50 {:>7.3} p90 {:>7.3} p99 {:>7.3} ms ttfb p50 {:>7.3} cpu {:>6.1} µs/req cs {:>5.2}/req rss {:>6.1} MB",
         r.phase,
         r.target,
         r.m.rps,
@@ -52,6 +52,7 @@ pub fn line(r: &Row) -> String {
         r.m.p99,
         r.m.ttfb_p50,
         r.cpu_us,
+        r.switches,
         r.rss_mb
     )
 }
@@ -72,7 +73,7 @@ impl Summary {
             "{} s per phase, {} connections, HTTP/1.1, oha open loop with latency correction at fixed rates.\n",
             self.seconds, self.connections
         );
-        md.push_str("| phase | target | RPS | ok | failed | p50 ms | p90 ms | p99 ms | TTFB p50 ms | TTFB p99 ms | CPU µs/req | RSS MB |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        md.push_str("| phase | target | RPS | ok | failed | p50 ms | p90 ms | p99 ms | TTFB p50 ms | TTFB p99 ms | CPU µs/req | switches/req | RSS MB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for r in &self.rows {
             let m = &r.m;
             let ttfb = if r.stream {
@@ -82,8 +83,18 @@ impl Summary {
             };
             let _ = writeln!(
                 md,
-                "| {} | {} | {:.0} | {} | {} | {:.3} | {:.3} | {:.3} | {ttfb} | {:.1} | {:.1} |",
-                r.phase, r.target, m.rps, m.ok, m.failed, m.p50, m.p90, m.p99, r.cpu_us, r.rss_mb
+                "| {} | {} | {:.0} | {} | {} | {:.3} | {:.3} | {:.3} | {ttfb} | {:.1} | {:.2} | {:.1} |",
+                r.phase,
+                r.target,
+                m.rps,
+                m.ok,
+                m.failed,
+                m.p50,
+                m.p90,
+                m.p99,
+                r.cpu_us,
+                r.switches,
+                r.rss_mb
             );
         }
         md.push_str("\n| phase | Tollgate/floor RPS | Tollgate/floor CPU | Tollgate−direct p50 ms | Tollgate−direct p99 ms |\n|---|---|---|---|---|\n");
