@@ -93,9 +93,12 @@ impl App {
             let store = store.clone();
             tokio::task::spawn_blocking(move || TokenIndex::load(&store)).await??
         };
-        let (writer, writer_thread) =
-            LogWriter::spawn_with(store.clone(), Some(options.clone()))
-                .map_err(|e| StartupError::Config(format!("cannot start the log writer: {e}")))?;
+        let (writer, writer_thread) = LogWriter::spawn_with(
+            store.clone(),
+            Some(options.clone()),
+            config.commit_interval(),
+        )
+        .map_err(|e| StartupError::Config(format!("cannot start the log writer: {e}")))?;
         let quota = QuotaBook::new(store.clone(), writer);
         let users = UserDirectory::new(store.clone());
         let reminder = QuotaReminder::new(store.clone(), options.clone(), users.clone())?;

@@ -5,9 +5,9 @@
 //!
 //! It runs on a dedicated OS thread (redb is blocking I/O); senders never wait. The batch is
 //! whatever queued while the previous commit ran, up to [`LOG_BATCH_MAX`], plus what arrives
-//! in the next [`GATHER`] when that was more than one settlement or the previous commit was
-//! less than [`GATHER`] ago: an idle system commits each settlement at once, a busy one
-//! commits at most about every [`GATHER`]. A crash loses at most the batch being gathered and
+//! in the next gather interval ([`GATHER`] by default; `--commit-interval-ms`) when that was
+//! more than one settlement or the previous commit was less than an interval ago: an idle
+//! system commits each settlement at once, a busy one commits at most about once an interval. A crash loses at most the batch being gathered and
 //! committed; a change is never applied twice.
 //!
 //! The rows' indexes, hour counters and (while `DataExportEnabled`) dashboard aggregates are
@@ -36,14 +36,8 @@ pub const LOG_BATCH_MAX: usize = 512;
 /// Clients never wait on a commit, and balances are enforced from the quota ledgers in memory;
 /// the window only widens what a crash (not a shutdown, which flushes) can lose to these
 /// milliseconds of settlements.
+/// The default of `--commit-interval-ms`.
 pub const GATHER: Duration = Duration::from_millis(20);
-
-/// The writer thread's nice value (Linux). A commit takes a millisecond or two of CPU; on a
-/// small machine the request workers share cores with it, and a request that arrives during a
-/// commit waited behind it (the p99 latency). At nice 5 a worker that wakes runs first, while
-/// the writer keeps about a third of one worker's share when every core is busy — far more
-/// than it needs (it took ~15 % of Tollgate's CPU at full load in the load benchmark).
-pub const WRITER_NICE: i32 = 5;
 
 /// A message to the writer.
 enum WriterMsg {
@@ -67,21 +61,24 @@ pub struct LogWriter {
 }
 
 impl LogWriter {
-    /// Starts the writer thread on `store`; dashboard aggregates are always maintained.
+    /// Starts the writer thread on `store` with the default [`GATHER`]; dashboard aggregates
+    /// are always maintained.
     pub fn spawn(store: Store) -> std::io::Result<(LogWriter, JoinHandle<()>)> {
-        LogWriter::spawn_with(store, None)
+        LogWriter::spawn_with(store, None, GATHER)
     }
 
-    /// Starts the writer thread on `store`; dashboard aggregates are maintained while the
-    /// `DataExportEnabled` option is on (read per batch from the published snapshot).
+    /// Starts the writer thread on `store`, letting batches gather for `gather` under load
+    /// (zero: commit whatever is queued at once); dashboard aggregates are maintained while
+    /// the `DataExportEnabled` option is on (read per batch from the published snapshot).
     pub fn spawn_with(
         store: Store,
         options: Option<Options>,
+        gather: Duration,
     ) -> std::io::Result<(LogWriter, JoinHandle<()>)> {
         let (tx, rx) = mpsc::unbounded_channel();
         let thread = std::thread::Builder::new()
             .name("tollgate-log-writer".into())
-            .spawn(move || run(store, options, rx))?;
+            .spawn(move || run(store, options, gather, rx))?;
         let writer = LogWriter {
             tx,
             thread: thread.thread().clone(),
@@ -108,19 +105,12 @@ impl LogWriter {
     }
 }
 
-/// Lowers the calling thread's priority to [`WRITER_NICE`] (best effort: a failure only
-/// leaves it at the default).
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    if let Err(e) =
-        rustix::process::setpriority_process(Some(rustix::thread::gettid()), WRITER_NICE)
-    {
-        tracing::debug!(error = %e, "the log writer keeps the default priority");
-    }
-}
-
-fn run(store: Store, options: Option<Options>, mut rx: mpsc::UnboundedReceiver<WriterMsg>) {
-    lower_priority();
+fn run(
+    store: Store,
+    options: Option<Options>,
+    gather_for: Duration,
+    mut rx: mpsc::UnboundedReceiver<WriterMsg>,
+) {
     let mut batch = Vec::with_capacity(LOG_BATCH_MAX);
     let mut waiters = Vec::new();
     let mut last_commit: Option<Instant> = None;
@@ -130,9 +120,9 @@ fn run(store: Store, options: Option<Options>, mut rx: mpsc::UnboundedReceiver<W
         if batch.len() < LOG_BATCH_MAX && waiters.is_empty() {
             // Under load: let the batch fill for a moment (see GATHER).
             let wait = if batch.len() > 1 {
-                GATHER
+                gather_for
             } else {
-                last_commit.map_or(Duration::ZERO, |at| GATHER.saturating_sub(at.elapsed()))
+                last_commit.map_or(Duration::ZERO, |at| gather_for.saturating_sub(at.elapsed()))
             };
             if !wait.is_zero() {
                 gather(&mut rx, &mut batch, &mut waiters, Instant::now() + wait);

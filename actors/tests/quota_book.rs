@@ -212,34 +212,3 @@ async fn a_batch_with_a_vanished_user_still_applies_the_others() {
     assert_eq!(tok.used_quota.0, 30);
     assert_eq!(tok.accessed_time, 7, "the last change's time");
 }
-
-/// The writer thread runs at `WRITER_NICE`, so request workers that wake during a commit run
-/// first (read back from /proc: field 19 of the thread's stat is its nice value).
-#[cfg(target_os = "linux")]
-#[tokio::test]
-async fn the_writer_thread_runs_at_a_lower_priority() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open_dir(dir.path()).expect("open");
-    let (writer, _thread) = LogWriter::spawn(store).expect("writer");
-    // The thread has lowered its priority once it has taken a message.
-    writer.flush().await;
-    let mut nice = None;
-    for task in std::fs::read_dir("/proc/self/task").expect("tasks") {
-        let path = task.expect("task").path();
-        let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
-        if comm.trim_end() == "tollgate-log-wr" {
-            let stat = std::fs::read_to_string(path.join("stat")).expect("stat");
-            let after_name = stat.rsplit_once(") ").expect("stat fields").1;
-            // Fields from the state (3rd) on; nice is the 19th.
-            nice = after_name.split(' ').nth(19 - 3).map(str::to_owned);
-        }
-    }
-    assert_eq!(
-        nice.as_deref(),
-        Some(
-            tollgate_actors::log_writer::WRITER_NICE
-                .to_string()
-                .as_str()
-        )
-    );
-}
