@@ -26,6 +26,8 @@ mod streams;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use oha::{Load, Measured};
@@ -184,6 +186,22 @@ async fn run() -> Result<bool, String> {
         }
     }
 
+    // RSS sampled every 50 ms through the load phases: VmHWM after its reset starts from
+    // whatever set-up left resident (argon2's 19 MiB sometimes lingers a few seconds).
+    let sampled: Arc<Vec<AtomicU64>> =
+        Arc::new(targets.iter().map(|_| AtomicU64::new(0)).collect());
+    let sampler = {
+        let sampled = Arc::clone(&sampled);
+        let pids: Vec<u32> = targets.iter().map(|t| t.pid).collect();
+        tokio::spawn(async move {
+            loop {
+                for (peak, pid) in sampled.iter().zip(&pids) {
+                    peak.fetch_max(procs::vm_kb(*pid, "VmRSS"), Ordering::Relaxed);
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+    };
     let ticks = procs::clock_ticks() as f64;
     let mut rows = Vec::new();
     let mut phase_no = 0;
@@ -236,6 +254,12 @@ async fn run() -> Result<bool, String> {
         .iter()
         .map(|t| (t.name, procs::vm_kb(t.pid, "VmHWM") as f64 / 1024.0))
         .collect();
+    sampler.abort();
+    let sampled_peak: Vec<(&str, f64)> = targets
+        .iter()
+        .zip(sampled.iter())
+        .map(|(t, kb)| (t.name, kb.load(Ordering::Relaxed) as f64 / 1024.0))
+        .collect();
 
     // The concurrent-streams checks: a ramp (opened evenly over one second, on the 100 ms
     // model, so all are open together at its end), then a burst (every stream opened at once,
@@ -284,6 +308,7 @@ async fn run() -> Result<bool, String> {
         setup_peak_rss_mb: setup_peak_mb,
         peak_reset,
         phase_peak_rss_mb: phase_peak,
+        sampled_peak_rss_mb: sampled_peak,
         peak_rss_mb: peak,
         streams: stream_runs,
         n_streams,
