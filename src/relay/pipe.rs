@@ -118,48 +118,42 @@ pub enum Mode {
     Convert(Box<dyn Encode>),
 }
 
-struct Pipe {
+/// Where the upstream's events go: decoded into pieces, which the meter notes and a
+/// converting pipe encodes.
+struct Sink {
     decoder: Box<dyn Decode>,
     mode: Mode,
     meter: Meter,
-    reader: SseReader,
-    ended: bool,
 }
 
-/// Decodes one upstream event: the meter notes its pieces, a converting pipe encodes them.
-fn event(
-    decoder: &mut dyn Decode,
-    meter: &mut Meter,
-    mode: &mut Mode,
-    event: Event<'_>,
-    out: &mut Vec<u8>,
-) {
-    for piece in decoder.event(event.name, event.data) {
-        meter.observe(&piece);
-        if let Mode::Convert(encoder) = mode {
-            encoder.piece(&piece, out);
+impl Sink {
+    /// Takes one upstream event.
+    fn event(&mut self, event: Event<'_>, out: &mut Vec<u8>) {
+        for piece in self.decoder.event(event.name, event.data) {
+            self.meter.observe(&piece);
+            if let Mode::Convert(encoder) = &mut self.mode {
+                encoder.piece(&piece, out);
+            }
         }
     }
+}
+
+struct Pipe {
+    sink: Sink,
+    reader: SseReader,
+    ended: bool,
 }
 
 impl Pipe {
     /// Handles upstream bytes; returns what to send to the client.
     fn bytes(&mut self, chunk: &[u8]) -> Vec<u8> {
-        self.meter.first_byte();
+        self.sink.meter.first_byte();
         let mut out = Vec::new();
-        if matches!(self.mode, Mode::PassThrough) {
+        if matches!(self.sink.mode, Mode::PassThrough) {
             out.extend_from_slice(chunk);
         }
-        let Pipe {
-            decoder,
-            mode,
-            meter,
-            reader,
-            ..
-        } = self;
-        reader.feed(chunk, |e, _| {
-            event(decoder.as_mut(), meter, mode, e, &mut out)
-        });
+        let sink = &mut self.sink;
+        self.reader.feed(chunk, |e, _| sink.event(e, &mut out));
         out
     }
 
@@ -170,18 +164,12 @@ impl Pipe {
             return out;
         }
         self.ended = true;
-        let Pipe {
-            decoder,
-            mode,
-            meter,
-            reader,
-            ..
-        } = self;
-        reader.finish(|e, _| event(decoder.as_mut(), meter, mode, e, &mut out));
-        if let Mode::Convert(encoder) = &mut self.mode {
+        let sink = &mut self.sink;
+        self.reader.finish(|e, _| sink.event(e, &mut out));
+        if let Mode::Convert(encoder) = &mut self.sink.mode {
             encoder.end(&mut out);
         }
-        self.meter.finish(complete);
+        self.sink.meter.finish(complete);
         out
     }
 }
@@ -196,9 +184,11 @@ pub fn respond(
     ping: Option<(Duration, &'static [u8])>,
 ) -> Response {
     let pipe = Pipe {
-        decoder,
-        mode,
-        meter,
+        sink: Sink {
+            decoder,
+            mode,
+            meter,
+        },
         reader: SseReader::default(),
         ended: false,
     };
@@ -221,7 +211,7 @@ pub fn respond(
                     Next::Ping => Vec::new(),
                     Next::Item(Some(Ok(chunk))) => {
                         let mut out = pipe.bytes(&chunk);
-                        if pipe.decoder.done() {
+                        if pipe.sink.decoder.done() {
                             out.extend(pipe.end(true));
                         }
                         out
