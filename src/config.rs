@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
+use tollgate_actors::log_writer::GATHER;
 
 /// Log line format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -41,7 +42,7 @@ pub struct Config {
     /// Under load, the least time between two commits of settlements (log rows and the balance
     /// changes they record), in milliseconds: what a crash (not a shutdown) can lose, traded
     /// against the fixed CPU cost of each commit. 0 commits whatever is queued at once.
-    #[arg(long, env = "TOLLGATE_COMMIT_INTERVAL_MS", default_value_t = 20,
+    #[arg(long, env = "TOLLGATE_COMMIT_INTERVAL_MS", default_value_t = DEFAULT_COMMIT_INTERVAL_MS,
           value_parser = clap::value_parser!(u64).range(0..=1000))]
     pub commit_interval_ms: u64,
 
@@ -101,6 +102,9 @@ pub struct Config {
     pub webhook_allow_loopback_http: bool,
 }
 
+/// The log writer's default gather interval, in milliseconds (its [`GATHER`]).
+pub const DEFAULT_COMMIT_INTERVAL_MS: u64 = GATHER.as_millis() as u64;
+
 /// Shortest session secret accepted from the operator, in bytes.
 pub const MIN_SESSION_SECRET_LEN: usize = 32;
 
@@ -121,7 +125,7 @@ impl Config {
                 .into(),
             relay_timeout_secs: 300,
             db_cache_mb: 16,
-            commit_interval_ms: 20,
+            commit_interval_ms: DEFAULT_COMMIT_INTERVAL_MS,
             max_request_body_mb: 128,
             shutdown_timeout_secs: 30,
             webhook_allow_loopback_http: false,

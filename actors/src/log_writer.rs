@@ -7,8 +7,9 @@
 //! whatever queued while the previous commit ran, up to [`LOG_BATCH_MAX`], plus what arrives
 //! in the next gather interval ([`GATHER`] by default; `--commit-interval-ms`) when that was
 //! more than one settlement or the previous commit was less than an interval ago: an idle
-//! system commits each settlement at once, a busy one commits at most about once an interval. A crash loses at most the batch being gathered and
-//! committed; a change is never applied twice.
+//! system commits each settlement at once, a busy one commits at most about once an interval.
+//! A crash loses at most the batch being gathered and committed; a change is never applied
+//! twice.
 //!
 //! The rows' indexes, hour counters and (while `DataExportEnabled`) dashboard aggregates are
 //! written by [`logs::insert_batch`] in the same transaction.
@@ -26,9 +27,9 @@ use crate::options::Options;
 /// Max settlements committed per transaction.
 pub const LOG_BATCH_MAX: usize = 512;
 
-/// How long the writer lets a batch fill when it finds more than one settlement queued (the
-/// sign of load), and the least time between two commits while settlements keep coming, when
-/// nobody waits on a flush. A commit costs a fixed part — copying every touched B-tree path,
+/// The default gather interval (`--commit-interval-ms`): how long the writer lets a batch
+/// fill when it finds more than one settlement queued (the sign of load), and the least time
+/// between two commits while settlements keep coming, when nobody waits on a flush. A commit costs a fixed part — copying every touched B-tree path,
 /// the fsync — of about half a millisecond of CPU here, whatever its size: at 5 ms (200
 /// commits a second) the writer still took half of Tollgate's CPU at 500 requests/s (200 µs
 /// per request) and 64 µs per request at 2,000/s; at 20 ms it commits at most 50 times a
@@ -36,7 +37,6 @@ pub const LOG_BATCH_MAX: usize = 512;
 /// Clients never wait on a commit, and balances are enforced from the quota ledgers in memory;
 /// the window only widens what a crash (not a shutdown, which flushes) can lose to these
 /// milliseconds of settlements.
-/// The default of `--commit-interval-ms`.
 pub const GATHER: Duration = Duration::from_millis(20);
 
 /// A message to the writer.

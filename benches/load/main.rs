@@ -26,8 +26,6 @@ mod streams;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use oha::{Load, Measured};
@@ -136,7 +134,7 @@ async fn run() -> Result<bool, String> {
     let data = tempfile::tempdir().map_err(io)?;
     let tollgate = procs::spawn_tollgate(&tollgate_bin, data.path()).map_err(io)?;
     let (bench, key) = setup::prepare(&tollgate.base, &mock.base).await?;
-    // Set-up hashes passwords with argon2 (19 MiB each); its peak is reported on its own and
+    // Set-up hashes passwords with argon2 (9 MiB each); its peak is reported on its own and
     // the load phases' peak starts from here.
     let setup_peak_mb = procs::vm_kb(tollgate.pid(), "VmHWM") as f64 / 1024.0;
     let peak_reset = procs::reset_peak(tollgate.pid());
@@ -187,21 +185,11 @@ async fn run() -> Result<bool, String> {
     }
 
     // RSS sampled every 50 ms through the load phases: VmHWM after its reset starts from
-    // whatever set-up left resident (argon2's 19 MiB sometimes lingers a few seconds).
-    let sampled: Arc<Vec<AtomicU64>> =
-        Arc::new(targets.iter().map(|_| AtomicU64::new(0)).collect());
-    let sampler = {
-        let sampled = Arc::clone(&sampled);
-        let pids: Vec<u32> = targets.iter().map(|t| t.pid).collect();
-        tokio::spawn(async move {
-            loop {
-                for (peak, pid) in sampled.iter().zip(&pids) {
-                    peak.fetch_max(procs::vm_kb(*pid, "VmRSS"), Ordering::Relaxed);
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        })
-    };
+    // whatever set-up left resident (a freed argon2 buffer may linger for seconds).
+    let sampled = procs::RssPeaks::start(
+        targets.iter().map(|t| t.pid).collect(),
+        Duration::from_millis(50),
+    );
     let ticks = procs::clock_ticks() as f64;
     let mut rows = Vec::new();
     let mut phase_no = 0;
@@ -254,12 +242,12 @@ async fn run() -> Result<bool, String> {
         .iter()
         .map(|t| (t.name, procs::vm_kb(t.pid, "VmHWM") as f64 / 1024.0))
         .collect();
-    sampler.abort();
     let sampled_peak: Vec<(&str, f64)> = targets
         .iter()
-        .zip(sampled.iter())
-        .map(|(t, kb)| (t.name, kb.load(Ordering::Relaxed) as f64 / 1024.0))
+        .zip(sampled.kb())
+        .map(|(t, kb)| (t.name, kb as f64 / 1024.0))
         .collect();
+    drop(sampled);
 
     // The concurrent-streams checks: a ramp (opened evenly over one second, on the 100 ms
     // model, so all are open together at its end), then a burst (every stream opened at once,

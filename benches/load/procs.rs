@@ -6,6 +6,9 @@ use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 /// Environment variable naming the role of a re-run bench executable.
 pub const ROLE_VAR: &str = "LOAD_ROLE";
@@ -111,6 +114,45 @@ pub fn ctx_switches(pid: u32) -> u64 {
                 .sum::<u64>()
         })
         .sum()
+}
+
+/// The highest RSS of some processes, sampled in the background until dropped.
+pub struct RssPeaks {
+    peaks: Arc<Vec<AtomicU64>>,
+    sampler: tokio::task::JoinHandle<()>,
+}
+
+impl RssPeaks {
+    /// Starts sampling `pids`' VmRSS every `every`.
+    pub fn start(pids: Vec<u32>, every: Duration) -> RssPeaks {
+        let peaks: Arc<Vec<AtomicU64>> = Arc::new(pids.iter().map(|_| AtomicU64::new(0)).collect());
+        let sampler = {
+            let peaks = Arc::clone(&peaks);
+            tokio::spawn(async move {
+                loop {
+                    for (peak, pid) in peaks.iter().zip(&pids) {
+                        peak.fetch_max(vm_kb(*pid, "VmRSS"), Ordering::Relaxed);
+                    }
+                    tokio::time::sleep(every).await;
+                }
+            })
+        };
+        RssPeaks { peaks, sampler }
+    }
+
+    /// The peaks so far, in kB, in the order of the pids.
+    pub fn kb(&self) -> Vec<u64> {
+        self.peaks
+            .iter()
+            .map(|p| p.load(Ordering::Relaxed))
+            .collect()
+    }
+}
+
+impl Drop for RssPeaks {
+    fn drop(&mut self) {
+        self.sampler.abort();
+    }
 }
 
 /// A `Vm…:` line of `/proc/<pid>/status`, in kB.

@@ -47,16 +47,7 @@ pub async fn run(
         Err(_) => return StreamsRun::default(),
     };
     let rss_before = procs::vm_kb(pid, "VmRSS");
-    let peak = Arc::new(AtomicU64::new(rss_before));
-    let sampler = {
-        let peak = Arc::clone(&peak);
-        tokio::spawn(async move {
-            loop {
-                peak.fetch_max(procs::vm_kb(pid, "VmRSS"), Ordering::Relaxed);
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-    };
+    let peak = procs::RssPeaks::start(vec![pid], Duration::from_millis(20));
     let open = Arc::new(AtomicU64::new(0));
     let max_open = Arc::new(AtomicU64::new(0));
     let began = Instant::now();
@@ -101,7 +92,6 @@ pub async fn run(
             ttfbs.push(ttfb.as_secs_f64() * 1000.0);
         }
     }
-    sampler.abort();
     run.max_open = max_open.load(Ordering::Relaxed);
     ttfbs.sort_by(f64::total_cmp);
     let pick = |q: f64| {
@@ -112,7 +102,9 @@ pub async fn run(
     };
     run.ttfb_p50 = pick(0.5);
     run.ttfb_p99 = pick(0.99);
-    run.rss_growth_mb = peak.load(Ordering::Relaxed).saturating_sub(rss_before) as f64 / 1024.0;
+    let peak_kb = peak.kb().first().copied().unwrap_or(0).max(rss_before);
+    drop(peak);
+    run.rss_growth_mb = peak_kb.saturating_sub(rss_before) as f64 / 1024.0;
     run
 }
 

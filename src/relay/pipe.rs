@@ -1,8 +1,9 @@
 //! Streams of the protocol adaptors: the upstream's SSE bytes are either passed through
 //! unchanged (same wire on both sides; the bytes the client gets are the upstream's, byte for
 //! byte) or converted event by event ([`Encode`]); in both cases the events ([`SseReader`]) go
-//! through a [`Decode`], which reads usage and text from them as they pass, and a [`Meter`] settles exactly once: at the end of the
-//! stream, or from `Drop` when the client goes away (usage source "partial").
+//! through a [`Decode`], which reads usage and text from them as they pass, and a [`Meter`]
+//! settles exactly once: at the end of the stream, or from `Drop` when the client goes away
+//! (usage source "partial").
 
 use std::time::{Duration, Instant};
 

@@ -3,9 +3,11 @@
 //! password storage cheat sheet lists as equivalent to argon2's default 19 MiB / 2 passes at
 //! about the same CPU time, for half the memory a hash holds: Tollgate's resident memory
 //! peaked at set-up and sign-ins, when the allocator kept a freed 19 MiB hash buffer resident
-//! for seconds. Hashes stored with other parameters verify with their own. One hash takes tens of milliseconds, so it never runs on the async
-//! workers; and one at a time, not on the blocking pool, where every concurrent hash claimed
-//! its own 19 MiB: a flood of sign-ins could take 19 MiB per pool thread (up to 512). Sign-ins
+//! for seconds. Hashes stored with other parameters verify with their own.
+//!
+//! One hash takes tens of milliseconds, so it never runs on the async workers; and one at a
+//! time, not on the blocking pool, where every concurrent hash claimed its own memory: a flood
+//! of sign-ins could take 9 MiB (19 MiB before) per pool thread (up to 512). Sign-ins
 //! queue behind each other here (a few dozen a second on one core), which the per-IP limit of
 //! these routes keeps short. Each hash frees its memory when done, so the rest of Tollgate can
 //! reuse it (a buffer kept for the next hash instead cost 14 MB of peak RSS under load).
@@ -25,7 +27,10 @@ pub const T_COST: u32 = 4;
 
 /// A valid argon2id hash of a random password with Tollgate's parameters, verified against
 /// when the user does not exist so that "no such user" and "wrong password" take the same time.
-const DECOY_HASH: &str = "$argon2id$v=19$m=9216,t=4,p=1$9pIwJ2vKg4H2Wd7vdh/43w$5ih9OhotwngNMJwp1GZQ5SAv33XMTzQjSVatJbU0cb4";
+const DECOY_HASH: &str = concat!(
+    "$argon2id$v=19$m=9216,t=4,p=1$9pIwJ2vKg4H2Wd7vdh/43w$",
+    "5ih9OhotwngNMJwp1GZQ5SAv33XMTzQjSVatJbU0cb4"
+);
 
 /// argon2id with Tollgate's parameters.
 fn argon2() -> Argon2<'static> {
