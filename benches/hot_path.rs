@@ -184,12 +184,14 @@ fn sse(c: &mut Criterion) {
             let mut usage = None;
             let mut ends = 0;
             for part in [a, z] {
-                reader.feed(part, |event, end| {
-                    if event.data != "[DONE]" {
-                        usage = usage_of(event.data).or(usage);
-                    }
-                    ends += end;
-                });
+                reader
+                    .feed(part, |event, end| {
+                        if event.data != "[DONE]" {
+                            usage = usage_of(event.data).or(usage);
+                        }
+                        ends += end;
+                    })
+                    .expect("within the limit");
             }
             (usage, ends)
         });

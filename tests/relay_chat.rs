@@ -264,6 +264,27 @@ async fn stream_forwards_the_upstreams_own_bytes_however_the_reads_split_them() 
 }
 
 #[tokio::test]
+async fn an_upstream_event_that_never_ends_is_cut_off_not_buffered_without_limit() {
+    let first =
+        "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"He\"}}]}\n\n";
+    // One event of 65 MiB with no blank line after it: past the 64 MiB limit of an event.
+    let endless = format!("data: {}", "x".repeat(65 << 20));
+    let mock = MockUpstream::start().await;
+    mock.set_raw_stream(&[first, &endless, "\n\ndata: [DONE]\n\n"]);
+    let server = TestServer::start().await;
+    let (_, payer, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
+    let text = server.client.post(server.url("/v1/chat/completions")).bearer_auth(&key)
+        .json(&json!({"model": "gpt-4o", "stream": true, "messages": [{"role": "user", "content": "hi"}]}))
+        .send().await.expect("sent").text().await.expect("stream");
+    // The whole events before it went out; nothing of it did.
+    assert!(text == first, "the client got {} bytes", text.len());
+    let (quota, _, _, logs) = balances(&server, payer.id).await;
+    let other: Value = serde_json::from_str(&logs[0].other).expect("other");
+    assert_eq!(other["usage_source"], "partial");
+    assert!(quota < 1_000_000, "what was produced is billed");
+}
+
+#[tokio::test]
 async fn missing_usage_is_estimated_and_said_so() {
     let mock = MockUpstream::start().await;
     mock.set_usage(None);

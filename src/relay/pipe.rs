@@ -146,7 +146,8 @@ struct Pipe {
 }
 
 impl Pipe {
-    /// Handles upstream bytes; returns what to send to the client.
+    /// Handles upstream bytes; returns what to send to the client. An event grown too large
+    /// ends the answer (billed as partial).
     fn bytes(&mut self, chunk: &[u8]) -> Vec<u8> {
         self.sink.meter.first_byte();
         let mut out = Vec::new();
@@ -154,7 +155,11 @@ impl Pipe {
             out.extend_from_slice(chunk);
         }
         let sink = &mut self.sink;
-        self.reader.feed(chunk, |e, _| sink.event(e, &mut out));
+        if let Err(e) = self.reader.feed(chunk, |e, _| sink.event(e, &mut out)) {
+            tracing::warn!(error = %e, "upstream stream refused");
+            self.reader = SseReader::default();
+            out.extend(self.end(false));
+        }
         out
     }
 

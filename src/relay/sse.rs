@@ -4,10 +4,24 @@
 //! own bytes (no re-framing, no copy) and still cut between events.
 //!
 //! Nothing is allocated per event: the event's name and data go into two buffers that are
-//! reused, and bytes are kept across reads only when a read ends inside a line.
+//! reused, and bytes are kept across reads only when a read ends inside a line. An event may
+//! not grow past [`EVENT_MAX`] bytes (an upstream that never ends one would otherwise take all
+//! memory), and a long line arriving in many reads is scanned once, not once per read.
 
 use bytes::{Buf, BytesMut};
 use sseer::parser::{RawEventLine, parse_line};
+
+/// The largest event read, in bytes (its lines, comments included, with their line breaks):
+/// room for an inline image of several megabytes in one event, far beyond any text delta.
+pub const EVENT_MAX: usize = 64 << 20;
+
+/// The upstream's current event grew past the reader's limit ([`EVENT_MAX`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("an upstream event grew past {limit} bytes")]
+pub struct EventTooLarge {
+    /// The limit it passed.
+    pub limit: usize,
+}
 
 /// One event, borrowed from the reader until the next one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,20 +33,50 @@ pub struct Event<'a> {
 }
 
 /// An incremental SSE reader: bytes in, events out (with where each ends).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseReader {
     /// The start of a line the last read ended inside of.
     partial: BytesMut,
     name: String,
     data: String,
     has_data: bool,
+    /// Bytes of the complete lines of the event being read.
+    pending: usize,
+    /// The largest event accepted.
+    limit: usize,
+}
+
+impl Default for SseReader {
+    fn default() -> SseReader {
+        SseReader::with_limit(EVENT_MAX)
+    }
 }
 
 impl SseReader {
+    /// A reader that refuses events larger than `limit` bytes.
+    pub fn with_limit(limit: usize) -> SseReader {
+        SseReader {
+            partial: BytesMut::new(),
+            name: String::new(),
+            data: String::new(),
+            has_data: false,
+            pending: 0,
+            limit,
+        }
+    }
+
     /// Feeds one read's bytes. `on_event` gets every event they complete, with the offset in
-    /// `chunk` just past the blank line that ends it.
-    pub fn feed(&mut self, chunk: &[u8], mut on_event: impl FnMut(Event<'_>, usize)) {
-        if self.partial.is_empty() {
+    /// `chunk` just past the blank line that ends it. Fails once the event being read is larger
+    /// than the limit (the events completed before it have been handed out).
+    pub fn feed(
+        &mut self,
+        chunk: &[u8],
+        mut on_event: impl FnMut(Event<'_>, usize),
+    ) -> Result<(), EventTooLarge> {
+        if self.continues_a_line(chunk) {
+            // No line ends in this read: keep it without scanning the line again.
+            self.partial.extend_from_slice(chunk);
+        } else if self.partial.is_empty() {
             let left = self.lines(chunk, 0, &mut on_event);
             self.partial.extend_from_slice(&chunk[chunk.len() - left..]);
         } else {
@@ -43,6 +87,18 @@ impl SseReader {
             joined.advance(joined.len() - left);
             self.partial = joined;
         }
+        if self.pending.saturating_add(self.partial.len()) > self.limit {
+            return Err(EventTooLarge { limit: self.limit });
+        }
+        Ok(())
+    }
+
+    /// Whether `chunk` only lengthens the line the last read ended inside of: it holds no line
+    /// break, and that line does not end in a CR (which a LF may follow, or which ends a line).
+    fn continues_a_line(&self, chunk: &[u8]) -> bool {
+        !self.partial.is_empty()
+            && self.partial.last() != Some(&b'\r')
+            && memchr::memchr2(b'\n', b'\r', chunk).is_none()
     }
 
     /// The stream ended: a last line without its line break, then an event without its blank
@@ -56,12 +112,13 @@ impl SseReader {
         if self.has_data {
             self.dispatch(0, &mut on_event);
         }
+        self.pending = 0;
     }
 
     /// Whether the bytes fed so far end between two events, so bytes of Tollgate's own (a
     /// keep-alive ping) may go out without splitting one of the upstream's.
     pub fn at_boundary(&self) -> bool {
-        self.partial.is_empty() && !self.has_data && self.name.is_empty()
+        self.partial.is_empty() && self.pending == 0
     }
 
     /// Reads the complete lines of `buf`, whose first `carried` bytes came from an earlier
@@ -74,9 +131,11 @@ impl SseReader {
     ) -> usize {
         let mut rest = buf;
         while let Some((line, next)) = parse_line(rest) {
+            self.pending = self.pending.saturating_add(rest.len() - next.len());
             rest = next;
             match line {
                 RawEventLine::Empty => {
+                    self.pending = 0;
                     let end = (buf.len() - rest.len()).saturating_sub(carried);
                     if self.has_data {
                         self.dispatch(end, on_event);
@@ -130,9 +189,11 @@ mod tests {
 
     fn read(reader: &mut SseReader, chunk: &[u8]) -> Vec<(String, String, usize)> {
         let mut events = Vec::new();
-        reader.feed(chunk, |e, end| {
-            events.push((e.name.to_owned(), e.data.to_owned(), end));
-        });
+        reader
+            .feed(chunk, |e, end| {
+                events.push((e.name.to_owned(), e.data.to_owned(), end));
+            })
+            .expect("within the limit");
         events
     }
 
@@ -180,6 +241,48 @@ mod tests {
         let mut events = Vec::new();
         r.finish(|e, _| events.push(e.data.to_owned()));
         assert_eq!(events, vec!["tail".to_owned()]);
+        assert!(r.at_boundary());
+    }
+
+    #[test]
+    fn a_long_line_in_many_reads_is_read_whole() {
+        let mut r = SseReader::default();
+        assert!(read(&mut r, b"data: a").is_empty());
+        for _ in 0..100 {
+            assert!(read(&mut r, b"bcd").is_empty());
+        }
+        let events = read(&mut r, b"e\n\n");
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].1.len(), 1 + 300 + 1);
+        // A CR at the end of a read may be the whole line break: the next read is scanned.
+        assert!(read(&mut r, b"data: x\r").is_empty());
+        let events = read(&mut r, b"\rmore");
+        assert_eq!(events, vec![(String::new(), "x".to_owned(), 1)]);
+    }
+
+    #[test]
+    fn an_event_past_the_limit_is_refused_whether_one_line_or_many() {
+        let mut ok = Vec::new();
+        let mut r = SseReader::with_limit(64);
+        let first = r.feed(b"data: small\n\ndata: ", |e, _| ok.push(e.data.to_owned()));
+        assert_eq!(first, Ok(()));
+        assert_eq!(ok, vec!["small".to_owned()]);
+        let past = r.feed(&[b'x'; 64], |_, _| {});
+        assert_eq!(past, Err(EventTooLarge { limit: 64 }));
+
+        // Comment lines without the blank line that ends an event count too.
+        let mut r = SseReader::with_limit(64);
+        let mut result = Ok(());
+        for _ in 0..10 {
+            result = result.and(r.feed(b": keep going\n", |_, _| {}));
+        }
+        assert_eq!(result, Err(EventTooLarge { limit: 64 }));
+
+        // Events each under the limit never add up.
+        let mut r = SseReader::with_limit(64);
+        for _ in 0..100 {
+            assert_eq!(r.feed(b"data: 0123456789\n\n", |_, _| {}), Ok(()));
+        }
         assert!(r.at_boundary());
     }
 }

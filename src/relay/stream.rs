@@ -26,7 +26,7 @@ use super::keepalive::{self, Clock, Next};
 use super::price::Usage;
 use super::prompt::Prompt;
 use super::settle::{SettleCtx, UsageSource};
-use super::sse::SseReader;
+use super::sse::{EventTooLarge, SseReader};
 use super::tokenize::Counter;
 
 /// Usage as OpenAI reports it.
@@ -260,11 +260,16 @@ impl Relay {
                 }
             };
             match next {
-                Some(Ok(chunk)) => {
-                    if self.read(chunk, &mut out) {
-                        return self.end(true, out);
+                Some(Ok(chunk)) => match self.read(chunk, &mut out) {
+                    Ok(false) => {}
+                    Ok(true) => return self.end(true, out),
+                    Err(e) => {
+                        // The events before it still go out; the oversized one does not.
+                        tracing::warn!(error = %e, "upstream stream refused");
+                        self.held = BytesMut::new();
+                        return self.end(false, out);
                     }
-                }
+                },
                 Some(Err(e)) => {
                     tracing::warn!(error = %e, "upstream stream broke");
                     return self.end(false, out);
@@ -278,8 +283,9 @@ impl Relay {
     }
 
     /// Takes one upstream read: its whole events go to `out` as slices of it (the start of an
-    /// event it ends inside of is held for the next). Whether `[DONE]` was among them.
-    fn read(&mut self, chunk: Bytes, out: &mut Frame) -> bool {
+    /// event it ends inside of is held for the next). Whether `[DONE]` was among them; an error
+    /// when the event it ends inside of grew too large.
+    fn read(&mut self, chunk: Bytes, out: &mut Frame) -> Result<bool, EventTooLarge> {
         if self.billing.ctx.first_byte.is_none() {
             self.billing.ctx.first_byte = Some(Instant::now());
         }
@@ -293,7 +299,7 @@ impl Relay {
         // `start`: where the current event starts in `chunk` (its earlier bytes, if any, are in
         // `held`); `run`: the start of the kept events not yet put in `out`.
         let (mut start, mut run, mut first, mut over) = (0, None, true, false);
-        reader.feed(&chunk, |event, end| {
+        let fed = reader.feed(&chunk, |event, end| {
             if over {
                 return;
             }
@@ -322,10 +328,12 @@ impl Relay {
         if let Some(from) = run {
             out.push(chunk.slice(from..start));
         }
-        if !over {
-            held.extend_from_slice(&chunk[start..]);
+        if over {
+            return Ok(true);
         }
-        over
+        fed?;
+        held.extend_from_slice(&chunk[start..]);
+        Ok(false)
     }
 
     /// The upstream ended: an event it left without its blank line is still read for usage,
