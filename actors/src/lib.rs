@@ -8,13 +8,14 @@
 //!   validation and the published [`options::OptionsSnapshot`].
 //!
 //! - [`log_writer::LogWriter`] commits settlements; [`log_janitor::LogJanitor`] deletes old logs
-//!   in the background.
+//!   in the background; [`idle_worker::IdleWorker`] runs the writer's commits at idle priority.
 //! - [`token_index::TokenIndex`]: API keys → token facts, read by the relay without storage.
 //!
 //! This crate knows nothing about HTTP. It depends on `tollgate-storage` only.
 
 pub mod channel_pool;
 pub mod error;
+pub mod idle_worker;
 pub mod log_janitor;
 pub mod log_writer;
 pub mod options;

@@ -13,6 +13,11 @@
 //!
 //! The rows' indexes, hour counters and (while `DataExportEnabled`) dashboard aggregates are
 //! written by [`logs::insert_batch`] in the same transaction.
+//!
+//! Batches of up to [`IDLE_BATCH_MAX`] are committed on an idle-priority thread
+//! ([`IdleWorker`]) while the writer waits, so a commit's burst of CPU only uses time no request
+//! wants; larger batches (the machine is busy with requests) and every batch for a while after
+//! an idle commit was starved ([`IDLE_PATIENCE`]) are committed by the writer itself.
 
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -22,6 +27,7 @@ use tollgate_storage::logs::{self, LogEntry};
 use tollgate_storage::usage::{self, BalanceChange};
 use tollgate_storage::{StorageError, Store};
 
+use crate::idle_worker::{IdleWorker, Waited};
 use crate::options::Options;
 
 /// Max settlements committed per transaction.
@@ -38,6 +44,22 @@ pub const LOG_BATCH_MAX: usize = 512;
 /// the window only widens what a crash (not a shutdown, which flushes) can lose to these
 /// milliseconds of settlements.
 pub const GATHER: Duration = Duration::from_millis(20);
+
+/// The largest batch committed at idle priority. A bigger batch means requests arrive faster
+/// than about 256 / [`GATHER`] (12,800 a second at 20 ms): the CPU is busy with them, and a
+/// starved commit would only let settlements pile up.
+pub const IDLE_BATCH_MAX: usize = LOG_BATCH_MAX / 2;
+
+/// How long the writer waits for an idle-priority commit before it calls the CPU contended and
+/// commits batches itself for [`CONTENDED_FOR`]. A commit takes a few milliseconds of CPU and
+/// an fsync; far longer means it was starved.
+pub const IDLE_PATIENCE: Duration = Duration::from_millis(200);
+
+/// How long the writer commits on its own thread after an idle commit was starved.
+pub const CONTENDED_FOR: Duration = Duration::from_secs(5);
+
+/// A batch of settlements.
+type Batch = Vec<(Option<BalanceChange>, Option<Box<LogEntry>>)>;
 
 /// A message to the writer.
 enum WriterMsg {
@@ -114,6 +136,14 @@ fn run(
     let mut batch = Vec::with_capacity(LOG_BATCH_MAX);
     let mut waiters = Vec::new();
     let mut last_commit: Option<Instant> = None;
+    let mut idle = IdleWorker::spawn("tollgate-log-commit", {
+        let store = store.clone();
+        move |(mut batch, dashboard): (Batch, bool)| {
+            commit(&store, &mut batch, dashboard);
+            (batch, dashboard)
+        }
+    });
+    let mut contended_until: Option<Instant> = None;
     while let Some(first) = rx.blocking_recv() {
         collect(first, &mut batch, &mut waiters);
         drain(&mut rx, &mut batch, &mut waiters);
@@ -132,7 +162,30 @@ fn run(
             let dashboard = options
                 .as_ref()
                 .is_none_or(|o| o.current().flag("DataExportEnabled"));
-            commit(&store, &mut batch, dashboard);
+            let contended = contended_until.is_some_and(|until| Instant::now() < until);
+            match &idle {
+                Some(worker) if batch.len() <= IDLE_BATCH_MAX && !contended => {
+                    let rows = batch.len();
+                    match worker.run((std::mem::take(&mut batch), dashboard), IDLE_PATIENCE) {
+                        Some(Waited::Prompt((done, _))) => batch = done,
+                        Some(Waited::Slow((done, _))) => {
+                            tracing::debug!(
+                                "an idle-priority commit was starved; committing at normal priority for a while"
+                            );
+                            batch = done;
+                            contended_until = Some(Instant::now() + CONTENDED_FOR);
+                        }
+                        None => {
+                            tracing::error!(
+                                rows,
+                                "the idle-priority committer stopped; its batch is lost"
+                            );
+                            idle = None;
+                        }
+                    }
+                }
+                _ => commit(&store, &mut batch, dashboard),
+            }
             last_commit = Some(Instant::now());
         }
         for waiter in waiters.drain(..) {
@@ -145,7 +198,7 @@ fn run(
 /// senders of settlements wake nobody, so gathering costs them nothing).
 fn gather(
     rx: &mut mpsc::UnboundedReceiver<WriterMsg>,
-    batch: &mut Vec<(Option<BalanceChange>, Option<Box<LogEntry>>)>,
+    batch: &mut Batch,
     waiters: &mut Vec<oneshot::Sender<()>>,
     until: Instant,
 ) {
@@ -161,7 +214,7 @@ fn gather(
 /// Adds what is queued to the batch, up to [`LOG_BATCH_MAX`].
 fn drain(
     rx: &mut mpsc::UnboundedReceiver<WriterMsg>,
-    batch: &mut Vec<(Option<BalanceChange>, Option<Box<LogEntry>>)>,
+    batch: &mut Batch,
     waiters: &mut Vec<oneshot::Sender<()>>,
 ) {
     while batch.len() < LOG_BATCH_MAX {
@@ -172,11 +225,7 @@ fn drain(
     }
 }
 
-fn collect(
-    msg: WriterMsg,
-    batch: &mut Vec<(Option<BalanceChange>, Option<Box<LogEntry>>)>,
-    waiters: &mut Vec<oneshot::Sender<()>>,
-) {
+fn collect(msg: WriterMsg, batch: &mut Batch, waiters: &mut Vec<oneshot::Sender<()>>) {
     match msg {
         WriterMsg::Record { change, log } => batch.push((change, log)),
         WriterMsg::Flush(done) => waiters.push(done),
@@ -185,11 +234,7 @@ fn collect(
 
 /// Commits the batch in one transaction. A change whose user vanished is skipped (and said so)
 /// without losing the rest; a failing commit is retried once, then reported.
-fn commit(
-    store: &Store,
-    batch: &mut Vec<(Option<BalanceChange>, Option<Box<LogEntry>>)>,
-    dashboard: bool,
-) {
+fn commit(store: &Store, batch: &mut Batch, dashboard: bool) {
     for attempt in 0..2 {
         let result = store.write_blocking(|wtx| {
             let changes: Vec<BalanceChange> = batch.iter().filter_map(|(c, _)| *c).collect();
