@@ -46,6 +46,11 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(0..=1000))]
     pub commit_interval_ms: u64,
 
+    /// Let the allocator use transparent huge pages: perhaps a few per cent less CPU per
+    /// request, for 15–20 MB more resident memory (off by default; see `huge_pages`).
+    #[arg(long, env = "TOLLGATE_HUGE_PAGES", default_value_t = false)]
+    pub huge_pages: bool,
+
     /// Log filter, e.g. `info` or `tollgate=debug,tower_http=info`.
     #[arg(long, env = "TOLLGATE_LOG", default_value = "info")]
     pub log_level: String,
@@ -126,6 +131,7 @@ impl Config {
             relay_timeout_secs: 300,
             db_cache_mb: 16,
             commit_interval_ms: DEFAULT_COMMIT_INTERVAL_MS,
+            huge_pages: false,
             max_request_body_mb: 128,
             shutdown_timeout_secs: 30,
             webhook_allow_loopback_http: false,
@@ -174,6 +180,9 @@ mod tests {
             config.commit_interval_ms,
             Config::for_data_dir(PathBuf::new()).commit_interval_ms
         );
+        assert!(!config.huge_pages);
+        let on = Config::try_parse_from(["tollgate", "--huge-pages"]).expect("flag parses");
+        assert!(on.huge_pages);
     }
 
     #[test]

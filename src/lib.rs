@@ -19,6 +19,7 @@ pub mod config;
 pub mod console;
 pub mod error;
 pub mod http;
+pub mod huge_pages;
 pub mod mail;
 pub mod relay;
 pub mod reminder;

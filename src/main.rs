@@ -21,6 +21,7 @@ async fn main() -> ExitCode {
         }
         return ExitCode::FAILURE;
     }
+    tollgate::huge_pages::configure(config.huge_pages);
     match run(config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

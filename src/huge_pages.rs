@@ -1,0 +1,27 @@
+//! Transparent huge pages for Tollgate's own memory, off unless `--huge-pages`.
+//!
+//! mimalloc asks the kernel for 2 MiB pages for its arenas (`madvise(MADV_HUGEPAGE)`, which the
+//! common `madvise` THP setting honours), and a 2 MiB page is resident in full however little of
+//! it is used: in the load benchmark they made up 37 of the 52 MB of heap. Without them peak RSS
+//! fell from 61–67 to 47–48 MB, for 0–3 % more CPU per request (same binary, alternating runs).
+
+/// Turns transparent huge pages off for the whole process unless `enabled` (Linux; elsewhere
+/// nothing to do). A refusal is logged and otherwise harmless.
+pub fn configure(enabled: bool) {
+    if enabled {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    if let Err(e) = nix::sys::prctl::set_thp_disable(true) {
+        tracing::debug!(error = %e, "could not turn transparent huge pages off");
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    #[test]
+    fn by_default_the_process_gets_no_huge_pages() {
+        super::configure(false);
+        assert_eq!(nix::sys::prctl::get_thp_disable(), Ok(true));
+    }
+}
