@@ -283,6 +283,40 @@ async fn messages_to_an_openai_channel_are_converted_both_ways() {
 }
 
 #[tokio::test]
+async fn a_converted_stream_whose_upstream_event_never_ends_is_cut_off_and_billed_as_partial() {
+    let mock = MockUpstream::start().await;
+    let first =
+        "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"He\"}}]}\n\n";
+    // One event of 65 MiB with no blank line after it: past the 64 MiB limit of an event.
+    let endless = format!("data: {}", "x".repeat(65 << 20));
+    mock.set_raw_stream(&[first, &endless, "\n\ndata: [DONE]\n\n"]);
+    let server = TestServer::start().await;
+    let (_, payer, key) = fixture(
+        &server,
+        &[openai_channel(&mock, "gpt-4o")],
+        1_000_000,
+        500_000,
+    )
+    .await;
+    let (status, _, text) = raw(messages_req(&server, &key).json(&json!({"model": "gpt-4o",
+        "max_tokens": 100, "stream": true, "messages": [{"role": "user", "content": "hi"}]})))
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        text.len() < 64 * 1024,
+        "the client got {} bytes",
+        text.len()
+    );
+    let said: String = sse_events(&text)
+        .iter()
+        .filter_map(|(_, d)| d["delta"]["text"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(said, "He", "the events before it were converted and sent");
+    let (_, _, _, logs) = balances(&server, payer.id).await;
+    assert_eq!(other(&logs[0])["usage_source"], "partial");
+}
+
+#[tokio::test]
 async fn messages_stream_from_an_openai_channel_becomes_anthropic_events() {
     let mock = MockUpstream::start().await;
     mock.set_usage(Some((50, 10, 0)));
