@@ -304,6 +304,32 @@ async fn missing_usage_is_estimated_and_said_so() {
 }
 
 #[tokio::test]
+async fn upstream_keep_alive_comments_reach_the_client_before_the_first_event() {
+    let comment = ": OPENROUTER PROCESSING\n\n";
+    let event = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: [DONE]\n\n";
+    let mock = MockUpstream::start().await;
+    mock.set_raw_stream(&[comment, event]);
+    // Each part comes 300 ms after the one before: the comment is alone on the wire that long.
+    mock.set_chunk_delay(Duration::from_millis(300));
+    let server = TestServer::start().await;
+    let (_, _, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
+    let mut resp = server.client.post(server.url("/v1/chat/completions")).bearer_auth(&key)
+        .json(&json!({"model": "gpt-4o", "stream": true, "messages": [{"role": "user", "content": "hi"}]}))
+        .send().await.expect("sent");
+    let first = resp.chunk().await.expect("chunk").expect("some");
+    assert_eq!(
+        String::from_utf8_lossy(&first),
+        comment,
+        "the comment came on its own"
+    );
+    let mut rest = Vec::new();
+    while let Some(chunk) = resp.chunk().await.expect("chunk") {
+        rest.extend_from_slice(&chunk);
+    }
+    assert_eq!(String::from_utf8_lossy(&rest), event);
+}
+
+#[tokio::test]
 async fn client_disconnect_bills_what_was_produced_and_closes_upstream() {
     let mock = MockUpstream::start().await;
     mock.set_usage(Some((10, 50, 0)));

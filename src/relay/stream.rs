@@ -7,6 +7,8 @@
 //!   did not ask for it, that chunk is not forwarded.
 //! - Without an upstream usage chunk, completion tokens are counted from the streamed deltas
 //!   (usage source "estimated").
+//! - The upstream's comments (keep-alives such as `: PROCESSING`) go out as soon as they are
+//!   whole, so a client waiting on a slow first token still sees the connection alive.
 //! - If the client disconnects, the body stream is dropped: the upstream response is dropped
 //!   with it (closing the upstream connection) and [`Billing`]'s `Drop` bills what was produced
 //!   (usage source "partial"). Settlement happens exactly once either way.
@@ -333,6 +335,11 @@ impl Relay {
         }
         fed?;
         held.extend_from_slice(&chunk[start..]);
+        if reader.at_boundary() {
+            // What is held is whole blocks without data (an upstream's keep-alive comments):
+            // they go out now, not with the next event, so a client's idle timer sees them.
+            out.push(held.split().freeze());
+        }
         Ok(false)
     }
 
