@@ -241,9 +241,9 @@ fn commit(store: &Store, batch: &mut Batch, dashboard: bool) {
             for user in usage::apply_batch(wtx, &changes)? {
                 tracing::warn!(%user, "settlements for a missing user skipped");
             }
-            let rows = batch
-                .iter()
-                .filter_map(|(_, log)| log.as_deref().cloned())
+            let rows: Vec<&mut LogEntry> = batch
+                .iter_mut()
+                .filter_map(|(_, log)| log.as_deref_mut())
                 .collect();
             logs::insert_batch(wtx, rows, dashboard)?;
             Ok::<_, StorageError>(())

@@ -5,6 +5,7 @@
 //! Counter and aggregate changes of a batch are summed in memory first, so a batch of 512 rows
 //! of a few users and models touches each counter once.
 
+use std::borrow::BorrowMut;
 use std::collections::BTreeMap;
 
 use redb::{ReadableTable, Table, WriteTransaction};
@@ -184,15 +185,17 @@ pub fn insert(wtx: &WriteTransaction, entry: LogEntry) -> Result<i64> {
         .ok_or(StorageError::NotFound { what: "log" })
 }
 
-/// Inserts rows (assigning ids in order) with their index entries and hour counters; when
-/// `dashboard` is true (DataExportEnabled) consume rows also add to the dashboard aggregates.
-/// Returns the ids.
-pub fn insert_batch(
+/// Inserts rows (assigning ids in order, also into the entries) with their index entries and
+/// hour counters; when `dashboard` is true (DataExportEnabled) consume rows also add to the
+/// dashboard aggregates. Returns the ids. Takes the rows or `&mut` borrows of them, so a caller
+/// that keeps its rows (the log writer, for a retry) need not copy them.
+pub fn insert_batch<E: BorrowMut<LogEntry>>(
     wtx: &WriteTransaction,
-    entries: Vec<LogEntry>,
+    entries: impl IntoIterator<Item = E, IntoIter: ExactSizeIterator>,
     dashboard: bool,
 ) -> Result<Vec<i64>> {
-    if entries.is_empty() {
+    let entries = entries.into_iter();
+    if entries.len() == 0 {
         return Ok(Vec::new());
     }
     let first = meta::reserve_ids(wtx, "logs", entries.len())?;
@@ -203,16 +206,17 @@ pub fn insert_batch(
         let mut by_time = wtx.open_table(LOG_BY_TIME)?;
         let mut by_key = wtx.open_table(LOG_BY_KEY)?;
         for (id, mut entry) in (first..).zip(entries) {
+            let entry = entry.borrow_mut();
             entry.id = id;
-            logs.insert(id, codec::encode(&entry)?.as_slice())?;
+            logs.insert(id, codec::encode(&*entry)?.as_slice())?;
             by_time.insert((entry.created_at, id), ())?;
-            let row_keys = keys::of(&entry);
+            let row_keys = keys::of(entry);
             for key in &row_keys {
                 by_key.insert((key.as_str(), entry.created_at, id), ())?;
             }
-            deltas.count(&entry, row_keys, 1)?;
+            deltas.count(entry, row_keys, 1)?;
             if dashboard {
-                deltas.dashboard(&entry)?;
+                deltas.dashboard(entry)?;
             }
             ids.push(id);
         }
