@@ -586,6 +586,48 @@ async fn failover_walks_the_tiers_and_bad_keys_get_the_channel_disabled() {
     );
 }
 
+/// Relayed successes skip the channel pool while no channel has failures counted; once one
+/// has, a success still reaches it and resets the count.
+#[tokio::test]
+async fn a_relayed_success_between_failures_still_resets_the_count() {
+    let mock = MockUpstream::start().await;
+    let server = TestServer::start().await;
+    let (root, _, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
+    server
+        .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
+        .await;
+    let msg = json!({"model": "gpt-4o", "messages": []});
+    let fail = |n: usize| {
+        for _ in 0..n {
+            mock.push_fault(502, json!({"error": {"message": "bad gateway"}}));
+        }
+    };
+    // Outcomes reach the pool in order; a call to it returns once those before it are applied.
+    let settled = || async { server.pool().retest_now().await.expect("pool answers") };
+    let status = || async {
+        settled().await;
+        root.get("/api/channel/1").await.1["data"]["status"].clone()
+    };
+
+    assert_eq!(chat(&server, &key, msg.clone()).await.0, StatusCode::OK);
+    fail(2);
+    for _ in 0..2 {
+        assert_eq!(
+            chat(&server, &key, msg.clone()).await.0,
+            StatusCode::BAD_GATEWAY
+        );
+    }
+    assert_eq!(chat(&server, &key, msg.clone()).await.0, StatusCode::OK);
+    fail(2);
+    for _ in 0..2 {
+        chat(&server, &key, msg.clone()).await;
+    }
+    assert_eq!(status().await, 1, "the success in between reset the count");
+    fail(1);
+    chat(&server, &key, msg).await;
+    assert_eq!(status().await, 3, "three in a row disable it");
+}
+
 #[tokio::test]
 async fn upstream_errors_keep_their_status_and_mask_the_key() {
     let mock = MockUpstream::start().await;

@@ -42,6 +42,8 @@ pub struct ChannelPoolArgs {
     pub published: Published<RoutingTable>,
     /// Period of the scheduled auto-enable re-test.
     pub retest_interval: Duration,
+    /// How many channels have failures counted (shared with the handle).
+    pub failing: Arc<AtomicUsize>,
 }
 
 /// The actor's state; only the actor touches it.
@@ -124,6 +126,7 @@ impl ChannelPoolState {
     /// response and test times) and republishes when the status changed.
     async fn apply(&mut self, outcome: Outcome) -> Result<Verdict, ActorError> {
         let Some(channel) = self.channels.get(&outcome.channel).cloned() else {
+            self.counters.publish();
             return Ok(Verdict::Keep);
         };
         let policy = self.policy();
@@ -274,7 +277,7 @@ impl Actor for ChannelPoolActor {
             prober: args.prober,
             channels: BTreeMap::new(),
             cursors: HashMap::new(),
-            counters: Counters::default(),
+            counters: Counters::new(args.failing),
             policy: None,
             published: args.published,
             scheduled_retest_running: false,

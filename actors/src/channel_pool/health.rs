@@ -16,6 +16,8 @@
 //!   AutomaticEnableChannelEnabled is on.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tollgate_storage::ChannelId;
@@ -125,17 +127,45 @@ pub fn classify(policy: &HealthPolicy, outcome: &Outcome) -> Class {
 pub struct Counters {
     /// channel → failures in a row.
     failures: HashMap<ChannelId, u32>,
+    /// How many channels have failures counted, published for [`super::ChannelPool::report`]:
+    /// while none has, a relayed success changes nothing and is not even sent.
+    failing: Arc<AtomicUsize>,
 }
 
 impl Counters {
+    /// Counters publishing how many channels have failures counted to `failing`.
+    pub fn new(failing: Arc<AtomicUsize>) -> Counters {
+        Counters {
+            failures: HashMap::new(),
+            failing,
+        }
+    }
+
     /// Forgets a channel (deleted, or re-enabled by an admin).
     pub fn reset(&mut self, id: ChannelId) {
         self.failures.remove(&id);
+        self.publish();
     }
 
     /// Keeps only the channels `keep` accepts.
     pub fn retain(&mut self, mut keep: impl FnMut(ChannelId) -> bool) {
         self.failures.retain(|id, _| keep(*id));
+        self.publish();
+    }
+
+    /// Counts one more failure in a row of `id`; returns the count.
+    fn fail(&mut self, id: ChannelId) -> u32 {
+        let count = self.failures.entry(id).or_insert(0);
+        *count = count.saturating_add(1);
+        let count = *count;
+        self.publish();
+        count
+    }
+
+    /// Publishes how many channels have failures counted (after every outcome, as the handle
+    /// counts failures ahead of the actor).
+    pub fn publish(&self) {
+        self.failing.store(self.failures.len(), Ordering::Relaxed);
     }
 
     /// Current count of `id`.
@@ -162,7 +192,11 @@ pub fn judge(
                 Verdict::Keep
             }
         }
-        Class::Neutral => Verdict::Keep,
+        Class::Neutral => {
+            // Nothing to count, but the handle may have counted this failure ahead.
+            counters.publish();
+            Verdict::Keep
+        }
         Class::Fatal(reason) => {
             counters.reset(channel.id);
             if !may_disable {
@@ -174,12 +208,10 @@ pub fn judge(
             }
         }
         Class::Transient(reason) => {
-            let count = counters.failures.entry(channel.id).or_insert(0);
-            *count = count.saturating_add(1);
-            if may_disable && *count >= TRANSIENT_FAILURES_TO_DISABLE {
-                let n = *count;
+            let count = counters.fail(channel.id);
+            if may_disable && count >= TRANSIENT_FAILURES_TO_DISABLE {
                 counters.reset(channel.id);
-                Verdict::Disable(format!("{n} consecutive failures, last: {reason}"))
+                Verdict::Disable(format!("{count} consecutive failures, last: {reason}"))
             } else {
                 Verdict::Keep
             }

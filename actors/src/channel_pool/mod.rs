@@ -21,6 +21,7 @@ pub mod routing_table;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use ractor::rpc::CallResult;
@@ -65,6 +66,8 @@ pub struct ChannelPool {
     actor: ActorRef<ChannelPoolMsg>,
     /// The routing table the actor publishes.
     table: Published<RoutingTable>,
+    /// How many channels have failures in a row counted (kept by the actor).
+    failing: Arc<AtomicUsize>,
 }
 
 fn rpc_error<T>(result: Result<CallResult<T>, impl std::fmt::Display>) -> Result<T, ActorError> {
@@ -87,17 +90,26 @@ impl ChannelPool {
         prober: Arc<dyn Prober>,
     ) -> Result<(ChannelPool, JoinHandle<()>), ActorError> {
         let table = Published::new(RoutingTable::default());
+        let failing = Arc::new(AtomicUsize::new(0));
         let args = ChannelPoolArgs {
             store,
             options,
             prober,
             published: table.clone(),
             retest_interval: RETEST_INTERVAL,
+            failing: failing.clone(),
         };
         let (actor, join) = Actor::spawn(None, ChannelPoolActor, args)
             .await
             .map_err(|e| ActorError::Spawn(e.to_string()))?;
-        Ok((ChannelPool { actor, table }, join))
+        Ok((
+            ChannelPool {
+                actor,
+                table,
+                failing,
+            },
+            join,
+        ))
     }
 
     /// The published routing table.
@@ -105,8 +117,21 @@ impl ChannelPool {
         &self.table
     }
 
-    /// Casts an upstream outcome of a relayed request (never waits).
+    /// Casts an upstream outcome of a relayed request (never waits). A relayed success is not
+    /// sent while no channel has failures counted: it could only reset a count (there is none)
+    /// or re-enable an auto-disabled channel, which routing never picks (re-tests do that). So
+    /// the common request costs the actor nothing: no message, no wake-up, no channel copy.
     pub fn report(&self, outcome: Outcome) {
+        if outcome.error.is_some() {
+            // Counted at once, so the successes that follow go to the actor (to reset the
+            // count) even before it has taken this failure in; it then publishes the true
+            // number.
+            self.failing.fetch_add(1, Ordering::Relaxed);
+        } else if outcome.source == OutcomeSource::Relay
+            && self.failing.load(Ordering::Relaxed) == 0
+        {
+            return;
+        }
         if let Err(e) = self.actor.cast(ChannelPoolMsg::Report(outcome)) {
             tracing::warn!(error = %e, "channel pool unreachable; outcome dropped");
         }
