@@ -11,9 +11,10 @@ use tollgate::{App, Config, StartupError, shutdown, telemetry};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let config = Config::parse();
+    // Before the runtime's threads and heaps exist, so none of their memory gets huge pages.
+    let huge_pages = tollgate::huge_pages::configure(config.huge_pages);
     if let Err(e) = telemetry::init(&config) {
         #[expect(clippy::print_stderr, reason = "the logger itself failed to start")]
         {
@@ -21,8 +22,20 @@ async fn main() -> ExitCode {
         }
         return ExitCode::FAILURE;
     }
-    tollgate::huge_pages::configure(config.huge_pages);
-    match run(config).await {
+    if let Err(e) = huge_pages {
+        tracing::debug!(error = %e, "could not turn transparent huge pages off");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            tracing::error!(error = %e, "could not start the async runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");
