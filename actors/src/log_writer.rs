@@ -55,8 +55,9 @@ pub const GATHER: Duration = Duration::from_millis(20);
 /// longer than the interval.
 pub const FILL_ROWS: usize = 32;
 
-/// The longest a batch smaller than [`FILL_ROWS`] gathers (unless the interval is longer): what
-/// a crash can lose while few requests come.
+/// The longest a batch smaller than [`FILL_ROWS`] gathers, and at most 2.5 gather intervals
+/// (an operator who shortened the interval to shrink what a crash can lose keeps that
+/// choice); an interval longer than this is not extended.
 pub const FILL_WAIT: Duration = Duration::from_millis(50);
 
 /// The largest batch committed at idle priority. A bigger batch means requests arrive faster
@@ -178,7 +179,7 @@ fn run(
                     start + wait,
                 );
                 if batch.len() < FILL_ROWS && waiters.is_empty() {
-                    let until = start + wait.max(FILL_WAIT);
+                    let until = start + wait.max(FILL_WAIT.min(gather_for * 5 / 2));
                     gather(&mut rx, &mut batch, &mut waiters, FILL_ROWS, until);
                 }
             }
