@@ -1,3 +1,4 @@
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import { Button } from '@/components/ui/button';
@@ -11,13 +12,19 @@ import {
   DialogTitle,
 } from '@/components/ui/dialog';
 
-export interface ConfirmDialogProps {
-  open: boolean;
+/** What a confirmation asks and what it does on yes. */
+export interface Confirmation {
   title: string;
   description: string;
   /** The confirm button's text; "确定" unless given. */
   confirmLabel?: string;
+  /** A red confirm button (deletions); true unless given. */
   danger?: boolean;
+  onConfirm: () => void;
+}
+
+export interface ConfirmDialogProps extends Omit<Confirmation, 'onConfirm'> {
+  open: boolean;
   onCancel: () => void;
   onConfirm: () => void;
 }
@@ -51,4 +58,27 @@ export function ConfirmDialog({
       </DialogContent>
     </Dialog>
   );
+}
+
+/**
+ * One confirmation at a time for a page: `ask` opens the dialog with what to confirm;
+ * spread `dialog` onto a `ConfirmDialog`. The dialog closes before the action runs.
+ */
+export function useConfirm() {
+  const [asking, setAsking] = useState<Confirmation | null>(null);
+  return {
+    ask: setAsking,
+    dialog: {
+      open: asking !== null,
+      title: asking?.title ?? '',
+      description: asking?.description ?? '',
+      confirmLabel: asking?.confirmLabel,
+      danger: asking?.danger,
+      onCancel: () => setAsking(null),
+      onConfirm: () => {
+        setAsking(null);
+        asking?.onConfirm();
+      },
+    } satisfies ConfirmDialogProps,
+  };
 }

@@ -14,15 +14,25 @@ export interface PagerProps {
   onPageSize: (pageSize: number) => void;
   /** The sizes offered; the list pages share 10/20/50/100 (spec 02 §9). */
   sizes: readonly number[];
+  /** Replaces "共 N 条" (an estimated total, or a list that counts something else). */
+  totalLabel?: string;
 }
 
 /** Total, previous/next and the page-size picker under a server-paged list. */
-export function Pager({ page, pageSize, total, onPage, onPageSize, sizes }: PagerProps) {
+export function Pager({
+  page,
+  pageSize,
+  total,
+  onPage,
+  onPageSize,
+  sizes,
+  totalLabel,
+}: PagerProps) {
   const { t } = useTranslation();
   const pages = Math.max(1, Math.ceil(total / pageSize));
   return (
     <nav className="data-pager" aria-label={t('pager.label')}>
-      <span>{t('pager.total', { count: total })}</span>
+      <span>{totalLabel ?? t('pager.total', { count: total })}</span>
       <Button
         variant="ghost"
         size="icon"

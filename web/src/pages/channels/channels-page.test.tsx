@@ -284,9 +284,10 @@ describe('channel list', () => {
     const dialog = await screen.findByRole('dialog', { name: '列设置' });
     await user.click(within(dialog).getByRole('checkbox', { name: '响应时间' }));
     expect(screen.queryByRole('columnheader', { name: '响应时间' })).toBeNull();
-    expect(JSON.parse(localStorage.getItem('channels-table-columns') ?? '[]')).toEqual([
-      'responseTime',
-    ]);
+    expect(JSON.parse(localStorage.getItem('channels-table-columns') ?? '{}')).toMatchObject({
+      responseTime: false,
+      name: true,
+    });
   });
 
   it('sets the tag of selected channels (needs a non-empty tag)', async () => {

@@ -94,8 +94,5 @@ export const channelColumns = [
 ] as const;
 export type ChannelColumn = (typeof channelColumns)[number];
 
-/** Local storage key of the column settings. */
-export const COLUMNS_STORAGE_KEY = 'channels-table-columns';
-
 /** Local storage key of the id-sort switch ("1" = newest id first). */
 export const ID_SORT_STORAGE_KEY = 'channels-id-sort';

@@ -21,49 +21,7 @@ import { Input } from '@/components/ui/input';
 import { Select } from '@/components/ui/select';
 import { toast } from '@/stores/toasts';
 
-import { channelColumns } from './constants';
-import type { ChannelColumn } from './constants';
 import { batchTagSchema } from './schema';
-
-export interface ConfirmDialogProps {
-  open: boolean;
-  title: string;
-  description: string;
-  onCancel: () => void;
-  onConfirm: () => void;
-  /** The confirm button's text; "删除" (a danger button) when not given. */
-  confirmLabel?: string;
-}
-
-/** A yes/no confirmation (deletions, and the test of every channel, which costs tokens). */
-export function ConfirmDialog({
-  open,
-  title,
-  description,
-  onCancel,
-  onConfirm,
-  confirmLabel,
-}: ConfirmDialogProps) {
-  const { t } = useTranslation('channels');
-  return (
-    <Dialog open={open} onOpenChange={(o) => (o ? undefined : onCancel())}>
-      <DialogContent>
-        <DialogHeader>
-          <DialogTitle>{title}</DialogTitle>
-          <DialogDescription>{description}</DialogDescription>
-        </DialogHeader>
-        <DialogFooter>
-          <DialogClose asChild>
-            <Button variant="secondary">{t('delete.cancel')}</Button>
-          </DialogClose>
-          <Button variant={confirmLabel ? 'primary' : 'danger'} onClick={onConfirm}>
-            {confirmLabel ?? t('delete.confirm')}
-          </Button>
-        </DialogFooter>
-      </DialogContent>
-    </Dialog>
-  );
-}
 
 /** Picks one of the channel's models and runs GET /api/channel/test/{id}?model=. */
 export function TestDialog({
@@ -135,55 +93,6 @@ export function TestDialog({
           >
             {t('test.run')}
           </Button>
-        </DialogFooter>
-      </DialogContent>
-    </Dialog>
-  );
-}
-
-/** Column settings: which optional columns show (stored locally by the page). */
-export function ColumnsDialog({
-  open,
-  onOpenChange,
-  hidden,
-  onChange,
-}: {
-  open: boolean;
-  onOpenChange: (open: boolean) => void;
-  hidden: ChannelColumn[];
-  onChange: (hidden: ChannelColumn[]) => void;
-}) {
-  const { t } = useTranslation('channels');
-  return (
-    <Dialog open={open} onOpenChange={onOpenChange}>
-      <DialogContent>
-        <DialogHeader>
-          <DialogTitle>{t('columns.title')}</DialogTitle>
-          <DialogDescription>{t('columns.description')}</DialogDescription>
-        </DialogHeader>
-        <div className="channels__column-list">
-          {channelColumns.map((column) => (
-            <label key={column}>
-              <input
-                type="checkbox"
-                checked={!hidden.includes(column)}
-                onChange={(e) =>
-                  onChange(
-                    e.target.checked ? hidden.filter((c) => c !== column) : [...hidden, column],
-                  )
-                }
-              />
-              {t(`column.${column}`)}
-            </label>
-          ))}
-        </div>
-        <DialogFooter>
-          <Button variant="secondary" onClick={() => onChange([])}>
-            {t('columns.reset')}
-          </Button>
-          <DialogClose asChild>
-            <Button>{t('columns.done')}</Button>
-          </DialogClose>
         </DialogFooter>
       </DialogContent>
     </Dialog>

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 
 import { parseLogOther } from '@/api/logs';
 import { fromLocalInput, toLocalInput } from '@/lib/time';
+import { columnStorageKeys, loadColumns } from '@/stores/columns';
 
 import {
   defaultLogWindow,
   defaultVisibility,
   frtTone,
-  loadVisibility,
-  LOG_COLUMNS_STORAGE_KEY,
+  logColumnSpec,
   requestTimeTone,
 } from './constants';
 
@@ -46,12 +46,18 @@ describe('log columns', () => {
   });
 
   it('reads stored settings over the defaults and ignores broken values', () => {
-    localStorage.setItem(LOG_COLUMNS_STORAGE_KEY, JSON.stringify({ model: false, time: 'x' }));
-    const visible = loadVisibility(true);
+    localStorage.setItem(columnStorageKeys.logs, JSON.stringify({ model: false, time: 'x' }));
+    const visible = loadColumns(logColumnSpec(true));
     expect(visible.model).toBe(false);
     expect(visible.time).toBe(true);
-    localStorage.setItem(LOG_COLUMNS_STORAGE_KEY, '{broken');
-    expect(loadVisibility(true)).toEqual(defaultVisibility(true));
+    localStorage.setItem(columnStorageKeys.logs, '{broken');
+    expect(loadColumns(logColumnSpec(true))).toEqual(defaultVisibility(true));
+  });
+
+  it('keeps the admin columns hidden for a non-admin whatever is stored', () => {
+    localStorage.setItem(columnStorageKeys.logs, JSON.stringify({ channel: true, retry: true }));
+    const visible = loadColumns(logColumnSpec(false));
+    expect(visible.channel || visible.retry).toBe(false);
   });
 });
 

@@ -1,3 +1,5 @@
+import type { ColumnSpec, Visibility as ColumnVisibility } from '@/stores/columns';
+
 /** The log table's optional columns, in display order; the expand toggle always shows. */
 export const logColumns = [
   'time',
@@ -19,10 +21,7 @@ export type LogColumn = (typeof logColumns)[number];
 /** Columns only admins have data for (spec 02 §6); hidden by default for everyone else. */
 export const adminColumns: readonly LogColumn[] = ['channel', 'username', 'retry'];
 
-/** Local storage key of the column settings: `{ column: visible }`. */
-export const LOG_COLUMNS_STORAGE_KEY = 'logs-table-columns';
-
-export type Visibility = Record<LogColumn, boolean>;
+export type Visibility = ColumnVisibility<LogColumn>;
 
 /** Every column visible, except the admin columns for a non-admin (spec 02 §9). */
 export function defaultVisibility(admin: boolean): Visibility {
@@ -31,26 +30,14 @@ export function defaultVisibility(admin: boolean): Visibility {
   ) as Visibility;
 }
 
-/** The stored settings over the defaults; a non-admin never sees the admin columns. */
-export function loadVisibility(admin: boolean): Visibility {
-  const visibility = defaultVisibility(admin);
-  try {
-    const stored: unknown = JSON.parse(localStorage.getItem(LOG_COLUMNS_STORAGE_KEY) ?? '{}');
-    if (typeof stored === 'object' && stored !== null) {
-      for (const column of logColumns) {
-        const value = (stored as Record<string, unknown>)[column];
-        if (typeof value === 'boolean') visibility[column] = value;
-      }
-    }
-  } catch {
-    // A broken value reads as the defaults.
-  }
-  if (!admin) for (const column of adminColumns) visibility[column] = false;
-  return visibility;
-}
-
-export function saveVisibility(visibility: Visibility): void {
-  localStorage.setItem(LOG_COLUMNS_STORAGE_KEY, JSON.stringify(visibility));
+/** The log table's column settings: a non-admin never sees the admin columns. */
+export function logColumnSpec(admin: boolean): ColumnSpec<LogColumn> {
+  return {
+    table: 'logs',
+    columns: logColumns,
+    defaults: defaultVisibility(admin),
+    locked: admin ? [] : adminColumns,
+  };
 }
 
 export type Tone = 'green' | 'yellow' | 'red';

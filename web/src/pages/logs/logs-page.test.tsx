@@ -3,14 +3,13 @@ import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { logSchema } from '@/api/logs';
+import { columnStorageKeys } from '@/stores/columns';
 import { usePreferences } from '@/stores/preferences';
 import { useSession } from '@/stores/session';
 import { mockApi, statusData } from '@/test/api-mock';
 import type { MockAnswer, RecordedCall } from '@/test/api-mock';
 import { renderApp } from '@/test/render-app';
 import { makeUser } from '@/test/users';
-
-import { LOG_COLUMNS_STORAGE_KEY } from './constants';
 
 const root = makeUser({ id: 1, username: 'root', role: 100 });
 const alice = makeUser({ id: 2, username: 'alice' });
@@ -258,7 +257,7 @@ describe('usage log', () => {
     const dialog = await screen.findByRole('dialog');
     await userEvent.click(within(dialog).getByRole('checkbox', { name: '令牌' }));
     expect(headers()).not.toContain('令牌');
-    expect(JSON.parse(localStorage.getItem(LOG_COLUMNS_STORAGE_KEY) ?? '{}')).toMatchObject({
+    expect(JSON.parse(localStorage.getItem(columnStorageKeys.logs) ?? '{}')).toMatchObject({
       token: false,
       channel: true,
     });
@@ -272,7 +271,7 @@ describe('usage log', () => {
   });
 
   it('a user cannot turn on the admin columns, even from stored settings', async () => {
-    localStorage.setItem(LOG_COLUMNS_STORAGE_KEY, JSON.stringify({ channel: true, retry: true }));
+    localStorage.setItem(columnStorageKeys.logs, JSON.stringify({ channel: true, retry: true }));
     setUp(alice);
     renderApp('/log');
     await screen.findByRole('row', { name: 'log 11' });

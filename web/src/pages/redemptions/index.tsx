@@ -1,7 +1,6 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { Copy, Plus, Search, Trash2 } from 'lucide-react';
-import { useEffect, useRef, useState } from 'react';
-import type { FormEvent } from 'react';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import {
@@ -12,17 +11,17 @@ import {
   redemptionsQueryOptions,
   setRedemptionStatus,
 } from '@/api/redemptions';
-import type { Redemption, RedemptionListQuery } from '@/api/redemptions';
-import { ConfirmDialog } from '@/components/common/confirm-dialog';
+import type { Redemption } from '@/api/redemptions';
+import { ConfirmDialog, useConfirm } from '@/components/common/confirm-dialog';
+import { ListBody } from '@/components/data-table/list-body';
 import { Pager } from '@/components/data-table/pager';
+import { useEditorDrawer } from '@/components/data-table/use-editor-drawer';
+import { useListAction } from '@/components/data-table/use-list-action';
+import { useListPage } from '@/components/data-table/use-list-page';
 import { PageHeader } from '@/components/layout/page-header';
-import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Input } from '@/components/ui/input';
-import { Spinner } from '@/components/ui/spinner';
 import { copyText } from '@/stores/manual-copy';
-import { pageSizes, usePreferences } from '@/stores/preferences';
-import type { PageSize } from '@/stores/preferences';
 import { toast } from '@/stores/toasts';
 
 import { CodesDialog } from './codes-dialog';
@@ -33,53 +32,16 @@ import type { CodeAction } from './redemptions-table';
 import '@/components/data-table/data-table.css';
 import './redemptions.css';
 
-/** The editor's id is cleared this long after it closes, so the closing drawer keeps its form. */
-const CLEAR_EDITOR_MS = 500;
-
-type Confirming = { kind: 'one'; code: Redemption } | { kind: 'invalid' };
-
 /** /redemption (admin, 兑换码管理): search, server paging, create, copy, enable/disable, edit. */
 export function RedemptionsPage() {
   const { t } = useTranslation('redemption');
-  const queryClient = useQueryClient();
-  const pageSize = usePreferences((s) => s.pageSize);
-  const setPageSize = usePreferences((s) => s.setPageSize);
-  const [keyword, setKeyword] = useState('');
-  const [draft, setDraft] = useState('');
-  const [page, setPage] = useState(1);
-  const [selected, setSelected] = useState<number[]>([]);
-  const [editor, setEditor] = useState<{ open: boolean; id: number | null }>({
-    open: false,
-    id: null,
-  });
+  const list = useListPage({ keyword: '' });
+  const editor = useEditorDrawer();
+  const confirm = useConfirm();
   const [created, setCreated] = useState<{ name: string; codes: string[] } | null>(null);
-  const [confirming, setConfirming] = useState<Confirming | null>(null);
-  const clearTimer = useRef<ReturnType<typeof setTimeout>>(undefined);
-  useEffect(() => () => clearTimeout(clearTimer.current), []);
-
-  const query: RedemptionListQuery = { keyword, page, pageSize };
-  const codes = useQuery(redemptionsQueryOptions(query));
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['redemptions'] });
-
-  const act = useMutation({
-    mutationFn: async (run: () => Promise<string>) => run(),
-    onSuccess: (text) => {
-      if (text) toast.success(text);
-      void refresh();
-    },
-  });
-
-  const openEditor = (id: number | null) => {
-    clearTimeout(clearTimer.current);
-    setEditor({ open: true, id });
-  };
-  const closeEditor = () => {
-    setEditor((e) => ({ ...e, open: false }));
-    clearTimer.current = setTimeout(
-      () => setEditor((e) => (e.open ? e : { ...e, id: null })),
-      CLEAR_EDITOR_MS,
-    );
-  };
+  const codes = useQuery(redemptionsQueryOptions(list.params));
+  const act = useListAction(['redemptions']);
+  const { setSelected } = list;
 
   const onAction = (code: Redemption, action: CodeAction) => {
     switch (action) {
@@ -94,16 +56,41 @@ export function RedemptionsPage() {
         });
         return;
       case 'edit':
-        openEditor(code.id);
+        editor.open(code.id);
         return;
       case 'delete':
-        setConfirming({ kind: 'one', code });
+        confirm.ask({
+          title: t('delete.title'),
+          description: t('delete.description', { name: code.name }),
+          confirmLabel: t('delete.confirm'),
+          onConfirm: () =>
+            act.mutate(async () => {
+              await deleteRedemption(code.id);
+              setSelected((s) => s.filter((id) => id !== code.id));
+              return t('toast.done');
+            }),
+        });
         return;
     }
   };
 
+  const deleteInvalid = () =>
+    confirm.ask({
+      title: t('delete.invalidTitle'),
+      description: t('delete.invalidDescription'),
+      confirmLabel: t('delete.confirm'),
+      onConfirm: () =>
+        act.mutate(async () => {
+          const count = await deleteInvalidRedemptions();
+          setSelected([]);
+          return t('toast.deletedInvalid', { count });
+        }),
+    });
+
   const copySelected = () => {
-    const keys = (codes.data?.items ?? []).filter((c) => selected.includes(c.id)).map((c) => c.key);
+    const keys = (codes.data?.items ?? [])
+      .filter((c) => list.selected.includes(c.id))
+      .map((c) => c.key);
     if (keys.length === 0) {
       toast.error(t('toast.selectOne'));
       return;
@@ -111,46 +98,23 @@ export function RedemptionsPage() {
     void copyText(keys.join('\n'), t('toast.copied'));
   };
 
-  const search = (event: FormEvent) => {
-    event.preventDefault();
-    setKeyword(draft);
-    setPage(1);
-    setSelected([]);
-  };
-
-  const confirm = () => {
-    const what = confirming;
-    setConfirming(null);
-    if (!what) return;
-    act.mutate(async () => {
-      if (what.kind === 'one') {
-        await deleteRedemption(what.code.id);
-        setSelected((s) => s.filter((id) => id !== what.code.id));
-        return t('toast.done');
-      }
-      const count = await deleteInvalidRedemptions();
-      setSelected([]);
-      return t('toast.deletedInvalid', { count });
-    });
-  };
-
   return (
     <>
       <PageHeader
         title={t('list.title')}
         actions={
-          <Button onClick={() => openEditor(null)}>
+          <Button onClick={() => editor.open(null)}>
             <Plus aria-hidden />
             {t('list.add')}
           </Button>
         }
       />
-      <form className="data-toolbar" onSubmit={search} role="search">
+      <form className="data-toolbar" onSubmit={list.submit} role="search">
         <Input
           aria-label={t('list.search.keyword')}
           placeholder={t('list.search.keyword')}
-          value={draft}
-          onChange={(e) => setDraft(e.target.value)}
+          value={list.draft.keyword}
+          onChange={(e) => list.edit({ keyword: e.target.value })}
         />
         <Button type="submit" variant="secondary">
           <Search aria-hidden />
@@ -160,61 +124,35 @@ export function RedemptionsPage() {
           <Copy aria-hidden />
           {t('list.copySelected')}
         </Button>
-        <Button variant="danger" onClick={() => setConfirming({ kind: 'invalid' })}>
+        <Button variant="danger" onClick={deleteInvalid}>
           <Trash2 aria-hidden />
           {t('list.deleteInvalid')}
         </Button>
       </form>
-      {codes.isError && !codes.data ? (
-        <Alert tone="danger">{t('list.loadFailed')}</Alert>
-      ) : !codes.data ? (
-        <Spinner label={t('list.loading')} />
-      ) : (
-        <RedemptionsTable
-          codes={codes.data.items}
-          selected={selected}
-          onSelect={setSelected}
-          busy={act.isPending}
-          onAction={onAction}
-        />
-      )}
-      <Pager
-        page={page}
-        pageSize={pageSize}
-        total={codes.data?.total ?? 0}
-        sizes={pageSizes}
-        onPage={(p) => {
-          setPage(p);
-          setSelected([]);
-        }}
-        onPageSize={(size) => {
-          setPageSize(size as PageSize);
-          setPage(1);
-        }}
-      />
+      <ListBody query={codes} loading={t('list.loading')} failed={t('list.loadFailed')}>
+        {(data) => (
+          <RedemptionsTable
+            codes={data.items}
+            selected={list.selected}
+            onSelect={setSelected}
+            busy={act.isPending}
+            onAction={onAction}
+          />
+        )}
+      </ListBody>
+      <Pager {...list.pager(codes.data?.total ?? 0)} />
       <RedemptionEditor
-        open={editor.open}
+        open={editor.isOpen}
         id={editor.id}
-        onOpenChange={(open) => (open ? undefined : closeEditor())}
+        onOpenChange={editor.onOpenChange}
         onSaved={(result) => {
-          closeEditor();
-          void refresh();
+          editor.close();
+          void act.refresh();
           if (result.codes.length > 0) setCreated(result);
         }}
       />
       <CodesDialog created={created} onClose={() => setCreated(null)} />
-      <ConfirmDialog
-        open={confirming !== null}
-        title={confirming?.kind === 'invalid' ? t('delete.invalidTitle') : t('delete.title')}
-        description={
-          confirming?.kind === 'one'
-            ? t('delete.description', { name: confirming.code.name })
-            : t('delete.invalidDescription')
-        }
-        confirmLabel={t('delete.confirm')}
-        onCancel={() => setConfirming(null)}
-        onConfirm={confirm}
-      />
+      <ConfirmDialog {...confirm.dialog} />
     </>
   );
 }

@@ -1,7 +1,6 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { BookOpen, Copy, Plus, Search } from 'lucide-react';
-import { useEffect, useRef, useState } from 'react';
-import type { FormEvent } from 'react';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import { useStatus } from '@/api/status';
@@ -13,19 +12,20 @@ import {
   TOKEN_ENABLED,
   tokensQueryOptions,
 } from '@/api/tokens';
-import type { Token, TokenListQuery } from '@/api/tokens';
-import { ConfirmDialog } from '@/components/common/confirm-dialog';
+import type { Token } from '@/api/tokens';
+import { ConfirmDialog, useConfirm } from '@/components/common/confirm-dialog';
 import { IntegrationGuide } from '@/components/common/integration-guide';
 import { serverBaseUrl } from '@/components/common/integration-snippets';
+import { ListBody } from '@/components/data-table/list-body';
 import { Pager } from '@/components/data-table/pager';
+import { useEditorDrawer } from '@/components/data-table/use-editor-drawer';
+import { useListAction } from '@/components/data-table/use-list-action';
+import { useListPage } from '@/components/data-table/use-list-page';
 import { PageHeader } from '@/components/layout/page-header';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Input } from '@/components/ui/input';
-import { Spinner } from '@/components/ui/spinner';
 import { copyText } from '@/stores/manual-copy';
-import { pageSizes, usePreferences } from '@/stores/preferences';
-import type { PageSize } from '@/stores/preferences';
 import { toast } from '@/stores/toasts';
 
 import { chatLinks, fillChatLink } from './chat-links';
@@ -37,54 +37,19 @@ import type { TokenAction } from './tokens-table';
 import '@/components/data-table/data-table.css';
 import './tokens.css';
 
-/** The editor's id is cleared this long after it closes, so the closing drawer keeps its form. */
-const CLEAR_EDITOR_MS = 500;
-
 /** /token (API 令牌): search, paging, copy, chat links, enable/disable, edit, delete. */
 export function TokensPage() {
   const { t } = useTranslation('tokens');
   const status = useStatus();
-  const queryClient = useQueryClient();
-  const pageSize = usePreferences((s) => s.pageSize);
-  const setPageSize = usePreferences((s) => s.setPageSize);
-  const [filter, setFilter] = useState({ keyword: '', token: '' });
-  const [draft, setDraft] = useState(filter);
-  const [page, setPage] = useState(1);
-  const [selected, setSelected] = useState<number[]>([]);
-  const [editor, setEditor] = useState<{ open: boolean; id: number | null }>({
-    open: false,
-    id: null,
-  });
+  const list = useListPage({ keyword: '', token: '' });
+  const editor = useEditorDrawer();
+  const confirm = useConfirm();
   const [guideOpen, setGuideOpen] = useState(false);
-  const [deleting, setDeleting] = useState<Token | null>(null);
-  const clearTimer = useRef<ReturnType<typeof setTimeout>>(undefined);
-  useEffect(() => () => clearTimeout(clearTimer.current), []);
-
-  const query: TokenListQuery = { ...filter, page, pageSize };
-  const tokens = useQuery(tokensQueryOptions(query));
+  const tokens = useQuery(tokensQueryOptions(list.params));
   const chats = chatLinks(status.chats);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['tokens'] });
-
-  const act = useMutation({
-    mutationFn: async (run: () => Promise<string>) => run(),
-    onSuccess: (text) => {
-      if (text) toast.success(text);
-      void refresh();
-    },
-  });
+  const act = useListAction(['tokens']);
+  const { setSelected } = list;
   const reveal = useMutation({ mutationFn: revealTokenKey });
-
-  const openEditor = (id: number | null) => {
-    clearTimeout(clearTimer.current);
-    setEditor({ open: true, id });
-  };
-  const closeEditor = () => {
-    setEditor((e) => ({ ...e, open: false }));
-    clearTimer.current = setTimeout(
-      () => setEditor((e) => (e.open ? e : { ...e, id: null })),
-      CLEAR_EDITOR_MS,
-    );
-  };
 
   const onAction = (token: Token, action: TokenAction) => {
     switch (action) {
@@ -99,10 +64,20 @@ export function TokensPage() {
         });
         return;
       case 'edit':
-        openEditor(token.id);
+        editor.open(token.id);
         return;
       case 'delete':
-        setDeleting(token);
+        confirm.ask({
+          title: t('delete.title'),
+          description: t('delete.description', { name: token.name }),
+          confirmLabel: t('delete.confirm'),
+          onConfirm: () =>
+            act.mutate(async () => {
+              await deleteToken(token.id);
+              setSelected((s) => s.filter((id) => id !== token.id));
+              return t('toast.done');
+            }),
+        });
         return;
     }
   };
@@ -129,7 +104,7 @@ export function TokensPage() {
   };
 
   const copySelected = async () => {
-    const rows = (tokens.data?.items ?? []).filter((tk) => selected.includes(tk.id));
+    const rows = (tokens.data?.items ?? []).filter((tk) => list.selected.includes(tk.id));
     if (rows.length === 0) {
       toast.error(t('toast.selectOne'));
       return;
@@ -143,13 +118,6 @@ export function TokensPage() {
     }
   };
 
-  const search = (event: FormEvent) => {
-    event.preventDefault();
-    setFilter(draft);
-    setPage(1);
-    setSelected([]);
-  };
-
   return (
     <>
       <PageHeader
@@ -160,7 +128,7 @@ export function TokensPage() {
               <BookOpen aria-hidden />
               {t('list.guide')}
             </Button>
-            <Button onClick={() => openEditor(null)}>
+            <Button onClick={() => editor.open(null)}>
               <Plus aria-hidden />
               {t('list.add')}
             </Button>
@@ -170,18 +138,18 @@ export function TokensPage() {
       <Alert tone="warning" className="tokens__banner">
         {t('list.banner')}
       </Alert>
-      <form className="data-toolbar" onSubmit={search} role="search">
+      <form className="data-toolbar" onSubmit={list.submit} role="search">
         <Input
           aria-label={t('list.search.keyword')}
           placeholder={t('list.search.keyword')}
-          value={draft.keyword}
-          onChange={(e) => setDraft({ ...draft, keyword: e.target.value })}
+          value={list.draft.keyword}
+          onChange={(e) => list.edit({ keyword: e.target.value })}
         />
         <Input
           aria-label={t('list.search.token')}
           placeholder={t('list.search.token')}
-          value={draft.token}
-          onChange={(e) => setDraft({ ...draft, token: e.target.value })}
+          value={list.draft.token}
+          onChange={(e) => list.edit({ token: e.target.value })}
         />
         <Button type="submit" variant="secondary">
           <Search aria-hidden />
@@ -192,62 +160,31 @@ export function TokensPage() {
           {t('list.copySelected')}
         </Button>
       </form>
-      {tokens.isError && !tokens.data ? (
-        <Alert tone="danger">{t('list.loadFailed')}</Alert>
-      ) : !tokens.data ? (
-        <Spinner label={t('list.loading')} />
-      ) : (
-        <TokensTable
-          tokens={tokens.data.items}
-          selected={selected}
-          onSelect={setSelected}
-          busy={act.isPending}
-          onAction={onAction}
-          chats={chats}
-          onChat={onChat}
-        />
-      )}
-      <Pager
-        page={page}
-        pageSize={pageSize}
-        total={tokens.data?.total ?? 0}
-        sizes={pageSizes}
-        onPage={(p) => {
-          setPage(p);
-          setSelected([]);
-        }}
-        onPageSize={(size) => {
-          setPageSize(size as PageSize);
-          setPage(1);
-        }}
-      />
+      <ListBody query={tokens} loading={t('list.loading')} failed={t('list.loadFailed')}>
+        {(data) => (
+          <TokensTable
+            tokens={data.items}
+            selected={list.selected}
+            onSelect={setSelected}
+            busy={act.isPending}
+            onAction={onAction}
+            chats={chats}
+            onChat={onChat}
+          />
+        )}
+      </ListBody>
+      <Pager {...list.pager(tokens.data?.total ?? 0)} />
       <TokenEditor
-        open={editor.open}
+        open={editor.isOpen}
         id={editor.id}
-        onOpenChange={(open) => (open ? undefined : closeEditor())}
+        onOpenChange={editor.onOpenChange}
         onSaved={() => {
-          closeEditor();
-          void refresh();
+          editor.close();
+          void act.refresh();
         }}
       />
       <IntegrationGuide open={guideOpen} onOpenChange={setGuideOpen} />
-      <ConfirmDialog
-        open={deleting !== null}
-        title={t('delete.title')}
-        description={t('delete.description', { name: deleting?.name ?? '' })}
-        confirmLabel={t('delete.confirm')}
-        onCancel={() => setDeleting(null)}
-        onConfirm={() => {
-          const token = deleting;
-          setDeleting(null);
-          if (!token) return;
-          act.mutate(async () => {
-            await deleteToken(token.id);
-            setSelected((s) => s.filter((id) => id !== token.id));
-            return t('toast.done');
-          });
-        }}
-      />
+      <ConfirmDialog {...confirm.dialog} />
     </>
   );
 }

@@ -1,21 +1,12 @@
-import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 
 import { isDeregistered, ROLE_ADMIN, STATUS_ENABLED } from '@/api/user';
 import type { User } from '@/api/user';
 import type { ManageAction } from '@/api/users';
+import { ConfirmDialog, useConfirm } from '@/components/common/confirm-dialog';
 import { RoleBadge, StatusBadge } from '@/components/common/user-badges';
 import { Button } from '@/components/ui/button';
-import {
-  Dialog,
-  DialogClose,
-  DialogContent,
-  DialogDescription,
-  DialogFooter,
-  DialogHeader,
-  DialogTitle,
-} from '@/components/ui/dialog';
 import { Table } from '@/components/ui/table';
 import { useFormatQuota } from '@/lib/use-format-quota';
 
@@ -32,7 +23,7 @@ export interface UsersTableProps {
 export function UsersTable({ users, busy, onAction }: UsersTableProps) {
   const { t } = useTranslation('users');
   const formatQuota = useFormatQuota();
-  const [deleting, setDeleting] = useState<User | null>(null);
+  const confirm = useConfirm();
 
   return (
     <>
@@ -133,7 +124,14 @@ export function UsersTable({ users, busy, onAction }: UsersTableProps) {
                         size="sm"
                         variant="danger"
                         disabled={busy}
-                        onClick={() => setDeleting(user)}
+                        onClick={() =>
+                          confirm.ask({
+                            title: t('delete.title'),
+                            description: t('delete.description', { username: user.username }),
+                            confirmLabel: t('delete.confirm'),
+                            onConfirm: () => onAction(user.id, 'delete'),
+                          })
+                        }
                       >
                         {t('action.delete')}
                       </Button>
@@ -145,33 +143,7 @@ export function UsersTable({ users, busy, onAction }: UsersTableProps) {
           })}
         </tbody>
       </Table>
-      <Dialog
-        open={deleting !== null}
-        onOpenChange={(open) => (open ? undefined : setDeleting(null))}
-      >
-        <DialogContent>
-          <DialogHeader>
-            <DialogTitle>{t('delete.title')}</DialogTitle>
-            <DialogDescription>
-              {t('delete.description', { username: deleting?.username ?? '' })}
-            </DialogDescription>
-          </DialogHeader>
-          <DialogFooter>
-            <DialogClose asChild>
-              <Button variant="secondary">{t('delete.cancel')}</Button>
-            </DialogClose>
-            <Button
-              variant="danger"
-              onClick={() => {
-                if (deleting) onAction(deleting.id, 'delete');
-                setDeleting(null);
-              }}
-            >
-              {t('delete.confirm')}
-            </Button>
-          </DialogFooter>
-        </DialogContent>
-      </Dialog>
+      <ConfirmDialog {...confirm.dialog} />
     </>
   );
 }

@@ -10,25 +10,33 @@ import {
   DialogHeader,
   DialogTitle,
 } from '@/components/ui/dialog';
+import type { Visibility } from '@/stores/columns';
 
-import { adminColumns, defaultVisibility, logColumns } from './constants';
-import type { Visibility } from './constants';
-
-/** Which columns the log table shows; a non-admin cannot turn on the admin columns. */
-export function ColumnsDialog({
-  open,
-  onOpenChange,
-  visible,
-  admin,
-  onChange,
-}: {
+export interface ColumnsDialogProps<C extends string> {
   open: boolean;
   onOpenChange: (open: boolean) => void;
-  visible: Visibility;
-  admin: boolean;
-  onChange: (visible: Visibility) => void;
-}) {
-  const { t } = useTranslation('log');
+  columns: readonly C[];
+  visible: Visibility<C>;
+  onChange: (visible: Visibility<C>) => void;
+  onReset: () => void;
+  /** A column's header text. */
+  label: (column: C) => string;
+  /** Why a column cannot be turned on, for columns that cannot; undefined otherwise. */
+  lockedReason?: (column: C) => string | undefined;
+}
+
+/** Column settings: which columns a table shows (kept by `useColumns`). */
+export function ColumnsDialog<C extends string>({
+  open,
+  onOpenChange,
+  columns,
+  visible,
+  onChange,
+  onReset,
+  label,
+  lockedReason,
+}: ColumnsDialogProps<C>) {
+  const { t } = useTranslation();
   return (
     <Dialog open={open} onOpenChange={onOpenChange}>
       <DialogContent>
@@ -36,24 +44,24 @@ export function ColumnsDialog({
           <DialogTitle>{t('columns.title')}</DialogTitle>
           <DialogDescription>{t('columns.description')}</DialogDescription>
         </DialogHeader>
-        <div className="logs__column-list">
-          {logColumns.map((column) => {
-            const locked = !admin && adminColumns.includes(column);
+        <div className="data-columns">
+          {columns.map((column) => {
+            const locked = lockedReason?.(column);
             return (
-              <label key={column} title={locked ? t('columns.adminOnly') : undefined}>
+              <label key={column} title={locked}>
                 <input
                   type="checkbox"
-                  disabled={locked}
+                  disabled={locked !== undefined}
                   checked={visible[column]}
                   onChange={(e) => onChange({ ...visible, [column]: e.target.checked })}
                 />
-                {t(`column.${column}`)}
+                {label(column)}
               </label>
             );
           })}
         </div>
         <DialogFooter>
-          <Button variant="secondary" onClick={() => onChange(defaultVisibility(admin))}>
+          <Button variant="secondary" onClick={onReset}>
             {t('columns.reset')}
           </Button>
           <DialogClose asChild>
