@@ -17,8 +17,8 @@ use std::sync::atomic::AtomicUsize;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use tollgate::relay::price::{self, Usage};
 use tollgate::relay::sse::SseReader;
-use tollgate::relay::stream::UsageJson;
 use tollgate::relay::tokenize::{self, Counter};
+use tollgate::relay::usage::OpenAiUsage;
 use tollgate_actors::channel_pool::{RoutingTable, select};
 use tollgate_actors::log_writer::LogWriter;
 use tollgate_actors::options::pricing::PriceTable;
@@ -99,7 +99,7 @@ fn pricing(c: &mut Criterion) {
         prompt_tokens: 1200,
         completion_tokens: 350,
         cached_tokens: 200,
-        cache_write_tokens: 0,
+        ..Usage::default()
     };
     c.bench_function("price/lookup+reserve+charge", |b| {
         b.iter(|| {
@@ -165,7 +165,7 @@ fn sse_body() -> Vec<u8> {
 fn usage_of(data: &str) -> Option<Usage> {
     #[derive(serde::Deserialize)]
     struct WithUsage {
-        usage: Option<UsageJson>,
+        usage: Option<OpenAiUsage>,
     }
     let chunk: WithUsage = serde_json::from_str(data).ok()?;
     chunk.usage.as_ref().map(Usage::from)

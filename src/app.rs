@@ -129,6 +129,7 @@ impl App {
             hasher: Hasher::spawn().map_err(|e| {
                 StartupError::Config(format!("cannot start the password hashing thread: {e}"))
             })?,
+            detached: tokio_util::task::TaskTracker::new(),
         });
         Ok(App {
             state,
@@ -186,6 +187,17 @@ impl App {
         match tokio::time::timeout(grace, server).await {
             Ok(result) => result.map_err(StartupError::Serve)?,
             Err(_) => tracing::warn!(?grace, "in-flight requests did not finish in time; closing"),
+        }
+        // Upstream calls whose clients left settle before the books close.
+        self.state.detached.close();
+        if tokio::time::timeout(grace, self.state.detached.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                ?grace,
+                "detached upstream calls did not finish in time; closing"
+            );
         }
         // Log deletion holds store handles: stop it (after its current batch).
         self.retention_task.abort();

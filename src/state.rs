@@ -66,6 +66,11 @@ pub struct Shared {
     pub started_at: i64,
     /// The password hashing thread.
     pub hasher: Hasher,
+    /// Upstream calls that outlive their client: a relay request runs in a task of its own
+    /// from the moment it is forwarded, so a client that leaves before the answer does not
+    /// cancel a call the upstream bills; the task settles it (`partial`, `client_gone`).
+    /// Shutdown waits for them (within the grace period).
+    pub detached: tokio_util::task::TaskTracker,
 }
 
 impl FromRef<AppState> for Key {

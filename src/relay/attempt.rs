@@ -24,11 +24,14 @@ use super::auth::Caller;
 use super::chat::{
     mapped_model, mapped_status, pick, quota_error, report, retryable, upstream_message,
 };
+use super::chat::{not_json, read_whole};
 use super::failure;
 use super::keepalive;
-use super::pipe::{self, Meter, Mode};
-use super::price::{self, Usage};
-use super::settle::{Attempt, SettleCtx, UsageSource};
+use super::meter::Meter;
+use super::pipe::{self, Mode};
+use super::price;
+use super::prompt::Prompt;
+use super::settle::{Attempt, SettleCtx};
 use super::tokenize::Counter;
 use super::wire::{self, EncodeCtx, Wire, anthropic};
 use crate::channel_types::effective_base_url;
@@ -396,6 +399,23 @@ pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
         },
     )
     .await?;
+    let worker = state.clone();
+    super::detach::run(state, move |presence| {
+        forward_job(worker, job, price, hold, presence)
+    })
+    .await
+}
+
+/// Forwards an admitted `job` with failover and answers it (in its own task, see
+/// [`super::detach`]), settling `hold`.
+async fn forward_job(
+    state: AppState,
+    job: Job,
+    price: Price,
+    hold: Hold,
+    presence: super::detach::Presence,
+) -> Result<Response, RelayError> {
+    let state = &state;
     let pass_through = price.pass_through;
     let won = forward(
         state,
@@ -426,12 +446,12 @@ pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
     );
     answer(
         &job,
-        won.wire,
-        won.resp,
+        won,
         ctx,
         hold,
         state.config.relay_timeout(),
         price.ping,
+        &presence,
     )
     .await
 }
@@ -587,13 +607,14 @@ pub async fn send(
 /// Answers the client from a successful upstream response, settling the bill.
 async fn answer(
     job: &Job,
-    upstream: Wire,
-    resp: reqwest::Response,
-    mut ctx: SettleCtx,
+    won: Won,
+    ctx: SettleCtx,
     hold: Hold,
     timeout: Duration,
     ping: Option<Duration>,
+    presence: &super::detach::Presence,
 ) -> Result<Response, RelayError> {
+    let (upstream, resp) = (won.wire, won.resp);
     let same = upstream == job.client;
     if job.stream && same && upstream == Wire::OpenAi {
         // An OpenAI client reaching an OpenAI channel of a mixed route: the OpenAI path's
@@ -603,7 +624,7 @@ async fn answer(
             resp,
             ctx,
             hold,
-            super::prompt::Prompt::known(job.prompt_estimate),
+            Prompt::known(job.prompt_estimate),
             job.include_usage,
             timeout,
             ping,
@@ -622,7 +643,7 @@ async fn answer(
                 },
             ))
         };
-        let meter = Meter::new(ctx, hold, job.prompt_estimate);
+        let meter = Meter::new(ctx, hold, Prompt::known(job.prompt_estimate));
         let ping = ping.map(|every| {
             let bytes = match job.client {
                 Wire::Anthropic => keepalive::ANTHROPIC_PING,
@@ -641,37 +662,17 @@ async fn answer(
     }
     let status = resp.status();
     let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
-    let bytes = match tokio::time::timeout(timeout, resp.bytes()).await {
-        Ok(Ok(bytes)) => bytes,
-        _ => {
-            hold.release();
-            return Err(RelayError::Unreachable(
-                "the upstream answer was cut off".into(),
-            ));
-        }
-    };
-    ctx.first_byte = Some(Instant::now());
+    let mut meter = Meter::new(ctx, hold, Prompt::known(job.prompt_estimate));
+    let bytes = read_whole(resp, timeout, &mut meter).await?;
     let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
-        hold.release();
-        return Err(RelayError::Upstream {
-            status: 502,
-            message: "the upstream answer is not valid JSON".into(),
-        });
+        return Err(not_json(&mut meter));
     };
     let hub = wire::to_hub_answer(upstream, &value);
-    let (usage, source) = match wire::answer_usage(upstream, &value) {
-        Some(usage) => (usage, UsageSource::Upstream),
-        None => (
-            Usage {
-                prompt_tokens: job.prompt_estimate,
-                completion_tokens: Counter::for_model(&ctx.upstream_model)
-                    .count(&wire::hub_answer_text(&hub)),
-                ..Usage::default()
-            },
-            UsageSource::Estimated,
-        ),
-    };
-    ctx.settle(hold, usage, source);
+    match wire::answer_usage(upstream, &value) {
+        Some(usage) => meter.reported(usage),
+        None => meter.output(&wire::hub_answer_text(&hub)),
+    }
+    let usage = meter.finish(presence.ending()).unwrap_or_default();
     let mut hub = hub;
     if hub.get("usage").is_none_or(Value::is_null) {
         hub["usage"] = wire::openai::usage_json(&usage);

@@ -115,7 +115,7 @@ pub async fn speech(
         prompt_tokens: chars,
         ..Usage::default()
     };
-    ctx.settle(hold, usage, UsageSource::Upstream);
+    ctx.settle(hold, usage.with_source(UsageSource::Upstream));
     let status = won.resp.status();
     let content_type = won
         .resp
@@ -277,7 +277,7 @@ pub async fn upload(
     };
     ctx.first_byte = Some(Instant::now());
     let (usage, source) = transcript_usage(&bytes, Counter::for_model(&ctx.upstream_model));
-    ctx.settle(hold, usage, source);
+    ctx.settle(hold, usage.with_source(source));
     let mut response = (status, bytes).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

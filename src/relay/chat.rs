@@ -27,11 +27,12 @@ use super::attempt::{
     Admission, Ask, Build, admit, count_prompt, count_prompt_with, forward, post, settle_ctx,
 };
 use super::auth::Caller;
-use super::price::Usage;
+use super::meter::{Ending, Meter};
 use super::prompt::Prompt;
-use super::settle::{SettleCtx, UsageSource};
-use super::stream::{self, UsageJson};
+use super::settle::SettleCtx;
+use super::stream;
 use super::tokenize::Counter;
+use super::usage::{OpenAiUsage, PartialReason, Usage};
 use super::wire::Wire;
 use crate::channel_types::effective_base_url;
 use crate::error::RelayError;
@@ -203,61 +204,107 @@ async fn relay_json(
         },
     )
     .await?;
-    let client_wants_usage = head
-        .stream_options
-        .as_ref()
-        .and_then(|o| o.get("include_usage"))
-        .and_then(Value::as_bool)
-        == Some(true);
-    let force_usage = head.stream && !client_wants_usage;
-    let rewrite = Rewrite {
-        force_usage,
-        chat: path == "/v1/chat/completions",
-        pass_through: price.pass_through,
+    let job = Forward {
+        caller,
+        body,
+        path: path.to_owned(),
+        head,
+        prompt,
+        price,
+        started,
     };
-    let won = forward(
-        &state,
-        &caller,
-        &head.model,
-        price.retries,
-        |channel, wire, upstream_model, key| {
-            if wire != Wire::OpenAi {
-                return Ok(Build::Skip(RelayError::NotImplemented(format!(
-                    "relaying {path} to channel type {}",
-                    channel.channel.channel_type
-                ))));
-            }
-            let upstream_body = upstream_body(&body, upstream_model, &head, rewrite, channel)?;
-            let c = &channel.channel;
-            let url = format!("{}{path}", effective_base_url(c.channel_type, &c.base_url));
-            let req = post(&state, channel, wire, url, key)?
-                .header(header::CONTENT_TYPE, "application/json")
-                .body(upstream_body);
-            Ok(Build::Send(Box::new(req)))
-        },
-    )
-    .await;
-    let won = match won {
-        Ok(won) => won,
-        Err(e) => {
-            hold.release();
-            return Err(e);
-        }
-    };
-    let ctx = settle_ctx(&caller, &head.model, price, &won, head.stream, started);
-    let timeout = state.config.relay_timeout();
-    if head.stream {
-        return Ok(stream::respond(
-            won.resp,
-            ctx,
-            hold,
+    let worker = state.clone();
+    super::detach::run(&state, move |presence| job.run(worker, hold, presence)).await
+}
+
+/// An admitted JSON request on its way upstream (owned: it runs in a task of its own, see
+/// [`super::detach`]).
+struct Forward {
+    caller: Caller,
+    body: Bytes,
+    path: String,
+    head: ChatHead,
+    prompt: Prompt,
+    price: super::attempt::Price,
+    started: Instant,
+}
+
+impl Forward {
+    /// Forwards with failover and answers, settling `hold`.
+    async fn run(
+        self,
+        state: AppState,
+        hold: tollgate_actors::quota::Hold,
+        presence: super::detach::Presence,
+    ) -> Result<Response, RelayError> {
+        let Forward {
+            caller,
+            body,
+            path,
+            head,
             prompt,
-            client_wants_usage,
-            timeout,
-            price.ping,
-        ));
+            price,
+            started,
+        } = self;
+        let path = path.as_str();
+        let client_wants_usage = head
+            .stream_options
+            .as_ref()
+            .and_then(|o| o.get("include_usage"))
+            .and_then(Value::as_bool)
+            == Some(true);
+        // Only chat completions and completions know `stream_options.include_usage`.
+        let usage_chunk = matches!(path, "/v1/chat/completions" | "/v1/completions");
+        let force_usage = head.stream && usage_chunk && !client_wants_usage;
+        let rewrite = Rewrite {
+            force_usage,
+            chat: path == "/v1/chat/completions",
+            pass_through: price.pass_through,
+        };
+        let won = forward(
+            &state,
+            &caller,
+            &head.model,
+            price.retries,
+            |channel, wire, upstream_model, key| {
+                if wire != Wire::OpenAi {
+                    return Ok(Build::Skip(RelayError::NotImplemented(format!(
+                        "relaying {path} to channel type {}",
+                        channel.channel.channel_type
+                    ))));
+                }
+                let upstream_body = upstream_body(&body, upstream_model, &head, rewrite, channel)?;
+                let c = &channel.channel;
+                let url = format!("{}{path}", effective_base_url(c.channel_type, &c.base_url));
+                let req = post(&state, channel, wire, url, key)?
+                    .header(header::CONTENT_TYPE, "application/json")
+                    .body(upstream_body);
+                Ok(Build::Send(Box::new(req)))
+            },
+        )
+        .await;
+        let won = match won {
+            Ok(won) => won,
+            Err(e) => {
+                hold.release();
+                return Err(e);
+            }
+        };
+        let ctx = settle_ctx(&caller, &head.model, price, &won, head.stream, started);
+        let timeout = state.config.relay_timeout();
+        if head.stream {
+            return Ok(stream::respond(
+                won.resp,
+                ctx,
+                hold,
+                prompt,
+                client_wants_usage,
+                timeout,
+                price.ping,
+            ));
+        }
+        finish_plain(won.resp, ctx, hold, prompt, timeout, &presence).await
     }
-    finish_plain(won.resp, ctx, hold, prompt, timeout).await
 }
 
 /// Whether another channel may succeed where this one answered `status`: the channel's own
@@ -340,18 +387,18 @@ fn upstream_body(
     Ok(Bytes::from(bytes))
 }
 
-/// The upstream's error message (OpenAI shape if it has one), with the channel's keys masked.
+/// The upstream's error message (OpenAI shape if it has one), with every recognisable part of
+/// the channel's keys masked ([`super::redact`]). This is the one place upstream error text
+/// enters Tollgate: the client's error, the error log row and the channel's stored error are
+/// all made from it.
 pub(super) fn upstream_message(text: &str, status: u16, channel: &RoutedChannel) -> String {
     let parsed: Option<String> = serde_json::from_str::<Value>(text)
         .ok()
         .and_then(|v| v["error"]["message"].as_str().map(str::to_owned));
-    let mut message = parsed.unwrap_or_else(|| format!("the upstream answered HTTP {status}"));
-    for key in channel.channel.key_lines() {
-        if key.len() >= 8 {
-            message = message.replace(key, "*****");
-        }
+    match parsed {
+        Some(message) => super::redact::redact(&message, channel.channel.key_lines()),
+        None => format!("the upstream answered HTTP {status}"),
     }
-    message
 }
 
 pub(super) fn report(
@@ -376,66 +423,109 @@ pub(super) fn report(
 #[derive(Deserialize)]
 struct PlainUsage {
     #[serde(default)]
-    usage: Option<UsageJson>,
+    usage: Option<OpenAiUsage>,
 }
 
-/// The choices of a whole answer, read only when it has no usage.
-#[derive(Deserialize)]
-struct PlainChoices {
-    #[serde(default)]
-    choices: Vec<Value>,
+/// Every piece of output of a whole OpenAI-style answer (for counting when it reports no
+/// usage): chat messages' content, reasoning and tool calls, legacy completions' `text`, and
+/// the Responses API's `output` items (message text and refusals, function calls, reasoning).
+pub(super) fn answer_output(answer: &Value, mut out: impl FnMut(&str)) {
+    let mut text = |v: &Value| {
+        if let Some(t) = v.as_str() {
+            out(t);
+        }
+    };
+    for choice in answer["choices"].as_array().into_iter().flatten() {
+        text(&choice["text"]);
+        let message = &choice["message"];
+        for field in ["reasoning_content", "reasoning", "refusal"] {
+            text(&message[field]);
+        }
+        match &message["content"] {
+            Value::Array(parts) => parts.iter().for_each(|p| text(&p["text"])),
+            content => text(content),
+        }
+        for call in message["tool_calls"].as_array().into_iter().flatten() {
+            text(&call["function"]["name"]);
+            text(&call["function"]["arguments"]);
+        }
+    }
+    for item in answer["output"].as_array().into_iter().flatten() {
+        text(&item["name"]);
+        text(&item["arguments"]);
+        text(&item["input"]);
+        for list in ["content", "summary"] {
+            for part in item[list].as_array().into_iter().flatten() {
+                text(&part["text"]);
+                text(&part["refusal"]);
+            }
+        }
+    }
 }
 
-/// Reads a non-stream answer whole, settles, and passes it on unchanged.
+/// Reads a non-stream answer whole, settles, and passes it on unchanged. A body that breaks
+/// off or does not come within the relay timeout, or is not JSON, is billed as partial (the
+/// upstream accepted the request) and answered 502.
 async fn finish_plain(
     resp: reqwest::Response,
-    mut ctx: SettleCtx,
+    ctx: SettleCtx,
     hold: tollgate_actors::quota::Hold,
     prompt: Prompt,
     timeout: Duration,
+    presence: &super::detach::Presence,
 ) -> Result<Response, RelayError> {
     let status = resp.status();
     let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
-    let bytes = match tokio::time::timeout(timeout, resp.bytes()).await {
-        Ok(Ok(bytes)) => bytes,
-        _ => {
-            hold.release();
-            return Err(RelayError::Unreachable(
-                "the upstream answer was cut off".into(),
-            ));
-        }
+    let mut meter = Meter::new(ctx, hold, prompt);
+    let bytes = read_whole(resp, timeout, &mut meter).await?;
+    let Ok(answer) = serde_json::from_slice::<PlainUsage>(&bytes) else {
+        return Err(not_json(&mut meter));
     };
-    ctx.first_byte = Some(Instant::now());
-    let usage = serde_json::from_slice::<PlainUsage>(&bytes)
-        .ok()
-        .and_then(|a| a.usage);
-    let (usage, source) = match usage {
-        Some(u) => (Usage::from(&u), UsageSource::Upstream),
+    match answer.usage {
+        Some(u) => meter.reported(Usage::from(&u)),
         None => {
-            let counter = Counter::for_model(&ctx.upstream_model);
-            let answer: Option<PlainChoices> = serde_json::from_slice(&bytes).ok();
-            let completion: i64 = answer
-                .iter()
-                .flat_map(|a| a.choices.iter())
-                .filter_map(|c| c["message"]["content"].as_str())
-                .map(|t| counter.count(t))
-                .sum();
-            let usage = Usage {
-                prompt_tokens: prompt.exact(),
-                completion_tokens: completion,
-                cached_tokens: 0,
-                cache_write_tokens: 0,
-            };
-            (usage, UsageSource::Estimated)
+            if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
+                answer_output(&value, |t| meter.output(t));
+            }
         }
-    };
-    ctx.settle(hold, usage, source);
+    }
+    meter.finish(presence.ending());
     let mut response = (status, bytes).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         content_type.unwrap_or(HeaderValue::from_static("application/json")),
     );
     Ok(response)
+}
+
+/// The whole body of a 2xx answer, within `timeout`; a body that breaks off or comes too late
+/// settles the meter as partial and is answered 502.
+pub(super) async fn read_whole(
+    resp: reqwest::Response,
+    timeout: Duration,
+    meter: &mut Meter,
+) -> Result<Bytes, RelayError> {
+    let read = tokio::time::timeout(timeout, resp.bytes()).await;
+    let ctx = meter.ctx_mut();
+    ctx.first_byte = Some(Instant::now());
+    let reason = match read {
+        Ok(Ok(bytes)) => return Ok(bytes),
+        Ok(Err(_)) => PartialReason::UpstreamCut,
+        Err(_) => PartialReason::IdleTimeout,
+    };
+    meter.finish(Ending::Cut(reason));
+    Err(RelayError::Unreachable(
+        "the upstream answer was cut off".into(),
+    ))
+}
+
+/// A 2xx answer that is not JSON: billed as partial, answered 502.
+pub(super) fn not_json(meter: &mut Meter) -> RelayError {
+    meter.finish(Ending::Cut(PartialReason::NonJson));
+    RelayError::Upstream {
+        status: 502,
+        message: "the upstream answer is not valid JSON".into(),
+    }
 }
 
 #[cfg(test)]

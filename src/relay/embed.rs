@@ -232,7 +232,7 @@ pub async fn gemini(
         prompt_tokens,
         ..Usage::default()
     };
-    ctx.settle(hold, usage, source);
+    ctx.settle(hold, usage.with_source(source));
     if let Some((converted, _)) = converted {
         return Ok(Json(converted).into_response());
     }

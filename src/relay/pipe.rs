@@ -1,9 +1,9 @@
 //! Streams of the protocol adaptors: the upstream's SSE bytes are either passed through
 //! unchanged (same wire on both sides; the bytes the client gets are the upstream's, byte for
 //! byte) or converted event by event ([`Encode`]); in both cases the events ([`SseReader`]) go
-//! through a [`Decode`], which reads usage and text from them as they pass, and a [`Meter`]
-//! settles exactly once: at the end of the stream, or from `Drop` when the client goes away
-//! (usage source "partial").
+//! through a [`Decode`], which reads usage and text from them as they pass, and the one
+//! [`Meter`] (shared with the OpenAI path) settles exactly once: at the end of the stream, or
+//! from `Drop` when the client goes away (usage source "partial").
 
 use std::time::{Duration, Instant};
 
@@ -11,103 +11,28 @@ use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
-use tollgate_actors::quota::Hold;
 
 use super::keepalive::{Clock, Next};
-use super::price::Usage;
-use super::settle::{SettleCtx, UsageSource};
+use super::meter::{Ending, Meter};
 use super::sse::{Event, SseReader};
-use super::tokenize::Counter;
+use super::usage::PartialReason;
 use super::wire::{Decode, Encode, Piece};
 
-/// The request's money while its answer streams; settles exactly once, on completion or drop.
-pub struct Meter {
-    ctx: SettleCtx,
-    hold: Option<Hold>,
-    prompt_estimate: i64,
-    usage: Option<Usage>,
-    /// The answer's text so far (for counting when the upstream reports no usage).
-    text: String,
-}
-
-impl Meter {
-    /// Holds `hold` until the answer ends.
-    pub fn new(ctx: SettleCtx, hold: Hold, prompt_estimate: i64) -> Meter {
-        Meter {
-            ctx,
-            hold: Some(hold),
-            prompt_estimate,
-            usage: None,
-            text: String::new(),
-        }
-    }
-
-    /// Takes note of one piece of the answer.
-    pub fn observe(&mut self, piece: &Piece) {
-        match piece {
-            Piece::Text(t) | Piece::Thinking(t) => self.text.push_str(t),
-            Piece::ToolArgs { json, .. } => self.text.push_str(json),
-            Piece::ToolStart { name, .. } => self.text.push_str(name),
-            Piece::Usage(u) => self.usage = Some(*u),
-            Piece::Start { .. } | Piece::Stop(_) | Piece::Error(_) => {}
-        }
-    }
-
-    /// Settles: the upstream's usage when it reported one, else Tollgate's estimate.
-    pub fn finish(&mut self, complete: bool) {
-        let Some(hold) = self.hold.take() else { return };
-        // Counted only when needed: an exact counter loads its tables on first use.
-        let produced = || Counter::for_model(&self.ctx.upstream_model).count(&self.text);
-        let (usage, source) = match self.usage {
-            Some(usage) => {
-                let source = if complete {
-                    UsageSource::Upstream
-                } else {
-                    UsageSource::Partial
-                };
-                // A prompt the upstream did not report is estimated; an answer cut short is
-                // billed at least the text that reached the client.
-                let usage = Usage {
-                    prompt_tokens: if usage.prompt_tokens == 0 {
-                        self.prompt_estimate
-                    } else {
-                        usage.prompt_tokens
-                    },
-                    completion_tokens: if usage.completion_tokens == 0 || !complete {
-                        usage.completion_tokens.max(produced())
-                    } else {
-                        usage.completion_tokens
-                    },
-                    ..usage
-                };
-                (usage, source)
-            }
-            None => (
-                Usage {
-                    prompt_tokens: self.prompt_estimate,
-                    completion_tokens: produced(),
-                    ..Usage::default()
-                },
-                if complete {
-                    UsageSource::Estimated
-                } else {
-                    UsageSource::Partial
-                },
-            ),
-        };
-        self.ctx.settle(hold, usage, source);
-    }
-
-    fn first_byte(&mut self) {
-        if self.ctx.first_byte.is_none() {
-            self.ctx.first_byte = Some(Instant::now());
-        }
+/// Takes note of one piece of the answer in the meter.
+fn observe(meter: &mut Meter, piece: &Piece) {
+    match piece {
+        Piece::Text(t) | Piece::Thinking(t) => meter.output(t),
+        Piece::ToolArgs { json, .. } => meter.output(json),
+        Piece::ToolStart { name, .. } => meter.output(name),
+        Piece::Usage(u) => meter.reported(*u),
+        Piece::Start { .. } | Piece::Stop(_) | Piece::Error(_) => {}
     }
 }
 
-impl Drop for Meter {
-    fn drop(&mut self) {
-        self.finish(false);
+fn first_byte(meter: &mut Meter) {
+    let ctx = meter.ctx_mut();
+    if ctx.first_byte.is_none() {
+        ctx.first_byte = Some(Instant::now());
     }
 }
 
@@ -130,8 +55,12 @@ struct Sink {
 impl Sink {
     /// Takes one upstream event.
     fn event(&mut self, event: Event<'_>, out: &mut Vec<u8>) {
-        for piece in self.decoder.event(event.name, event.data) {
-            self.meter.observe(&piece);
+        let pieces = self.decoder.event(event.name, event.data);
+        if !pieces.is_empty() {
+            self.meter.mark_answered();
+        }
+        for piece in pieces {
+            observe(&mut self.meter, &piece);
             if let Mode::Convert(encoder) = &mut self.mode {
                 encoder.piece(&piece, out);
             }
@@ -149,7 +78,7 @@ impl Pipe {
     /// Handles upstream bytes; returns what to send to the client. An event grown too large
     /// ends the answer (billed as partial).
     fn bytes(&mut self, chunk: &[u8]) -> Vec<u8> {
-        self.sink.meter.first_byte();
+        first_byte(&mut self.sink.meter);
         let mut out = Vec::new();
         if matches!(self.sink.mode, Mode::PassThrough) {
             out.extend_from_slice(chunk);
@@ -158,13 +87,14 @@ impl Pipe {
         if let Err(e) = self.reader.feed(chunk, |e, _| sink.event(e, &mut out)) {
             tracing::warn!(error = %e, "upstream stream refused");
             self.reader = SseReader::default();
-            out.extend(self.end(false));
+            out.extend(self.end(Ending::Cut(PartialReason::OversizedEvent)));
         }
         out
     }
 
-    /// The upstream stream ended (`complete`: normally).
-    fn end(&mut self, complete: bool) -> Vec<u8> {
+    /// The upstream stream ended, so (a complete end with nothing well-formed in it is a
+    /// non-JSON answer).
+    fn end(&mut self, ending: Ending) -> Vec<u8> {
         let mut out = Vec::new();
         if self.ended {
             return out;
@@ -175,7 +105,11 @@ impl Pipe {
         if let Mode::Convert(encoder) = &mut self.sink.mode {
             encoder.end(&mut out);
         }
-        self.sink.meter.finish(complete);
+        let ending = match ending {
+            Ending::Complete => self.sink.meter.stream_end(),
+            cut @ Ending::Cut(_) => cut,
+        };
+        self.sink.meter.finish(ending);
         out
     }
 }
@@ -218,18 +152,18 @@ pub fn respond(
                     Next::Item(Some(Ok(chunk))) => {
                         let mut out = pipe.bytes(&chunk);
                         if pipe.sink.decoder.done() {
-                            out.extend(pipe.end(true));
+                            out.extend(pipe.end(Ending::Complete));
                         }
                         out
                     }
-                    Next::Item(None) => pipe.end(true),
+                    Next::Item(None) => pipe.end(Ending::Complete),
                     Next::Item(Some(Err(e))) => {
                         tracing::warn!(error = %e, "upstream stream broke");
-                        pipe.end(false)
+                        pipe.end(Ending::Cut(PartialReason::UpstreamCut))
                     }
                     Next::Idle => {
                         tracing::warn!("upstream stream idle for too long; closing");
-                        pipe.end(false)
+                        pipe.end(Ending::Cut(PartialReason::IdleTimeout))
                     }
                 };
                 if !out.is_empty() {

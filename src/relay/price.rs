@@ -2,8 +2,9 @@
 //! "Money", reference §3.3/§3.5). No I/O; every result is an `i64` of quota units or an error,
 //! never a wrapped or negative amount.
 //!
-//! - Ratio-priced: `round(group × model × (uncached prompt + cached × cache + completion ×
-//!   completion_ratio))`; a request that used tokens on a priced model costs at least 1 unit;
+//! - Ratio-priced: `round(group × model × (uncached prompt + cached × cache + 5-minute cache
+//!   writes × 1.25 + 1-hour cache writes × 2 + completion × completion_ratio))`, priced from the
+//!   one usage record ([`super::usage::Usage`]); a request that used tokens on a priced model costs at least 1 unit;
 //!   a request that reports zero tokens costs 0.
 //! - Per-call: `round(price × QuotaPerUnit × group)`, whatever the tokens.
 //! - Reservation: `max(prompt estimate, PreConsumedQuota) + max_tokens × completion_ratio`, at
@@ -12,23 +13,15 @@
 
 use tollgate_actors::options::pricing::ModelPricing;
 
-/// Token counts of one request.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Usage {
-    /// Prompt tokens, cached ones included (OpenAI semantics).
-    pub prompt_tokens: i64,
-    /// Completion tokens.
-    pub completion_tokens: i64,
-    /// Cached prompt tokens (a subset of `prompt_tokens`).
-    pub cached_tokens: i64,
-    /// Prompt tokens written to the provider's cache (a subset of `prompt_tokens`; Anthropic's
-    /// `cache_creation_input_tokens`), billed at [`CACHE_WRITE_RATIO`].
-    pub cache_write_tokens: i64,
-}
+pub use super::usage::Usage;
 
-/// Cache-write tokens cost this many prompt tokens: Anthropic's 5-minute cache write price
+/// 5-minute cache writes cost this many prompt tokens: Anthropic's 5-minute cache write price
 /// (1.25 × input), new-api's default CreateCacheRatio for Claude models.
 pub const CACHE_WRITE_RATIO: f64 = 1.25;
+
+/// 1-hour cache writes cost this many prompt tokens: Anthropic's 1-hour cache write price
+/// (2 × input).
+pub const CACHE_WRITE_1H_RATIO: f64 = 2.0;
 
 /// Why a price could not be computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -75,7 +68,8 @@ pub fn charge(
     if usage.prompt_tokens < 0
         || usage.completion_tokens < 0
         || usage.cached_tokens < 0
-        || usage.cache_write_tokens < 0
+        || usage.cache_write_5m_tokens < 0
+        || usage.cache_write_1h_tokens < 0
     {
         return Err(PriceError::NegativeTokens);
     }
@@ -93,12 +87,19 @@ pub fn charge(
             if usage.prompt_tokens == 0 && usage.completion_tokens == 0 {
                 return Ok(0);
             }
+            // Reads and writes are parts of the prompt: each capped at what is left of it.
             let cached = usage.cached_tokens.min(usage.prompt_tokens);
-            let written = usage.cache_write_tokens.min(usage.prompt_tokens - cached);
-            let uncached = (usage.prompt_tokens - cached - written) as f64;
+            let written_1h = usage
+                .cache_write_1h_tokens
+                .min(usage.prompt_tokens - cached);
+            let written_5m = usage
+                .cache_write_5m_tokens
+                .min(usage.prompt_tokens - cached - written_1h);
+            let uncached = (usage.prompt_tokens - cached - written_1h - written_5m) as f64;
             let weighted = uncached
                 + cached as f64 * cache
-                + written as f64 * CACHE_WRITE_RATIO
+                + written_5m as f64 * CACHE_WRITE_RATIO
+                + written_1h as f64 * CACHE_WRITE_1H_RATIO
                 + usage.completion_tokens as f64 * completion;
             let units = to_units(group_ratio * model * weighted)?;
             Ok(if units == 0 && model * group_ratio > 0.0 {
@@ -152,7 +153,7 @@ mod tests {
             prompt_tokens: p,
             completion_tokens: c,
             cached_tokens: cached,
-            cache_write_tokens: 0,
+            ..Usage::default()
         }
     }
 
@@ -183,9 +184,33 @@ mod tests {
             prompt_tokens: 1000,
             completion_tokens: 200,
             cached_tokens: 300,
-            cache_write_tokens: 100,
+            cache_write_5m_tokens: 100,
+            ..Usage::default()
         };
         assert_eq!(charge(RATIO, 1.0, 500_000, u), Ok(2094));
+    }
+
+    #[test]
+    fn one_hour_cache_writes_cost_twice_the_input() {
+        // 1000 prompt = 400 plain + 300 read + 100 written for 5 min + 200 written for 1 h:
+        // 1.25 × (400 + 300 × 0.5 + 100 × 1.25 + 200 × 2 + 200 × 4) = 1.25 × 1875 = 2343.75
+        let u = Usage {
+            prompt_tokens: 1000,
+            completion_tokens: 200,
+            cached_tokens: 300,
+            cache_write_5m_tokens: 100,
+            cache_write_1h_tokens: 200,
+            ..Usage::default()
+        };
+        assert_eq!(charge(RATIO, 1.0, 500_000, u), Ok(2344));
+        // Writes never count for more than the prompt holds: 10 prompt, 50 written for 1 h
+        // → all 10 at 2 × = 1.25 × 20 = 25.
+        let over = Usage {
+            prompt_tokens: 10,
+            cache_write_1h_tokens: 50,
+            ..Usage::default()
+        };
+        assert_eq!(charge(RATIO, 1.0, 500_000, over), Ok(25));
     }
 
     #[test]

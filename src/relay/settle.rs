@@ -13,26 +13,7 @@ use super::auth::Caller;
 use super::price::{self, Usage};
 use crate::clock::now_unix;
 
-/// Where the token counts of a settlement came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UsageSource {
-    /// Reported by the upstream.
-    Upstream,
-    /// Counted by Tollgate because the upstream reported none.
-    Estimated,
-    /// The request ended early (client gone, upstream cut, timeout): what was produced.
-    Partial,
-}
-
-impl UsageSource {
-    fn as_str(self) -> &'static str {
-        match self {
-            UsageSource::Upstream => "upstream",
-            UsageSource::Estimated => "estimated",
-            UsageSource::Partial => "partial",
-        }
-    }
-}
+pub use super::usage::{PartialReason, UsageSource};
 
 /// One upstream attempt of a request, as the log's `other.admin_info.attempts` keeps it
 /// (short keys: a request may try several channels and every row carries its timeline).
@@ -69,7 +50,11 @@ impl Attempt {
 struct Other<'a> {
     admin_info: AdminInfo<'a>,
     cache_creation_ratio: f64,
+    cache_creation_ratio_1h: f64,
+    cache_creation_ratio_5m: f64,
     cache_creation_tokens: i64,
+    cache_creation_tokens_1h: i64,
+    cache_creation_tokens_5m: i64,
     cache_ratio: f64,
     cache_tokens: i64,
     completion_ratio: f64,
@@ -79,6 +64,8 @@ struct Other<'a> {
     is_model_mapped: bool,
     model_price: f64,
     model_ratio: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partial_reason: Option<&'static str>,
     upstream_model_name: &'a str,
     usage_source: &'static str,
 }
@@ -122,8 +109,9 @@ pub struct SettleCtx {
 }
 
 impl SettleCtx {
-    /// Charges `usage` to `hold` and queues the log row. Returns the units billed.
-    pub fn settle(&self, hold: Hold, usage: Usage, source: UsageSource) -> i64 {
+    /// Charges `usage` to `hold` and queues the log row (with `usage.source`). Returns the
+    /// units billed.
+    pub fn settle(&self, hold: Hold, usage: Usage) -> i64 {
         let cost = match price::charge(self.pricing, self.group_ratio, self.quota_per_unit, usage) {
             Ok(cost) => cost,
             Err(e) => {
@@ -131,7 +119,7 @@ impl SettleCtx {
                 hold.amount()
             }
         };
-        let log = self.log_enabled.then(|| self.log(usage, cost, source));
+        let log = self.log_enabled.then(|| self.log(usage, cost));
         let billed = hold.settle(cost, log, now_unix());
         if billed.clamped {
             tracing::warn!(user = %self.caller.user.id, cost, billed = billed.charged, "charge clamped to the balance left");
@@ -139,7 +127,7 @@ impl SettleCtx {
         billed.charged
     }
 
-    fn log(&self, usage: Usage, cost: i64, source: UsageSource) -> LogEntry {
+    fn log(&self, usage: Usage, cost: i64) -> LogEntry {
         let (model_ratio, completion_ratio, cache_ratio, model_price) = match self.pricing {
             ModelPricing::Ratio {
                 model,
@@ -157,7 +145,11 @@ impl SettleCtx {
                 use_channel: &self.tried,
             },
             cache_creation_ratio: price::CACHE_WRITE_RATIO,
-            cache_creation_tokens: usage.cache_write_tokens,
+            cache_creation_ratio_1h: price::CACHE_WRITE_1H_RATIO,
+            cache_creation_ratio_5m: price::CACHE_WRITE_RATIO,
+            cache_creation_tokens: usage.cache_write_tokens(),
+            cache_creation_tokens_1h: usage.cache_write_1h_tokens,
+            cache_creation_tokens_5m: usage.cache_write_5m_tokens,
             cache_ratio,
             cache_tokens: usage.cached_tokens,
             completion_ratio,
@@ -167,8 +159,9 @@ impl SettleCtx {
             is_model_mapped: self.upstream_model != self.model,
             model_price,
             model_ratio,
+            partial_reason: usage.source.reason().map(PartialReason::as_str),
             upstream_model_name: &self.upstream_model,
-            usage_source: source.as_str(),
+            usage_source: usage.source.as_str(),
         };
         LogEntry {
             created_at: now_unix(),

@@ -5,13 +5,15 @@
 //!
 //! - Tollgate asks the upstream for a usage chunk (`stream_options.include_usage`); if the client
 //!   did not ask for it, that chunk is not forwarded.
-//! - Without an upstream usage chunk, completion tokens are counted from the streamed deltas
-//!   (usage source "estimated").
+//! - Without an upstream usage chunk, completion tokens are counted from the streamed output —
+//!   content, reasoning, tool call names and arguments, legacy completions' text, the Responses
+//!   API's text and argument deltas (usage source "estimated"); the Responses API's usage comes
+//!   in its `response.completed` event.
 //! - The upstream's comments (keep-alives such as `: PROCESSING`) go out as soon as they are
 //!   whole, so a client waiting on a slow first token still sees the connection alive.
 //! - If the client disconnects, the body stream is dropped: the upstream response is dropped
-//!   with it (closing the upstream connection) and [`Billing`]'s `Drop` bills what was produced
-//!   (usage source "partial"). Settlement happens exactly once either way.
+//!   with it (closing the upstream connection) and the [`Meter`]'s `Drop` bills what was
+//!   produced (usage source "partial"). Settlement happens exactly once either way.
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
@@ -25,109 +27,159 @@ use serde::Deserialize;
 use tollgate_actors::quota::Hold;
 
 use super::keepalive::{self, Clock, Next};
-use super::price::Usage;
+use super::meter::{Ending, Meter};
 use super::prompt::Prompt;
-use super::settle::{SettleCtx, UsageSource};
+use super::settle::SettleCtx;
 use super::sse::{EventTooLarge, SseReader};
-use super::tokenize::Counter;
-
-/// Usage as OpenAI reports it.
-#[derive(Debug, Deserialize)]
-pub struct UsageJson {
-    /// Prompt tokens (`input_tokens` in the Responses API).
-    #[serde(default, alias = "input_tokens")]
-    pub prompt_tokens: i64,
-    /// Completion tokens (`output_tokens` in the Responses API).
-    #[serde(default, alias = "output_tokens")]
-    pub completion_tokens: i64,
-    /// Details (cached tokens).
-    #[serde(default)]
-    pub prompt_tokens_details: Option<PromptDetails>,
-}
-
-/// `usage.prompt_tokens_details`.
-#[derive(Debug, Deserialize)]
-pub struct PromptDetails {
-    /// Cached prompt tokens.
-    #[serde(default)]
-    pub cached_tokens: i64,
-}
-
-impl From<&UsageJson> for Usage {
-    fn from(u: &UsageJson) -> Usage {
-        Usage {
-            prompt_tokens: u.prompt_tokens,
-            completion_tokens: u.completion_tokens,
-            cached_tokens: u
-                .prompt_tokens_details
-                .as_ref()
-                .map_or(0, |d| d.cached_tokens),
-            cache_write_tokens: 0,
-        }
-    }
-}
+use super::usage::{OpenAiUsage, PartialReason, Usage};
 
 /// The part of a chunk Tollgate reads: borrowed from the event's data, nothing copied but
-/// the answer's text.
+/// the answer's text. Chat completions chunks (`choices[].delta`, legacy completions'
+/// `choices[].text`, the `usage` chunk) and Responses API events (`type`, a text `delta`, the
+/// `response` of `response.completed` with its usage) share it. Text fields are read
+/// leniently ([`Loose`]): an upstream's odd shape for one of them never hides the usage.
 #[derive(Deserialize)]
 struct Chunk<'a> {
     #[serde(default, borrow)]
     choices: Vec<ChunkChoice<'a>>,
     #[serde(default)]
-    usage: Option<UsageJson>,
+    usage: Option<OpenAiUsage>,
+    #[serde(default, rename = "type", borrow)]
+    kind: Loose<'a>,
+    #[serde(default, borrow)]
+    delta: Loose<'a>,
+    #[serde(default)]
+    response: Option<ResponseUsage>,
 }
 
 #[derive(Deserialize)]
 struct ChunkChoice<'a> {
     #[serde(default, borrow)]
     delta: Option<Delta<'a>>,
+    /// Legacy completions.
+    #[serde(default, borrow)]
+    text: Loose<'a>,
 }
 
 #[derive(Deserialize)]
 struct Delta<'a> {
     #[serde(default, borrow)]
-    content: Option<Cow<'a, str>>,
+    content: Loose<'a>,
+    #[serde(default, borrow)]
+    reasoning_content: Loose<'a>,
+    /// OpenRouter's and vLLM's name for `reasoning_content`.
+    #[serde(default, borrow)]
+    reasoning: Loose<'a>,
+    #[serde(default, borrow)]
+    tool_calls: Vec<ToolDelta<'a>>,
 }
 
-/// The request's money while its stream runs; settles exactly once, on completion or drop.
-struct Billing {
-    ctx: SettleCtx,
-    hold: Option<Hold>,
-    prompt: Prompt,
-    usage: Option<Usage>,
-    /// The streamed answer text, counted only when the upstream sends no usage.
-    completion_text: String,
+#[derive(Deserialize)]
+struct ToolDelta<'a> {
+    #[serde(default, borrow)]
+    function: Option<FunctionDelta<'a>>,
 }
 
-impl Billing {
-    fn finish(&mut self, complete: bool) {
-        let Some(hold) = self.hold.take() else { return };
-        let (usage, source) = match (self.usage, complete) {
-            (Some(usage), true) => (usage, UsageSource::Upstream),
-            (Some(usage), false) => (usage, UsageSource::Partial),
-            (None, complete) => (
-                Usage {
-                    prompt_tokens: self.prompt.exact(),
-                    completion_tokens: Counter::for_model(&self.ctx.upstream_model)
-                        .count(&self.completion_text),
-                    cached_tokens: 0,
-                    cache_write_tokens: 0,
-                },
-                if complete {
-                    UsageSource::Estimated
-                } else {
-                    UsageSource::Partial
-                },
-            ),
-        };
-        self.ctx.settle(hold, usage, source);
+#[derive(Deserialize)]
+struct FunctionDelta<'a> {
+    #[serde(default, borrow)]
+    name: Loose<'a>,
+    #[serde(default, borrow)]
+    arguments: Loose<'a>,
+}
+
+/// The `response` of a Responses API event: only its usage is read.
+#[derive(Deserialize)]
+struct ResponseUsage {
+    #[serde(default)]
+    usage: Option<OpenAiUsage>,
+}
+
+/// A string field read leniently: its text when it is a string, nothing when it is anything
+/// else (skipped without building a value).
+#[derive(Default)]
+struct Loose<'a>(Option<Cow<'a, str>>);
+
+impl Loose<'_> {
+    fn text(&self) -> Option<&str> {
+        self.0.as_deref()
     }
 }
 
-impl Drop for Billing {
-    fn drop(&mut self) {
-        self.finish(false);
+impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Loose<'a>, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Loose<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Loose<'de>, E> {
+                Ok(Loose(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Loose<'de>, E> {
+                Ok(Loose(Some(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Loose<'de>, E> {
+                Ok(Loose(Some(Cow::Owned(v))))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Loose<'de>, E> {
+                Ok(Loose(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Loose<'de>, E> {
+                Ok(Loose(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Loose<'de>, E> {
+                Ok(Loose(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Loose<'de>, E> {
+                Ok(Loose(None))
+            }
+            fn visit_unit<E>(self) -> Result<Loose<'de>, E> {
+                Ok(Loose(None))
+            }
+            fn visit_none<E>(self) -> Result<Loose<'de>, E> {
+                Ok(Loose(None))
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Loose<'de>, D::Error> {
+                d.deserialize_any(self)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Loose<'de>, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Loose(None))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Loose<'de>, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Loose(None))
+            }
+        }
+        d.deserialize_any(Visit)
     }
+}
+
+/// Responses API events whose `delta` is output text (answer, refusal, reasoning, tool call
+/// arguments) — not audio or other binary deltas.
+fn counts_delta(kind: &str) -> bool {
+    kind.starts_with("response.")
+        && [
+            "output_text.delta",
+            "refusal.delta",
+            "reasoning_text.delta",
+            "reasoning_summary_text.delta",
+            "arguments.delta",
+            "input.delta",
+        ]
+        .iter()
+        .any(|suffix| kind.ends_with(suffix))
 }
 
 /// Reads already received are sent together up to this many bytes, so a fast upstream's long
@@ -195,22 +247,47 @@ enum Verdict {
     Done,
 }
 
-/// Reads usage and text from one event's data, and decides its fate.
-fn observe(billing: &mut Billing, client_wants_usage: bool, data: &str) -> Verdict {
+/// Reads usage and output from one event's data into the meter, and decides its fate.
+fn observe(meter: &mut Meter, client_wants_usage: bool, data: &str) -> Verdict {
     if data.trim() == "[DONE]" {
         return Verdict::Done;
     }
     let Ok(chunk) = serde_json::from_str::<Chunk<'_>>(data) else {
         return Verdict::Keep;
     };
+    meter.mark_answered();
     for choice in &chunk.choices {
-        if let Some(text) = choice.delta.as_ref().and_then(|d| d.content.as_deref()) {
-            billing.completion_text.push_str(text);
+        if let Some(text) = choice.text.text() {
+            meter.output(text);
         }
+        let Some(delta) = &choice.delta else { continue };
+        for part in [&delta.reasoning_content, &delta.reasoning, &delta.content] {
+            if let Some(text) = part.text() {
+                meter.output(text);
+            }
+        }
+        for call in delta.tool_calls.iter().filter_map(|c| c.function.as_ref()) {
+            for part in [&call.name, &call.arguments] {
+                if let Some(text) = part.text() {
+                    meter.output(text);
+                }
+            }
+        }
+    }
+    if let Some(kind) = chunk.kind.text() {
+        if counts_delta(kind)
+            && let Some(text) = chunk.delta.text()
+        {
+            meter.output(text);
+        }
+        if let Some(usage) = chunk.response.as_ref().and_then(|r| r.usage.as_ref()) {
+            meter.reported(Usage::from(usage));
+        }
+        return Verdict::Keep;
     }
     match &chunk.usage {
         Some(usage) => {
-            billing.usage = Some(Usage::from(usage));
+            meter.reported(Usage::from(usage));
             if client_wants_usage || !chunk.choices.is_empty() {
                 Verdict::Keep
             } else {
@@ -228,7 +305,7 @@ struct Relay {
     reader: SseReader,
     /// The start of an event the last read ended inside of: it goes out with the rest of it.
     held: BytesMut,
-    billing: Billing,
+    meter: Meter,
     clock: Clock,
     client_wants_usage: bool,
     done: bool,
@@ -250,7 +327,7 @@ impl Relay {
                     Next::Ping => return Some(Bytes::from_static(keepalive::COMMENT_PING)),
                     Next::Idle => {
                         tracing::warn!("upstream stream idle for too long; closing");
-                        return self.end(false, out);
+                        return self.end(Ending::Cut(PartialReason::IdleTimeout), out);
                     }
                 }
             } else if out.len() >= FRAME_MAX {
@@ -264,21 +341,22 @@ impl Relay {
             match next {
                 Some(Ok(chunk)) => match self.read(chunk, &mut out) {
                     Ok(false) => {}
-                    Ok(true) => return self.end(true, out),
+                    Ok(true) => return self.end(Ending::Complete, out),
                     Err(e) => {
                         // The events before it still go out; the oversized one does not.
                         tracing::warn!(error = %e, "upstream stream refused");
                         self.held = BytesMut::new();
-                        return self.end(false, out);
+                        return self.end(Ending::Cut(PartialReason::OversizedEvent), out);
                     }
                 },
                 Some(Err(e)) => {
                     tracing::warn!(error = %e, "upstream stream broke");
-                    return self.end(false, out);
+                    return self.end(Ending::Cut(PartialReason::UpstreamCut), out);
                 }
                 None => {
                     self.last_event(&mut out);
-                    return self.end(true, out);
+                    let ending = self.meter.stream_end();
+                    return self.end(ending, out);
                 }
             }
         }
@@ -288,13 +366,14 @@ impl Relay {
     /// event it ends inside of is held for the next). Whether `[DONE]` was among them; an error
     /// when the event it ends inside of grew too large.
     fn read(&mut self, chunk: Bytes, out: &mut Frame) -> Result<bool, EventTooLarge> {
-        if self.billing.ctx.first_byte.is_none() {
-            self.billing.ctx.first_byte = Some(Instant::now());
+        let ctx = self.meter.ctx_mut();
+        if ctx.first_byte.is_none() {
+            ctx.first_byte = Some(Instant::now());
         }
         let Relay {
             reader,
             held,
-            billing,
+            meter,
             client_wants_usage,
             ..
         } = self;
@@ -305,7 +384,7 @@ impl Relay {
             if over {
                 return;
             }
-            let verdict = observe(billing, *client_wants_usage, event.data);
+            let verdict = observe(meter, *client_wants_usage, event.data);
             if first {
                 first = false;
                 if verdict == Verdict::Drop {
@@ -348,20 +427,20 @@ impl Relay {
     fn last_event(&mut self, out: &mut Frame) {
         let Relay {
             reader,
-            billing,
+            meter,
             client_wants_usage,
             ..
         } = self;
         reader.finish(|event, _| {
-            observe(billing, *client_wants_usage, event.data);
+            observe(meter, *client_wants_usage, event.data);
         });
         out.push(self.held.split().freeze());
     }
 
     /// Settles and sends what is left (`None` when nothing is).
-    fn end(&mut self, complete: bool, out: Frame) -> Option<Bytes> {
+    fn end(&mut self, ending: Ending, out: Frame) -> Option<Bytes> {
         self.done = true;
-        self.billing.finish(complete);
+        self.meter.finish(ending);
         out.into_bytes()
     }
 }
@@ -381,13 +460,7 @@ pub fn respond(
         chunks: Box::pin(upstream.bytes_stream()),
         reader: SseReader::default(),
         held: BytesMut::new(),
-        billing: Billing {
-            ctx,
-            hold: Some(hold),
-            prompt,
-            usage: None,
-            completion_text: String::new(),
-        },
+        meter: Meter::new(ctx, hold, prompt),
         clock: Clock::new(idle, ping),
         client_wants_usage,
         done: false,

@@ -24,6 +24,8 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
+use super::fault::{Calls, Script};
+
 /// Token counts the mock reports.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AnthropicUsage {
@@ -49,6 +51,8 @@ struct MockState {
     last_headers: Mutex<HeaderMap>,
     chunk_delay: Mutex<Duration>,
     streams_cut: AtomicUsize,
+    scripts: Mutex<VecDeque<Script>>,
+    signal: Calls,
 }
 
 /// Counts a stream as cut when it is dropped before `message_stop`.
@@ -109,6 +113,11 @@ async fn messages(State(s): State<Arc<MockState>>, headers: HeaderMap, body: Byt
     s.calls.fetch_add(1, Ordering::SeqCst);
     *s.last_headers.lock().expect("lock") = headers;
     *s.last_body.lock().expect("lock") = Some(body.clone());
+    s.signal.hit();
+    let script = s.scripts.lock().expect("lock").pop_front();
+    if let Some(script) = script {
+        return script.respond().await;
+    }
     if let Some((status, body)) = s.faults.lock().expect("lock").pop_front() {
         return (StatusCode::from_u16(status).expect("status"), Json(body)).into_response();
     }
@@ -278,6 +287,16 @@ impl MockAnthropic {
             .lock()
             .expect("lock")
             .push_back((status, body));
+    }
+
+    /// Scripts the answer of the next `/v1/messages` call (before any fault).
+    pub fn push_script(&self, script: Script) {
+        self.state.scripts.lock().expect("lock").push_back(script);
+    }
+
+    /// Waits until `/v1/messages` got `n` calls in all.
+    pub async fn wait_calls(&self, n: usize) {
+        self.state.signal.wait(n).await;
     }
 
     /// Calls so far.

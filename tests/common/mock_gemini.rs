@@ -24,6 +24,8 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
+use super::fault::{Calls, Script};
+
 #[derive(Default)]
 struct MockState {
     calls: AtomicUsize,
@@ -36,6 +38,8 @@ struct MockState {
     last_body: Mutex<Option<Bytes>>,
     last_headers: Mutex<HeaderMap>,
     embed_usage: Mutex<Option<i64>>,
+    scripts: Mutex<VecDeque<Script>>,
+    signal: Calls,
 }
 
 /// The running mock; stops when dropped.
@@ -68,6 +72,11 @@ async fn generate(
     *s.last_uri.lock().expect("lock") = Some(uri.clone());
     *s.last_headers.lock().expect("lock") = headers;
     *s.last_body.lock().expect("lock") = Some(body.clone());
+    s.signal.hit();
+    let script = s.scripts.lock().expect("lock").pop_front();
+    if let Some(script) = script {
+        return script.respond().await;
+    }
     if let Some((status, body)) = s.faults.lock().expect("lock").pop_front() {
         return (StatusCode::from_u16(status).expect("status"), Json(body)).into_response();
     }
@@ -196,6 +205,16 @@ impl MockGemini {
             .lock()
             .expect("lock")
             .push_back((status, body));
+    }
+
+    /// Scripts the answer of the next call (before any fault).
+    pub fn push_script(&self, script: Script) {
+        self.state.scripts.lock().expect("lock").push_back(script);
+    }
+
+    /// Waits until the mock got `n` calls in all.
+    pub async fn wait_calls(&self, n: usize) {
+        self.state.signal.wait(n).await;
     }
 
     /// Calls so far.

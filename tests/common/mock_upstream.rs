@@ -29,6 +29,8 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
+use super::fault::{Calls, Script};
+
 /// One scripted answer.
 #[derive(Debug, Clone)]
 pub struct Fault {
@@ -62,6 +64,10 @@ struct MockState {
     /// When set, a stream answers exactly these bytes, one body chunk each (`chunk_delay`
     /// apart), instead of events built from `pieces`.
     raw_stream: Mutex<Option<Vec<String>>>,
+    /// Scripted answers of the chat, completions and responses routes (one per call).
+    scripts: Mutex<VecDeque<Script>>,
+    /// Calls of those routes (to wait on).
+    calls: Calls,
 }
 
 /// Counts a stream as cut when it is dropped before reaching `[DONE]`.
@@ -135,6 +141,11 @@ async fn chat(
     s.chat_calls.fetch_add(1, Ordering::SeqCst);
     let model = body["model"].as_str().unwrap_or("mock").to_owned();
     *s.last_body.lock().expect("lock") = Some(body);
+    s.calls.hit();
+    let script = s.scripts.lock().expect("lock").pop_front();
+    if let Some(script) = script {
+        return script.respond().await;
+    }
     if let Some(answer) = s.intercept(&headers).await {
         return answer;
     }
@@ -276,6 +287,8 @@ impl MockUpstream {
         *state.models.lock().expect("lock") = vec!["gpt-4o".into(), "gpt-4o-mini".into()];
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
+            .route("/v1/completions", post(chat))
+            .route("/v1/responses", post(chat))
             .route("/v1/embeddings", post(embeddings))
             .route("/v1/models", get(models))
             .route("/generate_204", get(generate_204))
@@ -345,6 +358,21 @@ impl MockUpstream {
     pub fn set_raw_stream(&self, parts: &[&str]) {
         *self.state.raw_stream.lock().expect("lock") =
             Some(parts.iter().map(|p| (*p).to_owned()).collect());
+    }
+
+    /// Scripts the answer of the next chat, completions or responses call (before any fault).
+    pub fn push_script(&self, script: Script) {
+        self.state.scripts.lock().expect("lock").push_back(script);
+    }
+
+    /// Waits until the chat, completions and responses routes got `n` calls in all.
+    pub async fn wait_calls(&self, n: usize) {
+        self.state.calls.wait(n).await;
+    }
+
+    /// Calls of the chat, completions and responses routes so far.
+    pub fn calls(&self) -> usize {
+        self.state.calls.count()
     }
 
     /// Streams whose body was dropped before reaching `[DONE]`.

@@ -8,6 +8,7 @@
     reason = "a harness failure must fail the test loudly"
 )]
 
+pub mod fault;
 pub mod log_capture;
 pub mod mock_anthropic;
 pub mod mock_audio;

@@ -20,32 +20,51 @@ pub const DEFAULT_MAX_TOKENS: i64 = 8192;
 /// The `anthropic-version` sent when the client sent none.
 pub const DEFAULT_VERSION: &str = "2023-06-01";
 
-/// An Anthropic `usage` object as [`Usage`].
+/// An Anthropic `usage` object as [`Usage`], normalised: Anthropic counts cache reads and
+/// writes beside `input_tokens`, the record counts them inside the prompt. Writes are split by
+/// TTL from `cache_creation.ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens`; writes
+/// the split does not cover (older API versions report only the total) are 5-minute ones.
 pub fn usage_of(usage: &Value) -> Usage {
     let input = int(&usage["input_tokens"]);
     let read = int(&usage["cache_read_input_tokens"]);
-    let write = int(&usage["cache_creation_input_tokens"]);
+    let split = &usage["cache_creation"];
+    let written_1h = int(&split["ephemeral_1h_input_tokens"]).max(0);
+    let written = int(&usage["cache_creation_input_tokens"])
+        .max(int(&split["ephemeral_5m_input_tokens"]).saturating_add(written_1h));
     Usage {
-        prompt_tokens: input.saturating_add(read).saturating_add(write),
+        prompt_tokens: input.saturating_add(read).saturating_add(written),
         completion_tokens: int(&usage["output_tokens"]),
         cached_tokens: read,
-        cache_write_tokens: write,
+        cache_write_5m_tokens: written.saturating_sub(written_1h),
+        cache_write_1h_tokens: written_1h,
+        cache_in_prompt: false,
+        ..Usage::default()
     }
 }
 
 /// An Anthropic `usage` object for [`Usage`].
 pub fn usage_json_of(usage: &Usage) -> Value {
+    let written = usage.cache_write_tokens();
     let input = usage
         .prompt_tokens
         .saturating_sub(usage.cached_tokens)
-        .saturating_sub(usage.cache_write_tokens)
+        .saturating_sub(written)
         .max(0);
-    json!({
+    let mut out = json!({
         "input_tokens": input,
         "output_tokens": usage.completion_tokens,
         "cache_read_input_tokens": usage.cached_tokens,
-        "cache_creation_input_tokens": usage.cache_write_tokens,
-    })
+        "cache_creation_input_tokens": written,
+    });
+    // The TTL split only when something was written (an answer converted from another
+    // provider's has nothing to split).
+    if written > 0 {
+        out["cache_creation"] = json!({
+            "ephemeral_5m_input_tokens": usage.cache_write_5m_tokens,
+            "ephemeral_1h_input_tokens": usage.cache_write_1h_tokens,
+        });
+    }
+    out
 }
 
 /// Anthropic `stop_reason` → OpenAI `finish_reason`.
@@ -692,6 +711,8 @@ impl Encode for Encoder {
 mod tests {
     use super::*;
 
+    /// Golden: Anthropic usage, cache reads and writes beside `input_tokens`, writes split
+    /// by TTL.
     #[test]
     fn usage_counts_cache_inside_the_prompt() {
         let u = usage_of(&json!({"input_tokens": 10, "output_tokens": 5,
@@ -702,10 +723,33 @@ mod tests {
                 prompt_tokens: 130,
                 completion_tokens: 5,
                 cached_tokens: 100,
-                cache_write_tokens: 20
+                cache_write_5m_tokens: 20,
+                ..Usage::default()
             }
         );
         assert_eq!(usage_json_of(&u)["input_tokens"], 10);
+        let split = usage_of(&json!({"input_tokens": 10, "output_tokens": 5,
+            "cache_read_input_tokens": 100, "cache_creation_input_tokens": 50,
+            "cache_creation": {"ephemeral_5m_input_tokens": 20, "ephemeral_1h_input_tokens": 30}}));
+        assert_eq!(
+            (
+                split.prompt_tokens,
+                split.cached_tokens,
+                split.cache_write_5m_tokens,
+                split.cache_write_1h_tokens,
+                split.cache_in_prompt
+            ),
+            (160, 100, 20, 30, false)
+        );
+        let back = usage_json_of(&split);
+        assert_eq!(
+            (
+                &back["input_tokens"],
+                &back["cache_creation_input_tokens"],
+                &back["cache_creation"]["ephemeral_1h_input_tokens"]
+            ),
+            (&json!(10), &json!(50), &json!(30))
+        );
     }
 
     #[test]

@@ -14,14 +14,18 @@ use super::openai::usage_json;
 use super::{ConvertError, Decode, Encode, EncodeCtx, Piece, content_text, either, int, now, sse};
 use crate::relay::price::Usage;
 
-/// A `usageMetadata` object as [`Usage`]: thinking tokens are billed as output.
+/// A `usageMetadata` object as [`Usage`]: `promptTokenCount` counts the cached content
+/// (`cachedContentTokenCount`) inside; thinking tokens (`thoughtsTokenCount`) are billed as
+/// output.
 pub fn usage_of(meta: &Value) -> Usage {
+    let thoughts = int(&meta["thoughtsTokenCount"]);
     Usage {
         prompt_tokens: int(&meta["promptTokenCount"]),
-        completion_tokens: int(&meta["candidatesTokenCount"])
-            .saturating_add(int(&meta["thoughtsTokenCount"])),
+        completion_tokens: int(&meta["candidatesTokenCount"]).saturating_add(thoughts),
         cached_tokens: int(&meta["cachedContentTokenCount"]),
-        cache_write_tokens: 0,
+        reasoning_tokens: thoughts,
+        cache_in_prompt: true,
+        ..Usage::default()
     }
 }
 
@@ -585,6 +589,26 @@ impl Encode for Encoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Golden: Gemini usage, cached content inside the prompt, thinking billed as output.
+    #[test]
+    fn usage_is_normalised() {
+        let u = usage_of(
+            &json!({"promptTokenCount": 1000, "candidatesTokenCount": 50,
+            "thoughtsTokenCount": 25, "cachedContentTokenCount": 600, "totalTokenCount": 1075}),
+        );
+        assert_eq!(
+            u,
+            Usage {
+                prompt_tokens: 1000,
+                completion_tokens: 75,
+                cached_tokens: 600,
+                reasoning_tokens: 25,
+                cache_in_prompt: true,
+                ..Usage::default()
+            }
+        );
+    }
 
     #[test]
     fn request_round_trip() {

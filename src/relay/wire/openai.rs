@@ -2,10 +2,12 @@
 //! upstreams behind a converted request) and the chunk encoder (for OpenAI clients of a Claude
 //! or Gemini channel).
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Decode, Encode, EncodeCtx, Piece, int, now, sse};
+use super::{Decode, Encode, EncodeCtx, Piece, now, sse};
 use crate::relay::price::Usage;
+use crate::relay::usage::OpenAiUsage;
 
 /// A hub request ready for an OpenAI upstream: the upstream model, and when streaming, a usage
 /// chunk requested.
@@ -29,16 +31,11 @@ pub fn answer_for_client(hub: &Value, model: &str) -> Value {
     answer
 }
 
-/// An OpenAI `usage` object as [`Usage`] (`prompt_tokens_details.cache_creation_tokens` is
-/// Tollgate's extension carrying Anthropic cache writes through the hub).
+/// An OpenAI `usage` object as [`Usage`] (`prompt_tokens_details.cache_creation_tokens` and
+/// `cache_creation_1h_tokens` are Tollgate's extension carrying Anthropic cache writes through
+/// the hub). The one OpenAI reader, [`OpenAiUsage`], does the work.
 pub fn usage_of(usage: &Value) -> Usage {
-    let details = &usage["prompt_tokens_details"];
-    Usage {
-        prompt_tokens: int(&usage["prompt_tokens"]),
-        completion_tokens: int(&usage["completion_tokens"]),
-        cached_tokens: int(&details["cached_tokens"]),
-        cache_write_tokens: int(&details["cache_creation_tokens"]),
-    }
+    OpenAiUsage::deserialize(usage).map_or_else(|_| Usage::default(), |u| Usage::from(&u))
 }
 
 /// An OpenAI `usage` object for [`Usage`].
@@ -49,8 +46,10 @@ pub fn usage_json(usage: &Usage) -> Value {
         "total_tokens": usage.prompt_tokens.saturating_add(usage.completion_tokens),
         "prompt_tokens_details": {
             "cached_tokens": usage.cached_tokens,
-            "cache_creation_tokens": usage.cache_write_tokens,
+            "cache_creation_tokens": usage.cache_write_tokens(),
+            "cache_creation_1h_tokens": usage.cache_write_1h_tokens,
         },
+        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
     })
 }
 
@@ -261,8 +260,8 @@ mod tests {
             vec![Piece::Usage(Usage {
                 prompt_tokens: 5,
                 completion_tokens: 2,
-                cached_tokens: 0,
-                cache_write_tokens: 0
+                cache_in_prompt: true,
+                ..Usage::default()
             })]
         );
         assert!(!d.done());

@@ -55,11 +55,7 @@ pub struct ProxyReport {
 
 /// Replaces the channel's key lines in `text`.
 pub fn scrub(text: &str, key: &Secret) -> String {
-    key.expose()
-        .lines()
-        .map(str::trim)
-        .filter(|k| k.len() >= 4)
-        .fold(text.to_owned(), |t, k| t.replace(k, "*****"))
+    crate::relay::redact::redact(text, key.expose().lines())
 }
 
 /// The key a test uses, with its 0-based line: the first line not disabled by the health

@@ -1,0 +1,214 @@
+//! The one meter: every answer — whole or streamed, any wire, any ending — is turned into one
+//! [`Usage`] record here and settled exactly once. The OpenAI pass-through stream
+//! ([`super::stream`]), the adaptor pipe ([`super::pipe`]) and the whole-answer paths feed it
+//! what they read (the upstream's usage reports and the answer's output text) and tell it how
+//! the answer ended; the rules below are the same for all of them:
+//!
+//! | ending | upstream reported usage | no usage reported |
+//! |---|---|---|
+//! | complete | the report (`upstream`); a completion of 0 with output counted is the count | prompt counted, output counted (`estimated`) |
+//! | cut short | prompt reported, completion = max(last reported, output counted) (`partial`) | prompt counted, output counted (`partial`) |
+//!
+//! A meter dropped before it settled (the client went away and the response body with it)
+//! settles as `partial` / `client_gone`.
+
+use tollgate_actors::quota::Hold;
+
+use super::prompt::Prompt;
+use super::settle::SettleCtx;
+use super::tokenize::Counter;
+use super::usage::{PartialReason, Usage, UsageSource};
+
+/// How an answer ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The upstream finished the answer (its end-of-stream marker, or the whole body read).
+    Complete,
+    /// The answer stopped before its end.
+    Cut(PartialReason),
+}
+
+/// The request's money while its answer is read; settles exactly once.
+pub struct Meter {
+    ctx: SettleCtx,
+    hold: Option<Hold>,
+    prompt: Prompt,
+    /// The last usage the upstream reported (each report replaces the one before).
+    reported: Option<Usage>,
+    /// The answer's output so far — text, reasoning, tool names and arguments — counted only
+    /// when the upstream's report is missing or falls short.
+    output: String,
+    /// Whether any well-formed piece of the answer (a JSON event) was read.
+    answered: bool,
+}
+
+impl Meter {
+    /// Holds `hold` until the answer ends.
+    pub fn new(ctx: SettleCtx, hold: Hold, prompt: Prompt) -> Meter {
+        Meter {
+            ctx,
+            hold: Some(hold),
+            prompt,
+            reported: None,
+            output: String::new(),
+            answered: false,
+        }
+    }
+
+    /// The settlement context (e.g. to stamp the first byte).
+    pub fn ctx_mut(&mut self) -> &mut SettleCtx {
+        &mut self.ctx
+    }
+
+    /// More output of the answer.
+    pub fn output(&mut self, text: &str) {
+        self.output.push_str(text);
+    }
+
+    /// A usage report of the upstream (replaces any earlier one).
+    pub fn reported(&mut self, usage: Usage) {
+        self.reported = Some(usage);
+    }
+
+    /// A well-formed piece of the answer was read.
+    pub fn mark_answered(&mut self) {
+        self.answered = true;
+    }
+
+    /// How a stream that reached its end ended: complete, unless nothing in it was a
+    /// well-formed event (an HTML page or other text with a 2xx status).
+    pub fn stream_end(&self) -> Ending {
+        if self.answered || self.reported.is_some() {
+            Ending::Complete
+        } else {
+            Ending::Cut(PartialReason::NonJson)
+        }
+    }
+
+    /// Whether the upstream reported usage.
+    pub fn has_report(&self) -> bool {
+        self.reported.is_some()
+    }
+
+    /// Whether it has settled already.
+    pub fn settled(&self) -> bool {
+        self.hold.is_none()
+    }
+
+    /// Settles (once; later calls do nothing). Returns the record billed.
+    pub fn finish(&mut self, ending: Ending) -> Option<Usage> {
+        let hold = self.hold.take()?;
+        // Counted only when needed: an exact counter loads its tables on first use.
+        let model = &self.ctx.upstream_model;
+        let output = &self.output;
+        let usage = bill(
+            self.reported,
+            ending,
+            || self.prompt.exact(),
+            || Counter::for_model(model).count(output),
+        );
+        self.ctx.settle(hold, usage);
+        Some(usage)
+    }
+}
+
+impl Drop for Meter {
+    fn drop(&mut self) {
+        self.finish(Ending::Cut(PartialReason::ClientGone));
+    }
+}
+
+/// The record billed for an answer that ended so, from the upstream's last report (if any),
+/// Tollgate's prompt count and its count of the output (each asked for only when needed).
+pub fn bill(
+    reported: Option<Usage>,
+    ending: Ending,
+    prompt: impl FnOnce() -> i64,
+    counted: impl FnOnce() -> i64,
+) -> Usage {
+    let source = match (ending, reported.is_some()) {
+        (Ending::Complete, true) => UsageSource::Upstream,
+        (Ending::Complete, false) => UsageSource::Estimated,
+        (Ending::Cut(reason), _) => UsageSource::Partial(reason),
+    };
+    let Some(usage) = reported else {
+        return Usage {
+            prompt_tokens: prompt(),
+            completion_tokens: counted(),
+            source,
+            ..Usage::default()
+        };
+    };
+    // A prompt the upstream did not report is counted; an answer cut short is billed at least
+    // the output that was read, and so is a complete one reported as empty.
+    let prompt_tokens = if usage.prompt_tokens == 0 {
+        prompt()
+    } else {
+        usage.prompt_tokens
+    };
+    let completion_tokens = if ending == Ending::Complete && usage.completion_tokens > 0 {
+        usage.completion_tokens
+    } else {
+        usage.completion_tokens.max(counted())
+    };
+    Usage {
+        prompt_tokens,
+        completion_tokens,
+        source,
+        ..usage
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(prompt: i64, completion: i64) -> Option<Usage> {
+        Some(Usage {
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            cached_tokens: 3,
+            ..Usage::default()
+        })
+    }
+
+    #[test]
+    fn complete_answers_bill_the_report_or_the_count() {
+        let u = bill(report(10, 20), Ending::Complete, || 99, || 99);
+        assert_eq!(
+            (
+                u.prompt_tokens,
+                u.completion_tokens,
+                u.cached_tokens,
+                u.source
+            ),
+            (10, 20, 3, UsageSource::Upstream)
+        );
+        let u = bill(None, Ending::Complete, || 7, || 5);
+        assert_eq!(
+            (u.prompt_tokens, u.completion_tokens, u.source),
+            (7, 5, UsageSource::Estimated)
+        );
+        let u = bill(report(0, 0), Ending::Complete, || 7, || 5);
+        assert_eq!(
+            (u.prompt_tokens, u.completion_tokens, u.source),
+            (7, 5, UsageSource::Upstream),
+            "an empty report is filled in by the count"
+        );
+    }
+
+    #[test]
+    fn a_cut_answer_bills_the_larger_of_the_last_report_and_the_count() {
+        let cut = Ending::Cut(PartialReason::UpstreamCut);
+        let u = bill(report(10, 20), cut, || 99, || 5);
+        assert_eq!((u.prompt_tokens, u.completion_tokens), (10, 20));
+        let u = bill(report(10, 20), cut, || 99, || 50);
+        assert_eq!((u.prompt_tokens, u.completion_tokens), (10, 50));
+        assert_eq!(u.source, UsageSource::Partial(PartialReason::UpstreamCut));
+        let u = bill(None, Ending::Cut(PartialReason::ClientGone), || 7, || 0);
+        assert_eq!(
+            (u.prompt_tokens, u.completion_tokens, u.source),
+            (7, 0, UsageSource::Partial(PartialReason::ClientGone))
+        );
+    }
+}
