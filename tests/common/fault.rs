@@ -77,7 +77,13 @@ impl Script {
             }
             match tail {
                 Tail::End => None,
-                Tail::Cut => Some((Err(std::io::Error::other("scripted cut")), (parts, false))),
+                Tail::Cut => {
+                    // hyper writes the head and the parts before it with the next write; an
+                    // error at once would reset the connection before any of them left, which
+                    // is a failed call, not a cut body.
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    Some((Err(std::io::Error::other("scripted cut")), (parts, false)))
+                }
                 Tail::Stall => std::future::pending().await,
             }
         });
