@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { dollarsToQuota, formatCompact, formatQuota } from './format';
+import { dollarsToQuota, formatAmount, formatCompact, formatDollars, formatQuota } from './format';
 
 describe('formatCompact', () => {
   it.each([
@@ -17,6 +17,46 @@ describe('formatCompact', () => {
   });
 });
 
+describe('formatAmount (one rule for money everywhere)', () => {
+  it.each([
+    [0, '0.00'],
+    [1, '1.00'],
+    [0.01, '0.01'],
+    [0.015, '0.01'],
+    [1234.5678, '1234.57'],
+    [0.0099, '0.0099'],
+    [0.005, '0.0050'],
+    [0.0042, '0.0042'],
+    [0.000002, '0.0000020'],
+    [0.00000123, '0.0000012'],
+    [-0.5, '-0.50'],
+    [-0.000002, '-0.0000020'],
+    [1e-15, '<0.000000000001'],
+  ])('%d → %s', (value, text) => {
+    expect(formatAmount(value)).toBe(text);
+  });
+
+  it('never reads a non-zero amount as zero', () => {
+    for (let exp = -11; exp <= 3; exp++) {
+      for (const m of [1, 1.5, 4.9, 9.99]) {
+        const value = m * 10 ** exp;
+        expect(Number(formatAmount(value))).toBeGreaterThan(0);
+        expect(Number(formatAmount(-value))).toBeLessThan(0);
+      }
+    }
+  });
+
+  it('shows nothing misleading for NaN or infinity', () => {
+    expect(formatAmount(Number.NaN)).toBe('—');
+    expect(formatAmount(Number.POSITIVE_INFINITY)).toBe('—');
+  });
+
+  it('puts the minus sign before the dollar sign', () => {
+    expect(formatDollars(-0.0042)).toBe('-$0.0042');
+    expect(formatDollars(3)).toBe('$3.00');
+  });
+});
+
 describe('formatQuota', () => {
   const currency = { quotaPerUnit: 500_000, displayInCurrency: true };
   it('shows currency as quota ÷ quota_per_unit with two decimals', () => {
@@ -24,6 +64,12 @@ describe('formatQuota', () => {
     expect(formatQuota(100_000, currency)).toBe('$0.20');
     expect(formatQuota(0, currency)).toBe('$0.00');
     expect(formatQuota(-250_000, currency)).toBe('-$0.50');
+  });
+
+  it('shows a real cost below a cent with two significant digits, not $0.00', () => {
+    expect(formatQuota(1, currency)).toBe('$0.0000020');
+    expect(formatQuota(2_100, currency)).toBe('$0.0042');
+    expect(formatQuota(-2_100, currency)).toBe('-$0.0042');
   });
 
   it('shows compact units when not in currency', () => {

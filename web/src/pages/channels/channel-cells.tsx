@@ -8,6 +8,7 @@ import { Badge } from '@/components/ui/badge';
 import type { BadgeProps } from '@/components/ui/badge';
 import { Input } from '@/components/ui/input';
 import { Tooltip } from '@/components/ui/tooltip';
+import { formatAmount } from '@/lib/format';
 import { toast } from '@/stores/toasts';
 
 import { responseTone } from './constants';
@@ -98,7 +99,7 @@ export function ResponseBadge({ ms }: { ms: number }) {
     <Badge tone={toneOf[tone]} data-response={tone}>
       {tone === 'untested'
         ? t('responseTime.untested')
-        : t('responseTime.seconds', { seconds: (ms / 1000).toFixed(2) })}
+        : t('responseTime.seconds', { seconds: formatAmount(ms / 1000) })}
     </Badge>
   );
 }

@@ -34,6 +34,7 @@ import { Input } from '@/components/ui/input';
 import { Select } from '@/components/ui/select';
 import { Spinner } from '@/components/ui/spinner';
 import { Switch } from '@/components/ui/switch';
+import { formatAmount } from '@/lib/format';
 import { useSession } from '@/stores/session';
 import { toast } from '@/stores/toasts';
 
@@ -194,7 +195,9 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
     mutationFn: testProxy,
     meta: { silent: true },
     onSuccess: (report) =>
-      toast.success(t('toast.proxyOk', { status: report.status, seconds: report.time.toFixed(2) })),
+      toast.success(
+        t('toast.proxyOk', { status: report.status, seconds: formatAmount(report.time) }),
+      ),
     onError: (error) => toast.error(t('toast.proxyFailed', { message: error.message })),
   });
 

@@ -3,9 +3,10 @@ import { Link } from 'react-router';
 
 import { CHANNEL_ENABLED } from '@/api/channels';
 import type { Channel } from '@/api/channels';
+import { Money } from '@/components/common/money';
 import { Button } from '@/components/ui/button';
 import { Tooltip } from '@/components/ui/tooltip';
-import { useFormatQuota } from '@/lib/use-format-quota';
+import { formatAmount } from '@/lib/format';
 
 import { ChannelStatus, formatTime, NumberCell, ResponseBadge } from './channel-cells';
 import { typeLabel } from './constants';
@@ -20,10 +21,9 @@ function QuotaCell({
   handlers: ChannelTableHandlers;
 }) {
   const { t } = useTranslation('channels');
-  const formatQuota = useFormatQuota();
   return (
     <div className="channels__quota">
-      <span>{t('quota.used', { quota: formatQuota(channel.used_quota) })}</span>
+      <Money quota={channel.used_quota} label={(quota) => t('quota.used', { quota })} />
       <Tooltip
         side="top"
         content={
@@ -39,7 +39,7 @@ function QuotaCell({
           disabled={busy || updatingBalance === channel.id}
           onClick={() => onUpdateBalance(channel)}
         >
-          {t('quota.balance', { balance: channel.balance.toFixed(2) })}
+          {t('quota.balance', { balance: formatAmount(channel.balance) })}
         </button>
       </Tooltip>
     </div>

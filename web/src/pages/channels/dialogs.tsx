@@ -19,6 +19,7 @@ import {
 import { Field } from '@/components/ui/field';
 import { Input } from '@/components/ui/input';
 import { Select } from '@/components/ui/select';
+import { formatAmount } from '@/lib/format';
 import { toast } from '@/stores/toasts';
 
 import { batchTagSchema } from './schema';
@@ -40,7 +41,7 @@ export function TestDialog({
     meta: { silent: true },
     onSuccess: (seconds) => {
       toast.success(
-        t('test.succeeded', { name: channel?.name ?? '', seconds: seconds.toFixed(2) }),
+        t('test.succeeded', { name: channel?.name ?? '', seconds: formatAmount(seconds) }),
       );
       onTested();
     },

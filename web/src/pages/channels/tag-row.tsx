@@ -2,9 +2,9 @@ import { useTranslation } from 'react-i18next';
 
 import { CHANNEL_ENABLED } from '@/api/channels';
 import type { Channel } from '@/api/channels';
+import { Money } from '@/components/common/money';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
-import { useFormatQuota } from '@/lib/use-format-quota';
 
 import { ChannelStatus, NumberCell } from './channel-cells';
 import { agreed } from './rows';
@@ -30,7 +30,6 @@ export function TagRow({
   handlers: ChannelTableHandlers;
 }) {
   const { t } = useTranslation('channels');
-  const formatQuota = useFormatQuota();
   const enabled = children.some((c) => c.status === CHANNEL_ENABLED);
   const ids = children.map((c) => c.id);
   const priority = agreed(children, 'priority');
@@ -80,9 +79,10 @@ export function TagRow({
       {show('responseTime') ? <td /> : null}
       {show('balance') ? (
         <td>
-          {t('quota.used', {
-            quota: formatQuota(children.reduce((s, c) => s + c.used_quota, 0)),
-          })}
+          <Money
+            quota={children.reduce((s, c) => s + c.used_quota, 0)}
+            label={(quota) => t('quota.used', { quota })}
+          />
         </td>
       ) : null}
       {show('priority') ? (

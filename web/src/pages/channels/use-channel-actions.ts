@@ -19,6 +19,7 @@ import {
 import type { Channel } from '@/api/channels';
 import type { Confirmation } from '@/components/common/confirm-dialog';
 import { useListAction } from '@/components/data-table/use-list-action';
+import { formatAmount } from '@/lib/format';
 import { toast } from '@/stores/toasts';
 
 import type { ChannelTableHandlers, RowAction } from './rows';
@@ -60,7 +61,7 @@ export function useChannelActions({
     mutationFn: async (channel: Channel) => updateBalance(channel.id),
     ...silent,
     onSuccess: (value, channel) => {
-      toast.success(t('balance.updated', { name: channel.name, balance: value.toFixed(2) }));
+      toast.success(t('balance.updated', { name: channel.name, balance: formatAmount(value) }));
       void refresh();
     },
     onError: (error, channel) =>

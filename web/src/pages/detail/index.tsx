@@ -13,6 +13,7 @@ import {
 import type { DashboardQuery, Granularity } from '@/api/dashboard';
 import { useStatus } from '@/api/status';
 import { isAdmin } from '@/api/user';
+import { Money } from '@/components/common/money';
 import { PageHeader } from '@/components/layout/page-header';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
@@ -22,7 +23,6 @@ import { Spinner } from '@/components/ui/spinner';
 import { Table } from '@/components/ui/table';
 import { formatCompact } from '@/lib/format';
 import { fromLocalInput, toLocalInput } from '@/lib/time';
-import { useFormatQuota } from '@/lib/use-format-quota';
 import { useSession } from '@/stores/session';
 import { toast } from '@/stores/toasts';
 
@@ -41,10 +41,9 @@ function initialQuery(defaultTime: string): DashboardQuery {
 
 function Totals({ dashboard, query }: { dashboard: Dashboard; query: DashboardQuery }) {
   const { t } = useTranslation('detail');
-  const formatQuota = useFormatQuota();
   const { quota, count, tokens } = dashboard.totals;
   const items = [
-    ['quota', formatQuota(quota)],
+    ['quota', <Money key="q" quota={quota} />],
     ['count', formatCompact(count)],
     ['tokens', formatCompact(tokens)],
     ['rpm', String(perMinute(count, query.start, query.end))],
@@ -64,7 +63,6 @@ function Totals({ dashboard, query }: { dashboard: Dashboard; query: DashboardQu
 
 function ModelTable({ dashboard }: { dashboard: Dashboard }) {
   const { t } = useTranslation('detail');
-  const formatQuota = useFormatQuota();
   const total = dashboard.totals.quota;
   return (
     <section className="detail__models" aria-label={t('table.title')}>
@@ -85,7 +83,9 @@ function ModelTable({ dashboard }: { dashboard: Dashboard }) {
               <td>{m.model || t('table.unnamed')}</td>
               <td>{m.count}</td>
               <td>{m.tokens}</td>
-              <td>{formatQuota(m.quota)}</td>
+              <td>
+                <Money quota={m.quota} />
+              </td>
               <td>{total > 0 ? `${((m.quota / total) * 100).toFixed(1)}%` : '—'}</td>
             </tr>
           ))}
@@ -98,7 +98,6 @@ function ModelTable({ dashboard }: { dashboard: Dashboard }) {
 /** Admins without a user filter: who spent what in the window (GET /api/data/users). */
 function UserTable({ query }: { query: DashboardQuery }) {
   const { t } = useTranslation('detail');
-  const formatQuota = useFormatQuota();
   const data = useQuery(dashboardUsersQueryOptions(query.start, query.end));
   if (!data.data || data.data.length === 0) return null;
   const users = byUser(data.data);
@@ -122,7 +121,9 @@ function UserTable({ query }: { query: DashboardQuery }) {
               <td>{u.username}</td>
               <td>{u.count}</td>
               <td>{u.tokens}</td>
-              <td>{formatQuota(u.quota)}</td>
+              <td>
+                <Money quota={u.quota} />
+              </td>
               <td>{total > 0 ? `${((u.quota / total) * 100).toFixed(1)}%` : '—'}</td>
             </tr>
           ))}

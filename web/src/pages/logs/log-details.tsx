@@ -4,6 +4,7 @@ import { useTranslation } from 'react-i18next';
 import { attemptErrors } from '@/api/logs';
 import type { Attempt, LogEntry, LogOther } from '@/api/logs';
 import { Badge } from '@/components/ui/badge';
+import { formatAmount } from '@/lib/format';
 
 import { frtTone } from './constants';
 import { toneBadge } from './tone';
@@ -67,7 +68,7 @@ export function LogDetails({
     const seconds = other.frt / 1000;
     add(
       t('detail.frt'),
-      toneBadge(frtTone(seconds), t('cell.seconds', { seconds: seconds.toFixed(2) }), 'frt'),
+      toneBadge(frtTone(seconds), t('cell.seconds', { seconds: formatAmount(seconds) }), 'frt'),
     );
   }
   add(t('detail.reasoningEffort'), other.reasoning_effort);

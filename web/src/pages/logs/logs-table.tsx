@@ -5,12 +5,13 @@ import { useTranslation } from 'react-i18next';
 
 import { isRequestType, logTypes, parseLogOther } from '@/api/logs';
 import type { LogEntry } from '@/api/logs';
+import { Money } from '@/components/common/money';
 import { Badge } from '@/components/ui/badge';
 import type { BadgeProps } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 import { Table } from '@/components/ui/table';
+import { formatAmount } from '@/lib/format';
 import { formatTimestamp } from '@/lib/time';
-import { useFormatQuota } from '@/lib/use-format-quota';
 
 import { frtTone, logColumns, requestTimeTone } from './constants';
 import type { LogColumn, Visibility } from './constants';
@@ -49,7 +50,7 @@ function UseTime({ log, frt }: { log: LogEntry; frt: number | undefined }) {
       {log.is_stream && frt !== undefined && frt > 0
         ? toneBadge(
             frtTone(frt / 1000),
-            t('cell.seconds', { seconds: (frt / 1000).toFixed(1) }),
+            t('cell.seconds', { seconds: formatAmount(frt / 1000) }),
             'frt',
           )
         : null}
@@ -67,7 +68,6 @@ export interface LogsTableProps {
 /** The usage log table: one row per entry, each expandable into its details. */
 export function LogsTable({ logs, visible, admin }: LogsTableProps) {
   const { t } = useTranslation('log');
-  const formatQuota = useFormatQuota();
   const [expanded, setExpanded] = useState<number[]>([]);
   const shown = logColumns.filter((c) => visible[c]);
 
@@ -108,7 +108,7 @@ export function LogsTable({ logs, visible, admin }: LogsTableProps) {
       case 'completion':
         return request ? log.completion_tokens : null;
       case 'cost':
-        return request ? formatQuota(log.quota) : null;
+        return request ? <Money quota={log.quota} /> : null;
       case 'retry':
         return retry ? t('cell.retry', { path: retry }) : null;
       case 'content':

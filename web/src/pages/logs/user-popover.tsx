@@ -3,15 +3,14 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import { userQueryOptions } from '@/api/users';
+import { Money } from '@/components/common/money';
 import { Popover, PopoverContent, PopoverTrigger } from '@/components/ui/popover';
 import { Spinner } from '@/components/ui/spinner';
-import { useFormatQuota } from '@/lib/use-format-quota';
 
 /** An admin's username link: opens the user's quota and request count (GET /api/user/{id}). */
 export function UserPopover({ userId, username }: { userId: number; username: string }) {
   const { t } = useTranslation('log');
   const [open, setOpen] = useState(false);
-  const formatQuota = useFormatQuota();
   const user = useQuery({
     ...userQueryOptions(userId),
     enabled: open && userId > 0,
@@ -42,11 +41,15 @@ export function UserPopover({ userId, username }: { userId: number; username: st
             </div>
             <div>
               <dt>{t('user.quota')}</dt>
-              <dd>{formatQuota(user.data.quota)}</dd>
+              <dd>
+                <Money quota={user.data.quota} />
+              </dd>
             </div>
             <div>
               <dt>{t('user.usedQuota')}</dt>
-              <dd>{formatQuota(user.data.used_quota)}</dd>
+              <dd>
+                <Money quota={user.data.used_quota} />
+              </dd>
             </div>
             <div>
               <dt>{t('user.requestCount')}</dt>

@@ -2,17 +2,16 @@ import { useTranslation } from 'react-i18next';
 
 import { ROLE_ROOT } from '@/api/user';
 import type { User } from '@/api/user';
+import { Money } from '@/components/common/money';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardContent, CardHeader, CardTitle } from '@/components/ui/card';
-import { useFormatQuota } from '@/lib/use-format-quota';
 
 /** Name, role (admin in red from role 100, else ordinary: spec 01 §6), group and usage. */
 export function ProfileCard({ user }: { user: User }) {
   const { t } = useTranslation('personal');
-  const formatQuota = useFormatQuota();
   const stats = [
-    ['balance', formatQuota(user.quota)],
-    ['used', formatQuota(user.used_quota)],
+    ['balance', <Money key="b" quota={user.quota} />],
+    ['used', <Money key="u" quota={user.used_quota} />],
     ['requests', String(user.request_count)],
     ['group', user.group],
   ] as const;

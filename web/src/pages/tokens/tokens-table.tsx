@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 
 import { NEVER_EXPIRES, TOKEN_ENABLED } from '@/api/tokens';
 import type { Token } from '@/api/tokens';
+import { Money } from '@/components/common/money';
 import { useSelection } from '@/components/data-table/pager';
 import { Badge } from '@/components/ui/badge';
 import type { BadgeProps } from '@/components/ui/badge';
@@ -15,7 +16,6 @@ import {
 } from '@/components/ui/dropdown-menu';
 import { Table } from '@/components/ui/table';
 import { formatDateTime } from '@/lib/dates';
-import { useFormatQuota } from '@/lib/use-format-quota';
 
 import type { ChatLink } from './chat-links';
 
@@ -72,7 +72,6 @@ export function TokensTable({
   onChat,
 }: TokensTableProps) {
   const { t } = useTranslation('tokens');
-  const formatQuota = useFormatQuota();
   const selection = useSelection(tokens, selected, onSelect);
   return (
     <Table className="data-table">
@@ -124,11 +123,16 @@ export function TokensTable({
               </td>
               <td>
                 <div className="data-table__stack">
-                  <span>{t('quota.used', { quota: formatQuota(token.used_quota) })}</span>
+                  <Money quota={token.used_quota} label={(quota) => t('quota.used', { quota })} />
                   <small>
-                    {token.unlimited_quota
-                      ? t('quota.unlimited')
-                      : t('quota.remain', { quota: formatQuota(token.remain_quota) })}
+                    {token.unlimited_quota ? (
+                      t('quota.unlimited')
+                    ) : (
+                      <Money
+                        quota={token.remain_quota}
+                        label={(quota) => t('quota.remain', { quota })}
+                      />
+                    )}
                   </small>
                 </div>
               </td>

@@ -8,6 +8,7 @@ import { Badge } from '@/components/ui/badge';
 import { Card, CardContent, CardHeader, CardTitle } from '@/components/ui/card';
 import { Table } from '@/components/ui/table';
 import { formatDateTime } from '@/lib/dates';
+import { formatAmount } from '@/lib/format';
 import { useFormatQuota } from '@/lib/use-format-quota';
 import { pageSizes } from '@/stores/preferences';
 
@@ -54,7 +55,7 @@ export function HistoryCard() {
                     <small>{formatQuota(order.quota)}</small>
                   </div>
                 </td>
-                <td>{t('confirm.money', { money: order.money.toFixed(2) })}</td>
+                <td>{t('confirm.money', { money: formatAmount(order.money) })}</td>
                 <td>
                   {order.payment_method === 'zfb' || order.payment_method === 'wx'
                     ? t(`online.method.${order.payment_method}`)

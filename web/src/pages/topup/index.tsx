@@ -2,10 +2,10 @@ import { useQuery } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 
 import { selfQueryOptions } from '@/api/personal';
+import { Money } from '@/components/common/money';
 import { PageHeader } from '@/components/layout/page-header';
 import { Card, CardContent, CardHeader, CardTitle } from '@/components/ui/card';
 import { Spinner } from '@/components/ui/spinner';
-import { useFormatQuota } from '@/lib/use-format-quota';
 import { useSession } from '@/stores/session';
 
 import { HistoryCard } from './history-card';
@@ -18,7 +18,6 @@ import './topup.css';
 /** /topup (钱包): balance, redeem a code, online top-up, and the top-up history. */
 export function TopUpPage() {
   const { t } = useTranslation('topup');
-  const formatQuota = useFormatQuota();
   const stored = useSession((s) => s.user);
   const self = useQuery(selfQueryOptions);
   const user = self.data ?? stored;
@@ -35,11 +34,15 @@ export function TopUpPage() {
               <dl className="topup__balance">
                 <div>
                   <dt>{t('balance.current')}</dt>
-                  <dd data-testid="balance">{formatQuota(user.quota)}</dd>
+                  <dd data-testid="balance">
+                    <Money quota={user.quota} />
+                  </dd>
                 </div>
                 <div>
                   <dt>{t('balance.used')}</dt>
-                  <dd>{formatQuota(user.used_quota)}</dd>
+                  <dd>
+                    <Money quota={user.used_quota} />
+                  </dd>
                 </div>
                 <div>
                   <dt>{t('balance.requests')}</dt>

@@ -93,6 +93,17 @@ describe('/topup', () => {
     expect(within(row).getByText('73.00 元')).toBeTruthy();
   });
 
+  it('shows a debt with its minus sign in the error colour, and a sub-cent cost as non-zero', async () => {
+    setUp({
+      'GET /api/user/self': ok({ ...alice, quota: -2_100, used_quota: 1 }),
+    });
+    renderApp('/topup');
+    const balance = await screen.findByTestId('balance');
+    await waitFor(() => expect(balance.textContent).toBe('-$0.0042'));
+    expect(balance.querySelector('[data-negative]')).not.toBeNull();
+    expect(screen.getByText('$0.0000020').hasAttribute('data-negative')).toBe(false);
+  });
+
   it('shows the balance in compact units when not in currency', async () => {
     setUp({}, { display_in_currency: false });
     renderApp('/topup');

@@ -5,10 +5,10 @@ import { isDeregistered, ROLE_ADMIN, STATUS_ENABLED } from '@/api/user';
 import type { User } from '@/api/user';
 import type { ManageAction } from '@/api/users';
 import { ConfirmDialog, useConfirm } from '@/components/common/confirm-dialog';
+import { Money } from '@/components/common/money';
 import { RoleBadge, StatusBadge } from '@/components/common/user-badges';
 import { Button } from '@/components/ui/button';
 import { Table } from '@/components/ui/table';
-import { useFormatQuota } from '@/lib/use-format-quota';
 
 /** Status 3 exists but cannot be enabled from the list (spec 01 §4). */
 const STATUS_LOCKED = 3;
@@ -22,7 +22,6 @@ export interface UsersTableProps {
 /** The user list: one row per user, deregistered rows without actions. */
 export function UsersTable({ users, busy, onAction }: UsersTableProps) {
   const { t } = useTranslation('users');
-  const formatQuota = useFormatQuota();
   const confirm = useConfirm();
 
   return (
@@ -66,8 +65,16 @@ export function UsersTable({ users, busy, onAction }: UsersTableProps) {
                 <td>{user.group}</td>
                 <td>
                   <div className="users__quota">
-                    <span>{t('table.quota.remaining', { quota: formatQuota(user.quota) })}</span>
-                    <small>{t('table.quota.used', { quota: formatQuota(user.used_quota) })}</small>
+                    <Money
+                      quota={user.quota}
+                      label={(quota) => t('table.quota.remaining', { quota })}
+                    />
+                    <small>
+                      <Money
+                        quota={user.used_quota}
+                        label={(quota) => t('table.quota.used', { quota })}
+                      />
+                    </small>
                   </div>
                 </td>
                 <td>{user.request_count}</td>
