@@ -1,5 +1,6 @@
 //! Every ending of an answer, golden: each ending × inbound protocol (OpenAI chat, Responses,
-//! Anthropic Messages, Gemini) × stream / non-stream, against the mocks' scripted faults, with
+//! Anthropic Messages, Gemini, each to a channel of its own protocol, plus OpenAI chat converted
+//! to a Claude channel) × stream / non-stream, against the mocks' scripted faults, with
 //! the exact log row it leaves (prompt, completion, quota, `usage_source`, `partial_reason`) or
 //! the error row and untouched balance of a failed request. The README's billing table is this
 //! table. Prices: every model at ratio 1, completion 2 (quota = prompt + 2 × completion).
@@ -24,6 +25,8 @@ enum Inbound {
     Responses,
     Anthropic,
     Gemini,
+    /// An OpenAI chat client of a Claude channel: the adaptor converts both ways.
+    ChatToClaude,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,8 +70,7 @@ fn estimate(inbound: Inbound) -> i64 {
         Inbound::Chat => 7,
         // `input` is counted without chat framing.
         Inbound::Responses => 1,
-        Inbound::Anthropic => 7,
-        Inbound::Gemini => 7,
+        Inbound::Anthropic | Inbound::Gemini | Inbound::ChatToClaude => 7,
     }
 }
 
@@ -77,7 +79,7 @@ fn estimate(inbound: Inbound) -> i64 {
 fn reported_at_cut(inbound: Inbound) -> Option<i64> {
     match inbound {
         Inbound::Chat | Inbound::Responses => None,
-        Inbound::Anthropic | Inbound::Gemini => Some(100),
+        Inbound::Anthropic | Inbound::Gemini | Inbound::ChatToClaude => Some(100),
     }
 }
 
@@ -147,7 +149,7 @@ fn stream_parts(inbound: Inbound) -> (String, String) {
             .concat();
             (delta("aaaa"), rest)
         }
-        Inbound::Anthropic => {
+        Inbound::Anthropic | Inbound::ChatToClaude => {
             let delta = |t: &str| {
                 sse_event(
                     "content_block_delta",
@@ -207,7 +209,7 @@ fn whole_answer(inbound: Inbound) -> String {
         Inbound::Responses => json!({"id": "r", "object": "response", "status": "completed",
             "output": [{"type": "message", "content": [{"type": "output_text", "text": "aaaabbbb"}]}],
             "usage": {"input_tokens": 100, "output_tokens": 20, "total_tokens": 120}}),
-        Inbound::Anthropic => json!({"id": "msg_1", "type": "message", "role": "assistant",
+        Inbound::Anthropic | Inbound::ChatToClaude => json!({"id": "msg_1", "type": "message", "role": "assistant",
             "model": "claude-test", "content": [{"type": "text", "text": "aaaabbbb"}],
             "stop_reason": "end_turn", "usage": {"input_tokens": 100, "output_tokens": 20}}),
         Inbound::Gemini => json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "aaaabbbb"}]},
@@ -276,7 +278,7 @@ impl Mocks {
                 self.openai.push_script(script);
                 self.openai.calls()
             }
-            Inbound::Anthropic => {
+            Inbound::Anthropic | Inbound::ChatToClaude => {
                 self.anthropic.push_script(script);
                 self.anthropic.calls()
             }
@@ -290,7 +292,7 @@ impl Mocks {
     async fn wait_calls(&self, inbound: Inbound, n: usize) {
         match inbound {
             Inbound::Chat | Inbound::Responses => self.openai.wait_calls(n).await,
-            Inbound::Anthropic => self.anthropic.wait_calls(n).await,
+            Inbound::Anthropic | Inbound::ChatToClaude => self.anthropic.wait_calls(n).await,
             Inbound::Gemini => self.gemini.wait_calls(n).await,
         }
     }
@@ -306,6 +308,9 @@ fn request(
     match inbound {
         Inbound::Chat => c.post(server.url("/v1/chat/completions")).bearer_auth(key).json(
             &json!({"model": "mock-test", "stream": stream, "messages": [{"role": "user", "content": "hi"}]}),
+        ),
+        Inbound::ChatToClaude => c.post(server.url("/v1/chat/completions")).bearer_auth(key).json(
+            &json!({"model": "claude-test", "stream": stream, "messages": [{"role": "user", "content": "hi"}]}),
         ),
         Inbound::Responses => c
             .post(server.url("/v1/responses"))
@@ -481,6 +486,7 @@ async fn every_ending_of_every_protocol_is_billed_as_the_table_says() {
         Inbound::Responses,
         Inbound::Anthropic,
         Inbound::Gemini,
+        Inbound::ChatToClaude,
     ] {
         for stream in [false, true] {
             for end in ENDS {
@@ -504,7 +510,10 @@ async fn every_ending_of_every_protocol_is_billed_as_the_table_says() {
             }
         }
     }
-    assert_eq!(ran, 56, "4 protocols × (8 stream + 6 non-stream endings)");
+    assert_eq!(
+        ran, 70,
+        "5 client/channel pairs × (8 stream + 6 non-stream endings)"
+    );
     assert!(
         failures.is_empty(),
         "{} cells differ:\n{}",
