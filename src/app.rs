@@ -24,6 +24,7 @@ use tollgate_storage::{StorageError, Store, meta};
 use crate::clock::now_unix;
 use crate::config::{Config, MIN_SESSION_SECRET_LEN};
 use crate::console::service::channel::probe::ChannelProber;
+use crate::console::service::oauth::state::StateRegistry;
 use crate::console::service::password::Hasher;
 use crate::http::client_ip::CriticalLimiter;
 use crate::http::listen;
@@ -121,6 +122,7 @@ impl App {
             users,
             quota,
             critical_limiter: CriticalLimiter::new(config.critical_rate_limit),
+            oauth_states: StateRegistry::default(),
             channel_pool,
             http,
             cookie_key: Key::derive_from(&secret),

@@ -83,6 +83,19 @@ pub struct Config {
     )]
     pub turnstile_verify_url: String,
 
+    /// GitHub's web address (sign-in and token endpoints); change it only to test or for
+    /// GitHub Enterprise.
+    #[arg(long, env = "TOLLGATE_GITHUB_URL", default_value = DEFAULT_GITHUB_URL)]
+    pub github_url: String,
+
+    /// GitHub's API address (the signed-in user).
+    #[arg(long, env = "TOLLGATE_GITHUB_API_URL", default_value = DEFAULT_GITHUB_API_URL)]
+    pub github_api_url: String,
+
+    /// LinuxDO Connect's address (authorize, token and user endpoints).
+    #[arg(long, env = "TOLLGATE_LINUXDO_URL", default_value = DEFAULT_LINUXDO_URL)]
+    pub linuxdo_url: String,
+
     /// Seconds the relay waits for an upstream's first answer, and between two chunks of a
     /// streamed answer, before giving up.
     #[arg(long, env = "TOLLGATE_RELAY_TIMEOUT", default_value_t = 300)]
@@ -108,6 +121,13 @@ pub struct Config {
     pub webhook_allow_loopback_http: bool,
 }
 
+/// GitHub's web address.
+pub const DEFAULT_GITHUB_URL: &str = "https://github.com";
+/// GitHub's API address.
+pub const DEFAULT_GITHUB_API_URL: &str = "https://api.github.com";
+/// LinuxDO Connect's address.
+pub const DEFAULT_LINUXDO_URL: &str = "https://connect.linux.do";
+
 /// The log writer's default gather interval, in milliseconds (its [`GATHER`]).
 pub const DEFAULT_COMMIT_INTERVAL_MS: u64 = GATHER.as_millis() as u64;
 
@@ -130,6 +150,9 @@ impl Config {
             turnstile_verify_url: "https://challenges.cloudflare.com/turnstile/v0/siteverify"
                 .into(),
             relay_timeout_secs: 300,
+            github_url: DEFAULT_GITHUB_URL.into(),
+            github_api_url: DEFAULT_GITHUB_API_URL.into(),
+            linuxdo_url: DEFAULT_LINUXDO_URL.into(),
             db_cache_mb: 16,
             commit_interval_ms: DEFAULT_COMMIT_INTERVAL_MS,
             huge_pages: false,

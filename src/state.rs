@@ -13,6 +13,7 @@ use tollgate_actors::user_directory::UserDirectory;
 use tollgate_storage::Store;
 
 use crate::config::Config;
+use crate::console::service::oauth::state::StateRegistry;
 use crate::console::service::password::Hasher;
 use crate::http::client_ip::CriticalLimiter;
 use crate::upstream::HttpClients;
@@ -60,6 +61,8 @@ pub struct Shared {
     pub quota: QuotaBook,
     /// Deletes old logs in the background (admin request or automatic retention).
     pub janitor: LogJanitor,
+    /// Third-party sign-ins in progress (each state redeemable once).
+    pub oauth_states: StateRegistry,
     /// Per-IP budget of the abuse-prone routes.
     pub critical_limiter: CriticalLimiter,
     /// Unix seconds when this process started (reported by /api/status).

@@ -6,6 +6,7 @@ pub mod auth;
 pub mod channel;
 pub mod data;
 pub mod log;
+pub mod oauth;
 pub mod option;
 pub mod personal;
 pub mod pricing;
@@ -28,6 +29,7 @@ pub fn routes() -> Router<AppState> {
         .merge(status::routes())
         .merge(option::routes())
         .merge(auth::routes())
+        .merge(oauth::routes())
         .merge(user::routes())
         .merge(account::routes())
         .merge(personal::routes())

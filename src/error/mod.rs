@@ -46,6 +46,12 @@ pub enum ConsoleError {
     /// A verification code or reset link is wrong, used or expired.
     #[error("{0}")]
     CodeInvalid(&'static str),
+    /// A third-party sign-in's state is missing, foreign, expired or used; says which.
+    #[error("{0}")]
+    OAuthState(&'static str),
+    /// The third-party identity is bound to another account already.
+    #[error("this {0} account is already bound to another user")]
+    AlreadyBound(&'static str),
     /// The system access token is unknown.
     #[error("invalid access token")]
     InvalidAccessToken,
@@ -101,7 +107,8 @@ impl ConsoleError {
             ConsoleError::Disabled(_) => ErrorCode::FeatureDisabled,
             ConsoleError::TooManyRequests => ErrorCode::TooManyRequests,
             ConsoleError::TurnstileFailed => ErrorCode::TurnstileFailed,
-            ConsoleError::CodeInvalid(_) => ErrorCode::CodeInvalid,
+            ConsoleError::CodeInvalid(_) | ConsoleError::OAuthState(_) => ErrorCode::CodeInvalid,
+            ConsoleError::AlreadyBound(_) => ErrorCode::Conflict,
             ConsoleError::InvalidAccessToken => ErrorCode::NotLoggedIn,
             ConsoleError::Mail(_) => ErrorCode::MailFailed,
             ConsoleError::UserDisabled => ErrorCode::UserDisabled,

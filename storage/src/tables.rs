@@ -27,6 +27,12 @@ pub const USER_BY_ACCESS_TOKEN: TableDefinition<&str, i64> =
 pub const USER_BY_AFF_CODE: TableDefinition<&str, i64> =
     TableDefinition::new("user_by_aff_code.v1");
 
+/// Unique index: third-party identity → user id. The key is `<provider>:<external id>`, e.g.
+/// `github:583231` or `oidc:https://id.example.com 248289761001` (issuer and subject); the
+/// external id is kept as the provider sends it (case matters).
+pub const USER_BY_IDENTITY: TableDefinition<&str, i64> =
+    TableDefinition::new("user_by_identity.v1");
+
 /// One-time codes (email verification, password reset): "purpose:email" → postcard
 /// [`crate::codes::OneTimeCode`].
 pub const ONE_TIME_CODES: TableDefinition<&str, &[u8]> = TableDefinition::new("one_time_codes.v1");

@@ -4,7 +4,8 @@ use redb::{ReadTransaction, ReadableTable, ReadableTableMetadata, WriteTransacti
 use serde::{Deserialize, Serialize};
 
 use crate::tables::{
-    USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE, USER_BY_EMAIL, USER_BY_USERNAME, USERS,
+    USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE, USER_BY_EMAIL, USER_BY_IDENTITY, USER_BY_USERNAME,
+    USERS,
 };
 use crate::{Quota, Result, StorageError, UserId, codec, meta};
 
@@ -73,6 +74,74 @@ pub struct User {
     pub created_at: i64,
     /// Unix seconds of deregistration (soft delete), if deleted.
     pub deleted_at: Option<i64>,
+}
+
+/// A third-party sign-in method whose identity a user can bind (spec 01 §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// GitHub (numeric account id).
+    GitHub,
+    /// A generic OpenID Connect provider (issuer and subject).
+    Oidc,
+    /// LinuxDO (numeric account id).
+    LinuxDo,
+    /// Telegram (numeric user id).
+    Telegram,
+    /// WeChat through a WeChat server (open id).
+    WeChat,
+}
+
+impl Provider {
+    /// Every provider.
+    pub const ALL: [Provider; 5] = [
+        Provider::GitHub,
+        Provider::Oidc,
+        Provider::LinuxDo,
+        Provider::Telegram,
+        Provider::WeChat,
+    ];
+
+    /// The provider's name in routes, index keys and generated usernames.
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::GitHub => "github",
+            Provider::Oidc => "oidc",
+            Provider::LinuxDo => "linuxdo",
+            Provider::Telegram => "telegram",
+            Provider::WeChat => "wechat",
+        }
+    }
+
+    /// The user's bound identity for this provider ("" when not bound).
+    pub fn bound(self, user: &User) -> &str {
+        match self {
+            Provider::GitHub => &user.github_id,
+            Provider::Oidc => &user.oidc_id,
+            Provider::LinuxDo => &user.linux_do_id,
+            Provider::Telegram => &user.telegram_id,
+            Provider::WeChat => &user.wechat_id,
+        }
+    }
+
+    /// The field holding this provider's identity.
+    pub fn bound_mut(self, user: &mut User) -> &mut String {
+        match self {
+            Provider::GitHub => &mut user.github_id,
+            Provider::Oidc => &mut user.oidc_id,
+            Provider::LinuxDo => &mut user.linux_do_id,
+            Provider::Telegram => &mut user.telegram_id,
+            Provider::WeChat => &mut user.wechat_id,
+        }
+    }
+
+    /// The key of `external_id` in the identity index ("" for an empty id).
+    fn index_key(self, external_id: &str) -> String {
+        if external_id.is_empty() {
+            String::new()
+        } else {
+            format!("{}:{external_id}", self.name())
+        }
+    }
 }
 
 /// The fields needed to create a user; the rest start at their zero values.
@@ -211,9 +280,68 @@ pub fn update(wtx: &WriteTransaction, user: &User) -> Result<()> {
         user.access_token_hash.as_deref().unwrap_or_default(),
         user.id,
     )?;
+    for provider in Provider::ALL {
+        reindex_identity(
+            wtx,
+            &provider.index_key(provider.bound(&old)),
+            &provider.index_key(provider.bound(user)),
+            user.id,
+        )?;
+    }
     let bytes = codec::encode(user)?;
     users.insert(user.id.0, bytes.as_slice())?;
     Ok(())
+}
+
+/// Moves an identity index entry; identities are compared exactly (not case-folded).
+fn reindex_identity(wtx: &WriteTransaction, old: &str, new: &str, id: UserId) -> Result<()> {
+    if old == new {
+        return Ok(());
+    }
+    let mut index = wtx.open_table(USER_BY_IDENTITY)?;
+    if !new.is_empty() {
+        if let Some(owner) = index.get(new)?
+            && owner.value() != id.0
+        {
+            return Err(StorageError::Duplicate { what: "identity" });
+        }
+        index.insert(new, id.0)?;
+    }
+    if !old.is_empty() {
+        index.remove(old)?;
+    }
+    Ok(())
+}
+
+/// Finds the user bound to `external_id` at `provider`, inside a write transaction (sign-in,
+/// binding and sign-up through a provider decide in one transaction).
+pub fn find_by_identity_rw(
+    wtx: &WriteTransaction,
+    provider: Provider,
+    external_id: &str,
+) -> Result<Option<User>> {
+    let key = provider.index_key(external_id);
+    if key.is_empty() {
+        return Ok(None);
+    }
+    let id = match wtx.open_table(USER_BY_IDENTITY)?.get(key.as_str())? {
+        Some(id) => UserId(id.value()),
+        None => return Ok(None),
+    };
+    get_rw(wtx, id)
+}
+
+/// Finds a user by username inside a write transaction.
+pub fn find_by_username_rw(wtx: &WriteTransaction, username: &str) -> Result<Option<User>> {
+    let key = index_key(username);
+    if key.is_empty() {
+        return Ok(None);
+    }
+    let id = match wtx.open_table(USER_BY_USERNAME)?.get(key.as_str())? {
+        Some(id) => UserId(id.value()),
+        None => return Ok(None),
+    };
+    get_rw(wtx, id)
 }
 
 fn reindex(
@@ -380,4 +508,9 @@ fn root_in(table: &impl ReadableTable<i64, &'static [u8]>) -> Result<bool> {
 /// Number of user records (deleted ones included).
 pub fn count(rtx: &ReadTransaction) -> Result<u64> {
     Ok(rtx.open_table(USERS)?.len()?)
+}
+
+/// [`count`] inside a write transaction.
+pub fn count_rw(wtx: &WriteTransaction) -> Result<u64> {
+    Ok(wtx.open_table(USERS)?.len()?)
 }

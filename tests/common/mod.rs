@@ -15,6 +15,8 @@ pub mod mock_audio;
 pub mod mock_gemini;
 pub mod mock_json;
 pub mod mock_upstream;
+pub mod oauth_browser;
+pub mod oidc_provider;
 pub mod relay_fixture;
 pub mod smtp;
 pub mod socks;

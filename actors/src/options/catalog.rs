@@ -100,6 +100,7 @@ pub const CATALOG: &[OptionDef] = &[
     def("LinuxDOOAuthEnabled", "false", B),
     def("LinuxDOClientId", "", T),
     secret("LinuxDOClientSecret"),
+    def("LinuxDOMinimumTrustLevel", "0", N0),
     def("WeChatAuthEnabled", "false", B),
     def("WeChatServerAddress", "", U),
     secret("WeChatServerToken"),

@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 use tollgate_storage::StorageError;
-use tollgate_storage::users::{self, STATUS_ENABLED, User};
+use tollgate_storage::users::{self, ROLE_ROOT, STATUS_ENABLED, User};
 
 use crate::error::ConsoleError;
 use crate::state::AppState;
@@ -20,10 +20,24 @@ pub struct LoginRequest {
 
 /// Checks the credentials and returns the user. Unknown users cost the same argon2 work as
 /// known ones, and the answer never says which part was wrong.
+///
+/// When the admin has turned password sign-in off, the super admin can still sign in with
+/// their password (so a broken provider never locks the operator out); everyone else, and
+/// any wrong credentials, get "password sign-in is off".
 pub async fn verify(state: &AppState, req: LoginRequest) -> Result<User, ConsoleError> {
-    if !state.options.current().flag("PasswordLoginEnabled") {
-        return Err(ConsoleError::PasswordLoginDisabled);
+    if state.options.current().flag("PasswordLoginEnabled") {
+        return check(state, req).await;
     }
+    match check(state, req).await {
+        Ok(user) if user.role >= ROLE_ROOT => Ok(user),
+        Ok(_) | Err(ConsoleError::BadCredentials | ConsoleError::Invalid(_)) => {
+            Err(ConsoleError::PasswordLoginDisabled)
+        }
+        Err(other) => Err(other),
+    }
+}
+
+async fn check(state: &AppState, req: LoginRequest) -> Result<User, ConsoleError> {
     let name = req.username.trim().to_owned();
     if name.is_empty() || req.password.is_empty() {
         return Err(ConsoleError::Invalid(

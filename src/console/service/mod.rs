@@ -7,6 +7,7 @@ pub mod epay;
 pub mod login;
 pub mod logs;
 pub mod mail_codes;
+pub mod oauth;
 pub mod password;
 pub mod personal;
 pub mod pricing;

@@ -101,6 +101,9 @@ impl Hasher {
         password: String,
         hash: Option<String>,
     ) -> Result<bool, ConsoleError> {
+        // An account made through a provider has no password (""): it costs the same decoy
+        // work as an unknown user, so timing does not tell such accounts apart.
+        let hash = hash.filter(|h| !h.is_empty());
         let exists = hash.is_some();
         let hash = hash.unwrap_or_else(|| DECOY_HASH.to_owned());
         let matches = self

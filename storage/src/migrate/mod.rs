@@ -28,7 +28,8 @@ use crate::tables::{
     ABILITIES, CHANNEL_BY_TAG, CHANNELS, DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL,
     LOG_BY_KEY, LOG_BY_TIME, LOG_COUNTS, LOGS, META, ONE_TIME_CODES, OPTIONS, REDEMPTION_BY_KEY,
     REDEMPTIONS, REMINDERS, TOKEN_BY_KEY, TOKENS, TOKENS_BY_USER, TOPUP_BY_TRADE_NO, TOPUPS,
-    TOPUPS_BY_USER, USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE, USER_BY_EMAIL, USER_BY_USERNAME, USERS,
+    TOPUPS_BY_USER, USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE, USER_BY_EMAIL, USER_BY_IDENTITY,
+    USER_BY_USERNAME, USERS,
 };
 use crate::{Result, StorageError, meta};
 
@@ -85,6 +86,7 @@ fn create_tables(wtx: &WriteTransaction) -> Result<()> {
     wtx.open_table(USER_BY_EMAIL)?;
     wtx.open_table(USER_BY_ACCESS_TOKEN)?;
     wtx.open_table(USER_BY_AFF_CODE)?;
+    wtx.open_table(USER_BY_IDENTITY)?;
     wtx.open_table(ONE_TIME_CODES)?;
     wtx.open_table(TOKENS)?;
     wtx.open_table(TOKEN_BY_KEY)?;

@@ -1,0 +1,152 @@
+//! GitHub (OAuth app, authorization-code flow with PKCE). The identity is the numeric account
+//! id (a login name can be renamed and then taken by someone else). The email is the primary
+//! one when GitHub marks it verified.
+
+use serde::Deserialize;
+use tollgate_storage::users::Provider;
+
+use super::fetch;
+use super::link::Identity;
+use super::state::Pending;
+use crate::error::ConsoleError;
+use crate::state::AppState;
+
+/// Name used in messages.
+const NAME: &str = "GitHub";
+
+/// The configured GitHub OAuth app.
+#[derive(Debug, Clone)]
+pub struct GitHub {
+    client_id: String,
+    client_secret: String,
+    /// `https://github.com` (authorization and token).
+    web: String,
+    /// `https://api.github.com` (the user).
+    api: String,
+}
+
+/// Reads the options and the configured base URLs.
+pub fn provider(state: &AppState) -> Result<GitHub, ConsoleError> {
+    let options = state.options.current();
+    if !options.flag("GitHubOAuthEnabled") {
+        return Err(ConsoleError::Disabled(
+            "the administrator has not enabled GitHub sign-in",
+        ));
+    }
+    if options.text("GitHubClientId").is_empty() {
+        return Err(ConsoleError::Disabled(
+            "GitHub sign-in is not configured (client id)",
+        ));
+    }
+    Ok(GitHub {
+        client_id: options.text("GitHubClientId").to_owned(),
+        client_secret: options.text("GitHubClientSecret").to_owned(),
+        web: state.config.github_url.trim_end_matches('/').to_owned(),
+        api: state.config.github_api_url.trim_end_matches('/').to_owned(),
+    })
+}
+
+#[derive(Deserialize)]
+struct TokenAnswer {
+    #[serde(default)]
+    access_token: String,
+    #[serde(default)]
+    error: String,
+}
+
+#[derive(Deserialize)]
+struct UserAnswer {
+    id: i64,
+    #[serde(default)]
+    login: String,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct EmailAnswer {
+    email: String,
+    #[serde(default)]
+    primary: bool,
+    #[serde(default)]
+    verified: bool,
+}
+
+impl GitHub {
+    /// Where the browser is sent to sign in.
+    pub fn authorize_url(&self, pending: &Pending) -> Result<String, ConsoleError> {
+        let mut url = reqwest::Url::parse(&format!("{}/login/oauth/authorize", self.web))
+            .map_err(|_| ConsoleError::Internal("the GitHub base URL is not valid".into()))?;
+        url.query_pairs_mut()
+            .append_pair("client_id", &self.client_id)
+            .append_pair("redirect_uri", &pending.redirect_uri)
+            .append_pair("scope", "read:user user:email")
+            .append_pair("state", &pending.state)
+            .append_pair("code_challenge", &pending.code_challenge())
+            .append_pair("code_challenge_method", "S256");
+        Ok(url.into())
+    }
+
+    /// Exchanges `code` and reads the account.
+    pub async fn identity(
+        &self,
+        state: &AppState,
+        pending: &Pending,
+        code: &str,
+    ) -> Result<Identity, ConsoleError> {
+        let http = state.http.direct();
+        let form = [
+            ("client_id", self.client_id.as_str()),
+            ("client_secret", self.client_secret.as_str()),
+            ("code", code),
+            ("redirect_uri", pending.redirect_uri.as_str()),
+            ("code_verifier", pending.verifier.as_str()),
+        ];
+        let token: TokenAnswer = fetch::json(
+            http.post(format!("{}/login/oauth/access_token", self.web))
+                .form(&form),
+            NAME,
+            "token request",
+        )
+        .await?;
+        // GitHub answers a bad code with 200 and an `error` field.
+        if token.access_token.is_empty() {
+            return Err(ConsoleError::Invalid(format!(
+                "GitHub refused the sign-in ({}), please start again",
+                if token.error.is_empty() {
+                    "no access token"
+                } else {
+                    token.error.as_str()
+                }
+            )));
+        }
+        let user: UserAnswer = fetch::json(
+            http.get(format!("{}/user", self.api))
+                .bearer_auth(&token.access_token)
+                .header("X-GitHub-Api-Version", "2022-11-28"),
+            NAME,
+            "user request",
+        )
+        .await?;
+        // Without the email scope this fails: the account is then made without an email.
+        let emails: Vec<EmailAnswer> = fetch::json(
+            http.get(format!("{}/user/emails", self.api))
+                .bearer_auth(&token.access_token)
+                .header("X-GitHub-Api-Version", "2022-11-28"),
+            NAME,
+            "email request",
+        )
+        .await
+        .unwrap_or_default();
+        Ok(Identity {
+            provider: Provider::GitHub,
+            external_id: user.id.to_string(),
+            username: user.login,
+            display_name: user.name.unwrap_or_default(),
+            verified_email: emails
+                .into_iter()
+                .find(|e| e.primary && e.verified)
+                .map(|e| e.email),
+        })
+    }
+}
