@@ -50,9 +50,13 @@ const publicRoutes: RouteObject[] = [
       Component: (await import('@/pages/auth/reset-confirm-page')).ResetConfirmPage,
     }),
   },
-  placeholder('oauth/github', 'oauth'),
-  placeholder('oauth/oidc', 'oauth'),
-  placeholder('oauth/linuxdo', 'oauth'),
+  ...(['github', 'oidc', 'linuxdo'] as const).map((provider): RouteObject => ({
+    path: `oauth/${provider}`,
+    lazy: async () => {
+      const { OAuthCallbackPage } = await import('@/pages/auth/oauth-callback-page');
+      return { element: <OAuthCallbackPage provider={provider} /> };
+    },
+  })),
   {
     path: 'pricing',
     lazy: async () => ({ Component: (await import('@/pages/pricing')).PricingPage }),

@@ -15,15 +15,15 @@ afterEach(() => {
 });
 
 describe('login page', () => {
-  it('shows the enabled third-party buttons, which are not available yet', async () => {
+  it('shows only the enabled third-party buttons', async () => {
     mockApi({
-      'GET /api/status': { body: statusData({ github_oauth: true, telegram_oauth: true }) },
+      'GET /api/status': { body: statusData({ github_oauth: true, wechat_login: true }) },
     });
     renderApp('/login');
-    await userEvent.click(await screen.findByRole('button', { name: 'GitHub' }));
-    expect(await screen.findByText('该登录方式暂未开放')).toBeTruthy();
-    expect(screen.getByRole('button', { name: 'Telegram' })).toBeTruthy();
+    expect(await screen.findByRole('button', { name: 'GitHub' })).toBeTruthy();
+    expect(screen.getByRole('button', { name: '微信' })).toBeTruthy();
     expect(screen.queryByRole('button', { name: 'OIDC' })).toBeNull();
+    expect(screen.queryByRole('button', { name: 'LinuxDO' })).toBeNull();
   });
 
   it('hides the sign-up link in self-use mode', async () => {

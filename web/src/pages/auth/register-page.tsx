@@ -27,7 +27,7 @@ import './auth.css';
 /** Local storage key of the inviter's code from `?aff=` (spec 01 §2, §3). */
 export const AFF_STORAGE_KEY = 'aff';
 
-function storedAffCode(): string {
+export function storedAffCode(): string {
   try {
     return localStorage.getItem(AFF_STORAGE_KEY) ?? '';
   } catch {

@@ -6,10 +6,15 @@ import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 
 import { sendVerificationCode } from '@/api/auth';
+import { startOAuth, telegramAuth, wechatAuth } from '@/api/oauth';
+import type { RedirectProvider, TelegramFields } from '@/api/oauth';
 import { bindEmail, selfQueryOptions } from '@/api/personal';
 import { useStatus } from '@/api/status';
+import type { Status } from '@/api/status';
 import type { User } from '@/api/user';
+import { TelegramLogin } from '@/components/common/telegram-login';
 import { Turnstile } from '@/components/common/turnstile';
+import { WeChatCodeDialog } from '@/components/common/wechat-code-dialog';
 import { Button } from '@/components/ui/button';
 import { Card, CardContent, CardHeader, CardTitle } from '@/components/ui/card';
 import {
@@ -22,19 +27,51 @@ import {
 } from '@/components/ui/dialog';
 import { Field } from '@/components/ui/field';
 import { Input } from '@/components/ui/input';
+import { redirectTo } from '@/lib/redirect';
 import { useCountdown } from '@/lib/use-countdown';
 import { toast } from '@/stores/toasts';
 
 import { bindEmailSchema } from './schema';
 import type { BindEmailValues } from './schema';
 
+/** Methods bound by sending the browser to the provider, with the status flag enabling each. */
+const redirectMethods = {
+  github: 'github_oauth',
+  oidc: 'oidc_enabled',
+  linuxdo: 'linuxdo_oauth',
+} as const satisfies Record<RedirectProvider, keyof Status>;
+
 /**
- * The account's bindings. Only email can be bound here: the server has no OAuth yet, so the
- * other methods are shown read-only.
+ * The account's bindings (spec 01 §6: bound only by the user, here). Email by a mailed code;
+ * GitHub, OIDC and LinuxDO through the provider (the callback page comes back here); WeChat by
+ * the official account's code; Telegram through its widget. Each method shows only when the
+ * admin enabled it.
  */
 export function BindingsCard({ user }: { user: User }) {
   const { t } = useTranslation('personal');
+  const status = useStatus();
+  const queryClient = useQueryClient();
   const [binding, setBinding] = useState(false);
+  const [wechatOpen, setWechatOpen] = useState(false);
+  const redirect = useMutation({
+    mutationFn: (provider: RedirectProvider) => startOAuth(provider, ''),
+    onSuccess: (url) => redirectTo(url),
+  });
+  const bound = (message: string) => () => {
+    toast.success(message);
+    void queryClient.invalidateQueries({ queryKey: selfQueryOptions.queryKey });
+  };
+  const wechat = useMutation({
+    mutationFn: (code: string) => wechatAuth(code, true),
+    onSuccess: () => {
+      setWechatOpen(false);
+      bound(t('bindings.wechatBound'))();
+    },
+  });
+  const telegram = useMutation({
+    mutationFn: (fields: TelegramFields) => telegramAuth(fields, true),
+    onSuccess: bound(t('bindings.bound')),
+  });
   const rows = [
     ['email', user.email],
     ['github', user.github_id],
@@ -43,6 +80,39 @@ export function BindingsCard({ user }: { user: User }) {
     ['telegram', user.telegram_id],
     ['linuxdo', user.linux_do_id],
   ] as const;
+  const action = (key: (typeof rows)[number][0], value: string) => {
+    const label = value ? t('bindings.change') : t('bindings.bind');
+    if (key === 'email') {
+      return (
+        <Button size="sm" variant="secondary" onClick={() => setBinding(true)}>
+          {label}
+        </Button>
+      );
+    }
+    if (key === 'wechat') {
+      return status.wechat_login ? (
+        <Button size="sm" variant="secondary" onClick={() => setWechatOpen(true)}>
+          {label}
+        </Button>
+      ) : null;
+    }
+    if (key === 'telegram') {
+      return status.telegram_oauth ? (
+        <TelegramLogin botName={status.telegram_bot_name} onAuth={telegram.mutate} />
+      ) : null;
+    }
+    return status[redirectMethods[key]] ? (
+      <Button
+        size="sm"
+        variant="secondary"
+        disabled={redirect.isPending}
+        aria-label={`${label} ${t(`bindings.method.${key}`)}`}
+        onClick={() => redirect.mutate(key)}
+      >
+        {label}
+      </Button>
+    ) : null;
+  };
   return (
     <Card>
       <CardHeader>
@@ -56,16 +126,19 @@ export function BindingsCard({ user }: { user: User }) {
                 <span>{t(`bindings.method.${key}`)}</span>
                 <small>{value || t('bindings.none')}</small>
               </div>
-              {key === 'email' ? (
-                <Button size="sm" variant="secondary" onClick={() => setBinding(true)}>
-                  {value ? t('bindings.change') : t('bindings.bind')}
-                </Button>
-              ) : null}
+              {action(key, value)}
             </li>
           ))}
         </ul>
       </CardContent>
       <BindEmailDialog open={binding} onOpenChange={setBinding} />
+      <WeChatCodeDialog
+        open={wechatOpen}
+        onOpenChange={setWechatOpen}
+        qrCode={status.wechat_qrcode}
+        pending={wechat.isPending}
+        onSubmit={wechat.mutate}
+      />
     </Card>
   );
 }
