@@ -439,3 +439,64 @@ async fn upstream_errors_never_echo_the_channel_key() {
         "{listed}"
     );
 }
+
+/// An error the upstream sends inside a 200 stream is masked too: on the OpenAI path (the
+/// event is re-framed only when a key part had to be masked) and on the converting adaptor.
+#[tokio::test]
+async fn in_band_stream_errors_never_echo_the_channel_key() {
+    const KEY: &str = "sk-live-abcdef0123456789wxyz";
+    let openai = MockUpstream::start().await;
+    let anthropic = MockAnthropic::start().await;
+    let server = TestServer::start().await;
+    let channels = [
+        openai_channel(&openai, KEY),
+        json!({"name": "claude", "type": 14, "key": KEY, "base_url": anthropic.base,
+            "models": "claude-test", "group": "default"}),
+    ];
+    let (_, _, key) = fixture(&server, &channels, 1_000_000, 500_000).await;
+    price_mock_models(&server).await;
+    let leaks = |text: &str| {
+        [&KEY[..11], &KEY[KEY.len() - 4..], &KEY[8..20]]
+            .iter()
+            .any(|p| text.contains(p))
+    };
+    let text_event = json!({"id": "c", "choices": [{"index": 0, "delta": {"content": "Hi"}}]});
+    let clean_error =
+        json!({"error": {"message": "the upstream is overloaded", "type": "server_error"}});
+    let echo = json!({"error": {"message": format!("quota exceeded for key {}...{}", &KEY[..7], &KEY[KEY.len() - 4..]),
+        "type": "insufficient_quota"}});
+    let mut parts = sse(&[text_event, clean_error.clone(), echo]);
+    parts.push("data: [DONE]\n\n".into());
+    openai.push_script(Script::ok("text/event-stream", vec![parts.concat()]));
+    let text = stream_text(&server, &key, "/v1/chat/completions",
+        json!({"model": "mock-test", "stream": true, "messages": [{"role": "user", "content": "hi"}]})).await;
+    assert!(!leaks(&text), "{text}");
+    assert!(text.contains("quota exceeded for key *****"), "{text}");
+    assert!(
+        text.contains(&format!("data: {clean_error}\n\n")),
+        "other errors pass as sent: {text}"
+    );
+    assert!(
+        text.contains("\"content\":\"Hi\"") && text.ends_with("data: [DONE]\n\n"),
+        "{text}"
+    );
+
+    let claude = [
+        format!(
+            "event: message_start\ndata: {}\n\n",
+            json!({"type": "message_start", "message": {"id": "msg_1",
+            "type": "message", "role": "assistant", "model": "claude-test", "content": [],
+            "usage": {"input_tokens": 5, "output_tokens": 1}}})
+        ),
+        format!(
+            "event: error\ndata: {}\n\n",
+            json!({"type": "error", "error": {"type": "authentication_error",
+            "message": format!("invalid x-api-key {KEY}")}})
+        ),
+    ];
+    anthropic.push_script(Script::ok("text/event-stream", vec![claude.concat()]));
+    let text = stream_text(&server, &key, "/v1/chat/completions",
+        json!({"model": "claude-test", "stream": true, "messages": [{"role": "user", "content": "hi"}]})).await;
+    assert!(!leaks(&text), "{text}");
+    assert!(text.contains("invalid x-api-key *****"), "{text}");
+}

@@ -237,6 +237,8 @@ pub struct Won {
     pub tried: Vec<tollgate_storage::ChannelId>,
     /// The attempt timeline (for the log's admin_info).
     pub attempts: Vec<Attempt>,
+    /// The channel that answered (its keys are masked in in-band error text).
+    pub routed: std::sync::Arc<RoutedChannel>,
 }
 
 /// The attempt loop: picks channels (pinned, else down the priority tiers skipping those tried),
@@ -308,6 +310,7 @@ where
                     channel: channel.id(),
                     tried,
                     attempts,
+                    routed: channel,
                 });
             }
             Ok(resp) => {
@@ -622,10 +625,9 @@ async fn answer(
         // client did not ask for is held back) — no re-encoding, no field lost.
         return Ok(super::stream::respond(
             resp,
-            ctx,
-            hold,
-            Prompt::known(job.prompt_estimate),
+            Meter::new(ctx, hold, Prompt::known(job.prompt_estimate)),
             job.include_usage,
+            std::sync::Arc::clone(&won.routed),
             timeout,
             ping,
         ));
@@ -656,6 +658,7 @@ async fn answer(
             wire::decoder(upstream),
             mode,
             meter,
+            std::sync::Arc::clone(&won.routed),
             timeout,
             ping,
         ));

@@ -295,10 +295,9 @@ impl Forward {
         if head.stream {
             return Ok(stream::respond(
                 won.resp,
-                ctx,
-                hold,
-                prompt,
+                Meter::new(ctx, hold, prompt),
                 client_wants_usage,
+                std::sync::Arc::clone(&won.routed),
                 timeout,
                 price.ping,
             ));

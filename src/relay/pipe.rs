@@ -5,12 +5,14 @@
 //! [`Meter`] (shared with the OpenAI path) settles exactly once: at the end of the stream, or
 //! from `Drop` when the client goes away (usage source "partial").
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
+use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use super::keepalive::{Clock, Next};
 use super::meter::{Ending, Meter};
@@ -50,6 +52,8 @@ struct Sink {
     decoder: Box<dyn Decode>,
     mode: Mode,
     meter: Meter,
+    /// The channel that answers (its keys are masked in in-band errors re-encoded).
+    channel: Arc<RoutedChannel>,
 }
 
 impl Sink {
@@ -59,9 +63,12 @@ impl Sink {
         if !pieces.is_empty() {
             self.meter.mark_answered();
         }
-        for piece in pieces {
+        for mut piece in pieces {
             observe(&mut self.meter, &piece);
             if let Mode::Convert(encoder) = &mut self.mode {
+                if let Piece::Error(message) = &mut piece {
+                    *message = super::redact::redact(message, self.channel.channel.key_lines());
+                }
                 encoder.piece(&piece, out);
             }
         }
@@ -120,6 +127,7 @@ pub fn respond(
     decoder: Box<dyn Decode>,
     mode: Mode,
     meter: Meter,
+    channel: Arc<RoutedChannel>,
     idle: Duration,
     ping: Option<(Duration, &'static [u8])>,
 ) -> Response {
@@ -128,6 +136,7 @@ pub fn respond(
             decoder,
             mode,
             meter,
+            channel,
         },
         reader: SseReader::default(),
         ended: false,

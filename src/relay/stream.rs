@@ -16,6 +16,7 @@
 //!   produced (usage source "partial"). Settlement happens exactly once either way.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -24,12 +25,10 @@ use axum::response::Response;
 use bytes::{Bytes, BytesMut};
 use futures_util::{FutureExt, StreamExt};
 use serde::Deserialize;
-use tollgate_actors::quota::Hold;
+use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use super::keepalive::{self, Clock, Next};
 use super::meter::{Ending, Meter};
-use super::prompt::Prompt;
-use super::settle::SettleCtx;
 use super::sse::{EventTooLarge, SseReader};
 use super::usage::{OpenAiUsage, PartialReason, Usage};
 
@@ -50,6 +49,9 @@ struct Chunk<'a> {
     delta: Loose<'a>,
     #[serde(default)]
     response: Option<ResponseUsage>,
+    /// An in-band error (its text is checked for the channel's key before it goes out).
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -245,6 +247,8 @@ enum Verdict {
     Drop,
     /// `[DONE]`: forwarded, and the answer is over.
     Done,
+    /// An in-band error: forwarded, with any part of the channel's key masked.
+    Error,
 }
 
 /// Reads usage and output from one event's data into the meter, and decides its fate.
@@ -256,6 +260,9 @@ fn observe(meter: &mut Meter, client_wants_usage: bool, data: &str) -> Verdict {
         return Verdict::Keep;
     };
     meter.mark_answered();
+    if chunk.error.is_some() {
+        return Verdict::Error;
+    }
     for choice in &chunk.choices {
         if let Some(text) = choice.text.text() {
             meter.output(text);
@@ -308,6 +315,8 @@ struct Relay {
     meter: Meter,
     clock: Clock,
     client_wants_usage: bool,
+    /// The channel that answers (its keys are masked in in-band errors).
+    channel: Arc<RoutedChannel>,
     done: bool,
 }
 
@@ -375,6 +384,7 @@ impl Relay {
             held,
             meter,
             client_wants_usage,
+            channel,
             ..
         } = self;
         // `start`: where the current event starts in `chunk` (its earlier bytes, if any, are in
@@ -384,7 +394,18 @@ impl Relay {
             if over {
                 return;
             }
-            let verdict = observe(meter, *client_wants_usage, event.data);
+            let mut verdict = observe(meter, *client_wants_usage, event.data);
+            let mut masked = None;
+            if verdict == Verdict::Error {
+                // Rare: only error events pay for the check (and are re-framed if it masks).
+                let clean = super::redact::redact(event.data, channel.channel.key_lines());
+                verdict = if clean == event.data {
+                    Verdict::Keep
+                } else {
+                    masked = Some(reframe(event.name, &clean));
+                    Verdict::Drop
+                };
+            }
             if first {
                 first = false;
                 if verdict == Verdict::Drop {
@@ -398,9 +419,12 @@ impl Relay {
                     run.get_or_insert(start);
                     over = verdict == Verdict::Done;
                 }
-                Verdict::Drop => {
+                Verdict::Drop | Verdict::Error => {
                     if let Some(from) = run.take() {
                         out.push(chunk.slice(from..start));
+                    }
+                    if let Some(masked) = masked.take() {
+                        out.push(masked);
                     }
                 }
             }
@@ -445,24 +469,41 @@ impl Relay {
     }
 }
 
-/// Pipes an upstream SSE answer to the client, billing as it goes.
+/// One event, framed anew (an in-band error whose text had to be masked).
+fn reframe(name: &str, data: &str) -> Bytes {
+    let mut out = BytesMut::with_capacity(name.len() + data.len() + 16);
+    if !name.is_empty() {
+        out.extend_from_slice(b"event: ");
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\n");
+    }
+    for line in data.split('\n') {
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(line.as_bytes());
+        out.extend_from_slice(b"\n");
+    }
+    out.extend_from_slice(b"\n");
+    out.freeze()
+}
+
+/// Pipes an upstream SSE answer to the client, billing as it goes in `meter`.
 pub fn respond(
     upstream: reqwest::Response,
-    mut ctx: SettleCtx,
-    hold: Hold,
-    prompt: Prompt,
+    mut meter: Meter,
     client_wants_usage: bool,
+    channel: Arc<RoutedChannel>,
     idle: Duration,
     ping: Option<Duration>,
 ) -> Response {
-    ctx.first_byte = None;
+    meter.ctx_mut().first_byte = None;
     let relay = Relay {
         chunks: Box::pin(upstream.bytes_stream()),
         reader: SseReader::default(),
         held: BytesMut::new(),
-        meter: Meter::new(ctx, hold, prompt),
+        meter,
         clock: Clock::new(idle, ping),
         client_wants_usage,
+        channel,
         done: false,
     };
     let body = futures_util::stream::unfold(relay, |mut relay| async move {
