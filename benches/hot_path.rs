@@ -1,8 +1,9 @@
 //! Criterion micro-benchmarks of the relay hot path's pure parts (issue P11): routing-table
 //! build and pick at 10 and 10,000 channels, price computation, token-index lookup among
 //! 1,000,000 keys, SSE parsing with usage extraction, prompt-token counting, a quota
-//! reserve + settle round trip through the user's ledger, and the log writer's group commit
-//! (rows per second at batch sizes 1, 64 and 512).
+//! reserve + settle round trip through the user's ledger, the log writer's group commit
+//! (rows per second at batch sizes 1, 64 and 512), and the crash journal's append (inline, and
+//! through a journal thread with an acknowledgement).
 //!
 //! `cargo bench --profile release --bench hot_path` (add a filter, e.g. `-- routing`).
 #![expect(
@@ -14,12 +15,13 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use tollgate::relay::price::{self, Usage};
 use tollgate::relay::sse::SseReader;
 use tollgate::relay::tokenize::{self, Counter};
 use tollgate::relay::usage::OpenAiUsage;
 use tollgate_actors::channel_pool::{RoutingTable, select};
+use tollgate_actors::journal::Journal;
 use tollgate_actors::log_writer::LogWriter;
 use tollgate_actors::options::pricing::PriceTable;
 use tollgate_actors::quota::QuotaBook;
@@ -260,18 +262,12 @@ fn quota(c: &mut Criterion) {
             })
         });
     });
-    rt.block_on(book.flush());
+    rt.block_on(book.flush()).expect("flush");
 }
 
-/// The log writer: `batch` settlements (balance change + consume row) queued, then one flush.
-fn log_writer(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let (_dir, store, user) = store_with_user();
-    let (writer, _thread) = LogWriter::spawn(store).expect("writer");
-    let row = LogEntry {
+/// A typical consume row.
+fn consume_row(user: UserId) -> LogEntry {
+    LogEntry {
         created_at: 1_767_225_600,
         log_type: LOG_CONSUME,
         user_id: user,
@@ -287,7 +283,18 @@ fn log_writer(c: &mut Criterion) {
         group: "default".into(),
         other: r#"{"model_ratio":0.075,"completion_ratio":4,"group_ratio":1}"#.into(),
         ..LogEntry::default()
-    };
+    }
+}
+
+/// The log writer: `batch` settlements (balance change + consume row) queued, then one flush.
+fn log_writer(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (_dir, store, user) = store_with_user();
+    let (writer, _thread) = LogWriter::spawn(store).expect("writer");
+    let row = consume_row(user);
     let mut group = c.benchmark_group("log_writer");
     group.sample_size(20);
     for batch in [1_u64, 64, 512] {
@@ -304,11 +311,88 @@ fn log_writer(c: &mut Criterion) {
                     };
                     writer.record(Some(change), Some(row.clone()));
                 }
-                rt.block_on(writer.flush());
+                rt.block_on(writer.flush()).expect("flush");
             });
         });
     }
     group.finish();
+}
+
+/// The crash journal's cost per settlement (balance change + consume row), the two designs of
+/// P13 item 10: appended inline on the request's thread (one `write(2)` to the page cache), or
+/// handed to a journal thread whose acknowledgement the request awaits. The file is trimmed
+/// every 1,024 records, as the writer's commits trim it.
+fn journal(c: &mut Criterion) {
+    let user = UserId(1);
+    let change = BalanceChange {
+        user_id: user,
+        token_id: Some(TokenId(2)),
+        charged: 1_234,
+        is_request: true,
+        at: 0,
+    };
+    let row = consume_row(user);
+    let mut group = c.benchmark_group("journal");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut inline = Journal::create(dir.path(), 1).expect("journal");
+    let mut seq = 0_u64;
+    group.bench_function("inline", |b| {
+        b.iter_batched(
+            || Box::new(row.clone()),
+            |row| {
+                seq += 1;
+                inline
+                    .settled(seq, Some(seq), Some(change), Some(&row))
+                    .expect("append");
+                if seq.is_multiple_of(1_024) {
+                    inline.committed(seq).expect("trim");
+                }
+                row
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    type Job = (
+        u64,
+        Box<LogEntry>,
+        tokio::sync::oneshot::Sender<Box<LogEntry>>,
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Job>();
+    let thread_dir = tempfile::tempdir().expect("tempdir");
+    let mut threaded = Journal::create(thread_dir.path(), 1).expect("journal");
+    let thread = std::thread::spawn(move || {
+        while let Some((seq, row, ack)) = rx.blocking_recv() {
+            threaded
+                .settled(seq, Some(seq), Some(change), Some(&row))
+                .expect("append");
+            if seq.is_multiple_of(1_024) {
+                threaded.committed(seq).expect("trim");
+            }
+            let _ = ack.send(row);
+        }
+    });
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    group.bench_function("thread_ack", |b| {
+        b.iter_batched(
+            || Box::new(row.clone()),
+            |row| {
+                seq += 1;
+                rt.block_on(async {
+                    let (ack, done) = tokio::sync::oneshot::channel();
+                    tx.send((seq, row, ack)).expect("journal thread");
+                    done.await.expect("ack")
+                })
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    group.finish();
+    drop(tx);
+    thread.join().expect("journal thread");
 }
 
 criterion_group!(
@@ -319,6 +403,7 @@ criterion_group!(
     sse,
     tokens,
     quota,
-    log_writer
+    log_writer,
+    journal
 );
 criterion_main!(benches);

@@ -19,6 +19,7 @@ use tollgate_actors::options::Options;
 use tollgate_actors::quota::QuotaBook;
 use tollgate_actors::token_index::TokenIndex;
 use tollgate_actors::user_directory::UserDirectory;
+use tollgate_storage::store::BackendWrap;
 use tollgate_storage::{StorageError, Store, meta};
 
 use crate::clock::now_unix;
@@ -80,10 +81,17 @@ pub struct App {
 impl App {
     /// Opens the database, loads the options, derives the session key and binds the listener.
     pub async fn build(config: Config) -> Result<App, StartupError> {
+        App::build_on(config, None).await
+    }
+
+    /// [`App::build`] with the database's file backend wrapped by `wrap`: how tests inject
+    /// storage faults (not reachable from the command line).
+    #[doc(hidden)]
+    pub async fn build_on(config: Config, wrap: Option<BackendWrap>) -> Result<App, StartupError> {
         let data_dir = config.data_dir.clone();
         let cache = config.db_cache();
         let store =
-            tokio::task::spawn_blocking(move || Store::open_dir_with_cache(&data_dir, cache))
+            tokio::task::spawn_blocking(move || Store::open_dir_wrapped(&data_dir, cache, wrap))
                 .await??;
         let secret = session_secret(&config, &store).await?;
         let options = {
@@ -94,12 +102,15 @@ impl App {
             let store = store.clone();
             tokio::task::spawn_blocking(move || TokenIndex::load(&store)).await??
         };
-        let (writer, writer_thread) = LogWriter::spawn_with(
-            store.clone(),
-            Some(options.clone()),
-            config.commit_interval(),
-        )
-        .map_err(|e| StartupError::Config(format!("cannot start the log writer: {e}")))?;
+        let (writer, writer_thread) = {
+            let (store, options, interval) =
+                (store.clone(), options.clone(), config.commit_interval());
+            tokio::task::spawn_blocking(move || {
+                LogWriter::spawn_with(store, Some(options), interval)
+            })
+            .await?
+            .map_err(|e| StartupError::Config(format!("cannot start the log writer: {e}")))?
+        };
         let quota = QuotaBook::new(store.clone(), writer);
         let users = UserDirectory::new(store.clone());
         let reminder = QuotaReminder::new(store.clone(), options.clone(), users.clone())?;
@@ -212,7 +223,9 @@ impl App {
         }
         // Final flush: every settlement queued so far is committed before the file closes. The
         // writer thread ends once the last handle (inside the state) is dropped.
-        self.state.quota.flush().await;
+        if let Err(e) = self.state.quota.flush().await {
+            tracing::error!(error = %e, "the final flush failed");
+        }
         drop(self.state);
         if tokio::task::spawn_blocking(move || self.writer_thread.join())
             .await

@@ -9,8 +9,18 @@
 //! more than one settlement or the previous commit was less than an interval ago: an idle
 //! system commits each settlement at once, a busy one commits at most about once an interval.
 //! A batch still smaller than [`FILL_ROWS`] then gathers on, up to [`FILL_WAIT`], so a trickle
-//! of requests does not pay a whole commit for every few settlements. A crash loses at most the
-//! batch being gathered and committed; a change is never applied twice.
+//! of requests does not pay a whole commit for every few settlements. Every settlement is
+//! numbered and appended to the crash journal ([`crate::journal`]) when it is queued, so a
+//! process crash loses none (the journal is replayed at the next start); each commit records the
+//! last number it covers ([`meta::settled_through`]), so a settlement at or below it is skipped
+//! on a retry or a replay: a change is never applied twice.
+//!
+//! A commit that fails (a full disk, an I/O error, a panic) keeps its batch and is retried with
+//! a growing pause ([`RETRY_FIRST`] to [`RETRY_MAX`]), the database reopened in between (redb
+//! refuses every operation after an I/O error until then); settlements queued meanwhile join
+//! the batch. While it fails the shared [`StorageHealth`] holds the fault (the relay refuses paid
+//! requests, `/api/status` shows it) and [`LogWriter::flush`] answers with it; the first
+//! successful commit clears it.
 //!
 //! The rows' indexes, hour counters and (while `DataExportEnabled`) dashboard aggregates are
 //! written by [`logs::insert_batch`] in the same transaction.
@@ -20,16 +30,21 @@
 //! wants; larger batches (the machine is busy with requests) and every batch for a while after
 //! an idle commit was starved ([`IDLE_PATIENCE`]) are committed by the writer itself.
 
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::{mpsc, oneshot};
 use tollgate_storage::logs::{self, LogEntry};
 use tollgate_storage::usage::{self, BalanceChange};
-use tollgate_storage::{StorageError, Store};
+use tollgate_storage::{StorageError, Store, meta};
 
 use crate::idle_worker::{IdleWorker, Waited};
+use crate::journal::{self, HoldStart, Journal};
 use crate::options::Options;
+use crate::storage_health::{FaultSource, StorageFault, StorageHealth};
 
 /// Max settlements committed per transaction.
 pub const LOG_BATCH_MAX: usize = 512;
@@ -73,18 +88,54 @@ pub const IDLE_PATIENCE: Duration = Duration::from_millis(200);
 /// How long the writer commits on its own thread after an idle commit was starved.
 pub const CONTENDED_FOR: Duration = Duration::from_secs(5);
 
-/// A batch of settlements.
-type Batch = Vec<(Option<BalanceChange>, Option<Box<LogEntry>>)>;
+/// The first pause before a failed commit is retried; it doubles up to [`RETRY_MAX`].
+pub const RETRY_FIRST: Duration = Duration::from_millis(50);
+
+/// The longest pause between two attempts at a failing commit: how long the books may stay
+/// closed after the disk works again.
+pub const RETRY_MAX: Duration = Duration::from_secs(2);
+
+/// Attempts at a failing batch after the last handle was dropped (shutdown) before the writer
+/// gives up on it (the journal replays it at the next start).
+pub const ATTEMPTS_AT_SHUTDOWN: u32 = 3;
+
+/// One queued settlement: its number, the balance change and the log row.
+struct Settlement {
+    seq: u64,
+    change: Option<BalanceChange>,
+    log: Option<Box<LogEntry>>,
+}
+
+/// Numbers settlements and reservations and journals them (see [`crate::journal`]).
+#[derive(Debug)]
+struct Sequencer {
+    /// The next number.
+    next: u64,
+    /// The crash journal (`None` after it failed to start: settlements are still committed).
+    journal: Option<Journal>,
+}
+
+impl Sequencer {
+    /// The next number.
+    fn take(&mut self) -> u64 {
+        let seq = self.next;
+        self.next = seq.saturating_add(1);
+        seq
+    }
+}
+
+/// A batch of settlements, in number order.
+type Batch = Vec<Settlement>;
+
+/// A flush's answer.
+type FlushDone = oneshot::Sender<Result<(), StorageFault>>;
 
 /// A message to the writer.
 enum WriterMsg {
     /// Persist a balance change and/or a log row.
-    Record {
-        change: Option<BalanceChange>,
-        log: Option<Box<LogEntry>>,
-    },
-    /// Answer once everything sent before this message is committed.
-    Flush(oneshot::Sender<()>),
+    Record(Settlement),
+    /// Answer once everything sent before this message is committed (or a commit failed).
+    Flush(FlushDone),
 }
 
 /// Handle on the writer thread. Cheap to clone; the thread ends when every handle is dropped
@@ -95,11 +146,16 @@ pub struct LogWriter {
     tx: mpsc::UnboundedSender<WriterMsg>,
     /// The writer thread, woken by a flush while it gathers a batch.
     thread: std::thread::Thread,
+    /// Numbers and journals settlements; held while one is numbered, journalled and queued,
+    /// so the queue and the journal are in number order.
+    seq: Arc<Mutex<Sequencer>>,
+    /// Set while commits fail.
+    health: StorageHealth,
 }
 
 impl LogWriter {
     /// Starts the writer thread on `store` with the default [`GATHER`]; dashboard aggregates
-    /// are always maintained.
+    /// are always maintained. Blocking (reads the last committed settlement number).
     pub fn spawn(store: Store) -> std::io::Result<(LogWriter, JoinHandle<()>)> {
         LogWriter::spawn_with(store, None, GATHER)
     }
@@ -107,39 +163,192 @@ impl LogWriter {
     /// Starts the writer thread on `store`, letting batches gather for `gather` under load
     /// (zero: commit whatever is queued at once); dashboard aggregates are maintained while
     /// the `DataExportEnabled` option is on (read per batch from the published snapshot).
+    /// Blocking (reads the last committed settlement number).
     pub fn spawn_with(
         store: Store,
         options: Option<Options>,
         gather: Duration,
     ) -> std::io::Result<(LogWriter, JoinHandle<()>)> {
+        let settled = store
+            .read_blocking(meta::settled_through)
+            .map_err(std::io::Error::other)?;
+        let (journal, next) = replay(&store, settled)?;
+        let health = StorageHealth::default();
+        let seq = Arc::new(Mutex::new(Sequencer {
+            next,
+            journal: Some(journal),
+        }));
         let (tx, rx) = mpsc::unbounded_channel();
         let thread = std::thread::Builder::new()
             .name("tollgate-log-writer".into())
-            .spawn(move || run(store, options, gather, rx))?;
+            .spawn({
+                let health = health.clone();
+                let seq = Arc::clone(&seq);
+                move || run(store, options, gather, rx, &health, &seq)
+            })?;
         let writer = LogWriter {
             tx,
             thread: thread.thread().clone(),
+            seq,
+            health,
         };
         Ok((writer, thread))
     }
 
-    /// Queues a balance change and/or a log row (never blocks).
+    /// Queues a balance change and/or a log row (never blocks on the database; the journal
+    /// append is one write to the page cache).
     pub fn record(&self, change: Option<BalanceChange>, log: Option<LogEntry>) {
+        self.record_for(None, change, log);
+    }
+
+    /// [`LogWriter::record`] of the settlement of reservation `hold` (from
+    /// [`LogWriter::open_hold`]), which it closes in the journal.
+    pub fn record_for(
+        &self,
+        hold: Option<u64>,
+        change: Option<BalanceChange>,
+        log: Option<LogEntry>,
+    ) {
         let log = log.map(Box::new);
-        if self.tx.send(WriterMsg::Record { change, log }).is_err() {
+        let mut guard = self.lock();
+        let seq = guard.take();
+        let journalled = guard
+            .journal
+            .as_mut()
+            .map(|j| j.settled(seq, hold, change, log.as_deref()));
+        let sent = self
+            .tx
+            .send(WriterMsg::Record(Settlement { seq, change, log }));
+        drop(guard);
+        self.journalled(journalled);
+        if sent.is_err() {
             tracing::error!("the log writer has stopped; a settlement was not recorded");
         }
     }
 
-    /// Waits until everything queued before this call is committed.
-    pub async fn flush(&self) {
-        let (done, wait) = oneshot::channel();
-        if self.tx.send(WriterMsg::Flush(done)).is_ok() {
-            // A flush does not wait for a batch to gather.
-            self.thread.unpark();
-            let _ = wait.await;
+    /// Journals a reservation (what it costs if the process dies holding it); returns its
+    /// number, to pass to [`LogWriter::record_for`], [`LogWriter::hold_progress`] and
+    /// [`LogWriter::hold_released`].
+    pub fn open_hold(&self, start: &HoldStart) -> u64 {
+        let mut guard = self.lock();
+        let hold = guard.take();
+        let journalled = guard.journal.as_mut().map(|j| j.opened(hold, start));
+        drop(guard);
+        self.journalled(journalled);
+        hold
+    }
+
+    /// Journals a reservation's progress: its output so far and what that costs with the
+    /// prompt (what a crash now would charge).
+    pub fn hold_progress(&self, hold: u64, completion_tokens: i64, cost: i64) {
+        let mut guard = self.lock();
+        let journalled = guard
+            .journal
+            .as_mut()
+            .map(|j| j.progress(hold, completion_tokens, cost));
+        drop(guard);
+        self.journalled(journalled);
+    }
+
+    /// Journals a reservation released without a charge.
+    pub fn hold_released(&self, hold: u64) {
+        let mut guard = self.lock();
+        let journalled = guard.journal.as_mut().map(|j| j.closed(hold));
+        drop(guard);
+        self.journalled(journalled);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Sequencer> {
+        self.seq.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Keeps the journal's fault up to date: a failed append (a full disk) stops paid requests
+    /// like a failed commit does; the next good append clears it.
+    fn journalled(&self, result: Option<std::io::Result<()>>) {
+        match result {
+            Some(Err(e))
+                if self
+                    .health
+                    .fail(FaultSource::Journal, format!("journal: {e}"), unix_now()) =>
+            {
+                tracing::error!(error = %e, "storage fault: the crash journal cannot be written; paid requests are refused until it can");
+            }
+            Some(Ok(()))
+                if self.health.is_faulted()
+                    && self.health.recover(FaultSource::Journal).is_some() =>
+            {
+                tracing::info!("the crash journal is written again");
+            }
+            _ => {}
         }
     }
+
+    /// Waits until everything queued before this call is committed; the storage fault instead
+    /// when a commit failed (what it held is kept and retried).
+    pub async fn flush(&self) -> Result<(), StorageFault> {
+        let (done, wait) = oneshot::channel();
+        let stopped = || StorageFault {
+            message: "the log writer has stopped".into(),
+            since: 0,
+        };
+        self.tx
+            .send(WriterMsg::Flush(done))
+            .map_err(|_| stopped())?;
+        // A flush does not wait for a batch to gather.
+        self.thread.unpark();
+        wait.await.map_err(|_| stopped())?
+    }
+
+    /// Whether settlements are being committed: the fault while they are not.
+    pub fn health(&self) -> &StorageHealth {
+        &self.health
+    }
+}
+
+/// Commits what the journal holds beyond the database (settlements of a crashed process, and
+/// a crash charge for each reservation it left open), then starts a new journal generation.
+/// Returns it and the next number. Blocking; a failure stops the start (the journal is kept).
+fn replay(store: &Store, settled: u64) -> std::io::Result<(Journal, u64)> {
+    let dir = store.path().parent().map_or_else(
+        || std::path::PathBuf::from("."),
+        std::path::Path::to_path_buf,
+    );
+    let recovered = journal::recover(&dir, settled, unix_now())?;
+    let generation = recovered
+        .generations
+        .last()
+        .map_or(1, |g| g.saturating_add(1));
+    let mut journal = Journal::create(&dir, generation)?;
+    // The new generation holds everything pending, crash charges included (they close their
+    // reservations), before the old ones go: a crash during the replay replays the same.
+    for p in &recovered.pending {
+        journal.settled(p.seq, p.hold, p.change, p.log.as_ref())?;
+    }
+    journal::remove_generations(&dir, &recovered.generations)?;
+    if !recovered.pending.is_empty() {
+        tracing::warn!(
+            settlements = recovered.pending.len(),
+            crashed = recovered.crashed,
+            "the previous process stopped without committing everything; replaying its journal"
+        );
+        let mut batch: Batch = recovered
+            .pending
+            .into_iter()
+            .map(|p| Settlement {
+                seq: p.seq,
+                change: p.change,
+                log: p.log.map(Box::new),
+            })
+            .collect();
+        let through = commit(store, &mut batch, true).map_err(|f| {
+            std::io::Error::other(format!("replaying the journal failed: {}", f.message))
+        })?;
+        if let Some(through) = through {
+            journal.committed(through)?;
+        }
+    }
+    let next = recovered.last_seq.max(settled).saturating_add(1);
+    Ok((journal, next))
 }
 
 fn run(
@@ -147,15 +356,17 @@ fn run(
     options: Option<Options>,
     gather_for: Duration,
     mut rx: mpsc::UnboundedReceiver<WriterMsg>,
+    health: &StorageHealth,
+    seq: &Mutex<Sequencer>,
 ) {
     let mut batch = Vec::with_capacity(LOG_BATCH_MAX);
     let mut waiters = Vec::new();
     let mut last_commit: Option<Instant> = None;
     let mut idle = IdleWorker::spawn("tollgate-log-commit", {
         let store = store.clone();
-        move |(mut batch, dashboard): (Batch, bool)| {
-            commit(&store, &mut batch, dashboard);
-            (batch, dashboard)
+        move |(mut batch, dashboard, _): IdleJob| {
+            let result = commit(&store, &mut batch, dashboard);
+            (batch, dashboard, result)
         }
     });
     let mut contended_until: Option<Instant> = None;
@@ -189,35 +400,182 @@ fn run(
                 .as_ref()
                 .is_none_or(|o| o.current().flag("DataExportEnabled"));
             let contended = contended_until.is_some_and(|until| Instant::now() < until);
-            match &idle {
+            let result = match &idle {
                 Some(worker) if batch.len() <= IDLE_BATCH_MAX && !contended => {
-                    let rows = batch.len();
-                    match worker.run((std::mem::take(&mut batch), dashboard), IDLE_PATIENCE) {
-                        Some(Waited::Prompt((done, _))) => batch = done,
-                        Some(Waited::Slow((done, _))) => {
+                    let job = (std::mem::take(&mut batch), dashboard, Ok(None));
+                    match worker.run(job, IDLE_PATIENCE) {
+                        Some(Waited::Prompt((done, _, result))) => {
+                            batch = done;
+                            result
+                        }
+                        Some(Waited::Slow((done, _, result))) => {
                             tracing::debug!(
                                 "an idle-priority commit was starved; committing at normal priority for a while"
                             );
                             batch = done;
                             contended_until = Some(Instant::now() + CONTENDED_FOR);
+                            result
                         }
                         None => {
+                            // Cannot happen (commits catch panics); the journal still holds
+                            // the batch for the next start.
                             tracing::error!(
-                                rows,
-                                "the idle-priority committer stopped; its batch is lost"
+                                "the idle-priority committer stopped; its batch is lost until restart"
                             );
                             idle = None;
+                            Ok(None)
                         }
                     }
                 }
                 _ => commit(&store, &mut batch, dashboard),
+            };
+            let through = match result {
+                Ok(through) => through,
+                Err(failure) => retry(
+                    &store,
+                    &mut rx,
+                    &mut batch,
+                    &mut waiters,
+                    dashboard,
+                    health,
+                    failure,
+                ),
+            };
+            if let Some(through) = through {
+                let mut guard = seq.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(Err(e)) = guard.journal.as_mut().map(|j| j.committed(through)) {
+                    tracing::warn!(error = %e, "trimming the crash journal failed");
+                }
             }
             last_commit = Some(Instant::now());
         }
         for waiter in waiters.drain(..) {
-            let _ = waiter.send(());
+            let _ = waiter.send(Ok(()));
         }
     }
+}
+
+/// What the idle-priority committer is handed and hands back: the batch, whether dashboard
+/// aggregates are kept, and how the commit went.
+type IdleJob = (Batch, bool, Result<Option<u64>, Failure>);
+
+/// Retries a failed batch until it commits: sets the fault, answers flushes with it, reopens
+/// the database when the failure may have latched it, pauses (settlements queued meanwhile join
+/// the batch), and tries again. Gives up only after the last handle is gone (shutdown) and
+/// [`ATTEMPTS_AT_SHUTDOWN`] more attempts. Returns the highest number committed.
+fn retry(
+    store: &Store,
+    rx: &mut mpsc::UnboundedReceiver<WriterMsg>,
+    batch: &mut Batch,
+    waiters: &mut Vec<FlushDone>,
+    dashboard: bool,
+    health: &StorageHealth,
+    mut failure: Failure,
+) -> Option<u64> {
+    let mut pause = RETRY_FIRST;
+    let mut attempts_after_close = 0_u32;
+    let mut closed = false;
+    loop {
+        if health.fail(FaultSource::Commit, failure.message.clone(), unix_now()) {
+            tracing::error!(
+                error = %failure.message,
+                settlements = batch.len(),
+                "storage fault: settlements cannot be committed; paid requests are refused until a commit succeeds"
+            );
+        } else {
+            tracing::warn!(error = %failure.message, settlements = batch.len(), "commit failed again; retrying");
+        }
+        let fault = health.fault();
+        for waiter in waiters.drain(..) {
+            if let Some(fault) = &fault {
+                let _ = waiter.send(Err(fault.clone()));
+            }
+        }
+        closed |= pause_and_collect(rx, batch, waiters, fault.as_ref(), pause);
+        if closed {
+            attempts_after_close += 1;
+            if attempts_after_close > ATTEMPTS_AT_SHUTDOWN {
+                tracing::error!(
+                    settlements = batch.len(),
+                    "shutting down with settlements that could not be committed; the journal replays them at the next start"
+                );
+                batch.clear();
+                return None;
+            }
+        }
+        pause = (pause * 2).min(RETRY_MAX);
+        if (failure.reopen || !store.is_open())
+            && let Err(message) = reopen(store)
+        {
+            failure = Failure {
+                message,
+                reopen: true,
+            };
+            continue;
+        }
+        match commit(store, batch, dashboard) {
+            Ok(through) => {
+                if let Some(fault) = health.recover(FaultSource::Commit) {
+                    tracing::info!(
+                        since = fault.since,
+                        "storage recovered: the kept settlements are committed; paid requests are served again"
+                    );
+                }
+                return through;
+            }
+            Err(again) => failure = again,
+        }
+    }
+}
+
+/// Reopens the database. Closing the old handle runs redb's close, which may itself fail or
+/// panic on the same fault (a lock poisoned by a panicking write): caught, and reported.
+fn reopen(store: &Store) -> Result<(), String> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| store.reopen())) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(format!("reopening the database: {e}")),
+        Err(_) => Err("closing the failed database panicked".into()),
+    }
+}
+
+/// Waits `pause`, taking every settlement queued meanwhile into the batch and answering
+/// flushes with `fault` at once. Returns whether every handle is gone.
+fn pause_and_collect(
+    rx: &mut mpsc::UnboundedReceiver<WriterMsg>,
+    batch: &mut Batch,
+    waiters: &mut Vec<FlushDone>,
+    fault: Option<&StorageFault>,
+    pause: Duration,
+) -> bool {
+    let until = Instant::now() + pause;
+    let mut closed = false;
+    loop {
+        while !closed {
+            match rx.try_recv() {
+                Ok(WriterMsg::Record(settlement)) => batch.push(settlement),
+                Ok(WriterMsg::Flush(done)) => match fault {
+                    Some(fault) => {
+                        let _ = done.send(Err(fault.clone()));
+                    }
+                    None => waiters.push(done),
+                },
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => closed = true,
+            }
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return closed;
+        }
+        std::thread::park_timeout(left);
+    }
+}
+
+/// The current time in unix seconds (0 if the clock is before 1970).
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 /// Lets the batch fill until `until`, `enough` settlements, or a flush (which unparks the
@@ -225,7 +583,7 @@ fn run(
 fn gather(
     rx: &mut mpsc::UnboundedReceiver<WriterMsg>,
     batch: &mut Batch,
-    waiters: &mut Vec<oneshot::Sender<()>>,
+    waiters: &mut Vec<FlushDone>,
     enough: usize,
     until: Instant,
 ) {
@@ -242,7 +600,7 @@ fn gather(
 fn drain(
     rx: &mut mpsc::UnboundedReceiver<WriterMsg>,
     batch: &mut Batch,
-    waiters: &mut Vec<oneshot::Sender<()>>,
+    waiters: &mut Vec<FlushDone>,
 ) {
     while batch.len() < LOG_BATCH_MAX {
         match rx.try_recv() {
@@ -252,39 +610,111 @@ fn drain(
     }
 }
 
-fn collect(msg: WriterMsg, batch: &mut Batch, waiters: &mut Vec<oneshot::Sender<()>>) {
+fn collect(msg: WriterMsg, batch: &mut Batch, waiters: &mut Vec<FlushDone>) {
     match msg {
-        WriterMsg::Record { change, log } => batch.push((change, log)),
+        WriterMsg::Record(settlement) => batch.push(settlement),
         WriterMsg::Flush(done) => waiters.push(done),
     }
 }
 
-/// Commits the batch in one transaction. A change whose user vanished is skipped (and said so)
-/// without losing the rest; a failing commit is retried once, then reported.
-fn commit(store: &Store, batch: &mut Batch, dashboard: bool) {
-    for attempt in 0..2 {
-        let result = store.write_blocking(|wtx| {
-            let changes: Vec<BalanceChange> = batch.iter().filter_map(|(c, _)| *c).collect();
+/// Why a commit failed.
+#[derive(Debug)]
+struct Failure {
+    /// For the log and the fault.
+    message: String,
+    /// Whether the database must be reopened first (redb refuses every operation after an
+    /// I/O error, and a panic may have left the handle in any state).
+    reopen: bool,
+}
+
+/// Commits the batch in one transaction (the batch is emptied once it is committed). A change
+/// whose user vanished is skipped (and said so) without losing the rest. A fault of the storage
+/// (or a panic) is returned with the batch kept; a fault of the data (an overflow, say) makes
+/// the settlements be committed one by one, so only the bad one is dropped. Returns the
+/// highest number the database now covers.
+fn commit(store: &Store, batch: &mut Batch, dashboard: bool) -> Result<Option<u64>, Failure> {
+    let through = batch.iter().map(|s| s.seq).max();
+    match commit_once(store, batch, dashboard) {
+        Ok(()) => {
+            batch.clear();
+            Ok(through)
+        }
+        Err(Some(e)) if !e.is_fault() && batch.len() > 1 => {
+            tracing::warn!(error = %e, "a batch failed on its data; committing it one settlement at a time");
+            for one in batch.chunks_mut(1) {
+                match commit_once(store, one, dashboard) {
+                    Ok(()) => {}
+                    Err(Some(e)) if !e.is_fault() => {
+                        tracing::error!(error = %e, seq = one[0].seq, "a settlement cannot be stored and is dropped");
+                    }
+                    Err(e) => {
+                        // Keep what is not committed yet (a settlement already committed is
+                        // skipped by its number on the retry).
+                        return Err(failure(e));
+                    }
+                }
+            }
+            batch.clear();
+            Ok(through)
+        }
+        Err(Some(e)) if !e.is_fault() => {
+            tracing::error!(error = %e, "a settlement cannot be stored and is dropped");
+            batch.clear();
+            Ok(through)
+        }
+        Err(e) => Err(failure(e)),
+    }
+}
+
+/// A storage error (`None`: a panic) as a [`Failure`].
+fn failure(error: Option<StorageError>) -> Failure {
+    match error {
+        Some(e) => Failure {
+            message: e.to_string(),
+            reopen: true,
+        },
+        None => Failure {
+            message: "the commit panicked".into(),
+            reopen: true,
+        },
+    }
+}
+
+/// One transaction for `batch`; `Err(None)` when it panicked. Settlements numbered at or below
+/// the recorded [`meta::settled_through`] are already in the file (a commit reported as failed
+/// may have reached it) and are skipped.
+fn commit_once(
+    store: &Store,
+    batch: &mut [Settlement],
+    dashboard: bool,
+) -> Result<(), Option<StorageError>> {
+    let attempt = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        store.write_blocking(|wtx| {
+            let done = meta::settled_through_rw(wtx)?;
+            let changes: Vec<BalanceChange> = batch
+                .iter()
+                .filter(|s| s.seq > done)
+                .filter_map(|s| s.change)
+                .collect();
             for user in usage::apply_batch(wtx, &changes)? {
                 tracing::warn!(%user, "settlements for a missing user skipped");
             }
             let rows: Vec<&mut LogEntry> = batch
                 .iter_mut()
-                .filter_map(|(_, log)| log.as_deref_mut())
+                .filter(|s| s.seq > done)
+                .filter_map(|s| s.log.as_deref_mut())
                 .collect();
             logs::insert_batch(wtx, rows, dashboard)?;
+            if let Some(last) = batch.iter().map(|s| s.seq).max()
+                && last > done
+            {
+                meta::set_settled_through(wtx, last)?;
+            }
             Ok::<_, StorageError>(())
-        });
-        match result {
-            Ok(()) => {
-                batch.clear();
-                return;
-            }
-            Err(e) if attempt == 0 => {
-                tracing::warn!(error = %e, "log batch commit failed; retrying")
-            }
-            Err(e) => tracing::error!(error = %e, rows = batch.len(), "log batch lost"),
-        }
+        })
+    }));
+    match attempt {
+        Ok(result) => result.map_err(Some),
+        Err(_) => Err(None),
     }
-    batch.clear();
 }

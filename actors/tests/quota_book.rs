@@ -103,7 +103,7 @@ async fn concurrent_settlements_conserve_money() {
             settled += 1;
         }
     }
-    book.flush().await;
+    book.flush().await.expect("flush");
 
     let (balances, token_remains, logged) = store
         .read_blocking(|rtx| {
@@ -171,7 +171,7 @@ async fn a_dropped_hold_is_released_and_adjust_is_persisted() {
         .expect("released on drop")
         .release();
     book.adjust(user, 900, None, 1).await.expect("adjust");
-    book.flush().await;
+    book.flush().await.expect("flush");
     let stored = store
         .read_blocking(|rtx| users::get(rtx, user))
         .expect("read")
@@ -198,7 +198,7 @@ async fn a_batch_with_a_vanished_user_still_applies_the_others() {
     writer.record(Some(change(user, 10, 5)), None);
     writer.record(Some(change(UserId(999), 7, 6)), None);
     writer.record(Some(change(user, 20, 7)), None);
-    writer.flush().await;
+    writer.flush().await.expect("flush");
     let (stored, tok) = store
         .read_blocking(|rtx| {
             Ok::<_, StorageError>((users::get(rtx, user)?, tokens::get(rtx, token)?))

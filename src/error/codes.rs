@@ -61,6 +61,8 @@ pub enum ErrorCode {
     UpstreamUnreachable,
     /// Something failed on our side; details are in the server log.
     Internal,
+    /// Settlements cannot be saved (a full disk, an I/O error): paid requests wait until they can.
+    StorageUnavailable,
 }
 
 impl ErrorCode {
@@ -91,6 +93,7 @@ impl ErrorCode {
             ErrorCode::NoChannel => StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::UpstreamError | ErrorCode::UpstreamUnreachable => StatusCode::BAD_GATEWAY,
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -125,13 +128,14 @@ impl ErrorCode {
             ErrorCode::UpstreamError => "upstream_error",
             ErrorCode::UpstreamUnreachable => "upstream_unreachable",
             ErrorCode::Internal => "internal_error",
+            ErrorCode::StorageUnavailable => "storage_unavailable",
         }
     }
 
     /// OpenAI-style `error.type` for relay responses.
     pub fn error_type(self) -> &'static str {
         match self {
-            ErrorCode::Internal => "server_error",
+            ErrorCode::Internal | ErrorCode::StorageUnavailable => "server_error",
             ErrorCode::NotLoggedIn
             | ErrorCode::UserHeaderMismatch
             | ErrorCode::BadCredentials

@@ -228,6 +228,12 @@ pub enum RelayError {
     /// Something failed on our side.
     #[error("internal error")]
     Internal(String),
+    /// Settlements cannot be saved right now (a full disk, an I/O error), so no paid request
+    /// is served; the reason is in the server log and `/api/status`.
+    #[error(
+        "the gateway cannot record charges right now (its storage is failing); paid requests are refused until it recovers, please retry later"
+    )]
+    StorageUnavailable,
 }
 
 impl RelayError {
@@ -247,6 +253,7 @@ impl RelayError {
             RelayError::Upstream { .. } => ErrorCode::UpstreamError,
             RelayError::Unreachable(_) => ErrorCode::UpstreamUnreachable,
             RelayError::Internal(_) => ErrorCode::Internal,
+            RelayError::StorageUnavailable => ErrorCode::StorageUnavailable,
         }
     }
 }

@@ -25,6 +25,7 @@ use super::chat::{
     mapped_model, mapped_status, pick, quota_error, report, retryable, upstream_message,
 };
 use super::chat::{not_json, read_whole};
+use super::durable;
 use super::failure;
 use super::keepalive;
 use super::meter::Meter;
@@ -128,8 +129,12 @@ pub async fn admit(
         options.int("PreConsumedQuota"),
     )
     .map_err(|e| RelayError::BadRequest(e.to_string()))?;
+    // An answer whose charge cannot be recorded is not sold (P13 item 9).
+    if amount > 0 && state.quota.storage_health().is_faulted() {
+        return Err(RelayError::StorageUnavailable);
+    }
     let token = (!caller.playground).then_some(caller.token.id);
-    let hold = state
+    let mut hold = state
         .quota
         .reserve_limited(
             caller.user.id,
@@ -139,12 +144,26 @@ pub async fn admit(
         )
         .await
         .map_err(quota_error)?;
+    let durable_price = durable::Pricing {
+        pricing,
+        group_ratio,
+        quota_per_unit,
+    };
+    let log_enabled = options.flag("LogConsumeEnabled");
+    durable::journal_hold(
+        &mut hold,
+        caller,
+        model,
+        durable_price,
+        ask.prompt_estimate,
+        log_enabled,
+    );
     Ok(Admission {
         price: Price {
             pricing,
             group_ratio,
             quota_per_unit,
-            log_enabled: options.flag("LogConsumeEnabled"),
+            log_enabled,
             retries: usize::try_from(options.int("RetryTimes")).unwrap_or(0),
             pass_through: options.flag("global.pass_through_request_enabled"),
             ping: keepalive::interval(&options),

@@ -14,6 +14,7 @@
 
 use tollgate_actors::quota::Hold;
 
+use super::durable::{self, Progress};
 use super::prompt::Prompt;
 use super::settle::SettleCtx;
 use super::tokenize::Counter;
@@ -40,12 +41,21 @@ pub struct Meter {
     output: String,
     /// Whether any well-formed piece of the answer (a JSON event) was read.
     answered: bool,
+    /// What the crash journal last heard of the output.
+    progress: Progress,
 }
 
 impl Meter {
     /// Holds `hold` until the answer ends.
     pub fn new(ctx: SettleCtx, hold: Hold, prompt: Prompt) -> Meter {
+        let pricing = durable::Pricing {
+            pricing: ctx.pricing,
+            group_ratio: ctx.group_ratio,
+            quota_per_unit: ctx.quota_per_unit,
+        };
+        let progress = Progress::new(pricing, prompt.estimate(), &ctx.upstream_model);
         Meter {
+            progress,
             ctx,
             hold: Some(hold),
             prompt,
@@ -63,6 +73,7 @@ impl Meter {
     /// More output of the answer.
     pub fn output(&mut self, text: &str) {
         self.output.push_str(text);
+        self.progress.tick(self.hold.as_ref(), &self.output);
     }
 
     /// A usage report of the upstream (replaces any earlier one).

@@ -9,6 +9,7 @@ pub mod body_limit;
 pub mod chat;
 pub mod count;
 pub mod detach;
+pub mod durable;
 pub mod embed;
 pub mod failure;
 pub mod gemini;

@@ -83,4 +83,24 @@ pub enum StorageError {
     /// The blocking task running a transaction panicked or was cancelled.
     #[error("storage task failed: {0}")]
     Join(#[from] tokio::task::JoinError),
+    /// The database is being reopened after an I/O error (or reopening it failed so far).
+    #[error("the database is being reopened after a storage error")]
+    Reopening,
+}
+
+impl StorageError {
+    /// Whether this is a fault of the storage itself (I/O, a latched database, a failed
+    /// commit) rather than of the data (a missing record, an overflow, a bad encoding): a
+    /// fault may go away by itself (space freed, the file reopened), so the write is retried.
+    pub fn is_fault(&self) -> bool {
+        !matches!(
+            self,
+            StorageError::Duplicate { .. }
+                | StorageError::NotFound { .. }
+                | StorageError::Overflow
+                | StorageError::Codec(_)
+                | StorageError::NewerSchema { .. }
+                | StorageError::Migration { .. }
+        )
+    }
 }

@@ -8,6 +8,7 @@ use crate::{Result, StorageError, codec, tables::META};
 const SCHEMA_VERSION: &str = "schema_version";
 const SETUP: &str = "setup";
 const SESSION_SECRET: &str = "session_secret";
+const SETTLED_THROUGH: &str = "settled_through";
 
 /// Length in bytes of the generated session secret.
 pub const SESSION_SECRET_LEN: usize = 64;
@@ -79,6 +80,24 @@ pub fn reserve_ids(wtx: &WriteTransaction, sequence: &str, n: usize) -> Result<i
         .ok_or(StorageError::Overflow)?;
     put(wtx, &key, &after)?;
     Ok(next)
+}
+
+/// The sequence number of the last settlement the log writer committed (0: none yet). A
+/// settlement's number is given when it is queued (and journalled); a batch records the number of
+/// its last settlement in the same transaction, so a retried or replayed settlement at or below
+/// it is known to be in the file already and is never applied twice.
+pub fn settled_through(rtx: &ReadTransaction) -> Result<u64> {
+    Ok(get_ro(rtx, SETTLED_THROUGH)?.unwrap_or(0))
+}
+
+/// [`settled_through`] inside a write transaction.
+pub fn settled_through_rw(wtx: &WriteTransaction) -> Result<u64> {
+    Ok(get_rw(wtx, SETTLED_THROUGH)?.unwrap_or(0))
+}
+
+/// Records that every settlement numbered up to `seq` is committed.
+pub fn set_settled_through(wtx: &WriteTransaction, seq: u64) -> Result<()> {
+    put(wtx, SETTLED_THROUGH, &seq)
 }
 
 /// Reads the setup state.

@@ -1,9 +1,17 @@
 //! `Store`: the open database file, migrations on open, and transactions on the blocking pool.
+//!
+//! The database can be reopened in place ([`Store::reopen`]): after an I/O error redb refuses
+//! every later operation on that handle (it "latches" the error), so the log writer reopens the
+//! file and retries its batch once the disk works again. Every clone sees the new handle.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use redb::{Builder, Database, ReadTransaction, ReadableDatabase, WriteTransaction};
+use arc_swap::ArcSwapOption;
+use redb::backends::FileBackend;
+use redb::{
+    Builder, Database, ReadTransaction, ReadableDatabase, StorageBackend, WriteTransaction,
+};
 
 use crate::{Result, StorageError, migrate};
 
@@ -16,21 +24,129 @@ pub const DB_FILE_NAME: &str = "tollgate.redb";
 /// still holds the rest of the file. Larger log queries can be given more with `--db-cache-mb`.
 pub const DEFAULT_CACHE_BYTES: usize = 16 * 1024 * 1024;
 
+/// Wraps the file backend the database is opened on: how tests inject storage faults (a
+/// backend that fails the n-th write or every sync while a switch is on). Applied again on
+/// every reopen.
+pub type BackendWrap = Arc<dyn Fn(FileBackend) -> Box<dyn StorageBackend> + Send + Sync>;
+
 /// A cheap-to-clone handle on the open database.
 ///
 /// The file stays open (and locked against other processes) until the last clone is dropped.
 #[derive(Clone)]
 pub struct Store {
-    /// The redb database; redb serialises write transactions itself.
-    db: Arc<Database>,
+    inner: Arc<Inner>,
+}
+
+/// What every clone shares.
+struct Inner {
+    /// The redb database; redb serialises write transactions itself. `None` only while it is
+    /// being reopened.
+    db: ArcSwapOption<Database>,
     /// Absolute path of the database file, for messages and the setup page.
-    path: Arc<PathBuf>,
+    path: PathBuf,
+    /// The page cache size it is opened with.
+    cache_bytes: usize,
+    /// The backend wrapper it is opened with (tests only).
+    wrap: Option<BackendWrap>,
+}
+
+/// A boxed backend is a backend (redb takes `impl StorageBackend`).
+#[derive(Debug)]
+struct Boxed(Box<dyn StorageBackend>);
+
+impl StorageBackend for Boxed {
+    fn len(&self) -> std::io::Result<u64> {
+        self.0.len()
+    }
+    fn read(&self, offset: u64, out: &mut [u8]) -> std::io::Result<()> {
+        self.0.read(offset, out)
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.0.set_len(len)
+    }
+    fn sync_data(&self) -> std::io::Result<()> {
+        self.0.sync_data()
+    }
+    fn write(&self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+        self.0.write(offset, data)
+    }
+    fn close(&self) -> std::io::Result<()> {
+        self.0.close()
+    }
+    fn try_lock_range(
+        &self,
+        start: std::ops::Bound<u64>,
+        end: std::ops::Bound<u64>,
+    ) -> std::result::Result<bool, redb::BackendError> {
+        self.0.try_lock_range(start, end)
+    }
+    fn try_lock_shared_range(
+        &self,
+        start: std::ops::Bound<u64>,
+        end: std::ops::Bound<u64>,
+    ) -> std::result::Result<bool, redb::BackendError> {
+        self.0.try_lock_shared_range(start, end)
+    }
+    fn lock_range(
+        &self,
+        start: std::ops::Bound<u64>,
+        end: std::ops::Bound<u64>,
+    ) -> std::result::Result<(), redb::BackendError> {
+        self.0.lock_range(start, end)
+    }
+    fn lock_shared_range(
+        &self,
+        start: std::ops::Bound<u64>,
+        end: std::ops::Bound<u64>,
+    ) -> std::result::Result<(), redb::BackendError> {
+        self.0.lock_shared_range(start, end)
+    }
+    fn unlock_range(
+        &self,
+        start: std::ops::Bound<u64>,
+        end: std::ops::Bound<u64>,
+    ) -> std::result::Result<(), redb::BackendError> {
+        self.0.unlock_range(start, end)
+    }
+    fn query_lock_range(
+        &self,
+        start: std::ops::Bound<u64>,
+        end: std::ops::Bound<u64>,
+    ) -> std::result::Result<bool, redb::BackendError> {
+        self.0.query_lock_range(start, end)
+    }
 }
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("path", &self.path).finish()
+        f.debug_struct("Store")
+            .field("path", &self.inner.path)
+            .finish()
     }
+}
+
+/// Opens the database file at `path` (on the wrapped file backend when `wrap` is set).
+fn open_db(path: &Path, cache_bytes: usize, wrap: Option<&BackendWrap>) -> Result<Database> {
+    let mut builder = Builder::new();
+    builder.set_cache_size(cache_bytes);
+    let opened = match wrap {
+        None => builder.create(path),
+        Some(wrap) => std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(redb::DatabaseError::from)
+            .and_then(FileBackend::new)
+            .and_then(|file| builder.create_with_backend(Boxed(wrap(file)))),
+    };
+    opened.map_err(|e| match e {
+        redb::DatabaseError::DatabaseAlreadyOpen => StorageError::AlreadyOpen {
+            path: path.to_path_buf(),
+        },
+        other => StorageError::Database(other),
+    })
 }
 
 impl Store {
@@ -42,11 +158,20 @@ impl Store {
 
     /// [`Store::open_dir`] with a page cache of `cache_bytes` (see [`DEFAULT_CACHE_BYTES`]).
     pub fn open_dir_with_cache(dir: &Path, cache_bytes: usize) -> Result<Store> {
+        Store::open_dir_wrapped(dir, cache_bytes, None)
+    }
+
+    /// [`Store::open_dir_with_cache`] on a wrapped file backend ([`Store::open_wrapped`]).
+    pub fn open_dir_wrapped(
+        dir: &Path,
+        cache_bytes: usize,
+        wrap: Option<BackendWrap>,
+    ) -> Result<Store> {
         std::fs::create_dir_all(dir).map_err(|source| StorageError::Io {
             path: dir.to_path_buf(),
             source,
         })?;
-        Store::open_with_cache(&dir.join(DB_FILE_NAME), cache_bytes)
+        Store::open_wrapped(&dir.join(DB_FILE_NAME), cache_bytes, wrap)
     }
 
     /// Opens (or creates) the database file at `path` and runs pending migrations.
@@ -56,26 +181,58 @@ impl Store {
 
     /// [`Store::open`] with a page cache of `cache_bytes`.
     pub fn open_with_cache(path: &Path, cache_bytes: usize) -> Result<Store> {
+        Store::open_wrapped(path, cache_bytes, None)
+    }
+
+    /// [`Store::open_with_cache`] on a file backend wrapped by `wrap` (fault injection in
+    /// tests; `None` is the plain file).
+    pub fn open_wrapped(
+        path: &Path,
+        cache_bytes: usize,
+        wrap: Option<BackendWrap>,
+    ) -> Result<Store> {
         let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        let db = Builder::new()
-            .set_cache_size(cache_bytes)
-            .create(&abs)
-            .map_err(|e| match e {
-                redb::DatabaseError::DatabaseAlreadyOpen => {
-                    StorageError::AlreadyOpen { path: abs.clone() }
-                }
-                other => StorageError::Database(other),
-            })?;
+        let db = open_db(&abs, cache_bytes, wrap.as_ref())?;
         migrate::run(&db)?;
         Ok(Store {
-            db: Arc::new(db),
-            path: Arc::new(abs),
+            inner: Arc::new(Inner {
+                db: ArcSwapOption::from_pointee(db),
+                path: abs,
+                cache_bytes,
+                wrap,
+            }),
         })
+    }
+
+    /// Closes the database and opens the file again: after an I/O error redb refuses every
+    /// later operation on the handle that saw it. Blocking. While it runs (and after it
+    /// failed: call it again later) transactions fail with [`StorageError::Reopening`]. The old
+    /// handle closes when the last transaction still running on it ends; until then the file is
+    /// locked and the open fails ([`StorageError::AlreadyOpen`]), to be retried.
+    pub fn reopen(&self) -> Result<()> {
+        drop(self.inner.db.swap(None));
+        let db = open_db(
+            &self.inner.path,
+            self.inner.cache_bytes,
+            self.inner.wrap.as_ref(),
+        )?;
+        self.inner.db.store(Some(Arc::new(db)));
+        Ok(())
+    }
+
+    /// Whether the database is open (false after a failed [`Store::reopen`]).
+    pub fn is_open(&self) -> bool {
+        self.inner.db.load().is_some()
+    }
+
+    /// The open database.
+    fn db(&self) -> Result<Arc<Database>> {
+        self.inner.db.load_full().ok_or(StorageError::Reopening)
     }
 
     /// Absolute path of the database file.
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.inner.path
     }
 
     /// Runs `f` in a read transaction on the blocking pool.
@@ -111,7 +268,8 @@ impl Store {
         E: From<StorageError>,
         F: FnOnce(&ReadTransaction) -> Result<T, E>,
     {
-        let rtx = self.db.begin_read().map_err(StorageError::from)?;
+        let db = self.db()?;
+        let rtx = db.begin_read().map_err(StorageError::from)?;
         f(&rtx)
     }
 
@@ -124,7 +282,8 @@ impl Store {
         E: From<StorageError>,
         F: FnOnce(&WriteTransaction) -> Result<T, E>,
     {
-        let mut wtx = self.db.begin_write().map_err(StorageError::from)?;
+        let db = self.db()?;
+        let mut wtx = db.begin_write().map_err(StorageError::from)?;
         wtx.set_durability(redb::Durability::None)
             .map_err(StorageError::from)?;
         match f(&wtx) {
@@ -147,7 +306,8 @@ impl Store {
         E: From<StorageError>,
         F: FnOnce(&WriteTransaction) -> Result<T, E>,
     {
-        let wtx = self.db.begin_write().map_err(StorageError::from)?;
+        let db = self.db()?;
+        let wtx = db.begin_write().map_err(StorageError::from)?;
         match f(&wtx) {
             Ok(value) => {
                 wtx.commit().map_err(StorageError::from)?;

@@ -10,7 +10,7 @@ use redb::WriteTransaction;
 use crate::{Quota, Result, StorageError, TokenId, UserId, tokens, users};
 
 /// One settled change to balances.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BalanceChange {
     /// Whose balance.
     pub user_id: UserId,

@@ -9,6 +9,7 @@
 )]
 
 pub mod fault;
+pub mod faulty_disk;
 pub mod log_capture;
 pub mod mock_anthropic;
 pub mod mock_audio;
@@ -31,6 +32,8 @@ use tokio::task::JoinHandle;
 use tollgate::{App, Config, StartupError};
 use tollgate_actors::channel_pool::ChannelPool;
 use tollgate_actors::quota::QuotaBook;
+use tollgate_actors::storage_health::StorageFault;
+use tollgate_storage::store::BackendWrap;
 use tollgate_storage::users::{self, NewUser};
 use tollgate_storage::{Quota, Store};
 
@@ -72,9 +75,19 @@ impl TestServer {
 
     /// Starts a server on `dir` with a configuration adjusted by `tune`.
     pub async fn start_with(dir: TempDir, tune: impl FnOnce(&mut Config)) -> TestServer {
+        TestServer::start_on(dir, tune, None).await
+    }
+
+    /// Starts a server on `dir` whose database file backend is wrapped by `wrap` (storage
+    /// fault injection).
+    pub async fn start_on(
+        dir: TempDir,
+        tune: impl FnOnce(&mut Config),
+        wrap: Option<BackendWrap>,
+    ) -> TestServer {
         let mut config = Config::for_data_dir(dir.path());
         tune(&mut config);
-        let app = App::build(config).await.expect("server builds");
+        let app = App::build_on(config, wrap).await.expect("server builds");
         let addr = app.local_addr().expect("bound");
         let store = app.state().store.clone();
         let pool = app.state().channel_pool.clone();
@@ -114,11 +127,16 @@ impl TestServer {
 
     /// Waits until every settlement so far is committed to the database.
     pub async fn flush(&self) {
+        self.try_flush().await.expect("settlements committed");
+    }
+
+    /// Like [`TestServer::flush`], with the storage fault when a commit failed.
+    pub async fn try_flush(&self) -> Result<(), StorageFault> {
         self.quota
             .as_ref()
             .expect("the server is running")
             .flush()
-            .await;
+            .await
     }
 
     /// Signals shutdown and waits for the server to finish.

@@ -20,8 +20,10 @@ use tollgate_storage::logs::{self, LogEntry};
 use tollgate_storage::usage::{self, BalanceChange};
 use tollgate_storage::{StorageError, Store, TokenId, UserId, WriteTransaction, tokens, users};
 
+use crate::journal::HoldStart;
 use crate::log_writer::LogWriter;
 use crate::options::rate_limit::RateLimit;
+use crate::storage_health::{StorageFault, StorageHealth};
 pub use ledger::{Billed, Refusal};
 use ledger::{HoldId, Ledger};
 
@@ -75,6 +77,8 @@ pub struct Hold {
     amount: i64,
     /// The rate limit the request was admitted under (its success is counted on settle).
     rate: Option<RateLimit>,
+    /// Its number in the crash journal, once journalled ([`Hold::journal`]).
+    journal: Option<u64>,
     done: bool,
 }
 
@@ -165,6 +169,7 @@ impl QuotaBook {
             id,
             amount,
             rate: limit,
+            journal: None,
             done: false,
         })
     }
@@ -285,9 +290,15 @@ impl QuotaBook {
         Some(lock(&ledger).balance())
     }
 
-    /// Waits until every settled change so far is committed.
-    pub async fn flush(&self) {
-        self.writer.flush().await;
+    /// Waits until every settled change so far is committed; the storage fault instead when
+    /// a commit failed (the changes are kept and retried).
+    pub async fn flush(&self) -> Result<(), StorageFault> {
+        self.writer.flush().await
+    }
+
+    /// Whether settlements reach the database: the fault while they do not.
+    pub fn storage_health(&self) -> &StorageHealth {
+        self.writer.health()
     }
 
     fn with_ledger<T>(&self, user: UserId, f: impl FnOnce(&mut Ledger) -> T) -> Option<T> {
@@ -308,6 +319,24 @@ impl Hold {
     /// The reserved amount.
     pub fn amount(&self) -> i64 {
         self.amount
+    }
+
+    /// Journals the reservation, so a process crash before it settles still charges it: the
+    /// prompt's cost in `start`, plus the output of the last [`Hold::progress`].
+    pub fn journal(&mut self, start: &HoldStart) {
+        if self.journal.is_none() {
+            self.journal = Some(self.book.writer.open_hold(start));
+        }
+    }
+
+    /// Journals the output so far (`completion_tokens`) and what it costs with the prompt: what
+    /// a crash now would charge. Streams call it every few seconds.
+    pub fn progress(&self, completion_tokens: i64, cost: i64) {
+        if let Some(hold) = self.journal {
+            self.book
+                .writer
+                .hold_progress(hold, completion_tokens, cost);
+        }
     }
 
     /// Charges `cost` and queues the change with `log` (its `quota` is set to what was billed).
@@ -337,7 +366,7 @@ impl Hold {
             is_request: true,
             at,
         };
-        self.book.writer.record(Some(change), log);
+        self.book.writer.record_for(self.journal, Some(change), log);
         if billed.charged > 0
             && let Some(watch) = self.book.watch.get()
             && let Some(balance) = self.book.balance(self.user)
@@ -350,14 +379,22 @@ impl Hold {
     /// Ends the reservation without charging.
     pub fn release(mut self) {
         self.done = true;
+        self.end_unsettled();
+    }
+
+    /// Releases the reservation in the ledger and closes it in the journal.
+    fn end_unsettled(&self) {
         self.book.with_ledger(self.user, |l| l.release(self.id));
+        if let Some(hold) = self.journal {
+            self.book.writer.hold_released(hold);
+        }
     }
 }
 
 impl Drop for Hold {
     fn drop(&mut self) {
         if !self.done {
-            self.book.with_ledger(self.user, |l| l.release(self.id));
+            self.end_unsettled();
         }
     }
 }

@@ -180,7 +180,11 @@ pub async fn transfer_aff(state: &AppState, user: &User, amount: i64) -> Result<
         .await
         .map_err(|e| ConsoleError::Internal(format!("crediting the transfer: {e}")))?;
     // Answer once the credit is durable, so the console reads what it just did.
-    state.quota.flush().await;
+    state
+        .quota
+        .flush()
+        .await
+        .map_err(|e| ConsoleError::Internal(e.to_string()))?;
     Ok(())
 }
 

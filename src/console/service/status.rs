@@ -3,6 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 use tollgate_actors::options::OptionsSnapshot;
+use tollgate_actors::storage_health::StorageFault;
 
 use super::setup::read_state;
 use crate::error::ConsoleError;
@@ -101,17 +102,24 @@ pub struct Status {
     pub root_init: bool,
     /// Unix seconds this process started.
     pub start_time: i64,
+    /// Set while settlements cannot be saved (a full disk, an I/O error): what failed and since
+    /// when (unix seconds). Paid relay requests are refused (503) meanwhile; `null` when healthy.
+    pub storage_fault: Option<StorageFault>,
 }
 
 /// Builds GET /api/status's data.
 pub async fn build(state: &AppState) -> Result<Status, ConsoleError> {
-    let (setup, root_init) = read_state(state).await?;
-    Ok(from_options(
-        &state.options.current(),
-        setup,
-        root_init,
-        state.started_at,
-    ))
+    let fault = state.quota.storage_health().fault();
+    let (setup, root_init) = match read_state(state).await {
+        Ok(read) => read,
+        // While the database is reopened after a fault, a read may fail; only a set-up
+        // gateway settles anything, so the status still answers (and says why).
+        Err(_) if fault.is_some() => (true, true),
+        Err(e) => return Err(e),
+    };
+    let mut status = from_options(&state.options.current(), setup, root_init, state.started_at);
+    status.storage_fault = fault;
+    Ok(status)
 }
 
 /// The status object from an options snapshot (pure).
@@ -165,6 +173,7 @@ pub fn from_options(o: &OptionsSnapshot, setup: bool, root_init: bool, start_tim
         setup,
         root_init,
         start_time,
+        storage_fault: None,
     }
 }
 

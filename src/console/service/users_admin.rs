@@ -302,7 +302,11 @@ pub async fn update(state: &AppState, actor: &User, req: UpdateUser) -> Result<U
             .set_balance(user.id, quota, now_unix())
             .await
             .map_err(|e| ConsoleError::Internal(format!("setting the balance: {e}")))?;
-        state.quota.flush().await;
+        state
+            .quota
+            .flush()
+            .await
+            .map_err(|e| ConsoleError::Internal(e.to_string()))?;
         user.quota = Quota(quota);
     }
     state.users.upsert(&user);

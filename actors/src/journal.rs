@@ -1,0 +1,643 @@
+//! The crash journal: every settlement and every open reservation, appended to a file next to
+//! the database before the request that made it answers its last byte, so a process crash
+//! (`kill -9`, a panic that aborts, the OOM killer) loses no charge. The database itself is only
+//! committed every gather interval (see [`crate::log_writer`]); the journal covers the gap.
+//!
+//! An append is one `write(2)` of a framed record to the page cache, without fsync: it survives
+//! the process, not the machine (power loss can lose what the last database commit did not
+//! cover, at most the commit interval). It runs inline on the request's thread, a named exception
+//! to "no blocking I/O on async workers": a write to the page cache costs a few µs (measured in
+//! `benches/hot_path.rs`, `journal/*`), less than handing the record to a journal thread and
+//! waiting for its acknowledgement, and it only blocks longer when the kernel throttles a
+//! process that dirties pages faster than the disk takes them.
+//!
+//! Records carry the settlement's number (the log writer's sequence): at start every journalled
+//! settlement above the database's [`tollgate_storage::meta::settled_through`] is committed, and
+//! one at or below it is known to be there already, so replaying twice applies nothing twice. A
+//! reservation opened but neither settled nor released is charged its prompt estimate plus the
+//! output of its last progress record (`usage_source: partial`, reason `crash`).
+//!
+//! Files: `tollgate.journal.<generation>` in the data directory. After a commit covers every
+//! settlement of the current file and no reservation is open, it is truncated; a file grown past
+//! [`ROTATE_BYTES`] is replaced by a new generation holding the open reservations, and deleted
+//! once a commit covers its settlements.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tollgate_storage::logs::LogEntry;
+use tollgate_storage::usage::BalanceChange;
+use tollgate_storage::{TokenId, UserId};
+
+/// The journal files' name prefix (a generation number follows).
+pub const FILE_PREFIX: &str = "tollgate.journal.";
+
+/// Size past which the journal moves to a new file (see the module docs).
+pub const ROTATE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Length and checksum in front of every record.
+const HEADER: usize = 4 + 8;
+
+/// Largest record accepted when reading (a log row is bounded far below this).
+const RECORD_MAX: usize = 1 << 24;
+
+/// What a reservation would be charged if the process died before settling it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HoldStart {
+    /// Whose balance.
+    pub user: UserId,
+    /// The key used, if any.
+    pub token: Option<TokenId>,
+    /// Prompt tokens as estimated at admission.
+    pub prompt_tokens: i64,
+    /// What the prompt estimate alone costs: the least a crashed request is charged.
+    pub prompt_cost: i64,
+    /// The log row written for a crash charge (its quota, tokens and `other` are filled then);
+    /// `None` while `LogConsumeEnabled` is off (the charge is still made).
+    pub row: Option<LogEntry>,
+}
+
+/// A record as written (borrowing what it journals).
+#[derive(Serialize)]
+enum RecordOut<'a> {
+    Settled {
+        seq: u64,
+        hold: Option<u64>,
+        change: Option<BalanceChange>,
+        log: Option<&'a LogEntry>,
+    },
+    Opened {
+        hold: u64,
+        start: &'a HoldStart,
+    },
+    Progress {
+        hold: u64,
+        completion_tokens: i64,
+        cost: i64,
+    },
+    Closed {
+        hold: u64,
+    },
+}
+
+/// A record as read (the same variants in the same order as [`RecordOut`]).
+#[derive(Deserialize)]
+enum RecordIn {
+    Settled {
+        seq: u64,
+        hold: Option<u64>,
+        change: Option<BalanceChange>,
+        log: Option<LogEntry>,
+    },
+    Opened {
+        hold: u64,
+        start: HoldStart,
+    },
+    Progress {
+        hold: u64,
+        completion_tokens: i64,
+        cost: i64,
+    },
+    Closed {
+        hold: u64,
+    },
+}
+
+/// A journalled settlement to commit at start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pending {
+    /// Its number.
+    pub seq: u64,
+    /// The reservation it settled, if any.
+    pub hold: Option<u64>,
+    /// The balance change.
+    pub change: Option<BalanceChange>,
+    /// The log row.
+    pub log: Option<LogEntry>,
+}
+
+/// FNV-1a, 64 bits: detects a record torn by a power loss (no adversary writes this file).
+fn checksum(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
+        (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Appends one framed record to `buf`.
+fn frame(buf: &mut Vec<u8>, record: &RecordOut<'_>) -> std::io::Result<()> {
+    let start = buf.len();
+    buf.extend_from_slice(&[0; HEADER]);
+    let mut out = std::mem::take(buf);
+    out = postcard::to_extend(record, out).map_err(std::io::Error::other)?;
+    let len = out.len() - start - HEADER;
+    let sum = checksum(&out[start + HEADER..]);
+    let len = u32::try_from(len).map_err(std::io::Error::other)?;
+    out[start..start + 4].copy_from_slice(&len.to_le_bytes());
+    out[start + 4..start + HEADER].copy_from_slice(&sum.to_le_bytes());
+    *buf = out;
+    Ok(())
+}
+
+/// The path of generation `generation` in `dir`.
+fn path_of(dir: &Path, generation: u64) -> PathBuf {
+    dir.join(format!("{FILE_PREFIX}{generation}"))
+}
+
+/// Opens (creating) a journal file for appending.
+fn open_append(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new().create(true).append(true).open(path)
+}
+
+/// An open reservation's records, rewritten into a new generation on rotation.
+#[derive(Debug, Default)]
+struct OpenHold {
+    opened: Vec<u8>,
+    progress: Vec<u8>,
+}
+
+/// The journal being written. Not shared by itself: the log writer keeps it under the lock that
+/// numbers settlements, so records are in number order.
+#[derive(Debug)]
+pub struct Journal {
+    dir: PathBuf,
+    generation: u64,
+    file: File,
+    /// Bytes in the current file.
+    len: u64,
+    /// The highest settlement number in the current file (0: none).
+    last_seq: u64,
+    /// Reservations open now.
+    open: HashMap<u64, OpenHold>,
+    /// The previous generation and its highest settlement number, deleted once committed.
+    previous: Option<(u64, u64)>,
+    /// Reused encoding buffer.
+    buf: Vec<u8>,
+}
+
+impl Journal {
+    /// Starts generation `generation` in `dir` (an empty new file).
+    pub fn create(dir: &Path, generation: u64) -> std::io::Result<Journal> {
+        let path = path_of(dir, generation);
+        let file = open_append(&path)?;
+        file.set_len(0)?;
+        Ok(Journal {
+            dir: dir.to_path_buf(),
+            generation,
+            file,
+            len: 0,
+            last_seq: 0,
+            open: HashMap::new(),
+            previous: None,
+            buf: Vec::with_capacity(1024),
+        })
+    }
+
+    /// The current generation.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Writes what is in the buffer (one `write(2)` for a record of any usual size).
+    fn flush_buf(&mut self) -> std::io::Result<()> {
+        let result = self.file.write_all(&self.buf);
+        if result.is_ok() {
+            self.len = self
+                .len
+                .saturating_add(u64::try_from(self.buf.len()).unwrap_or(u64::MAX));
+        }
+        self.buf.clear();
+        result
+    }
+
+    /// Journals a settlement numbered `seq` (of reservation `hold`, if any).
+    pub fn settled(
+        &mut self,
+        seq: u64,
+        hold: Option<u64>,
+        change: Option<BalanceChange>,
+        log: Option<&LogEntry>,
+    ) -> std::io::Result<()> {
+        if let Some(hold) = hold {
+            self.open.remove(&hold);
+        }
+        self.buf.clear();
+        frame(
+            &mut self.buf,
+            &RecordOut::Settled {
+                seq,
+                hold,
+                change,
+                log,
+            },
+        )?;
+        self.last_seq = self.last_seq.max(seq);
+        self.flush_buf()
+    }
+
+    /// Journals an opened reservation.
+    pub fn opened(&mut self, hold: u64, start: &HoldStart) -> std::io::Result<()> {
+        self.buf.clear();
+        frame(&mut self.buf, &RecordOut::Opened { hold, start })?;
+        self.open.insert(
+            hold,
+            OpenHold {
+                opened: self.buf.clone(),
+                progress: Vec::new(),
+            },
+        );
+        self.flush_buf()
+    }
+
+    /// Journals a reservation's progress: the output so far and what it costs with the prompt.
+    pub fn progress(
+        &mut self,
+        hold: u64,
+        completion_tokens: i64,
+        cost: i64,
+    ) -> std::io::Result<()> {
+        self.buf.clear();
+        frame(
+            &mut self.buf,
+            &RecordOut::Progress {
+                hold,
+                completion_tokens,
+                cost,
+            },
+        )?;
+        if let Some(open) = self.open.get_mut(&hold) {
+            open.progress.clone_from(&self.buf);
+        }
+        self.flush_buf()
+    }
+
+    /// Journals a reservation released without a charge.
+    pub fn closed(&mut self, hold: u64) -> std::io::Result<()> {
+        if self.open.remove(&hold).is_none() {
+            return Ok(());
+        }
+        self.buf.clear();
+        frame(&mut self.buf, &RecordOut::Closed { hold })?;
+        self.flush_buf()
+    }
+
+    /// The database now holds every settlement up to `through`: drops what it covers.
+    pub fn committed(&mut self, through: u64) -> std::io::Result<()> {
+        if self.len > ROTATE_BYTES && self.previous.is_none() {
+            self.rotate()?;
+        } else if self.len > 0
+            && self.last_seq <= through
+            && self.open.is_empty()
+            && self.previous.is_none()
+        {
+            self.file.set_len(0)?;
+            self.len = 0;
+            self.last_seq = 0;
+        }
+        if let Some((generation, last)) = self.previous
+            && last <= through
+        {
+            remove(&path_of(&self.dir, generation))?;
+            self.previous = None;
+        }
+        Ok(())
+    }
+
+    /// Moves to a new generation holding the open reservations; the current file is deleted
+    /// once its settlements are committed.
+    fn rotate(&mut self) -> std::io::Result<()> {
+        let generation = self.generation.saturating_add(1);
+        let mut file = open_append(&path_of(&self.dir, generation))?;
+        file.set_len(0)?;
+        let mut bytes = Vec::new();
+        for open in self.open.values() {
+            bytes.extend_from_slice(&open.opened);
+            bytes.extend_from_slice(&open.progress);
+        }
+        file.write_all(&bytes)?;
+        self.previous = Some((self.generation, self.last_seq));
+        self.generation = generation;
+        self.file = file;
+        self.len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+        self.last_seq = 0;
+        Ok(())
+    }
+}
+
+/// Deletes a file that may already be gone.
+fn remove(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// What the journal files of a directory hold, read at start.
+#[derive(Debug, Default)]
+pub struct Recovered {
+    /// Settlements above the committed number, in number order, then one crash charge per
+    /// reservation left open (numbered after every number seen).
+    pub pending: Vec<Pending>,
+    /// The highest settlement number given (the next is one more).
+    pub last_seq: u64,
+    /// The generations found (to delete once a new one holds what is pending).
+    pub generations: Vec<u64>,
+    /// Reservations charged for a crash.
+    pub crashed: usize,
+}
+
+/// Reads every journal file in `dir`. `settled`: the database's committed number. Settlements
+/// at or below it are skipped; reservations neither settled nor released become crash charges
+/// (at `now`, unix seconds) via [`crash_charge`].
+pub fn recover(dir: &Path, settled: u64, now: i64) -> std::io::Result<Recovered> {
+    let mut generations = Vec::new();
+    match std::fs::read_dir(dir) {
+        Ok(entries) => {
+            for entry in entries {
+                let name = entry?.file_name();
+                if let Some(generation) = name
+                    .to_str()
+                    .and_then(|n| n.strip_prefix(FILE_PREFIX))
+                    .and_then(|g| g.parse::<u64>().ok())
+                {
+                    generations.push(generation);
+                }
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    generations.sort_unstable();
+    let mut settled_map: BTreeMap<u64, Pending> = BTreeMap::new();
+    let mut opened: BTreeMap<u64, (HoldStart, i64, i64)> = BTreeMap::new();
+    let mut closed: HashSet<u64> = HashSet::new();
+    let mut last_seq = settled;
+    for generation in &generations {
+        let mut bytes = Vec::new();
+        File::open(path_of(dir, *generation))?.read_to_end(&mut bytes)?;
+        let mut at = 0;
+        while let Some((record, next)) = read_record(&bytes, at) {
+            at = next;
+            match record {
+                RecordIn::Settled {
+                    seq,
+                    hold,
+                    change,
+                    log,
+                } => {
+                    last_seq = last_seq.max(seq);
+                    if let Some(hold) = hold {
+                        closed.insert(hold);
+                    }
+                    if seq > settled {
+                        settled_map.insert(
+                            seq,
+                            Pending {
+                                seq,
+                                hold,
+                                change,
+                                log,
+                            },
+                        );
+                    }
+                }
+                RecordIn::Opened { hold, start } => {
+                    last_seq = last_seq.max(hold);
+                    let cost = start.prompt_cost;
+                    opened.entry(hold).or_insert((start, 0, cost));
+                }
+                RecordIn::Progress {
+                    hold,
+                    completion_tokens,
+                    cost,
+                } => {
+                    if let Some(entry) = opened.get_mut(&hold) {
+                        entry.1 = entry.1.max(completion_tokens);
+                        entry.2 = entry.2.max(cost);
+                    }
+                }
+                RecordIn::Closed { hold } => {
+                    closed.insert(hold);
+                }
+            }
+        }
+        if at < bytes.len() {
+            tracing::warn!(
+                generation,
+                ignored = bytes.len() - at,
+                "the journal ends in a torn record (a power loss during its write); it is ignored"
+            );
+        }
+    }
+    let mut pending: Vec<Pending> = settled_map.into_values().collect();
+    let mut crashed = 0;
+    for (hold, (start, completion, cost)) in opened {
+        if closed.contains(&hold) {
+            continue;
+        }
+        last_seq = last_seq.saturating_add(1);
+        pending.push(crash_charge(last_seq, hold, start, completion, cost, now));
+        crashed += 1;
+    }
+    Ok(Recovered {
+        pending,
+        last_seq,
+        generations,
+        crashed,
+    })
+}
+
+/// The settlement of a reservation the process died holding: its prompt estimate plus the
+/// output of its last progress record (`cost`), logged as `usage_source: partial`, reason
+/// `crash` (`partial_reason` in the row's `other`, as the relay writes it).
+pub fn crash_charge(
+    seq: u64,
+    hold: u64,
+    start: HoldStart,
+    completion_tokens: i64,
+    cost: i64,
+    now: i64,
+) -> Pending {
+    let log = start.row.map(|mut row| {
+        row.quota = cost;
+        row.prompt_tokens = start.prompt_tokens;
+        row.completion_tokens = completion_tokens;
+        row.other = serde_json::json!({
+            "cost": cost,
+            "usage_source": "partial",
+            "partial_reason": "crash",
+        })
+        .to_string();
+        row
+    });
+    Pending {
+        seq,
+        hold: Some(hold),
+        change: Some(BalanceChange {
+            user_id: start.user,
+            token_id: start.token,
+            charged: cost,
+            is_request: true,
+            at: now,
+        }),
+        log,
+    }
+}
+
+/// The record at `at` and where the next starts; `None` at the end or at a torn record.
+fn read_record(bytes: &[u8], at: usize) -> Option<(RecordIn, usize)> {
+    let header = bytes.get(at..at.checked_add(HEADER)?)?;
+    let len = usize::try_from(u32::from_le_bytes(header[..4].try_into().ok()?)).ok()?;
+    if len > RECORD_MAX {
+        return None;
+    }
+    let sum = u64::from_le_bytes(header[4..].try_into().ok()?);
+    let start = at + HEADER;
+    let payload = bytes.get(start..start.checked_add(len)?)?;
+    if checksum(payload) != sum {
+        return None;
+    }
+    let record = postcard::from_bytes(payload).ok()?;
+    Some((record, start + len))
+}
+
+/// Deletes the journal files of `generations` (after a new generation holds what they had).
+pub fn remove_generations(dir: &Path, generations: &[u64]) -> std::io::Result<()> {
+    for generation in generations {
+        remove(&path_of(dir, *generation))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(charged: i64) -> BalanceChange {
+        BalanceChange {
+            user_id: UserId(1),
+            token_id: Some(TokenId(2)),
+            charged,
+            is_request: true,
+            at: 5,
+        }
+    }
+
+    fn start(prompt_cost: i64) -> HoldStart {
+        HoldStart {
+            user: UserId(1),
+            token: Some(TokenId(2)),
+            prompt_tokens: 10,
+            prompt_cost,
+            row: Some(LogEntry {
+                model_name: "gpt-4o".into(),
+                ..LogEntry::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn settlements_above_the_committed_number_and_open_holds_are_recovered() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut journal = Journal::create(dir.path(), 1).expect("create");
+        let row = LogEntry::default();
+        journal.opened(1, &start(100)).expect("open");
+        journal
+            .settled(2, Some(1), Some(change(150)), Some(&row))
+            .expect("settled");
+        journal.opened(3, &start(40)).expect("open");
+        journal.progress(3, 7, 90).expect("progress");
+        journal.progress(3, 9, 95).expect("progress");
+        journal.opened(4, &start(60)).expect("open");
+        journal.closed(4).expect("closed");
+        journal
+            .settled(5, None, Some(change(-1_000)), None)
+            .expect("credit");
+        drop(journal);
+
+        let all = recover(dir.path(), 0, 99).expect("recover");
+        assert_eq!(all.generations, vec![1]);
+        assert_eq!(all.crashed, 1, "only hold 3 was left open");
+        let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();
+        assert_eq!(
+            seqs,
+            vec![2, 5, 6],
+            "the crash charge is numbered after all"
+        );
+        let crash = &all.pending[2];
+        assert_eq!(crash.hold, Some(3));
+        assert_eq!(crash.change.map(|c| c.charged), Some(95));
+        let log = crash.log.as_ref().expect("row");
+        assert_eq!(
+            (log.quota, log.prompt_tokens, log.completion_tokens),
+            (95, 10, 9)
+        );
+        assert!(
+            log.other.contains(r#""partial_reason":"crash""#),
+            "{}",
+            log.other
+        );
+        assert!(log.other.contains(r#""usage_source":"partial""#));
+        assert_eq!(all.last_seq, 6);
+
+        // Committed through 2: only 5 and the crash charge remain.
+        let later = recover(dir.path(), 2, 99).expect("recover");
+        let seqs: Vec<u64> = later.pending.iter().map(|p| p.seq).collect();
+        assert_eq!(seqs, vec![5, 6]);
+    }
+
+    #[test]
+    fn a_torn_tail_is_ignored() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut journal = Journal::create(dir.path(), 3).expect("create");
+        journal
+            .settled(1, None, Some(change(5)), None)
+            .expect("settled");
+        journal
+            .settled(2, None, Some(change(6)), None)
+            .expect("settled");
+        drop(journal);
+        let path = path_of(dir.path(), 3);
+        let len = std::fs::metadata(&path).expect("meta").len();
+        let file = OpenOptions::new().write(true).open(&path).expect("open");
+        file.set_len(len - 3).expect("tear");
+        let all = recover(dir.path(), 0, 0).expect("recover");
+        let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();
+        assert_eq!(seqs, vec![1]);
+    }
+
+    #[test]
+    fn a_covered_file_is_truncated_and_a_large_one_rotated_keeping_open_holds() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut journal = Journal::create(dir.path(), 1).expect("create");
+        journal
+            .settled(1, None, Some(change(5)), None)
+            .expect("settled");
+        journal.committed(1).expect("committed");
+        assert_eq!(journal.len, 0, "covered and nothing open: truncated");
+
+        journal.opened(2, &start(10)).expect("open");
+        let row = LogEntry {
+            other: "x".repeat(4096),
+            ..LogEntry::default()
+        };
+        let mut seq = 3;
+        while journal.len <= ROTATE_BYTES {
+            journal
+                .settled(seq, None, Some(change(1)), Some(&row))
+                .expect("settled");
+            seq += 1;
+        }
+        journal.committed(seq - 1).expect("committed");
+        assert_eq!(journal.generation(), 2, "rotated");
+        assert!(
+            journal.previous.is_none(),
+            "the old file was covered: deleted at once"
+        );
+        let all = recover(dir.path(), seq - 1, 0).expect("recover");
+        assert_eq!(all.generations, vec![2]);
+        assert_eq!(all.crashed, 1, "the open hold moved to the new file");
+    }
+}
