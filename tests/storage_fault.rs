@@ -88,8 +88,13 @@ async fn scenario(arm: impl Fn(&FaultSwitch)) {
     let (status, body) = chat(&server, &key).await;
     assert_eq!(status, StatusCode::OK, "not known yet: {body}");
     answered += 1;
-    let fault = wait_status(&server, true).await;
+    // The flush is answered once the commit holding that answer has failed (the fault set).
+    assert!(
+        server.try_flush().await.is_err(),
+        "flush reports the failure"
+    );
     assert!(switch.was_hit(), "the injected fault was reached");
+    let fault = wait_status(&server, true).await;
     let refused = chat(&server, &key).await;
     let (status, body) = refused;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
@@ -112,10 +117,6 @@ async fn scenario(arm: impl Fn(&FaultSwitch)) {
         "{fault}"
     );
     assert!(fault["since"].as_i64().is_some_and(|t| t > 0), "{fault}");
-    assert!(
-        server.try_flush().await.is_err(),
-        "flush reports the failure"
-    );
 
     // Space comes back: the writer recovers by itself.
     switch.heal();

@@ -6,6 +6,7 @@ use tollgate_actors::options::OptionsSnapshot;
 use tollgate_actors::storage_health::StorageFault;
 
 use super::setup::read_state;
+use crate::clock::now_unix;
 use crate::error::ConsoleError;
 use crate::state::AppState;
 
@@ -109,13 +110,20 @@ pub struct Status {
 
 /// Builds GET /api/status's data.
 pub async fn build(state: &AppState) -> Result<Status, ConsoleError> {
-    let fault = state.quota.storage_health().fault();
+    let mut fault = state.quota.storage_health().fault();
     let (setup, root_init) = match read_state(state).await {
         Ok(read) => read,
-        // While the database is reopened after a fault, a read may fail; only a set-up
-        // gateway settles anything, so the status still answers (and says why).
-        Err(_) if fault.is_some() => (true, true),
-        Err(e) => return Err(e),
+        // A database that cannot be read (a fault the writer may not have met yet, or the
+        // file being reopened) is itself the news: the status still answers and says so.
+        Err(e) => {
+            fault = fault.or_else(|| {
+                Some(StorageFault {
+                    message: format!("the database cannot be read: {e}"),
+                    since: now_unix(),
+                })
+            });
+            (true, true)
+        }
     };
     let mut status = from_options(&state.options.current(), setup, root_init, state.started_at);
     status.storage_fault = fault;
