@@ -40,8 +40,9 @@ pub struct Config {
     pub db_cache_mb: u64,
 
     /// Under load, the least time between two commits of settlements (log rows and the balance
-    /// changes they record), in milliseconds: what a crash (not a shutdown) can lose, traded
-    /// against the fixed CPU cost of each commit. A batch of fewer than 32 settlements gathers
+    /// changes they record), in milliseconds: what a power loss can lose (a process crash loses
+    /// nothing: the crash journal; a shutdown flushes), traded against the fixed CPU cost of
+    /// each commit. A batch of fewer than 32 settlements gathers
     /// on, up to 2.5 intervals and at most 50 ms. 0 commits whatever is queued at once.
     #[arg(long, env = "TOLLGATE_COMMIT_INTERVAL_MS", default_value_t = DEFAULT_COMMIT_INTERVAL_MS,
           value_parser = clap::value_parser!(u64).range(0..=1000))]
