@@ -283,6 +283,14 @@ impl Journal {
         self.flush_buf()
     }
 
+    /// Appends a record that changes nothing (closes no reservation): whether the journal can
+    /// be written again after a failure.
+    pub fn probe(&mut self) -> std::io::Result<()> {
+        self.buf.clear();
+        frame(&mut self.buf, &RecordOut::Closed { hold: 0 })?;
+        self.flush_buf()
+    }
+
     /// The database now holds every settlement up to `through`: drops what it covers.
     pub fn committed(&mut self, through: u64) -> std::io::Result<()> {
         if self.len > ROTATE_BYTES && self.previous.is_none() {

@@ -258,6 +258,22 @@ impl LogWriter {
         self.journalled(journalled);
     }
 
+    /// Whether paid requests may be served: no storage fault. A journal fault is probed again
+    /// first (an append of a record that changes nothing), since only an append clears it and
+    /// refused requests append nothing.
+    pub fn storage_ok(&self) -> bool {
+        if !self.health.is_faulted() {
+            return true;
+        }
+        if self.health.has(FaultSource::Journal) {
+            let mut guard = self.lock();
+            let probed = guard.journal.as_mut().map(Journal::probe);
+            drop(guard);
+            self.journalled(probed);
+        }
+        !self.health.is_faulted()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Sequencer> {
         self.seq.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -69,6 +69,11 @@ impl StorageHealth {
         self.inner.faulted.load(Ordering::Acquire) != 0
     }
 
+    /// Whether `source` has a fault set.
+    pub fn has(&self, source: FaultSource) -> bool {
+        self.inner.faulted.load(Ordering::Acquire) & (1 << source.index()) != 0
+    }
+
     /// Records a failure of `source` (`now`: unix seconds); keeps the first failure's time.
     /// Returns whether this started the source's fault.
     pub fn fail(&self, source: FaultSource, message: String, now: i64) -> bool {

@@ -130,7 +130,7 @@ pub async fn admit(
     )
     .map_err(|e| RelayError::BadRequest(e.to_string()))?;
     // An answer whose charge cannot be recorded is not sold (P13 item 9).
-    if amount > 0 && state.quota.storage_health().is_faulted() {
+    if amount > 0 && !state.quota.storage_ok() {
         return Err(RelayError::StorageUnavailable);
     }
     let token = (!caller.playground).then_some(caller.token.id);

@@ -296,6 +296,11 @@ impl QuotaBook {
         self.writer.flush().await
     }
 
+    /// Whether paid requests may be served (no storage fault; see [`LogWriter::storage_ok`]).
+    pub fn storage_ok(&self) -> bool {
+        self.writer.storage_ok()
+    }
+
     /// Whether settlements reach the database: the fault while they do not.
     pub fn storage_health(&self) -> &StorageHealth {
         self.writer.health()
