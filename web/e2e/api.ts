@@ -40,3 +40,24 @@ export async function registerUser(
     body: JSON.stringify({ username, password, password2: password }),
   });
 }
+
+/** Saves options as root over the API (sign-in cookie plus New-Api-User). */
+export async function setOptions(
+  server: TollgateServer,
+  options: Record<string, string>,
+): Promise<void> {
+  const login = await fetch(`${server.baseURL}/api/user/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(ROOT),
+  });
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  const { data } = (await login.json()) as { data: { id: number } };
+  for (const [key, value] of Object.entries(options)) {
+    await call(server, '/api/option/', {
+      method: 'PUT',
+      headers: { Cookie: cookie, 'New-Api-User': String(data.id) },
+      body: JSON.stringify({ key, value }),
+    });
+  }
+}
