@@ -4,6 +4,7 @@
 pub mod account;
 pub mod auth;
 pub mod channel;
+pub mod content;
 pub mod data;
 pub mod log;
 pub mod oauth;
@@ -27,6 +28,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .merge(setup::routes())
         .merge(status::routes())
+        .merge(content::routes())
         .merge(option::routes())
         .merge(auth::routes())
         .merge(oauth::routes())

@@ -61,3 +61,63 @@ export async function setOptions(
     });
   }
 }
+
+/** A signed-in API caller: the session cookie and `New-Api-User` of the user. */
+export interface Caller {
+  call: (path: string, init?: RequestInit) => Promise<{ data: unknown }>;
+}
+
+/** Signs in over the API and returns a caller that carries the session. */
+export async function signIn(
+  server: TollgateServer,
+  username = ROOT.username,
+  password = ROOT.password,
+): Promise<Caller> {
+  const response = await fetch(`${server.baseURL}/api/user/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username, password }),
+  });
+  const body = (await response.json()) as { success: boolean; data: { id: number } };
+  if (!body.success) throw new Error(`login of ${username} failed`);
+  const cookie = (response.headers.getSetCookie?.() ?? []).map((c) => c.split(';')[0]).join('; ');
+  const userId = String(body.data.id);
+  return {
+    call: async (path, init = {}) => {
+      const answer = await fetch(`${server.baseURL}${path}`, {
+        ...init,
+        headers: {
+          'Content-Type': 'application/json',
+          Cookie: cookie,
+          'New-Api-User': userId,
+          ...init.headers,
+        },
+      });
+      const parsed = (await answer.json()) as { success: boolean; message: string; data: unknown };
+      if (!answer.ok || !parsed.success) {
+        throw new Error(`${path} answered ${answer.status}: ${parsed.message}`);
+      }
+      return parsed;
+    },
+  };
+}
+
+/** Saves an option as an admin. */
+export async function setOption(admin: Caller, key: string, value: string): Promise<void> {
+  await admin.call('/api/option/', { method: 'PUT', body: JSON.stringify({ key, value }) });
+}
+
+/** Adds an OpenAI-type channel for `models` at `baseUrl`. */
+export async function addChannel(admin: Caller, baseUrl: string, models: string): Promise<void> {
+  await admin.call('/api/channel/', {
+    method: 'POST',
+    body: JSON.stringify({
+      name: 'e2e-mock',
+      type: 1,
+      key: 'sk-upstream',
+      base_url: baseUrl,
+      models,
+      group: 'default',
+    }),
+  });
+}

@@ -67,7 +67,7 @@ describe('route guards (spec 01 §2)', () => {
   it('home has no side menu', async () => {
     mockApi({ 'GET /api/status': { body: statusData() } });
     renderApp('/');
-    expect(await screen.findByRole('heading', { name: '首页' })).toBeTruthy();
+    expect(await screen.findByRole('heading', { level: 1 })).toBeTruthy();
     expect(screen.queryByRole('complementary', { name: '侧边菜单' })).toBeNull();
   });
 
@@ -97,7 +97,28 @@ describe('shell', () => {
     mockApi({ 'GET /api/status': { body: statusData({ docs_link: 'https://docs.example' }) } });
     renderApp('/about');
     const docs = await screen.findByRole('link', { name: '文档' });
-    expect(docs.getAttribute('href')).toBe('https://docs.example');
+    expect(docs.getAttribute('href')).toBe('/docs');
+  });
+
+  it('/docs shows the status docs link in a frame and offers a new tab', async () => {
+    mockApi({ 'GET /api/status': { body: statusData({ docs_link: 'https://docs.example' }) } });
+    renderApp('/docs');
+    expect((await screen.findByTitle('文档')).getAttribute('src')).toBe('https://docs.example');
+    const open = screen.getByRole('link', { name: '在新标签页打开文档' });
+    expect(open.getAttribute('rel')).toContain('noopener');
+  });
+
+  it('the home page renders the configured Markdown, sanitised', async () => {
+    mockApi({
+      'GET /api/status': { body: statusData() },
+      'GET /api/home_page_content': {
+        body: { success: true, message: '', data: '# Welcome\n\n<img src=x onerror="alert(1)">' },
+      },
+      'GET /api/notice': { body: { success: true, message: '', data: '' } },
+    });
+    const { container } = renderApp('/');
+    expect(await screen.findByRole('heading', { name: 'Welcome' })).toBeTruthy();
+    expect(container.querySelector('[onerror]')).toBeNull();
   });
 
   it('reports an unreachable server', async () => {

@@ -25,7 +25,11 @@ const placeholder = (path: string, title: PageTitle, handle?: RouteHandle): Rout
 
 /** Public pages: no signed-in user needed (spec 01 §2). */
 const publicRoutes: RouteObject[] = [
-  { index: true, handle: withoutSidebar, element: <PlaceholderPage title="home" /> },
+  {
+    index: true,
+    handle: withoutSidebar,
+    lazy: async () => ({ Component: (await import('@/pages/home')).HomePage }),
+  },
   {
     path: 'setup',
     handle: withoutSidebar,
@@ -61,10 +65,24 @@ const publicRoutes: RouteObject[] = [
     path: 'pricing',
     lazy: async () => ({ Component: (await import('@/pages/pricing')).PricingPage }),
   },
-  placeholder('docs', 'docs'),
-  placeholder('about', 'about'),
-  placeholder('chat/:id?', 'chat', withoutSidebar),
-  placeholder('chat2link', 'chat', withoutSidebar),
+  {
+    path: 'docs',
+    lazy: async () => ({ Component: (await import('@/pages/content/docs-page')).DocsPage }),
+  },
+  {
+    path: 'about',
+    lazy: async () => ({ Component: (await import('@/pages/content/about-page')).AboutPage }),
+  },
+  {
+    path: 'chat/:id?',
+    handle: withoutSidebar,
+    lazy: async () => ({ Component: (await import('@/pages/content/chat-page')).ChatPage }),
+  },
+  {
+    path: 'chat2link',
+    handle: withoutSidebar,
+    lazy: async () => ({ Component: (await import('@/pages/content/chat-page')).ChatToLinkPage }),
+  },
 ];
 
 /** Console pages: a guest is sent to /login (spec 01 §2). */
@@ -73,7 +91,10 @@ const consoleRoutes: RouteObject[] = [
     path: 'token',
     lazy: async () => ({ Component: (await import('@/pages/tokens')).TokensPage }),
   },
-  placeholder('playground', 'playground'),
+  {
+    path: 'playground',
+    lazy: async () => ({ Component: (await import('@/pages/playground')).PlaygroundPage }),
+  },
   {
     element: <RequireAdmin />,
     children: [

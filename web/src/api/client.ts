@@ -5,7 +5,7 @@ import { useSession } from '@/stores/session';
 import { ApiError, handleUnauthorized } from './errors';
 
 /** The `New-Api-User` value sent by a guest. */
-const GUEST_USER_ID = '-1';
+export const GUEST_USER_ID = '-1';
 
 const envelopeSchema = z.object({
   success: z.boolean(),

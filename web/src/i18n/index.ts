@@ -6,9 +6,11 @@ import { fallbackLanguage, usePreferences } from '@/stores/preferences';
 import enAuth from './locales/en/auth.json';
 import enChannels from './locales/en/channels.json';
 import enCommon from './locales/en/common.json';
+import enContent from './locales/en/content.json';
 import enDetail from './locales/en/detail.json';
 import enLog from './locales/en/log.json';
 import enPersonal from './locales/en/personal.json';
+import enPlayground from './locales/en/playground.json';
 import enPricing from './locales/en/pricing.json';
 import enRedemption from './locales/en/redemption.json';
 import enSettings from './locales/en/settings.json';
@@ -19,9 +21,11 @@ import enUsers from './locales/en/users.json';
 import zhAuth from './locales/zh/auth.json';
 import zhChannels from './locales/zh/channels.json';
 import zhCommon from './locales/zh/common.json';
+import zhContent from './locales/zh/content.json';
 import zhDetail from './locales/zh/detail.json';
 import zhLog from './locales/zh/log.json';
 import zhPersonal from './locales/zh/personal.json';
+import zhPlayground from './locales/zh/playground.json';
 import zhPricing from './locales/zh/pricing.json';
 import zhRedemption from './locales/zh/redemption.json';
 import zhSettings from './locales/zh/settings.json';
@@ -46,6 +50,8 @@ export const resources = {
     log: zhLog,
     detail: zhDetail,
     settings: zhSettings,
+    content: zhContent,
+    playground: zhPlayground,
   },
   en: {
     common: enCommon,
@@ -61,6 +67,8 @@ export const resources = {
     log: enLog,
     detail: enDetail,
     settings: enSettings,
+    content: enContent,
+    playground: enPlayground,
   },
 } as const;
 

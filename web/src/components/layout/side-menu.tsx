@@ -25,6 +25,8 @@ import { isAdmin } from '@/api/user';
 import type { User } from '@/api/user';
 import { Tooltip } from '@/components/ui/tooltip';
 import type zhCommon from '@/i18n/locales/zh/common.json';
+import { storedChats } from '@/lib/chat-links';
+import type { ChatLink } from '@/lib/chat-links';
 import { usePreferences } from '@/stores/preferences';
 import { useSession } from '@/stores/session';
 
@@ -50,14 +52,12 @@ const item = (to: string, icon: LucideIcon, key: ItemKey): MenuItem => ({
 });
 
 /** The menu of spec 01 §2: flags from the status decide the optional entries, the role the admin group. */
-function menuGroups(status: Status, user: User | null): MenuGroup[] {
-  const chats = status.chats.flatMap((chat, index) =>
-    Object.keys(chat).map((name) => ({
-      to: `/chat/${index}`,
-      icon: MessageSquare,
-      label: { text: name },
-    })),
-  );
+function menuGroups(status: Status, user: User | null, chatLinks: ChatLink[]): MenuGroup[] {
+  const chats = chatLinks.map((link, index) => ({
+    to: `/chat/${index}`,
+    icon: MessageSquare,
+    label: { text: link.name },
+  }));
   const groups: MenuGroup[] = [
     { key: 'chat', items: [item('/playground', FlaskConical, 'playground'), ...chats] },
     {
@@ -105,13 +105,20 @@ export function SideMenu({ onNavigate }: { onNavigate?: () => void }) {
   const setCollapsed = usePreferences((s) => s.setSidebarCollapsed);
   const ToggleIcon = collapsed ? PanelLeftOpen : PanelLeftClose;
   const toggleLabel = collapsed ? t('sidebar.expand') : t('sidebar.collapse');
+  // The chat submenu is built from the locally kept chats (spec 01 §2), mirrored from the status.
+  const chats = storedChats();
 
   return (
     <aside className="side-menu" data-collapsed={collapsed} aria-label={t('sidebar.label')}>
       <nav className="side-menu__groups">
-        {menuGroups(status, user).map((group) => (
+        {menuGroups(status, user, chats.links).map((group) => (
           <div key={group.key} className="side-menu__group">
             <p className="side-menu__heading">{t(`sidebar.group.${group.key}`)}</p>
+            {group.key === 'chat' && chats.error ? (
+              <p className="side-menu__problem" role="alert">
+                {t('chat.parseFailed', { ns: 'content' })}
+              </p>
+            ) : null}
             {group.items.map(({ to, icon: Icon, label }) => {
               const text = 'key' in label ? t(`sidebar.item.${label.key}`) : label.text;
               return (

@@ -1,8 +1,11 @@
+import { useQuery } from '@tanstack/react-query';
 import { ExternalLink } from 'lucide-react';
 import { useTranslation } from 'react-i18next';
 import { NavLink } from 'react-router';
 
+import { navLinksQueryOptions } from '@/api/content';
 import { useStatus } from '@/api/status';
+import { safeUrl } from '@/lib/safe-url';
 
 const links = [
   { key: 'home', to: '/' },
@@ -15,10 +18,14 @@ export interface TopNavLinksProps {
   onNavigate?: () => void;
 }
 
-/** The top bar's links: home, console, pricing, docs (only with a docs link) and about. */
+/**
+ * The top bar's links: home, console, pricing, docs (only with a docs link), the admin's custom
+ * links (CustemNavLinks; script and file URLs left out) and about.
+ */
 export function TopNavLinks({ orientation, onNavigate }: TopNavLinksProps) {
   const { t } = useTranslation();
   const { docs_link: docsLink } = useStatus();
+  const custom = useQuery(navLinksQueryOptions).data ?? [];
   return (
     <nav className="top-nav" data-orientation={orientation} aria-label={t('nav.mainLabel')}>
       {links.map(({ key, to }) => (
@@ -27,11 +34,25 @@ export function TopNavLinks({ orientation, onNavigate }: TopNavLinksProps) {
         </NavLink>
       ))}
       {docsLink ? (
-        <a className="top-nav__link" href={docsLink} target="_blank" rel="noreferrer">
+        <NavLink to="/docs" className="top-nav__link" onClick={onNavigate}>
           {t('nav.docs')}
-          <ExternalLink className="top-nav__external" aria-hidden />
-        </a>
+        </NavLink>
       ) : null}
+      {custom.map((link) => {
+        const href = safeUrl(link.url);
+        return href ? (
+          <a
+            key={link.item_key || link.url}
+            className="top-nav__link"
+            href={href}
+            target="_blank"
+            rel="noopener noreferrer"
+          >
+            {link.text}
+            <ExternalLink className="top-nav__external" aria-hidden />
+          </a>
+        ) : null;
+      })}
       <NavLink to="/about" className="top-nav__link" onClick={onNavigate}>
         {t('nav.about')}
       </NavLink>

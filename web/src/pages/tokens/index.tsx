@@ -25,11 +25,11 @@ import { PageHeader } from '@/components/layout/page-header';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Input } from '@/components/ui/input';
+import { chatLinks, chatUrl } from '@/lib/chat-links';
+import type { ChatLink } from '@/lib/chat-links';
 import { copyText } from '@/stores/manual-copy';
 import { toast } from '@/stores/toasts';
 
-import { chatLinks, fillChatLink } from './chat-links';
-import type { ChatLink } from './chat-links';
 import { TokenEditor } from './token-editor';
 import { TokensTable } from './tokens-table';
 import type { TokenAction } from './tokens-table';
@@ -91,13 +91,20 @@ export function TokensPage() {
       toast.error(t('chat.none'));
       return;
     }
-    // Opened before the key arrives, so the popup is still tied to the click.
+    // Opened before the key arrives, so the popup is still tied to the click; it gets no
+    // handle on this window (noopener), and a script or file URL is never loaded into it.
     const win = window.open('', '_blank');
+    if (win) win.opener = null;
     reveal.mutate(token.id, {
       onSuccess: (key) => {
-        const url = fillChatLink(link.template, serverBaseUrl(status.server_address), key);
+        const url = chatUrl(link.template, serverBaseUrl(status.server_address), key);
+        if (url === null) {
+          win?.close();
+          toast.error(t('chat.configError'));
+          return;
+        }
         if (win) win.location.href = url;
-        else window.open(url, '_blank');
+        else window.open(url, '_blank', 'noopener,noreferrer');
       },
       onError: () => win?.close(),
     });

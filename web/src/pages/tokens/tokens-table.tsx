@@ -15,9 +15,8 @@ import {
   DropdownMenuTrigger,
 } from '@/components/ui/dropdown-menu';
 import { Table } from '@/components/ui/table';
+import type { ChatLink } from '@/lib/chat-links';
 import { formatDateTime } from '@/lib/dates';
-
-import type { ChatLink } from './chat-links';
 
 export type TokenAction = 'copy' | 'enable' | 'disable' | 'edit' | 'delete';
 
