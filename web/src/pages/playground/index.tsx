@@ -99,13 +99,16 @@ export function PlaygroundPage() {
     systemPrompt: t('systemPromptDefault'),
   });
   const [draft, setDraft] = useState('');
-  const chat = useChat(params);
-  const end = useRef<HTMLDivElement>(null);
   const list = models.data ?? [];
   const model = params.model || (list.includes(DEFAULT_MODEL) ? DEFAULT_MODEL : (list[0] ?? ''));
   const effective = { ...params, model };
+  const chat = useChat(effective);
+  const end = useRef<HTMLDivElement>(null);
 
-  useEffect(() => end.current?.scrollIntoView?.({ block: 'end' }), [chat.messages]);
+  // A block body: scrollIntoView returns a promise in newer browsers, which is no cleanup.
+  useEffect(() => {
+    if (chat.messages.length > 0) void end.current?.scrollIntoView?.({ block: 'nearest' });
+  }, [chat.messages]);
 
   const submit = (event?: FormEvent) => {
     event?.preventDefault();
