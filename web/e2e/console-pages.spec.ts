@@ -160,3 +160,32 @@ test('a chat link opens in a frame with the user key; a script URL is refused', 
   await page.goto('/token');
   await expect(page.getByRole('link', { name: 'Web' })).toBeVisible();
 });
+
+test('the other tab saves each field on its own and keeps it after a reload', async ({
+  page,
+  server,
+}) => {
+  await setUp(server);
+  await logIn(page);
+  await page.goto('/setting?tab=other');
+  const fields: [string, string, string, string][] = [
+    ['公告', 'e2e notice', '设置公告', '公告已更新'],
+    ['系统名称', 'E2E Gate', '设置系统名称', '系统名称已更新'],
+    ['Logo 图片地址', '/favicon.svg', '设置 Logo', 'Logo 已更新'],
+    ['首页内容', '# e2e home', '设置首页内容', '首页内容已更新'],
+    ['关于', 'e2e about', '设置关于', '关于内容已更新'],
+    ['页脚', '<b>e2e footer</b>', '设置页脚', '页脚内容已更新'],
+  ];
+  for (const [label, value, button, notice] of fields) {
+    await page.getByLabel(label, { exact: true }).fill(value);
+    await page.getByRole('button', { name: button }).click();
+    await expect(page.getByText(notice, { exact: true })).toBeVisible();
+  }
+  await page.reload();
+  for (const [label, value] of fields) {
+    await expect(page.getByLabel(label, { exact: true })).toHaveValue(value);
+  }
+  await expect(page.locator('footer').getByText('e2e footer')).toBeVisible();
+  await page.goto('/about');
+  await expect(page.locator('main').getByText('e2e about')).toBeVisible();
+});

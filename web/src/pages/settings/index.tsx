@@ -9,6 +9,7 @@ import { Alert } from '@/components/ui/alert';
 import { Spinner } from '@/components/ui/spinner';
 import { Tabs, TabsContent, TabsList, TabsTrigger } from '@/components/ui/tabs';
 
+import { contentFields, ContentSettings } from './content-settings';
 import { sections } from './fields';
 import type { SectionId } from './fields';
 import { LogClear } from './log-clear';
@@ -130,9 +131,12 @@ function TabBody({ tab, options }: { tab: SettingTab; options: Options }) {
         </>
       );
     case 'other':
-      return <Section id="content" options={options} />;
+      return <ContentSettings key={contentKey(options)} options={options} />;
   }
 }
+
+/** Remounts the content fields when a stored value changes (each keeps its own draft). */
+const contentKey = (options: Options) => contentFields.map((f) => options[f] ?? '').join('\u0000');
 
 /** /setting (admin, 系统设置): the option tabs of spec 02 §2; each section saves on its own. */
 export function SettingsPage() {

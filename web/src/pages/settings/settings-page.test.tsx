@@ -320,18 +320,17 @@ describe('system and other tabs (spec 01 §5)', () => {
     expect(calls.some((c) => c.method === 'PUT')).toBe(false);
   });
 
-  it('the other tab edits the site content', async () => {
+  it('the other tab saves each content field on its own, with its notice', async () => {
     const calls = setUp();
     renderApp('/setting?tab=other');
-    const content = await screen.findByRole('region', { name: '个性化设置' });
-    await userEvent.type(within(content).getByLabelText('公告'), '维护通知');
-    await userEvent.click(within(content).getByRole('button', { name: '保存个性化设置' }));
-    await waitFor(() =>
-      expect(calls.find((c) => c.method === 'PUT')?.body).toEqual({
-        key: 'Notice',
-        value: '维护通知',
-      }),
-    );
+    await userEvent.type(await screen.findByLabelText('公告'), '维护通知');
+    await userEvent.type(screen.getByLabelText('页脚'), '<b>f</b>');
+    await userEvent.click(screen.getByRole('button', { name: '设置公告' }));
+    expect(await screen.findByText('公告已更新')).toBeTruthy();
+    const puts = calls.filter((c) => c.method === 'PUT').map((c) => c.body);
+    expect(puts).toEqual([{ key: 'Notice', value: '维护通知' }]);
+    await userEvent.click(screen.getByRole('button', { name: '设置页脚' }));
+    expect(await screen.findByText('页脚内容已更新')).toBeTruthy();
   });
 });
 
