@@ -107,7 +107,15 @@ fn pricing(c: &mut Criterion) {
         b.iter(|| {
             let p = table.model(black_box("gpt-4o-mini")).expect("priced");
             let g = table.group("vip");
-            let r = price::reservation(p, g, 500_000, 1200, Some(1024), 0).expect("reservation");
+            let r = price::reservation(
+                p,
+                g,
+                500_000,
+                1200,
+                price::OutputBound::new(Some(1024), None, 4096),
+                0,
+            )
+            .expect("reservation");
             let c = price::charge(p, g, 500_000, black_box(usage)).expect("charge");
             (r, c)
         });
@@ -258,7 +266,7 @@ fn quota(c: &mut Criterion) {
         b.iter(|| {
             rt.block_on(async {
                 let hold = book.reserve(user, None, 2_000).await.expect("reserve");
-                hold.settle(black_box(1_234), None, 0).charged
+                hold.settle(black_box(1_234), |_| None, 0).charged
             })
         });
     });

@@ -29,6 +29,8 @@ use crate::console::service::oauth::state::StateRegistry;
 use crate::console::service::password::Hasher;
 use crate::http::client_ip::CriticalLimiter;
 use crate::http::listen;
+use crate::relay::body_limit::BodyBudget;
+use crate::relay::count_guard::CountGuard;
 use crate::reminder::QuotaReminder;
 use crate::state::{AppState, Shared};
 use crate::upstream::HttpClients;
@@ -134,6 +136,8 @@ impl App {
             quota,
             critical_limiter: CriticalLimiter::new(config.critical_rate_limit),
             oauth_states: StateRegistry::default(),
+            count_guard: CountGuard::default(),
+            body_budget: BodyBudget::default(),
             channel_pool,
             http,
             cookie_key: Key::derive_from(&secret),

@@ -16,6 +16,8 @@ use crate::config::Config;
 use crate::console::service::oauth::state::StateRegistry;
 use crate::console::service::password::Hasher;
 use crate::http::client_ip::CriticalLimiter;
+use crate::relay::body_limit::BodyBudget;
+use crate::relay::count_guard::CountGuard;
 use crate::upstream::HttpClients;
 
 /// Shared state of the HTTP layer: one pointer, so the clones axum makes for every extractor
@@ -65,6 +67,10 @@ pub struct Shared {
     pub oauth_states: StateRegistry,
     /// Per-IP budget of the abuse-prone routes.
     pub critical_limiter: CriticalLimiter,
+    /// Per-key budget and worker slots of the free token-counting routes.
+    pub count_guard: CountGuard,
+    /// Bytes of relay request bodies in flight (RelayBodyBudgetMB).
+    pub body_budget: BodyBudget,
     /// Unix seconds when this process started (reported by /api/status).
     pub started_at: i64,
     /// The password hashing thread.

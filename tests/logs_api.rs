@@ -430,7 +430,12 @@ async fn deleting_by_time_removes_exactly_the_older_rows_while_the_relay_writes(
     // Exactly the older rows are gone; every new row is there; counters agree with the rows.
     let all = store.read_blocking(logs::all).unwrap_or_default();
     assert!(all.iter().all(|e| e.created_at >= target));
-    assert_eq!(all.len() as u64, 3000 - older + 60);
+    let consumed = all.iter().filter(|e| e.log_type == LOG_CONSUME).count() as u64;
+    assert_eq!(
+        consumed,
+        3000 - older + 60,
+        "plus the set-up's balance rows"
+    );
     let (_, body) = root.get("/api/log/?page_size=1").await;
     assert_eq!(body["data"]["total"].as_u64(), Some(all.len() as u64));
     for model in ["gpt-4o", "gpt-4o-mini"] {
@@ -486,8 +491,18 @@ async fn dashboard_aggregates_equal_the_sums_of_the_raw_logs() {
         assert!(t.await.unwrap_or(false), "request failed");
     }
     server.flush().await;
-    let raw = server.store().read_blocking(logs::all).unwrap_or_default();
-    assert_eq!(raw.len(), 40);
+    let raw: Vec<LogEntry> = server
+        .store()
+        .read_blocking(logs::all)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.log_type == LOG_CONSUME)
+        .collect();
+    assert_eq!(
+        raw.len(),
+        40,
+        "consume rows (the set-up's balance rows aside)"
+    );
 
     // Sums of the raw logs per (user, model), per model and per user.
     let mut want: BTreeMap<(i64, String), (i64, i64, i64)> = BTreeMap::new();
@@ -568,7 +583,7 @@ async fn dashboard_aggregates_equal_the_sums_of_the_raw_logs() {
     server.flush().await;
     let (_, after) = root.get(&format!("/api/data/?{range}")).await;
     assert_eq!(sum(&after["data"], &|_| true).0, 40);
-    let (_, logs_now) = root.get("/api/log/?page_size=1").await;
+    let (_, logs_now) = root.get("/api/log/?page_size=1&type=2").await;
     assert_eq!(logs_now["data"]["total"], 41);
 }
 

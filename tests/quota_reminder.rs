@@ -38,7 +38,8 @@ async fn chat(server: &TestServer, key: &str) {
                 .client
                 .post(server.url("/v1/chat/completions"))
                 .bearer_auth(key)
-                .json(&json!({"model": "claude-test", "messages": [{"role": "user", "content": "hi"}]})),
+                .json(&json!({"model": "claude-test", "max_tokens": 20,
+                    "messages": [{"role": "user", "content": "hi"}]})),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");

@@ -77,7 +77,11 @@ async fn balances(server: &TestServer, user: i64) -> (i64, i64, i64, Vec<logs::L
         .store()
         .read_blocking(|rtx| {
             let u = users::get(rtx, UserId(user))?.expect("user");
-            let all = logs::recent_for_user(rtx, UserId(user), 1000)?;
+            // The set-up's balance edits (type-3 rows) aside: the rows of what was relayed.
+            let all: Vec<_> = logs::recent_for_user(rtx, UserId(user), 1000)?
+                .into_iter()
+                .filter(|l| l.log_type != logs::LOG_MANAGE)
+                .collect();
             Ok::<_, StorageError>((u.quota.0, u.used_quota.0, u.request_count, all))
         })
         .expect("read")
@@ -404,7 +408,7 @@ async fn keys_and_quota_are_checked_before_forwarding() {
         body["error"]["message"]
             .as_str()
             .expect("m")
-            .contains("no price")
+            .contains("price not configured")
     );
     let (status, body) = chat(&server, &format!("{key}-1"), msg.clone()).await;
     assert_eq!(
@@ -413,7 +417,12 @@ async fn keys_and_quota_are_checked_before_forwarding() {
         "ordinary users cannot pin a channel: {body}"
     );
 
-    // 1.25 × (500 + 1,000,000 × 4) is more than the user's 1,000,000.
+    // Admission asks for the prompt and up to DefaultOutputReserve output tokens; raised here
+    // so that all of max_tokens must be covered. 1.25 × (500 + 1,000,000 × 4) is more than the
+    // user's 1,000,000.
+    server
+        .set_option(&root, "DefaultOutputReserve", json!("2000000"))
+        .await;
     let (status, body) = chat(
         &server,
         &key,
@@ -421,7 +430,7 @@ async fn keys_and_quota_are_checked_before_forwarding() {
     )
     .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    assert_eq!(body["error"]["code"], "insufficient_quota");
+    assert_eq!(body["error"]["code"], "insufficient_user_quota");
     assert!(
         body["error"]["message"]
             .as_str()

@@ -86,7 +86,7 @@ async fn concurrent_settlements_conserve_money() {
                         log_type: LOG_CONSUME,
                         ..LogEntry::default()
                     };
-                    Some(hold.settle(cost, Some(log), 1).charged)
+                    Some(hold.settle(cost, |_| Some(log), 1).charged)
                 }
                 Err(QuotaError::Refused(
                     Refusal::TokenQuota { .. } | Refusal::UserQuota { .. },

@@ -45,8 +45,12 @@ pub enum ErrorCode {
     UpstreamFailed,
     /// The API key is missing, unknown or not usable.
     InvalidApiKey,
-    /// Not enough user or token quota.
-    InsufficientQuota,
+    /// The gateway is at its memory budget for request bodies.
+    Busy,
+    /// The user's balance is at or below zero (a debt), or does not cover the request.
+    InsufficientUserQuota,
+    /// The API key's remaining quota is at or below zero, or does not cover the request.
+    InsufficientTokenQuota,
     /// The prompt contains a configured sensitive word.
     SensitiveWords,
     /// The user's model request rate limit was reached.
@@ -86,11 +90,13 @@ impl ErrorCode {
             ErrorCode::NotImplemented => StatusCode::NOT_IMPLEMENTED,
             ErrorCode::UpstreamFailed => StatusCode::BAD_GATEWAY,
             ErrorCode::InvalidApiKey => StatusCode::UNAUTHORIZED,
-            ErrorCode::InsufficientQuota => StatusCode::FORBIDDEN,
+            ErrorCode::InsufficientUserQuota | ErrorCode::InsufficientTokenQuota => {
+                StatusCode::FORBIDDEN
+            }
             ErrorCode::SensitiveWords => StatusCode::BAD_REQUEST,
             ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             ErrorCode::BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            ErrorCode::NoChannel => StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::NoChannel | ErrorCode::Busy => StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::UpstreamError | ErrorCode::UpstreamUnreachable => StatusCode::BAD_GATEWAY,
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
@@ -120,7 +126,9 @@ impl ErrorCode {
             ErrorCode::NotImplemented => "not_implemented",
             ErrorCode::UpstreamFailed => "upstream_error",
             ErrorCode::InvalidApiKey => "invalid_api_key",
-            ErrorCode::InsufficientQuota => "insufficient_quota",
+            ErrorCode::InsufficientUserQuota => "insufficient_user_quota",
+            ErrorCode::InsufficientTokenQuota => "insufficient_token_quota",
+            ErrorCode::Busy => "server_busy",
             ErrorCode::SensitiveWords => "sensitive_words_detected",
             ErrorCode::RateLimited => "rate_limit_exceeded",
             ErrorCode::BodyTooLarge => "request_body_too_large",
@@ -135,12 +143,14 @@ impl ErrorCode {
     /// OpenAI-style `error.type` for relay responses.
     pub fn error_type(self) -> &'static str {
         match self {
-            ErrorCode::Internal | ErrorCode::StorageUnavailable => "server_error",
+            ErrorCode::Internal | ErrorCode::StorageUnavailable | ErrorCode::Busy => "server_error",
             ErrorCode::NotLoggedIn
             | ErrorCode::UserHeaderMismatch
             | ErrorCode::BadCredentials
             | ErrorCode::InvalidApiKey => "authentication_error",
-            ErrorCode::InsufficientQuota => "insufficient_quota",
+            ErrorCode::InsufficientUserQuota | ErrorCode::InsufficientTokenQuota => {
+                "insufficient_quota"
+            }
             ErrorCode::RateLimited => "rate_limit_error",
             ErrorCode::UpstreamError | ErrorCode::UpstreamUnreachable => "upstream_error",
             ErrorCode::Forbidden | ErrorCode::UserDisabled => "permission_error",

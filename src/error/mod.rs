@@ -191,20 +191,28 @@ pub enum RelayError {
     /// The key's owner, IP list, model list or group forbids the request.
     #[error("{0}")]
     Forbidden(String),
-    /// Not enough quota on the user or the token.
+    /// The user's balance is in debt or does not cover the request; says how much is needed.
     #[error("{0}")]
-    InsufficientQuota(String),
+    InsufficientUserQuota(String),
+    /// The API key's remaining quota is in debt or does not cover the request.
+    #[error("{0}")]
+    InsufficientTokenQuota(String),
     /// The prompt contains sensitive words (CheckSensitiveOnPromptEnabled); names them.
     #[error("the prompt contains sensitive words: {0}")]
     SensitiveWords(String),
     /// The user's model request rate limit was reached.
     #[error("{0}")]
     RateLimited(String),
+    /// The request bodies in flight would pass the memory budget (RelayBodyBudgetMB).
+    #[error("{0}")]
+    Busy(String),
     /// The body is larger than `--max-request-body-mb`.
     #[error("the request body is larger than this gateway accepts ({0} MiB)")]
     BodyTooLarge(u64),
     /// The model has no price and the user does not accept unpriced models.
-    #[error("model {0} has no price configured; ask the administrator to set its ratio or price")]
+    #[error(
+        "model price not configured: {0} has no ratio or price; ask the administrator to set one"
+    )]
     ModelUnpriced(String),
     /// No enabled channel serves the model in the group.
     #[error("no available channel for model {model} in group {group}")]
@@ -245,10 +253,12 @@ impl RelayError {
             RelayError::BadRequest(_) | RelayError::ModelUnpriced(_) => ErrorCode::InvalidRequest,
             RelayError::MissingKey | RelayError::InvalidKey(_) => ErrorCode::InvalidApiKey,
             RelayError::Forbidden(_) => ErrorCode::Forbidden,
-            RelayError::InsufficientQuota(_) => ErrorCode::InsufficientQuota,
+            RelayError::InsufficientUserQuota(_) => ErrorCode::InsufficientUserQuota,
+            RelayError::InsufficientTokenQuota(_) => ErrorCode::InsufficientTokenQuota,
             RelayError::SensitiveWords(_) => ErrorCode::SensitiveWords,
             RelayError::RateLimited(_) => ErrorCode::RateLimited,
             RelayError::BodyTooLarge(_) => ErrorCode::BodyTooLarge,
+            RelayError::Busy(_) => ErrorCode::Busy,
             RelayError::NoChannel { .. } => ErrorCode::NoChannel,
             RelayError::Upstream { .. } => ErrorCode::UpstreamError,
             RelayError::Unreachable(_) => ErrorCode::UpstreamUnreachable,

@@ -30,7 +30,7 @@ use super::failure;
 use super::keepalive;
 use super::meter::Meter;
 use super::pipe::{self, Mode};
-use super::price;
+use super::price::{self, OutputBound};
 use super::prompt::Prompt;
 use super::settle::{Attempt, SettleCtx};
 use super::tokenize::Counter;
@@ -38,6 +38,9 @@ use super::wire::{self, EncodeCtx, Wire, anthropic};
 use crate::channel_types::effective_base_url;
 use crate::error::RelayError;
 use crate::state::AppState;
+
+/// The longest model name a request may name (it is stored in every log row).
+pub const MAX_MODEL_BYTES: usize = 256;
 
 /// Headers of an Anthropic client that are passed on to Claude channels.
 const ANTHROPIC_HEADERS: &[&str] = &["anthropic-version", "anthropic-beta"];
@@ -55,6 +58,8 @@ pub struct Admission {
 pub struct Price {
     /// How the model is priced.
     pub pricing: ModelPricing,
+    /// The model has no price and was admitted at DefaultModelRatio.
+    pub default_ratio: bool,
     /// The billing group's ratio.
     pub group_ratio: f64,
     /// QuotaPerUnit at request time.
@@ -78,6 +83,9 @@ pub struct Ask<'a> {
     pub prompt_estimate: i64,
     /// The request's max_tokens, if any.
     pub max_tokens: Option<i64>,
+    /// How many calls' worth a per-call priced request costs (1 but for image requests: see
+    /// [`price::image_calls`]).
+    pub calls: f64,
     /// The prompt's texts (for the sensitive-word check).
     pub texts: &'a [&'a str],
 }
@@ -107,30 +115,48 @@ pub async fn admit(
             return Err(RelayError::SensitiveWords(hits.join(", ")));
         }
     }
-    let pricing = match options.prices().model(model) {
-        Some(p) => p,
+    if model.len() > MAX_MODEL_BYTES {
+        return Err(RelayError::BadRequest(format!(
+            "the model name is longer than {MAX_MODEL_BYTES} bytes"
+        )));
+    }
+    let prices = options.prices();
+    let (pricing, default_ratio) = match prices.model(model) {
+        Some(ModelPricing::PerCall { price }) => (
+            ModelPricing::PerCall {
+                price: price * ask.calls,
+            },
+            false,
+        ),
+        Some(p) => (p, false),
         None if options.flag("SelfUseModeEnabled") || caller.user.accept_unset_price => {
-            ModelPricing::Ratio {
-                model: 0.0,
-                completion: 0.0,
-                cache: 0.0,
-            }
+            let pricing = ModelPricing::Ratio {
+                model: options.number("DefaultModelRatio"),
+                completion: 1.0,
+                cache: 1.0,
+            };
+            (pricing, true)
         }
         None => return Err(RelayError::ModelUnpriced(model.to_owned())),
     };
-    let group_ratio = options.prices().group(&caller.group);
+    let group_ratio = prices.group(&caller.group);
     let quota_per_unit = options.int("QuotaPerUnit");
-    let amount = price::reservation(
+    let output = OutputBound::new(
+        ask.max_tokens,
+        prices.max_output(model),
+        options.int("DefaultOutputReserve"),
+    );
+    let reservation = price::reservation(
         pricing,
         group_ratio,
         quota_per_unit,
         ask.prompt_estimate,
-        ask.max_tokens,
+        output,
         options.int("PreConsumedQuota"),
     )
     .map_err(|e| RelayError::BadRequest(e.to_string()))?;
     // An answer whose charge cannot be recorded is not sold (P13 item 9).
-    if amount > 0 && !state.quota.storage_ok() {
+    if reservation.amount > 0 && !state.quota.storage_ok() {
         return Err(RelayError::StorageUnavailable);
     }
     let token = (!caller.playground).then_some(caller.token.id);
@@ -139,7 +165,7 @@ pub async fn admit(
         .reserve_limited(
             caller.user.id,
             token,
-            amount,
+            reservation,
             options.rate_limits().for_group(&caller.group),
         )
         .await
@@ -161,6 +187,7 @@ pub async fn admit(
     Ok(Admission {
         price: Price {
             pricing,
+            default_ratio,
             group_ratio,
             quota_per_unit,
             log_enabled,
@@ -395,6 +422,7 @@ pub fn settle_ctx(
         tried: won.tried.clone(),
         attempts: won.attempts.clone(),
         pricing: price.pricing,
+        default_ratio: price.default_ratio,
         group_ratio: price.group_ratio,
         quota_per_unit: price.quota_per_unit,
         stream,
@@ -415,8 +443,12 @@ pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
         &job.caller,
         Ask {
             model: &job.model,
-            prompt_estimate: job.prompt_estimate,
+            prompt_estimate: job.prompt_estimate.max(super::estimate::request(
+                &job.hub,
+                super::estimate::ImageRule::for_model(&job.model),
+            )),
             max_tokens: job.max_tokens(),
+            calls: 1.0,
             texts: &texts,
         },
     )

@@ -68,7 +68,9 @@ pub async fn speech(
         Ask {
             model: &model,
             prompt_estimate: chars,
-            max_tokens: None,
+            // Speech is billed on its input characters: no output tokens.
+            max_tokens: Some(0),
+            calls: 1.0,
             texts: &[input],
         },
     )
@@ -216,6 +218,7 @@ pub async fn upload(
             model: &model,
             prompt_estimate: 0,
             max_tokens: None,
+            calls: 1.0,
             texts: &[],
         },
     )

@@ -114,10 +114,22 @@ impl FromRequestParts<AppState> for Caller {
                 RelayError::BadRequest(format!("{id} is not a channel id"))
             })?)),
         };
+        // The key's group is checked against what its owner may use now, on every request:
+        // a key made while a group was selectable (or before the owner was moved) must not
+        // keep billing at that group's ratio.
         let group = if token.group.is_empty() {
             user.group.clone()
-        } else {
+        } else if state
+            .options
+            .current()
+            .group_usable(&user.group, &token.group)
+        {
             token.group.clone()
+        } else {
+            return Err(RelayError::Forbidden(format!(
+                "this API key's group {} is no longer available to its owner",
+                token.group
+            )));
         };
         Ok(Caller {
             token,

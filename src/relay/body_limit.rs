@@ -1,7 +1,15 @@
-//! The relay's request body limit (`--max-request-body-mb`, default 128 MiB like new-api's
-//! MAX_REQUEST_BODY_MB): a body announced larger by its Content-Length is refused before it is
-//! read, with the OpenAI-shaped 413; a chunked body is cut at the limit by axum's
-//! `DefaultBodyLimit`, set to the same value.
+//! The relay's request body limits:
+//! - per request (`--max-request-body-mb`, default 128 MiB like new-api's MAX_REQUEST_BODY_MB):
+//!   a body announced larger by its Content-Length is refused before it is read, with the
+//!   OpenAI-shaped 413; a chunked body is cut at the limit by axum's `DefaultBodyLimit`, set to
+//!   the same value;
+//! - for all requests together (option RelayBodyBudgetMB, default 1024; 0 = none): the bodies
+//!   being handled share one memory budget, so a burst of large uploads cannot exhaust memory.
+//!   A request whose body would pass it is refused with 503 before its body is read; a chunked
+//!   body (no Content-Length) counts as 1 MiB. The share is held until the handler answers.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -19,6 +27,42 @@ pub fn apply(routes: Router<AppState>, state: &AppState) -> Router<AppState> {
         .layer(DefaultBodyLimit::max(state.config.max_request_body()))
 }
 
+/// What a chunked body (no Content-Length) counts against the budget, in bytes.
+const UNANNOUNCED_BODY: u64 = 1024 * 1024;
+
+/// Bytes of request bodies in flight on the relay routes. Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct BodyBudget {
+    /// Sum of the shares currently held.
+    in_flight: Arc<AtomicU64>,
+}
+
+/// One request's share of the [`BodyBudget`], given back on drop.
+struct Share {
+    budget: BodyBudget,
+    bytes: u64,
+}
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        self.budget
+            .in_flight
+            .fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+impl BodyBudget {
+    /// Takes `bytes` if the total stays within `limit` bytes (0: no limit).
+    fn take(&self, bytes: u64, limit: u64) -> Option<Share> {
+        let before = self.in_flight.fetch_add(bytes, Ordering::AcqRel);
+        let share = Share {
+            budget: self.clone(),
+            bytes,
+        };
+        (limit == 0 || before.saturating_add(bytes) <= limit).then_some(share)
+    }
+}
+
 async fn check(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let announced = req
         .headers()
@@ -28,5 +72,16 @@ async fn check(State(state): State<AppState>, req: Request, next: Next) -> Respo
     if announced.is_some_and(|n| n > state.config.max_request_body()) {
         return RelayError::BodyTooLarge(state.config.max_request_body_mb).into_response();
     }
+    let bytes = announced.map_or(UNANNOUNCED_BODY, |n| n as u64);
+    let limit_mb = u64::try_from(state.options.current().int("RelayBodyBudgetMB")).unwrap_or(0);
+    let Some(_share) = state
+        .body_budget
+        .take(bytes, limit_mb.saturating_mul(1024 * 1024))
+    else {
+        return RelayError::Busy(
+            "the gateway is handling too many large requests right now; retry shortly".into(),
+        )
+        .into_response();
+    };
     next.run(req).await
 }

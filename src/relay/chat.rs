@@ -27,6 +27,7 @@ use super::attempt::{
     Admission, Ask, Build, admit, count_prompt, count_prompt_with, forward, post, settle_ctx,
 };
 use super::auth::Caller;
+use super::estimate::{Estimate, ImageRule};
 use super::meter::{Ending, Meter};
 use super::prompt::Prompt;
 use super::settle::SettleCtx;
@@ -54,6 +55,9 @@ struct ChatHead {
     max_tokens: Option<i64>,
     #[serde(default)]
     max_completion_tokens: Option<i64>,
+    /// Responses API.
+    #[serde(default)]
+    max_output_tokens: Option<i64>,
     #[serde(default)]
     messages: Vec<Value>,
     /// Embeddings, moderations, responses, rerank input.
@@ -65,6 +69,24 @@ struct ChatHead {
     /// Rerank query.
     #[serde(default)]
     query: Option<String>,
+    /// Rerank documents.
+    #[serde(default)]
+    documents: Option<Value>,
+    /// Responses instructions.
+    #[serde(default)]
+    instructions: Option<Value>,
+    /// Images: how many, their size and quality.
+    #[serde(default)]
+    n: Option<i64>,
+    #[serde(default)]
+    size: Option<String>,
+    #[serde(default)]
+    quality: Option<String>,
+    /// Tool definitions (and the legacy functions).
+    #[serde(default)]
+    tools: Option<Value>,
+    #[serde(default)]
+    functions: Option<Value>,
 }
 
 /// Calls `f` on every text in a prompt-like value (a string, or an array of strings / parts).
@@ -102,6 +124,32 @@ impl ChatHead {
         texts
     }
 
+    /// The upper-bound prompt estimate the reservation uses: every part of the request, images
+    /// and audio by their size ([`estimate`]).
+    fn reserve_estimate(&self) -> i64 {
+        let mut e = Estimate::new(ImageRule::for_model(&self.model));
+        if !self.messages.is_empty() {
+            e.messages(&self.messages);
+        }
+        let fields = [
+            ("input", &self.input),
+            ("prompt", &self.prompt),
+            ("documents", &self.documents),
+            ("instructions", &self.instructions),
+            ("tools", &self.tools),
+            ("functions", &self.functions),
+        ];
+        for (key, value) in fields {
+            if let Some(value) = value {
+                e.field(key, value);
+            }
+        }
+        if let Some(query) = &self.query {
+            e.field("query", &Value::String(query.clone()));
+        }
+        e.total()
+    }
+
     /// Chat framing applies when the request has messages.
     fn framed_messages(&self) -> Option<usize> {
         (!self.messages.is_empty()).then_some(self.messages.len())
@@ -129,13 +177,15 @@ pub(super) fn exact_prompt(body: &[u8], model: &str) -> Option<i64> {
 pub(super) fn quota_error(e: QuotaError) -> RelayError {
     match e {
         QuotaError::Refused(Refusal::UserQuota { available, needed }) => {
-            RelayError::InsufficientQuota(format!(
-                "insufficient user quota: {available} left, this request needs up to {needed}"
+            RelayError::InsufficientUserQuota(format!(
+                "insufficient user quota: {available} available, this request needs {needed} \
+                 (its prompt and a share of its output); a lower max_tokens needs less"
             ))
         }
         QuotaError::Refused(Refusal::TokenQuota { available, needed }) => {
-            RelayError::InsufficientQuota(format!(
-                "insufficient token quota: {available} left on this API key, this request needs up to {needed}"
+            RelayError::InsufficientTokenQuota(format!(
+                "insufficient token quota: {available} available on this API key, this request \
+                 needs {needed} (its prompt and a share of its output); a lower max_tokens needs less"
             ))
         }
         QuotaError::Refused(Refusal::RateLimited { kind, max, minutes }) => {
@@ -189,17 +239,41 @@ async fn relay_json(
         .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
     let texts = head.texts();
     let prompt = head.prompt(&texts, &body);
-    let max_tokens = match (head.max_tokens, head.max_completion_tokens) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
+    // Only text-generating routes produce output tokens to reserve for.
+    let generates = matches!(
+        path,
+        "/v1/chat/completions" | "/v1/completions" | "/v1/responses"
+    );
+    let max_tokens = if generates {
+        [
+            head.max_tokens,
+            head.max_completion_tokens,
+            head.max_output_tokens,
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+    } else {
+        Some(0)
+    };
+    let calls = if path == "/v1/images/generations" {
+        super::price::image_calls(
+            &head.model,
+            head.n,
+            head.size.as_deref(),
+            head.quality.as_deref(),
+        )
+    } else {
+        1.0
     };
     let Admission { price, hold } = admit(
         &state,
         &caller,
         Ask {
             model: &head.model,
-            prompt_estimate: prompt.estimate(),
+            prompt_estimate: prompt.estimate().max(head.reserve_estimate()),
             max_tokens,
+            calls,
             texts: &texts,
         },
     )

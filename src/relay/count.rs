@@ -35,6 +35,14 @@ const COUNT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Headers of an Anthropic client passed on with a forwarded count.
 const ANTHROPIC_HEADERS: &[&str] = &["anthropic-version", "anthropic-beta"];
 
+/// The per-key rate (CountTokensRateLimit) and the size limit of the count routes.
+fn admit(state: &AppState, caller: &Caller, body: &Bytes) -> Result<(), RelayError> {
+    let per_minute = state.options.current().int("CountTokensRateLimit");
+    state
+        .count_guard
+        .admit(caller.token.id, per_minute, body.len())
+}
+
 /// Checks the key may use `model` and that some channel serves it.
 fn check(state: &AppState, caller: &Caller, model: &str) -> Result<(), RelayError> {
     if model.is_empty() {
@@ -116,6 +124,7 @@ pub async fn anthropic(
     headers: &HeaderMap,
     body: Bytes,
 ) -> Result<Response, RelayError> {
+    admit(state, &caller, &body)?;
     let parsed: Value = serde_json::from_slice(&body)
         .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
     if !parsed.is_object() {
@@ -151,8 +160,13 @@ pub async fn anthropic(
     if let Some(response) = forwarded {
         return Ok(response);
     }
-    let messages = hub["messages"].as_array().map_or(&[][..], Vec::as_slice);
-    let tokens = prompt_tokens(&model, messages).saturating_add(tools_tokens(&model, &parsed));
+    let tokens = state
+        .count_guard
+        .run(move || {
+            let messages = hub["messages"].as_array().map_or(&[][..], Vec::as_slice);
+            prompt_tokens(&model, messages).saturating_add(tools_tokens(&model, &parsed))
+        })
+        .await?;
     Ok(Json(json!({"input_tokens": tokens})).into_response())
 }
 
@@ -173,6 +187,7 @@ pub async fn gemini(
     model: &str,
     body: Bytes,
 ) -> Result<Response, RelayError> {
+    admit(state, &caller, &body)?;
     let parsed: Value = serde_json::from_slice(&body)
         .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
     // Either `contents` or a whole `generateContentRequest` (whose `model` must name the model).
@@ -209,13 +224,17 @@ pub async fn gemini(
     }
     // Gemini counts the text itself, with no per-message framing.
     let counter = Counter::for_model(model);
-    let mut tokens = 0i64;
-    if let Some(messages) = hub["messages"].as_array() {
-        for message in messages {
-            each_text(&message["content"], &mut |text| {
-                tokens = tokens.saturating_add(counter.count(text));
-            });
-        }
-    }
+    let tokens = state
+        .count_guard
+        .run(move || {
+            let mut tokens = 0i64;
+            for message in hub["messages"].as_array().map_or(&[][..], Vec::as_slice) {
+                each_text(&message["content"], &mut |text| {
+                    tokens = tokens.saturating_add(counter.count(text));
+                });
+            }
+            tokens
+        })
+        .await?;
     Ok(Json(json!({"totalTokens": tokens})).into_response())
 }

@@ -154,7 +154,8 @@ pub async fn gemini(
     let ask = Ask {
         model,
         prompt_estimate: estimate,
-        max_tokens: None,
+        max_tokens: Some(0),
+        calls: 1.0,
         texts: &texts,
     };
     let Admission { price, hold } = attempt::admit(state, &caller, ask).await?;

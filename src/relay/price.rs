@@ -7,11 +7,15 @@
 //!   one usage record ([`super::usage::Usage`]); a request that used tokens on a priced model costs at least 1 unit;
 //!   a request that reports zero tokens costs 0.
 //! - Per-call: `round(price × QuotaPerUnit × group)`, whatever the tokens.
-//! - Reservation: `max(prompt estimate, PreConsumedQuota) + max_tokens × completion_ratio`, at
-//!   the model and group ratios. Unlike new-api, the completion ratio IS applied to
-//!   `max_tokens`, so the reservation is a true upper bound of what the request can cost.
+//! - Reservation: `max(prompt estimate, PreConsumedQuota) + output bound × completion_ratio`, at
+//!   the model and group ratios, where the output bound is the request's `max_tokens` (or
+//!   `max_completion_tokens` / `max_output_tokens`), else the model's max output capped at
+//!   DefaultOutputReserve. Unlike new-api, the completion ratio IS applied, so the reservation
+//!   bounds what the request can cost. Admission needs only the prompt and at most
+//!   DefaultOutputReserve of the output to be available; the rest may become a debt.
 
 use tollgate_actors::options::pricing::ModelPricing;
+use tollgate_actors::quota::Reservation;
 
 pub use super::usage::Usage;
 
@@ -111,29 +115,88 @@ pub fn charge(
     }
 }
 
-/// The quota to reserve before forwarding.
+/// How many calls' worth a per-call priced image request costs: `n` images, each at its size's
+/// and quality's share of the model's price (the price is that of one standard 1024×1024
+/// image). DALL·E 2: 256² 0.8, 512² 0.9 (OpenAI's $0.016 / $0.018 against $0.020);
+/// DALL·E 3: 1792-wide or -tall ×2, `hd` ×2 at 1024² and ×1.5 at 1792 ($0.08 / $0.12 against
+/// $0.04). Other models: `n` alone. `n` below 1 counts as 1.
+pub fn image_calls(model: &str, n: Option<i64>, size: Option<&str>, quality: Option<&str>) -> f64 {
+    let n = n.unwrap_or(1).max(1) as f64;
+    let size = size.unwrap_or("1024x1024");
+    let wide = size.contains("1792");
+    let each = match model {
+        "dall-e-2" => match size {
+            "256x256" => 0.8,
+            "512x512" => 0.9,
+            _ => 1.0,
+        },
+        "dall-e-3" => {
+            let base = if wide { 2.0 } else { 1.0 };
+            match (quality == Some("hd"), wide) {
+                (true, true) => base * 1.5,
+                (true, false) => base * 2.0,
+                (false, _) => base,
+            }
+        }
+        _ => 1.0,
+    };
+    n * each
+}
+
+/// The output tokens a request may produce, as the reservation counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputBound {
+    /// The most output the answer can have: held while the request runs.
+    pub tokens: i64,
+    /// The part of it admission asks the balance to cover (≤ `tokens`).
+    pub admit: i64,
+}
+
+impl OutputBound {
+    /// The bound of a request that set `max_tokens` (or not), for a model whose answers have
+    /// at most `model_max` tokens (when known), with DefaultOutputReserve `default_reserve`.
+    pub fn new(max_tokens: Option<i64>, model_max: Option<i64>, default_reserve: i64) -> Self {
+        let default_reserve = default_reserve.max(1);
+        let tokens = match max_tokens {
+            Some(asked) => asked.max(0),
+            None => model_max.map_or(default_reserve, |m| m.clamp(1, default_reserve)),
+        };
+        OutputBound {
+            tokens,
+            admit: tokens.min(default_reserve),
+        }
+    }
+}
+
+/// The quota to reserve before forwarding, and the part of it admission needs available.
 pub fn reservation(
     pricing: ModelPricing,
     group_ratio: f64,
     quota_per_unit: i64,
     prompt_estimate: i64,
-    max_tokens: Option<i64>,
+    output: OutputBound,
     pre_consumed_min: i64,
-) -> Result<i64, PriceError> {
-    if prompt_estimate < 0 || max_tokens.is_some_and(|m| m < 0) {
+) -> Result<Reservation, PriceError> {
+    if prompt_estimate < 0 || output.tokens < 0 || output.admit < 0 {
         return Err(PriceError::NegativeTokens);
     }
     match pricing {
-        ModelPricing::PerCall { .. } => {
-            charge(pricing, group_ratio, quota_per_unit, Usage::default())
-        }
+        ModelPricing::PerCall { .. } => Ok(Reservation::whole(charge(
+            pricing,
+            group_ratio,
+            quota_per_unit,
+            Usage::default(),
+        )?)),
         ModelPricing::Ratio {
             model, completion, ..
         } => {
             check_ratios(&[model, completion, group_ratio])?;
             let prompt = prompt_estimate.max(pre_consumed_min) as f64;
-            let output = max_tokens.unwrap_or(0) as f64 * completion;
-            to_units(group_ratio * model * (prompt + output))
+            let units =
+                |output: i64| to_units(group_ratio * model * (prompt + output as f64 * completion));
+            let amount = units(output.tokens)?;
+            let needed = units(output.admit)?.min(amount);
+            Ok(Reservation { amount, needed })
         }
     }
 }
@@ -262,26 +325,114 @@ mod tests {
             "tokens ignored"
         );
         assert_eq!(
-            reservation(call, 1.0, 500_000, 10, Some(100), 500),
-            Ok(20_000)
+            reservation(
+                call,
+                1.0,
+                500_000,
+                10,
+                OutputBound::new(Some(100), None, 4096),
+                500
+            ),
+            Ok(Reservation::whole(20_000))
         );
     }
 
     #[test]
     fn reservation_is_an_upper_bound() {
         // max(300, 500) + 100 × 4 = 900 × 1.25 = 1125
+        let asked = OutputBound::new(Some(100), None, 4096);
         assert_eq!(
-            reservation(RATIO, 1.0, 500_000, 300, Some(100), 500),
-            Ok(1125)
+            reservation(RATIO, 1.0, 500_000, 300, asked, 500),
+            Ok(Reservation::whole(1125))
         );
-        // prompt above the minimum, no max_tokens: 2000 × 1.25 = 2500
-        assert_eq!(reservation(RATIO, 1.0, 500_000, 2000, None, 500), Ok(2500));
-        let reserve = reservation(RATIO, 1.0, 500_000, 1000, Some(200), 0).expect("reserve");
+        let reserve = reservation(
+            RATIO,
+            1.0,
+            500_000,
+            1000,
+            OutputBound::new(Some(200), None, 4096),
+            0,
+        )
+        .expect("reserve");
         let cost = charge(RATIO, 1.0, 500_000, usage(1000, 200, 0)).expect("charge");
         assert!(
-            reserve >= cost,
+            reserve.amount >= cost,
             "a request within max_tokens never costs more than reserved"
         );
+    }
+
+    #[test]
+    fn without_max_tokens_the_output_is_still_reserved() {
+        // No max_tokens, no known model maximum: DefaultOutputReserve (4096) tokens of output.
+        // 1.25 × (2000 + 4096 × 4) = 22980.
+        let none = OutputBound::new(None, None, 4096);
+        assert_eq!(
+            none,
+            OutputBound {
+                tokens: 4096,
+                admit: 4096
+            }
+        );
+        assert_eq!(
+            reservation(RATIO, 1.0, 500_000, 2000, none, 500),
+            Ok(Reservation::whole(22_980))
+        );
+        // A model that cannot write more than 1000 tokens reserves 1000.
+        assert_eq!(OutputBound::new(None, Some(1000), 4096).tokens, 1000);
+        assert_eq!(OutputBound::new(None, Some(64_000), 4096).tokens, 4096);
+    }
+
+    #[test]
+    fn admission_needs_at_most_the_default_reserve_of_a_large_max_tokens() {
+        // max_tokens 100,000: all of it is held, but only 4096 tokens of output must be
+        // available; the rest, if used, becomes a debt.
+        let big = OutputBound::new(Some(100_000), None, 4096);
+        assert_eq!(
+            big,
+            OutputBound {
+                tokens: 100_000,
+                admit: 4096
+            }
+        );
+        let r = reservation(RATIO, 1.0, 500_000, 1000, big, 0).expect("reserve");
+        assert_eq!(r.amount, 501_250, "1.25 × (1000 + 100000 × 4)");
+        assert_eq!(r.needed, 21_730, "1.25 × (1000 + 4096 × 4)");
+        let small = OutputBound::new(Some(10), None, 4096);
+        assert_eq!(
+            small,
+            OutputBound {
+                tokens: 10,
+                admit: 10
+            }
+        );
+    }
+
+    #[test]
+    fn image_calls_follow_n_size_and_quality() {
+        assert_eq!(image_calls("dall-e-3", None, None, None), 1.0);
+        assert_eq!(
+            image_calls("dall-e-3", Some(3), Some("1024x1024"), None),
+            3.0
+        );
+        assert_eq!(
+            image_calls("dall-e-3", Some(1), Some("1792x1024"), Some("standard")),
+            2.0
+        );
+        assert_eq!(
+            image_calls("dall-e-3", Some(1), Some("1024x1024"), Some("hd")),
+            2.0
+        );
+        assert_eq!(
+            image_calls("dall-e-3", Some(2), Some("1024x1792"), Some("hd")),
+            6.0
+        );
+        assert_eq!(image_calls("dall-e-2", Some(4), Some("256x256"), None), 3.2);
+        assert_eq!(image_calls("my-image-model", Some(0), None, None), 1.0);
+        // dall-e-3 at $0.04, hd 1792: 0.04 × 3 × 500000 = 60000 units per image.
+        let call = ModelPricing::PerCall {
+            price: 0.04 * image_calls("dall-e-3", Some(1), Some("1792x1024"), Some("hd")),
+        };
+        assert_eq!(charge(call, 1.0, 500_000, Usage::default()), Ok(60_000));
     }
 
     #[test]
@@ -309,7 +460,7 @@ mod tests {
             Err(PriceError::Overflow)
         );
         assert_eq!(
-            reservation(RATIO, -1.0, 500_000, 1, None, 0),
+            reservation(RATIO, -1.0, 500_000, 1, OutputBound::new(None, None, 1), 0),
             Err(PriceError::InvalidRatio)
         );
     }

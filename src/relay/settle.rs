@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use tollgate_actors::options::pricing::ModelPricing;
-use tollgate_actors::quota::Hold;
+use tollgate_actors::quota::{Billed, Hold};
 use tollgate_storage::ChannelId;
 use tollgate_storage::logs::{LOG_CONSUME, LogEntry};
 
@@ -59,6 +59,12 @@ struct Other<'a> {
     cache_tokens: i64,
     completion_ratio: f64,
     cost: i64,
+    /// The charge left the user or the key in debt (negative balance or remaining quota).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    debt: Option<Debt>,
+    /// The model has no price: charged at DefaultModelRatio.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    default_model_ratio: bool,
     frt: i64,
     group_ratio: f64,
     is_model_mapped: bool,
@@ -68,6 +74,16 @@ struct Other<'a> {
     partial_reason: Option<&'static str>,
     upstream_model_name: &'a str,
     usage_source: &'static str,
+}
+
+/// `other.debt`: what the user and the key were left with after a charge that overdrew them.
+#[derive(serde::Serialize)]
+struct Debt {
+    /// The user's balance after the charge.
+    balance: i64,
+    /// The key's remaining quota after the charge (limited keys only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token_remain: Option<i64>,
 }
 
 /// `other.admin_info`: the channels tried and the attempt timeline.
@@ -94,6 +110,8 @@ pub struct SettleCtx {
     pub attempts: Vec<Attempt>,
     /// How the model is priced.
     pub pricing: ModelPricing,
+    /// The model has no price and is charged at DefaultModelRatio.
+    pub default_ratio: bool,
     /// Ratio of the billing group.
     pub group_ratio: f64,
     /// QuotaPerUnit at request time.
@@ -109,8 +127,8 @@ pub struct SettleCtx {
 }
 
 impl SettleCtx {
-    /// Charges `usage` to `hold` and queues the log row (with `usage.source`). Returns the
-    /// units billed.
+    /// Charges `usage` to `hold` in full (into debt if need be) and queues the log row (with
+    /// `usage.source`). Returns the units billed.
     pub fn settle(&self, hold: Hold, usage: Usage) -> i64 {
         let cost = match price::charge(self.pricing, self.group_ratio, self.quota_per_unit, usage) {
             Ok(cost) => cost,
@@ -119,15 +137,18 @@ impl SettleCtx {
                 hold.amount()
             }
         };
-        let log = self.log_enabled.then(|| self.log(usage, cost));
-        let billed = hold.settle(cost, log, now_unix());
-        if billed.clamped {
-            tracing::warn!(user = %self.caller.user.id, cost, billed = billed.charged, "charge clamped to the balance left");
+        let billed = hold.settle(
+            cost,
+            |billed| self.log_enabled.then(|| self.log(usage, cost, billed)),
+            now_unix(),
+        );
+        if billed.debt() {
+            tracing::info!(user = %self.caller.user.id, cost, balance = billed.balance, "charge left a debt");
         }
         billed.charged
     }
 
-    fn log(&self, usage: Usage, cost: i64) -> LogEntry {
+    fn log(&self, usage: Usage, cost: i64, billed: &Billed) -> LogEntry {
         let (model_ratio, completion_ratio, cache_ratio, model_price) = match self.pricing {
             ModelPricing::Ratio {
                 model,
@@ -154,6 +175,11 @@ impl SettleCtx {
             cache_tokens: usage.cached_tokens,
             completion_ratio,
             cost,
+            debt: billed.debt().then_some(Debt {
+                balance: billed.balance,
+                token_remain: billed.token_remain.filter(|r| *r < 0),
+            }),
+            default_model_ratio: self.default_ratio,
             frt: frt_ms,
             group_ratio: self.group_ratio,
             is_model_mapped: self.upstream_model != self.model,

@@ -12,6 +12,11 @@ pub const OPTIONS: TableDefinition<&str, &str> = TableDefinition::new("options.v
 /// Users by id; the value is a postcard [`crate::users::User`].
 pub const USERS: TableDefinition<i64, &[u8]> = TableDefinition::new("users.v2");
 
+/// Per user: all quota ever credited to the balance (initial quota, rewards, top-ups, redemptions,
+/// transfers, admin increases, less admin decreases). Kept with the user's balance and used
+/// quota in every transaction so that `quota + used_quota == credited` always holds.
+pub const USER_CREDITED: TableDefinition<i64, i64> = TableDefinition::new("user_credited.v1");
+
 /// Unique index: lower-cased username → user id.
 pub const USER_BY_USERNAME: TableDefinition<&str, i64> =
     TableDefinition::new("user_by_username.v1");

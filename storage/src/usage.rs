@@ -1,5 +1,6 @@
 //! Applying settled usage to balances: the user's quota, used quota and request count, and the
-//! token's remaining and used quota. Called by the log writer inside the transaction that also
+//! token's remaining and used quota, and the user's credited total (so that balance + used ==
+//! credited after every transaction). Called by the log writer inside the transaction that also
 //! inserts the log rows, so the database never shows a charge without its log or a log
 //! without its charge.
 
@@ -47,6 +48,8 @@ struct UserSum {
     used: i64,
     /// Relayed requests.
     requests: i64,
+    /// Quota credited (or, negative, taken back) by changes that are not requests.
+    credited: i64,
 }
 
 /// A token's share of a batch.
@@ -72,6 +75,11 @@ pub fn apply_batch(wtx: &WriteTransaction, changes: &[BalanceChange]) -> Result<
         if change.is_request {
             sum.used = add(sum.used, change.charged)?;
             sum.requests = add(sum.requests, 1)?;
+        } else {
+            sum.credited = add(
+                sum.credited,
+                change.charged.checked_neg().ok_or_else(overflow)?,
+            )?;
         }
         if let Some(token) = change.token_id {
             let sum = per_token.entry((change.user_id, token)).or_default();
@@ -95,6 +103,9 @@ pub fn apply_batch(wtx: &WriteTransaction, changes: &[BalanceChange]) -> Result<
             .ok_or_else(overflow)?;
         user.request_count = user.request_count.saturating_add(sum.requests);
         users::update(wtx, &user)?;
+        if sum.credited != 0 {
+            users::add_credited(wtx, *id, sum.credited)?;
+        }
     }
     for ((user, id), sum) in per_token {
         if missing.contains(&user) {

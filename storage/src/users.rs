@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::tables::{
     USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE, USER_BY_EMAIL, USER_BY_IDENTITY, USER_BY_USERNAME,
-    USERS,
+    USER_CREDITED, USERS,
 };
 use crate::{Quota, Result, StorageError, UserId, codec, meta};
 
@@ -240,7 +240,23 @@ pub fn insert(wtx: &WriteTransaction, new: NewUser) -> Result<User> {
     }
     let bytes = codec::encode(&user)?;
     wtx.open_table(USERS)?.insert(id.0, bytes.as_slice())?;
+    wtx.open_table(USER_CREDITED)?.insert(id.0, user.quota.0)?;
     Ok(user)
+}
+
+/// All quota ever credited to `id` ([`USER_CREDITED`]; 0 for an unknown user).
+pub fn credited(rtx: &ReadTransaction, id: UserId) -> Result<i64> {
+    let table = rtx.open_table(USER_CREDITED)?;
+    Ok(table.get(id.0)?.map_or(0, |v| v.value()))
+}
+
+/// Adds `delta` (negative: an admin's decrease) to the credited total of `id`.
+pub fn add_credited(wtx: &WriteTransaction, id: UserId, delta: i64) -> Result<()> {
+    let mut table = wtx.open_table(USER_CREDITED)?;
+    let current = table.get(id.0)?.map_or(0, |v| v.value());
+    let total = current.checked_add(delta).ok_or(StorageError::Overflow)?;
+    table.insert(id.0, total)?;
+    Ok(())
 }
 
 /// Replaces a user record, moving its unique index entries (username, email, invite code,

@@ -5,7 +5,9 @@
 //!   `auto_ban = 1`, and only ever touches an enabled (status 1) channel; a manual disable
 //!   (status 2) is never changed by these rules.
 //! - Unambiguous failures disable at once: HTTP 401, or an error text containing one of the
-//!   AutomaticDisableKeywords (one per line, case-insensitive). On a channel with several key
+//!   AutomaticDisableKeywords (one per line, case-insensitive) in an answer about the channel
+//!   itself (401, 403, 429, 5xx, or no answer). Keywords never act on other statuses (a 400 may
+//!   echo the client's own text, so a prompt could otherwise disable a channel). On a channel with several key
 //!   lines only the failing key is disabled ([`Verdict::DisableKey`]); the channel itself is
 //!   auto-disabled when its last usable key goes.
 //! - Transient failures (no response: timeout or connect error; HTTP 408 or 5xx) disable after
@@ -112,7 +114,13 @@ pub fn classify(policy: &HealthPolicy, outcome: &Outcome) -> Class {
     if outcome.status == Some(401) {
         return Class::Fatal(format!("status 401: {error}"));
     }
-    if let Some(word) = policy.keywords.iter().find(|k| lower.contains(k.as_str())) {
+    let about_the_channel = match outcome.status {
+        None => true,
+        Some(s) => matches!(s, 401 | 403 | 429) || s >= 500,
+    };
+    if about_the_channel
+        && let Some(word) = policy.keywords.iter().find(|k| lower.contains(k.as_str()))
+    {
         return Class::Fatal(format!("matched \"{word}\": {error}"));
     }
     match outcome.status {

@@ -216,6 +216,25 @@ pub const CATALOG: &[OptionDef] = &[
     def("ModelRatio", "{}", J),
     def("CacheRatio", "{}", J),
     def("CompletionRatio", "{}", J),
+    // Tollgate's own: the most output tokens each model can produce (over a built-in table);
+    // bounds a reservation when the request sets no max_tokens.
+    def("ModelMaxOutput", "{}", J),
+    // The ratio of a model without a price, when self-use mode or the user's
+    // accept_unset_model_ratio_model admits it (new-api's 37.5): never free.
+    def(
+        "DefaultModelRatio",
+        "37.5",
+        Kind::Float { min: 0.0, max: 1e9 },
+    ),
+    // Tollgate's own: output tokens reserved for a request without max_tokens (at most the
+    // model's max output), and the most output admission asks to be covered by the balance.
+    def("DefaultOutputReserve", "4096", N1),
+    // Tollgate's own: free token counts (count_tokens, :countTokens) per API key per minute
+    // (0 = no limit).
+    def("CountTokensRateLimit", "60", N0),
+    // Tollgate's own: MiB of relay request bodies handled at once (0 = no limit); past it new
+    // requests get 503 until memory frees.
+    def("RelayBodyBudgetMB", "1024", N0),
     // Rate limits.
     def("ModelRequestRateLimitEnabled", "false", B),
     def("ModelRequestRateLimitCount", "0", N0),

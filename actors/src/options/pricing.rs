@@ -239,6 +239,43 @@ const DEFAULT_CACHE_RATIOS: &[(&str, f64)] = &[
     ("deepseek-reasoner", 0.1),
 ];
 
+/// Built-in maximum output tokens per answer, from the providers' model pages. A request without
+/// `max_tokens` reserves at most this much output (and at most DefaultOutputReserve).
+const DEFAULT_MAX_OUTPUT: &[(&str, i64)] = &[
+    ("gpt-3.5-turbo", 4_096),
+    ("gpt-3.5-turbo-0125", 4_096),
+    ("gpt-3.5-turbo-1106", 4_096),
+    ("gpt-4", 8_192),
+    ("gpt-4-turbo", 4_096),
+    ("gpt-4-turbo-2024-04-09", 4_096),
+    ("gpt-4o", 16_384),
+    ("gpt-4o-mini", 16_384),
+    ("gpt-4.1", 32_768),
+    ("gpt-4.1-mini", 32_768),
+    ("gpt-4.1-nano", 32_768),
+    ("gpt-5", 128_000),
+    ("gpt-5-mini", 128_000),
+    ("gpt-5-nano", 128_000),
+    ("o1", 100_000),
+    ("o3", 100_000),
+    ("o3-mini", 100_000),
+    ("o4-mini", 100_000),
+    ("claude-3-haiku-20240307", 4_096),
+    ("claude-3-5-haiku-20241022", 8_192),
+    ("claude-3-5-sonnet-20241022", 8_192),
+    ("claude-3-7-sonnet-20250219", 64_000),
+    ("claude-sonnet-4-20250514", 64_000),
+    ("claude-sonnet-4-5-20250929", 64_000),
+    ("claude-haiku-4-5-20251001", 64_000),
+    ("claude-opus-4-20250514", 32_000),
+    ("claude-opus-4-1-20250805", 32_000),
+    ("gemini-2.0-flash", 8_192),
+    ("gemini-2.5-flash", 65_536),
+    ("gemini-2.5-pro", 65_536),
+    ("deepseek-chat", 8_192),
+    ("deepseek-reasoner", 64_000),
+];
+
 /// Built-in per-call prices (US$ per request) for models not billed by tokens.
 const DEFAULT_MODEL_PRICES: &[(&str, f64)] = &[("dall-e-2", 0.02), ("dall-e-3", 0.04)];
 
@@ -269,14 +306,15 @@ pub struct PriceTable {
     cache_ratio: HashMap<String, f64>,
     model_price: HashMap<String, f64>,
     group_ratio: HashMap<String, f64>,
+    max_output: HashMap<String, i64>,
 }
 
-fn merged(defaults: &[(&str, f64)], option: &str) -> HashMap<String, f64> {
-    let mut map: HashMap<String, f64> = defaults
+fn merged<V: Copy + DeserializeOwned>(defaults: &[(&str, V)], option: &str) -> HashMap<String, V> {
+    let mut map: HashMap<String, V> = defaults
         .iter()
         .map(|(k, v)| ((*k).to_owned(), *v))
         .collect();
-    map.extend(parse::<HashMap<String, f64>>(option));
+    map.extend(parse::<HashMap<String, V>>(option));
     map
 }
 
@@ -285,7 +323,7 @@ fn parse<T: DeserializeOwned + Default>(text: &str) -> T {
 }
 
 impl PriceTable {
-    /// Parses the five options over the built-in defaults.
+    /// Parses the five price options over the built-in defaults.
     pub fn new(
         model_ratio: &str,
         completion_ratio: &str,
@@ -299,7 +337,23 @@ impl PriceTable {
             cache_ratio: merged(DEFAULT_CACHE_RATIOS, cache_ratio),
             model_price: merged(DEFAULT_MODEL_PRICES, model_price),
             group_ratio: parse(group_ratio),
+            max_output: merged(DEFAULT_MAX_OUTPUT, "{}"),
         }
+    }
+
+    /// Adds the ModelMaxOutput option (model → tokens) over the built-in table; entries that
+    /// are not positive integers are ignored.
+    #[must_use]
+    pub fn with_max_output(mut self, max_output: &str) -> PriceTable {
+        let admin: HashMap<String, i64> = parse(max_output);
+        self.max_output
+            .extend(admin.into_iter().filter(|(_, tokens)| *tokens > 0));
+        self
+    }
+
+    /// The most output tokens one answer of `model` can have, when known.
+    pub fn max_output(&self, model: &str) -> Option<i64> {
+        self.max_output.get(model).copied()
     }
 
     /// How `model` is priced: a per-call price wins over ratios; `None` when neither is set.
@@ -403,6 +457,21 @@ mod tests {
         let before = names.len();
         names.dedup();
         assert_eq!(before, names.len(), "duplicate model in the default table");
+    }
+
+    #[test]
+    fn max_output_comes_from_the_table_and_the_option() {
+        let table = PriceTable::new("", "", "", "", "")
+            .with_max_output(r#"{"my-model": 2048, "gpt-4o": 1000, "bad": -5}"#);
+        assert_eq!(table.max_output("my-model"), Some(2048));
+        assert_eq!(table.max_output("gpt-4o"), Some(1000), "the option wins");
+        assert_eq!(table.max_output("claude-3-haiku-20240307"), Some(4_096));
+        assert_eq!(
+            table.max_output("bad"),
+            None,
+            "non-positive entries are ignored"
+        );
+        assert_eq!(table.max_output("unknown"), None);
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub struct OptionsSnapshot {
     sensitive: SensitiveWords,
     /// The per-user model request rate limits.
     rate_limits: RateLimits,
+    /// UserUsableGroups parsed: the groups any user may pick for a key, with descriptions.
+    usable_groups: BTreeMap<String, String>,
 }
 
 impl OptionsSnapshot {
@@ -41,7 +43,8 @@ impl OptionsSnapshot {
             text("CacheRatio"),
             text("ModelPrice"),
             text("GroupRatio"),
-        );
+        )
+        .with_max_output(text("ModelMaxOutput"));
         let flag = |k: &str| text(k) == "true";
         let int = |k: &str| text(k).parse::<i64>().unwrap_or(0);
         let sensitive = SensitiveWords::new(
@@ -55,11 +58,13 @@ impl OptionsSnapshot {
             int("ModelRequestRateLimitSuccessCount"),
             text("ModelRequestRateLimitGroup"),
         );
+        let usable_groups = serde_json::from_str(text("UserUsableGroups")).unwrap_or_default();
         OptionsSnapshot {
             values,
             prices,
             sensitive,
             rate_limits,
+            usable_groups,
         }
     }
 
@@ -71,6 +76,12 @@ impl OptionsSnapshot {
     /// The per-user model request rate limits.
     pub fn rate_limits(&self) -> &RateLimits {
         &self.rate_limits
+    }
+
+    /// Whether a user whose own group is `own` may use `group` (their own, or one of
+    /// UserUsableGroups).
+    pub fn group_usable(&self, own: &str, group: &str) -> bool {
+        group == own || self.usable_groups.contains_key(group)
     }
 
     /// The parsed price table.

@@ -1,9 +1,11 @@
 //! One user's ledger (pure): balance, reservations, and the remaining quota of their tokens.
 //!
-//! Admission checks the balance minus everything already reserved, so concurrent requests can
-//! never overdraw. A settlement charges the actual cost; if a request without `max_tokens` costs
-//! more than is left, the charge is clamped so that the balance never goes negative (and other
-//! requests' reservations stay covered) — the log records both the cost and what was billed.
+//! Admission checks the balance minus everything already reserved, so concurrent requests share
+//! one balance instead of each spending it whole. A reservation holds the request's upper bound
+//! (`amount`) while admission asks only that a smaller part of it (`needed`: the prompt and a
+//! bounded share of the output) be available. A settlement charges the actual cost, always, in
+//! full: a cost larger than what is left makes a debt (a negative balance, or a negative remaining
+//! quota on the key), and a user or key in debt is refused until it is back above zero.
 
 use std::collections::HashMap;
 
@@ -61,13 +63,22 @@ struct Hold {
     token: Option<TokenId>,
 }
 
-/// What a settlement actually billed.
+/// What a settlement billed: always the whole cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Billed {
-    /// Units taken from the balance (≤ the cost when clamped).
+    /// Units taken from the balance (the cost, never capped).
     pub charged: i64,
-    /// The cost was more than was left and the charge was clamped.
-    pub clamped: bool,
+    /// The user's balance after the charge (negative: a debt).
+    pub balance: i64,
+    /// The key's remaining quota after the charge, when the key has a limit (negative: a debt).
+    pub token_remain: Option<i64>,
+}
+
+impl Billed {
+    /// The charge left the user or the key in debt.
+    pub fn debt(&self) -> bool {
+        self.balance < 0 || self.token_remain.is_some_and(|r| r < 0)
+    }
 }
 
 /// One user's balance and reservations.
@@ -145,25 +156,27 @@ impl Ledger {
         self.rate.succeeded(limit, now);
     }
 
-    /// Reserves `amount` (≥ 0) for one request.
-    pub fn reserve(&mut self, token: Option<TokenId>, amount: i64) -> Result<HoldId, Refusal> {
+    /// Reserves `amount` (≥ 0) for one request, admitted when at least `needed` (≤ `amount`) is
+    /// available on the balance and on the key: what is left after every running reservation.
+    /// A balance (or a limited key's remaining quota) at or below zero refuses any request.
+    pub fn reserve(
+        &mut self,
+        token: Option<TokenId>,
+        amount: i64,
+        needed: i64,
+    ) -> Result<HoldId, Refusal> {
         let amount = amount.max(0);
+        let needed = needed.clamp(0, amount);
         let available = self.balance.saturating_sub(self.reserved);
-        if self.balance <= 0 || available < amount {
-            return Err(Refusal::UserQuota {
-                available,
-                needed: amount,
-            });
+        if self.balance <= 0 || available < needed {
+            return Err(Refusal::UserQuota { available, needed });
         }
         if let Some(book) = token.and_then(|t| self.tokens.get(&t))
             && !book.unlimited
         {
             let available = book.remain.saturating_sub(book.reserved);
-            if book.remain <= 0 || available < amount {
-                return Err(Refusal::TokenQuota {
-                    available,
-                    needed: amount,
-                });
+            if book.remain <= 0 || available < needed {
+                return Err(Refusal::TokenQuota { available, needed });
             }
         }
         if let Some(book) = token.and_then(|t| self.tokens.get_mut(&t)) {
@@ -191,27 +204,23 @@ impl Ledger {
         self.drop_hold(id);
     }
 
-    /// Ends a reservation and charges `cost` (≥ 0), clamped to what is left; `None` for an
+    /// Ends a reservation and charges `cost` (≥ 0) in full, into debt if need be; `None` for an
     /// unknown (already settled or released) hold, which charges nothing: exactly once.
     pub fn settle(&mut self, id: HoldId, cost: i64) -> Option<Billed> {
         let hold = self.drop_hold(id)?;
-        let cost = cost.max(0);
-        let mut limit = self.balance.saturating_sub(self.reserved).max(0);
-        if let Some(book) = hold.token.and_then(|t| self.tokens.get(&t))
-            && !book.unlimited
-        {
-            limit = limit.min(book.remain.saturating_sub(book.reserved).max(0));
-        }
-        let charged = cost.min(limit);
+        let charged = cost.max(0);
         self.balance = self.balance.saturating_sub(charged);
-        if let Some(book) = hold.token.and_then(|t| self.tokens.get_mut(&t))
-            && !book.unlimited
-        {
-            book.remain = book.remain.saturating_sub(charged);
-        }
+        let token_remain = match hold.token.and_then(|t| self.tokens.get_mut(&t)) {
+            Some(book) if !book.unlimited => {
+                book.remain = book.remain.saturating_sub(charged);
+                Some(book.remain)
+            }
+            _ => None,
+        };
         Some(Billed {
             charged,
-            clamped: charged < cost,
+            balance: self.balance,
+            token_remain,
         })
     }
 

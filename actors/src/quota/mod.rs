@@ -58,10 +58,30 @@ pub trait SettleWatch: Send + Sync {
     fn settled(&self, user: UserId, balance: i64);
 }
 
-/// A credit decided inside [`QuotaBook::credit_with`]'s transaction.
+/// What a request asks its user's ledger to hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reservation {
+    /// Held while the request runs: the most it is expected to cost.
+    pub amount: i64,
+    /// What must be available for the request to be admitted (at most `amount`): the rest of
+    /// `amount`, if the answer uses it, may become a debt.
+    pub needed: i64,
+}
+
+impl Reservation {
+    /// Holds and needs the same `amount`.
+    pub fn whole(amount: i64) -> Reservation {
+        Reservation {
+            amount,
+            needed: amount,
+        }
+    }
+}
+
+/// A balance change decided inside [`QuotaBook::credit_with`]'s transaction.
 #[derive(Debug, Clone)]
 pub struct Credit {
-    /// Quota added to the user's balance (positive).
+    /// Quota added to the user's balance (negative: taken from it, e.g. an admin's decrease).
     pub amount: i64,
     /// The top-up log row recording it (its `created_at` is the change's time).
     pub log: LogEntry,
@@ -135,14 +155,15 @@ impl QuotaBook {
         Ok(ledger)
     }
 
-    /// Reserves `amount` for a request of `user` with `token`.
+    /// Reserves `amount` for a request of `user` with `token` (all of it must be available).
     pub async fn reserve(
         &self,
         user: UserId,
         token: Option<TokenId>,
         amount: i64,
     ) -> Result<Hold, QuotaError> {
-        self.reserve_limited(user, token, amount, None).await
+        self.reserve_limited(user, token, Reservation::whole(amount), None)
+            .await
     }
 
     /// Like [`QuotaBook::reserve`], after counting the request against the user's model
@@ -151,7 +172,7 @@ impl QuotaBook {
         &self,
         user: UserId,
         token: Option<TokenId>,
-        amount: i64,
+        ask: Reservation,
         limit: Option<RateLimit>,
     ) -> Result<Hold, QuotaError> {
         let ledger = self.ledger(user, token).await?;
@@ -160,14 +181,14 @@ impl QuotaBook {
             if let Some(limit) = &limit {
                 guard.admit_rate(limit, Instant::now())?;
             }
-            guard.reserve(token, amount)?
+            guard.reserve(token, ask.amount, ask.needed)?
         };
         Ok(Hold {
             book: self.clone(),
             user,
             token,
             id,
-            amount,
+            amount: ask.amount,
             rate: limit,
             journal: None,
             done: false,
@@ -200,38 +221,19 @@ impl QuotaBook {
         Ok(())
     }
 
-    /// Sets a user's balance to `target` (an admin's edit): the difference is applied like any
-    /// other adjustment, so reservations and unflushed settlements stay consistent.
-    pub async fn set_balance(&self, user: UserId, target: i64, at: i64) -> Result<i64, QuotaError> {
-        let ledger = self.ledger(user, None).await?;
-        let delta = {
-            let mut guard = lock(&ledger);
-            let delta = target.saturating_sub(guard.balance());
-            guard.adjust(delta);
-            delta
-        };
-        let change = BalanceChange {
-            user_id: user,
-            token_id: None,
-            charged: delta.saturating_neg(),
-            is_request: false,
-            at,
-        };
-        self.writer.record(Some(change), None);
-        Ok(delta)
-    }
-
-    /// Runs `decide` in one write transaction and applies the credit it returns (if any) to the
-    /// stored balance, with its log row, in that same transaction; after the commit the credit
-    /// is added to the in-memory ledger.
+    /// Runs `decide` in one write transaction and applies the balance change it returns (if
+    /// any) to the stored balance, with its log row, in that same transaction; right after the
+    /// commit, on the same blocking thread, the change is applied to the in-memory ledger.
     ///
-    /// This is how one-shot credits (a redemption code, a paid order) stay exactly-once: the
-    /// state change that makes them one-shot, the balance change and the log row commit
-    /// together or not at all. The ledger is loaded before the transaction and ledgers live
-    /// for the whole process, so the in-memory balance never counts the credit twice (it was
-    /// read before the credit) and never misses it (it is adjusted after the commit). Balance
-    /// changes are deltas on both sides, so settlements still queued at the log writer compose
-    /// with this one in any order.
+    /// This is how one-shot credits (a redemption code, a paid order, an invite transfer) and
+    /// admins' edits stay exactly-once: the state change that makes them one-shot, the balance
+    /// change and the log row commit together or not at all. The ledger is loaded before the
+    /// transaction and ledgers live for the whole process, so the in-memory balance never
+    /// counts the change twice (it was read before) and never misses it: the ledger is adjusted
+    /// by the blocking task itself, so a caller that goes away (its HTTP client disconnected)
+    /// while the commit runs cannot leave memory behind storage. Balance changes are deltas on
+    /// both sides, so settlements still queued at the log writer compose with this one in any
+    /// order.
     pub async fn credit_with<T, E, F>(&self, user: UserId, decide: F) -> Result<T, E>
     where
         T: Send + 'static,
@@ -239,9 +241,9 @@ impl QuotaBook {
         F: FnOnce(&WriteTransaction) -> Result<(T, Option<Credit>), E> + Send + 'static,
     {
         let ledger = self.ledger(user, None).await?;
-        let (value, amount) = self
-            .store
-            .write(move |wtx| {
+        let store = self.store.clone();
+        let commit = move || {
+            let (value, amount) = store.write_blocking(move |wtx| {
                 let (value, credit) = decide(wtx)?;
                 let Some(credit) = credit else {
                     return Ok((value, None));
@@ -259,12 +261,15 @@ impl QuotaBook {
                 )?;
                 logs::insert(wtx, credit.log)?;
                 Ok::<_, E>((value, Some(credit.amount)))
-            })
-            .await?;
-        if let Some(amount) = amount {
-            lock(&ledger).adjust(amount);
-        }
-        Ok(value)
+            })?;
+            if let Some(amount) = amount {
+                lock(&ledger).adjust(amount);
+            }
+            Ok::<_, E>(value)
+        };
+        tokio::task::spawn_blocking(commit)
+            .await
+            .map_err(|e| E::from(StorageError::Join(e)))?
     }
 
     /// The remaining quota the ledger holds for `token` of `user` (loading both if needed):
@@ -282,6 +287,14 @@ impl QuotaBook {
             l.adjust_token(token, delta);
             l.set_token_unlimited(token, unlimited);
         });
+    }
+
+    /// The balance of `user` as the ledger holds it (loading it if needed): settled charges
+    /// included, even those the log writer has not committed yet.
+    pub async fn current_balance(&self, user: UserId) -> Result<i64, StorageError> {
+        let ledger = self.ledger(user, None).await?;
+        let balance = lock(&ledger).balance();
+        Ok(balance)
     }
 
     /// The in-memory balance of `user`, if loaded.
@@ -344,9 +357,14 @@ impl Hold {
         }
     }
 
-    /// Charges `cost` and queues the change with `log` (its `quota` is set to what was billed).
-    /// Returns what was billed.
-    pub fn settle(mut self, cost: i64, mut log: Option<LogEntry>, at: i64) -> Billed {
+    /// Charges `cost` in full (into debt if need be) and queues the change with the log row
+    /// `log` makes of what was billed (its `quota` is set to the charge). Returns what was billed.
+    pub fn settle(
+        mut self,
+        cost: i64,
+        log: impl FnOnce(&Billed) -> Option<LogEntry>,
+        at: i64,
+    ) -> Billed {
         self.done = true;
         let billed = self
             .book
@@ -359,8 +377,10 @@ impl Hold {
             .flatten()
             .unwrap_or(Billed {
                 charged: 0,
-                clamped: false,
+                balance: 0,
+                token_remain: None,
             });
+        let mut log = log(&billed);
         if let Some(log) = &mut log {
             log.quota = billed.charged;
         }
@@ -374,9 +394,8 @@ impl Hold {
         self.book.writer.record_for(self.journal, Some(change), log);
         if billed.charged > 0
             && let Some(watch) = self.book.watch.get()
-            && let Some(balance) = self.book.balance(self.user)
         {
-            watch.settled(self.user, balance);
+            watch.settled(self.user, billed.balance);
         }
         billed
     }

@@ -6,11 +6,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use tollgate_actors::options::OptionsSnapshot;
+use tollgate_actors::quota::Credit;
+use tollgate_storage::logs::{LOG_SYSTEM, LogEntry};
 use tollgate_storage::users::{self, ROLE_ROOT, User};
 use tollgate_storage::{Quota, UserId};
 
 use super::accounts::{check_email, new_aff_code, validate_password};
 use super::mail_codes::{self, PURPOSE_VERIFY};
+use super::redemptions::format_quota;
 use super::secrets::{random_alnum, sha256_hex};
 use crate::clock::now_unix;
 use crate::error::ConsoleError;
@@ -152,39 +155,49 @@ pub async fn aff_code(state: &AppState, user: &User) -> Result<String, ConsoleEr
         .await
 }
 
-/// Moves `amount` of invite earnings into the balance, atomically. The minimum is one
-/// QuotaPerUnit (US$1).
+/// Moves `amount` of invite earnings into the balance: the earnings, the balance and the log
+/// row change in one transaction. The minimum is one QuotaPerUnit (US$1).
 pub async fn transfer_aff(state: &AppState, user: &User, amount: i64) -> Result<(), ConsoleError> {
-    let min = state.options.current().int("QuotaPerUnit");
+    let options = state.options.current();
+    let min = options.int("QuotaPerUnit");
     if amount < min {
         return Err(ConsoleError::Invalid(format!(
             "the minimum transfer is {min}"
         )));
     }
-    modify(state, user.id, move |u| {
-        if u.aff_quota.0 < amount {
-            return Err(ConsoleError::Invalid("not enough invite earnings".into()));
-        }
-        let overflow = || ConsoleError::Internal("quota arithmetic overflowed".into());
-        u.aff_quota = u
-            .aff_quota
-            .checked_sub(Quota(amount))
-            .ok_or_else(overflow)?;
-        Ok(())
-    })
-    .await?;
-    // The balance side goes through the quota book (queued to the writer right away).
-    state
+    let in_currency = options.flag("DisplayInCurrencyEnabled");
+    let id = user.id;
+    let updated = state
         .quota
-        .adjust(user.id, amount, None, now_unix())
-        .await
-        .map_err(|e| ConsoleError::Internal(format!("crediting the transfer: {e}")))?;
-    // Answer once the credit is durable, so the console reads what it just did.
-    state
-        .quota
-        .flush()
-        .await
-        .map_err(|e| ConsoleError::Internal(e.to_string()))?;
+        .credit_with(id, move |wtx| {
+            let mut u = users::get_rw(wtx, id)?
+                .filter(|u| u.deleted_at.is_none())
+                .ok_or(ConsoleError::NotLoggedIn)?;
+            if u.aff_quota.0 < amount {
+                return Err(ConsoleError::Invalid("not enough invite earnings".into()));
+            }
+            u.aff_quota = u
+                .aff_quota
+                .checked_sub(Quota(amount))
+                .ok_or_else(|| ConsoleError::Internal("quota arithmetic overflowed".into()))?;
+            users::update(wtx, &u)?;
+            let log = LogEntry {
+                created_at: now_unix(),
+                log_type: LOG_SYSTEM,
+                user_id: id,
+                username: u.username.clone(),
+                group: u.group.clone(),
+                quota: amount,
+                content: format!(
+                    "transferred {} of invite earnings to the balance",
+                    format_quota(amount, min, in_currency)
+                ),
+                ..LogEntry::default()
+            };
+            Ok((u, Some(Credit { amount, log })))
+        })
+        .await?;
+    state.users.upsert(&updated);
     Ok(())
 }
 

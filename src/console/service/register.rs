@@ -5,11 +5,13 @@
 
 use serde::Deserialize;
 use tollgate_actors::options::OptionsSnapshot;
+use tollgate_storage::logs::{self, LOG_SYSTEM, LogEntry};
 use tollgate_storage::users::{self, NewUser, Provider, ROLE_COMMON, User};
-use tollgate_storage::{Quota, WriteTransaction};
+use tollgate_storage::{Quota, StorageError, WriteTransaction};
 
 use super::accounts::{check_email, new_aff_code, validate_password, validate_username};
 use super::mail_codes::{self, PURPOSE_VERIFY};
+use super::redemptions::format_quota;
 use crate::clock::now_unix;
 use crate::error::ConsoleError;
 use crate::state::AppState;
@@ -154,6 +156,8 @@ pub struct Rewards {
     pub for_invitee: Quota,
     /// QuotaForInviter (credited to the inviter's pending invite earnings).
     pub for_inviter: Quota,
+    /// QuotaPerUnit and DisplayInCurrencyEnabled, to word the rewards' log rows.
+    pub display: (i64, bool),
 }
 
 impl Rewards {
@@ -163,6 +167,10 @@ impl Rewards {
             for_new: Quota(options.int("QuotaForNewUser")),
             for_invitee: Quota(options.int("QuotaForInvitee")),
             for_inviter: Quota(options.int("QuotaForInviter")),
+            display: (
+                options.int("QuotaPerUnit"),
+                options.flag("DisplayInCurrencyEnabled"),
+            ),
         }
     }
 }
@@ -182,13 +190,15 @@ pub fn create_account(
     } else {
         users::find_by_aff_code_rw(wtx, aff_code)?.filter(|u| u.deleted_at.is_none())
     };
-    let quota = match inviter {
-        Some(_) => rewards
-            .for_new
-            .checked_add(rewards.for_invitee)
-            .ok_or_else(overflow)?,
-        None => rewards.for_new,
+    let invitee_reward = if inviter.is_some() {
+        rewards.for_invitee
+    } else {
+        Quota::ZERO
     };
+    let quota = rewards
+        .for_new
+        .checked_add(invitee_reward)
+        .ok_or_else(overflow)?;
     let username = match signup.username {
         Username::Exact(name) => name,
         Username::FromProvider { name, provider } => provider_username(wtx, &name, provider)?,
@@ -223,8 +233,54 @@ pub fn create_account(
             .checked_add(rewards.for_inviter)
             .ok_or_else(overflow)?;
         users::update(wtx, &inviter)?;
+        if rewards.for_inviter.0 > 0 {
+            let (per_unit, in_currency) = rewards.display;
+            let earned = format_quota(rewards.for_inviter.0, per_unit, in_currency);
+            let content = format!("invited {}: {earned} of invite earnings", user.username);
+            logs::insert(wtx, system_row(&inviter, rewards.for_inviter.0, content))?;
+        }
     }
+    let (per_unit, in_currency) = rewards.display;
+    log_credits(
+        wtx,
+        &user,
+        &[
+            (rewards.for_new.0, "new user reward"),
+            (invitee_reward.0, "invite code reward"),
+        ],
+        per_unit,
+        in_currency,
+    )?;
     Ok(user)
+}
+
+/// Writes, in the new account's transaction, a system log row for each non-zero credit it was
+/// opened with (`(amount, what)`), so every balance change has its row.
+pub(super) fn log_credits(
+    wtx: &WriteTransaction,
+    user: &User,
+    credits: &[(i64, &str)],
+    per_unit: i64,
+    in_currency: bool,
+) -> Result<(), StorageError> {
+    for (amount, what) in credits.iter().filter(|(amount, _)| *amount != 0) {
+        let content = format!("{what}: {}", format_quota(*amount, per_unit, in_currency));
+        logs::insert(wtx, system_row(user, *amount, content))?;
+    }
+    Ok(())
+}
+
+fn system_row(user: &User, quota: i64, content: String) -> LogEntry {
+    LogEntry {
+        created_at: user.created_at,
+        log_type: LOG_SYSTEM,
+        user_id: user.id,
+        username: user.username.clone(),
+        group: user.group.clone(),
+        quota,
+        content,
+        ..LogEntry::default()
+    }
 }
 
 /// The provider's name when it is a valid, free username without `@` (an email-like username

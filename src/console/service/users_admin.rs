@@ -6,12 +6,16 @@
 //! - only the super admin promotes users to admin.
 
 use serde::Deserialize;
+use tollgate_actors::quota::Credit;
+use tollgate_storage::logs::{LOG_MANAGE, LogEntry};
 use tollgate_storage::users::{
     self, NewUser, ROLE_ADMIN, ROLE_COMMON, ROLE_ROOT, STATUS_DISABLED, STATUS_ENABLED, User,
 };
 use tollgate_storage::{Quota, UserId};
 
 use super::accounts::{new_aff_code, validate_password, validate_username};
+use super::redemptions::format_quota;
+use super::register::log_credits;
 use crate::clock::now_unix;
 use crate::error::ConsoleError;
 use crate::http::page::PageQuery;
@@ -191,12 +195,17 @@ pub async fn create(state: &AppState, actor: &User, req: CreateUser) -> Result<U
         ));
     }
     let hash = state.hasher.hash(req.password).await?;
-    let quota = Quota(state.options.current().int("QuotaForNewUser"));
+    let options = state.options.current();
+    let quota = Quota(options.int("QuotaForNewUser"));
+    let (per_unit, in_currency) = (
+        options.int("QuotaPerUnit"),
+        options.flag("DisplayInCurrencyEnabled"),
+    );
     let display_name = req.display_name.trim().to_owned();
-    Ok(state
+    state
         .store
         .write(move |wtx| {
-            users::insert(
+            let user = users::insert(
                 wtx,
                 NewUser {
                     username,
@@ -210,9 +219,17 @@ pub async fn create(state: &AppState, actor: &User, req: CreateUser) -> Result<U
                     inviter_id: 0,
                     created_at: now_unix(),
                 },
-            )
+            )?;
+            log_credits(
+                wtx,
+                &user,
+                &[(quota.0, "new user reward")],
+                per_unit,
+                in_currency,
+            )?;
+            Ok::<_, ConsoleError>(user)
         })
-        .await?)
+        .await
 }
 
 /// PUT /api/user/ body: the fields an admin may change.
@@ -232,18 +249,17 @@ pub struct UpdateUser {
     /// New group (must exist in GroupRatio).
     #[serde(default)]
     pub group: Option<String>,
-    /// New balance (≥ 0).
+    /// New balance (≥ 0, or equal to the current balance when that is a debt).
     #[serde(default)]
     pub quota: Option<i64>,
+    /// The balance the editor showed when it loaded: the server applies `quota - quota_before`,
+    /// so spending between reading and saving is not erased. Absent: `quota` is absolute.
+    #[serde(default)]
+    pub quota_before: Option<i64>,
 }
 
 /// Updates a user an admin may change.
 pub async fn update(state: &AppState, actor: &User, req: UpdateUser) -> Result<User, ConsoleError> {
-    if let Some(quota) = req.quota
-        && quota < 0
-    {
-        return Err(ConsoleError::Invalid("quota cannot be negative".into()));
-    }
     let username = req.username.as_deref().map(validate_username).transpose()?;
     let group = match req.group.as_deref().map(str::trim) {
         Some(g) if !g.is_empty() => {
@@ -266,7 +282,7 @@ pub async fn update(state: &AppState, actor: &User, req: UpdateUser) -> Result<U
         }
         None => None,
     };
-    let actor = actor.clone();
+    let editor = actor.clone();
     let (id, display_name, quota) = (req.id, req.display_name, req.quota);
     let mut user = state
         .store
@@ -274,7 +290,7 @@ pub async fn update(state: &AppState, actor: &User, req: UpdateUser) -> Result<U
             let mut user = users::get_rw(wtx, id)?
                 .filter(|u| u.deleted_at.is_none())
                 .ok_or(ConsoleError::NotFound("user"))?;
-            if !may_act_on(&actor, &user) {
+            if !may_act_on(&editor, &user) {
                 return Err(ConsoleError::Denied(
                     "you cannot update a user whose level is equal to or higher than yours",
                 ));
@@ -296,21 +312,72 @@ pub async fn update(state: &AppState, actor: &User, req: UpdateUser) -> Result<U
         })
         .await?;
     if let Some(quota) = quota {
-        // Balances are decided by the quota book, never written around it.
-        state
-            .quota
-            .set_balance(user.id, quota, now_unix())
-            .await
-            .map_err(|e| ConsoleError::Internal(format!("setting the balance: {e}")))?;
-        state
-            .quota
-            .flush()
-            .await
-            .map_err(|e| ConsoleError::Internal(e.to_string()))?;
-        user.quota = Quota(quota);
+        user.quota = Quota(set_quota(state, actor, &user, quota, req.quota_before).await?);
     }
     state.users.upsert(&user);
     Ok(user)
+}
+
+/// Applies an admin's balance edit of `user` to `target` (`before`: what the editor showed) as
+/// one change with its type-3 log row, and returns the balance after it. Balances are decided
+/// by the quota book, never written around it.
+async fn set_quota(
+    state: &AppState,
+    actor: &User,
+    user: &User,
+    target: i64,
+    before: Option<i64>,
+) -> Result<i64, ConsoleError> {
+    let current = state
+        .quota
+        .current_balance(user.id)
+        .await
+        .map_err(|e| ConsoleError::Internal(format!("reading the balance: {e}")))?;
+    let before = before.unwrap_or(current);
+    if target < 0 && target != before {
+        return Err(ConsoleError::Invalid("quota cannot be negative".into()));
+    }
+    let delta = target
+        .checked_sub(before)
+        .ok_or_else(|| ConsoleError::Invalid("quota is out of range".into()))?;
+    if delta == 0 {
+        return Ok(current);
+    }
+    let options = state.options.current();
+    let (per_unit, in_currency) = (
+        options.int("QuotaPerUnit"),
+        options.flag("DisplayInCurrencyEnabled"),
+    );
+    let other = serde_json::json!({
+        "admin_info": {"admin_id": actor.id, "admin_username": actor.username},
+        "quota_before": before,
+        "quota_after": target,
+        "delta": delta,
+    });
+    let log = LogEntry {
+        created_at: now_unix(),
+        log_type: LOG_MANAGE,
+        user_id: user.id,
+        username: user.username.clone(),
+        group: user.group.clone(),
+        quota: delta,
+        content: format!(
+            "admin {} changed the balance from {} to {}",
+            actor.username,
+            format_quota(before, per_unit, in_currency),
+            format_quota(target, per_unit, in_currency),
+        ),
+        other: other.to_string(),
+        ..LogEntry::default()
+    };
+    state
+        .quota
+        .credit_with(user.id, move |_| {
+            Ok::<_, ConsoleError>(((), Some(Credit { amount: delta, log })))
+        })
+        .await?;
+    tracing::info!(user = %user.id, admin = %actor.id, delta, "balance changed by an admin");
+    Ok(current.saturating_add(delta))
 }
 
 /// POST /api/user/manage: applies the action and returns the stored user.

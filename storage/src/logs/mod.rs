@@ -75,6 +75,45 @@ pub struct LogEntry {
     pub request_id: String,
 }
 
+/// Longest `content` a row keeps (bytes): upstream error texts can be any size.
+pub const MAX_CONTENT_BYTES: usize = 4 * 1024;
+/// Longest `other` a row keeps (bytes); a longer one is replaced by `{"truncated": true}`.
+pub const MAX_OTHER_BYTES: usize = 16 * 1024;
+/// Longest name fields (model, username, token name, group, request id) a row keeps (bytes).
+pub const MAX_NAME_BYTES: usize = 256;
+
+/// Cuts `text` to at most `max` bytes on a character boundary.
+fn cut(text: &mut String, max: usize) {
+    if text.len() > max {
+        let end = (0..=max)
+            .rev()
+            .find(|i| text.is_char_boundary(*i))
+            .unwrap_or(0);
+        text.truncate(end);
+    }
+}
+
+impl LogEntry {
+    /// Holds every stored field to its named limit ([`MAX_CONTENT_BYTES`], [`MAX_OTHER_BYTES`],
+    /// [`MAX_NAME_BYTES`]), so no request can grow the database by sending long names or
+    /// provoking long error texts.
+    pub fn bound(&mut self) {
+        cut(&mut self.content, MAX_CONTENT_BYTES);
+        for name in [
+            &mut self.model_name,
+            &mut self.username,
+            &mut self.token_name,
+            &mut self.group,
+            &mut self.request_id,
+        ] {
+            cut(name, MAX_NAME_BYTES);
+        }
+        if self.other.len() > MAX_OTHER_BYTES {
+            self.other = r#"{"truncated":true}"#.to_owned();
+        }
+    }
+}
+
 /// Number of log rows.
 pub fn count(rtx: &ReadTransaction) -> Result<u64> {
     Ok(rtx.open_table(LOGS)?.len()?)
@@ -117,4 +156,27 @@ pub fn all(rtx: &ReadTransaction) -> Result<Vec<LogEntry>> {
         out.push(codec::decode(bytes.value())?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::*;
+
+    #[test]
+    fn stored_fields_are_held_to_their_limits() {
+        let mut entry = LogEntry {
+            content: "é".repeat(3_000),
+            model_name: "m".repeat(1_000),
+            other: format!("{{\"x\":\"{}\"}}", "y".repeat(MAX_OTHER_BYTES)),
+            ..LogEntry::default()
+        };
+        entry.bound();
+        assert!(entry.content.len() <= MAX_CONTENT_BYTES);
+        assert!(
+            entry.content.chars().all(|c| c == 'é'),
+            "cut on a character boundary"
+        );
+        assert_eq!(entry.model_name.len(), MAX_NAME_BYTES);
+        assert_eq!(entry.other, r#"{"truncated":true}"#);
+    }
 }

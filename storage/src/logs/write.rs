@@ -208,6 +208,7 @@ pub fn insert_batch<E: BorrowMut<LogEntry>>(
         for (id, mut entry) in (first..).zip(entries) {
             let entry = entry.borrow_mut();
             entry.id = id;
+            entry.bound();
             logs.insert(id, codec::encode(&*entry)?.as_slice())?;
             by_time.insert((entry.created_at, id), ())?;
             let row_keys = keys::of(entry);

@@ -17,10 +17,12 @@
 //!   (`log_counts.v1`) and dashboard aggregates (`dash_*.v1`), rebuilt from the rows.
 //! - 4: more log filter keys (user + group, model + channel, typed keys of rows other than
 //!   consume) in `log_by_key.v1` and `log_counts.v1`, rebuilt from the rows.
+//! - 5: `user_credited.v1`, each user's credited total, filled as balance + used quota.
 
 mod v1_to_v2;
 mod v2_to_v3;
 mod v3_to_v4;
+mod v4_to_v5;
 
 use redb::{Database, WriteTransaction};
 
@@ -29,18 +31,18 @@ use crate::tables::{
     LOG_BY_KEY, LOG_BY_TIME, LOG_COUNTS, LOGS, META, ONE_TIME_CODES, OPTIONS, REDEMPTION_BY_KEY,
     REDEMPTIONS, REMINDERS, TOKEN_BY_KEY, TOKENS, TOKENS_BY_USER, TOPUP_BY_TRADE_NO, TOPUPS,
     TOPUPS_BY_USER, USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE, USER_BY_EMAIL, USER_BY_IDENTITY,
-    USER_BY_USERNAME, USERS,
+    USER_BY_USERNAME, USER_CREDITED, USERS,
 };
 use crate::{Result, StorageError, meta};
 
 /// The schema version this build writes.
-pub const CURRENT_SCHEMA: u32 = 4;
+pub const CURRENT_SCHEMA: u32 = 5;
 
 /// One upgrade step: from version `n` to `n + 1`.
 type Step = fn(&WriteTransaction) -> Result<()>;
 
 /// Steps indexed by the version they start from (`STEPS[0]` upgrades 1 → 2).
-const STEPS: [Step; 3] = [v1_to_v2::run, v2_to_v3::run, v3_to_v4::run];
+const STEPS: [Step; 4] = [v1_to_v2::run, v2_to_v3::run, v3_to_v4::run, v4_to_v5::run];
 
 /// Brings the file to [`CURRENT_SCHEMA`]. Blocking.
 pub fn run(db: &Database) -> Result<()> {
@@ -83,6 +85,7 @@ fn create_tables(wtx: &WriteTransaction) -> Result<()> {
     wtx.open_table(OPTIONS)?;
     wtx.open_table(USERS)?;
     wtx.open_table(USER_BY_USERNAME)?;
+    wtx.open_table(USER_CREDITED)?;
     wtx.open_table(USER_BY_EMAIL)?;
     wtx.open_table(USER_BY_ACCESS_TOKEN)?;
     wtx.open_table(USER_BY_AFF_CODE)?;

@@ -68,6 +68,8 @@ export interface UserUpdatePayload {
   password?: string;
   group?: string;
   quota?: number;
+  /** The balance the editor showed: the server applies `quota - quota_before`. */
+  quota_before?: number;
 }
 
 /** PUT /api/user/: an admin edits a user; returns the stored user. */

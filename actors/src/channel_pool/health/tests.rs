@@ -118,6 +118,26 @@ fn keywords_match_case_insensitively() {
 }
 
 #[test]
+fn keywords_never_act_on_a_client_error_that_may_echo_the_prompt() {
+    // A 400 whose text repeats the client's prompt must not let a client disable a channel.
+    let echo = outcome(
+        Some(400),
+        Some("invalid message: 'you exceeded your current quota' is not allowed"),
+    );
+    assert_eq!(classify(&policy(true, false), &echo), Class::Neutral);
+    let server = outcome(Some(503), Some("You exceeded your current quota"));
+    assert!(matches!(
+        classify(&policy(true, false), &server),
+        Class::Fatal(_)
+    ));
+    let silent = outcome(None, Some("you exceeded your current quota"));
+    assert!(matches!(
+        classify(&policy(true, false), &silent),
+        Class::Fatal(_)
+    ));
+}
+
+#[test]
 fn transient_failures_need_n_in_a_row_and_a_success_resets() {
     let p = policy(true, false);
     let ch = channel(1, 1);

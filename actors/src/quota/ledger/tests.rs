@@ -2,33 +2,59 @@ use super::*;
 
 const T: TokenId = TokenId(7);
 
+fn billed(charged: i64, balance: i64, token_remain: Option<i64>) -> Option<Billed> {
+    Some(Billed {
+        charged,
+        balance,
+        token_remain,
+    })
+}
+
 #[test]
-fn reservations_cannot_overdraw() {
+fn reservations_share_the_balance() {
     let mut l = Ledger::new(100);
-    let a = l.reserve(None, 60).expect("first fits");
+    let a = l.reserve(None, 60, 60).expect("first fits");
     assert_eq!(
-        l.reserve(None, 50),
+        l.reserve(None, 50, 50),
         Err(Refusal::UserQuota {
             available: 40,
             needed: 50
         })
     );
-    let b = l.reserve(None, 40).expect("exactly the rest");
-    assert_eq!(
-        l.settle(a, 30),
-        Some(Billed {
-            charged: 30,
-            clamped: false
-        })
-    );
+    let b = l.reserve(None, 40, 40).expect("exactly the rest");
+    assert_eq!(l.settle(a, 30), billed(30, 70, None));
     l.release(b);
     assert_eq!((l.balance(), l.reserved()), (70, 0));
 }
 
 #[test]
+fn admission_asks_for_the_needed_part_and_holds_the_whole_bound() {
+    let mut l = Ledger::new(100);
+    // Holds 500 although only 80 must be available.
+    let a = l.reserve(None, 500, 80).expect("80 of 100 available");
+    assert_eq!(l.reserved(), 500);
+    assert!(
+        matches!(
+            l.reserve(None, 10, 10),
+            Err(Refusal::UserQuota {
+                available: -400,
+                ..
+            })
+        ),
+        "the first request's whole bound is held against the next"
+    );
+    l.release(a);
+    assert_eq!(l.reserved(), 0);
+    assert!(
+        l.reserve(None, 10, 20).is_ok(),
+        "needed never exceeds the amount"
+    );
+}
+
+#[test]
 fn settle_and_release_happen_once() {
     let mut l = Ledger::new(100);
-    let a = l.reserve(None, 10).expect("fits");
+    let a = l.reserve(None, 10, 10).expect("fits");
     assert!(l.settle(a, 10).is_some());
     assert_eq!(l.settle(a, 10), None, "a second settle charges nothing");
     l.release(a);
@@ -36,30 +62,32 @@ fn settle_and_release_happen_once() {
 }
 
 #[test]
-fn charges_are_clamped_so_balances_never_go_negative() {
+fn charges_are_never_capped_and_a_debt_refuses_until_topped_up() {
     let mut l = Ledger::new(100);
-    let a = l.reserve(None, 10).expect("fits");
-    let b = l.reserve(None, 30).expect("fits");
-    // `a` costs far more than reserved; `b`'s 30 must stay covered.
+    let a = l.reserve(None, 10, 10).expect("fits");
+    let b = l.reserve(None, 30, 30).expect("fits");
+    let first = l.settle(a, 500).expect("settled");
     assert_eq!(
-        l.settle(a, 500),
-        Some(Billed {
-            charged: 70,
-            clamped: true
-        })
+        first,
+        Billed {
+            charged: 500,
+            balance: -400,
+            token_remain: None
+        }
     );
-    assert_eq!(
-        l.settle(b, 30),
-        Some(Billed {
-            charged: 30,
-            clamped: false
-        })
-    );
-    assert_eq!(l.balance(), 0);
+    assert!(first.debt());
+    assert_eq!(l.settle(b, 30), billed(30, -430, None));
     assert!(
-        matches!(l.reserve(None, 0), Err(Refusal::UserQuota { .. })),
-        "empty balance refuses"
+        matches!(l.reserve(None, 0, 0), Err(Refusal::UserQuota { .. })),
+        "a debt refuses even a free request"
     );
+    l.adjust(430);
+    assert!(
+        matches!(l.reserve(None, 0, 0), Err(Refusal::UserQuota { .. })),
+        "a balance of exactly zero still refuses"
+    );
+    l.adjust(1);
+    assert!(l.reserve(None, 1, 1).is_ok(), "back above zero");
 }
 
 #[test]
@@ -67,38 +95,41 @@ fn token_limits_apply_unless_unlimited() {
     let mut l = Ledger::new(1_000);
     l.add_token(T, 50, false);
     assert_eq!(
-        l.reserve(Some(T), 60),
+        l.reserve(Some(T), 60, 60),
         Err(Refusal::TokenQuota {
             available: 50,
             needed: 60
         })
     );
-    let h = l.reserve(Some(T), 40).expect("fits");
+    let h = l.reserve(Some(T), 40, 40).expect("fits");
+    assert_eq!(l.settle(h, 45), billed(45, 955, Some(5)));
+    let h = l.reserve(Some(T), 5, 5).expect("fits");
+    let debt = l.settle(h, 25).expect("settled");
     assert_eq!(
-        l.settle(h, 45),
-        Some(Billed {
-            charged: 45,
-            clamped: false
-        })
+        debt,
+        Billed {
+            charged: 25,
+            balance: 930,
+            token_remain: Some(-20)
+        }
     );
-    assert_eq!(l.token_remain(T), Some(5));
-    assert_eq!(l.balance(), 955);
+    assert!(debt.debt(), "the key is in debt");
+    assert!(matches!(
+        l.reserve(Some(T), 0, 0),
+        Err(Refusal::TokenQuota { .. })
+    ));
     l.set_token_unlimited(T, true);
-    let h = l.reserve(Some(T), 500).expect("unlimited token");
-    l.settle(h, 500);
-    assert_eq!(
-        (l.balance(), l.token_remain(T)),
-        (455, Some(5)),
-        "unlimited tokens keep remain"
-    );
+    let h = l.reserve(Some(T), 500, 500).expect("unlimited token");
+    assert_eq!(l.settle(h, 500), billed(500, 430, None));
+    assert_eq!(l.token_remain(T), Some(-20), "unlimited tokens keep remain");
 }
 
 #[test]
 fn adjustments_change_the_balance() {
     let mut l = Ledger::new(0);
-    assert!(l.reserve(None, 1).is_err());
+    assert!(l.reserve(None, 1, 1).is_err());
     l.adjust(10);
-    assert!(l.reserve(None, 10).is_ok());
+    assert!(l.reserve(None, 10, 10).is_ok());
     l.adjust(i64::MIN);
     assert_eq!(l.balance(), i64::MIN + 10, "saturating, never wrapping");
 }

@@ -79,9 +79,17 @@ function UserEditForm({ user }: { user: User }) {
       quota: user.quota,
     },
   });
+  // The balance this form was opened with: the server applies only the difference, so what the
+  // user spends while the admin edits is not erased.
+  const [quotaBefore] = useState(user.quota);
   const save = useMutation({
     mutationFn: ({ password, ...values }: EditUserValues) =>
-      updateUser({ id: user.id, ...values, ...(password ? { password } : {}) }),
+      updateUser({
+        id: user.id,
+        ...values,
+        quota_before: quotaBefore,
+        ...(password ? { password } : {}),
+      }),
     onSuccess: (saved) => {
       queryClient.setQueryData(userQueryOptions(user.id).queryKey, saved);
       void queryClient.invalidateQueries({ queryKey: ['users'] });

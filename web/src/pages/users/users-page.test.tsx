@@ -174,7 +174,7 @@ describe('user management', () => {
 });
 
 describe('user edit', () => {
-  it('falls back to a text group, adds negative quota and sends the absolute quota', async () => {
+  it('falls back to a text group, adds negative quota and sends the quota with the one it loaded', async () => {
     const calls = setUp({
       'GET /api/user/2': { body: { success: true, message: '', data: bob } },
       'PUT /api/user/': { body: { success: true, message: '', data: bob } },
@@ -210,6 +210,7 @@ describe('user edit', () => {
       display_name: 'Bobby',
       group: 'vip',
       quota: 750_000,
+      quota_before: 1_000_000,
     });
     expect(await screen.findByText('用户信息更新成功！')).toBeTruthy();
   });
