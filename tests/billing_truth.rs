@@ -371,3 +371,101 @@ async fn registration_rewards_and_invite_transfers_have_their_rows() {
     );
     assert_books(&server, inviter.id).await;
 }
+
+#[tokio::test]
+async fn a_keys_group_is_checked_against_what_its_owner_may_use_now() {
+    let mock = MockUpstream::start().await;
+    mock.set_usage(Some((10, 10, 0)));
+    let server = TestServer::start().await;
+    let vip = json!({"name": "vip", "type": 1, "key": "upstream-key-1", "base_url": mock.base,
+        "models": "gpt-4o", "group": "default,vip"});
+    let (root, payer, _) = fixture(&server, &[vip], 1_000_000, 1_000_000).await;
+    let vip_key = new_key(&payer, 1_000_000, json!({"group": "vip"})).await;
+    let (status, body) = chat(&server, &vip_key, ask("gpt-4o", Some(10))).await;
+    assert_eq!(status, StatusCode::OK, "vip is selectable: {body}");
+    // The admin withdraws the vip group from what users may pick.
+    server
+        .set_option(
+            &root,
+            "UserUsableGroups",
+            json!(r#"{"default":"默认分组"}"#),
+        )
+        .await;
+    let (status, body) = chat(&server, &vip_key, ask("gpt-4o", Some(10))).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("vip"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn model_names_are_bounded_and_the_free_count_route_is_rate_limited_per_key() {
+    let mock = MockUpstream::start().await;
+    let server = TestServer::start().await;
+    let (root, payer, key) =
+        fixture(&server, &[channel(&mock, "gpt-4o")], 1_000_000, 1_000_000).await;
+    let (status, body) = chat(&server, &key, ask(&"m".repeat(300), Some(10))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("256 bytes"),
+        "refused for its length: {body}"
+    );
+    assert_eq!(mock.chat_calls(), 0);
+
+    server
+        .set_option(&root, "CountTokensRateLimit", json!("2"))
+        .await;
+    let count = |key: &str| {
+        server
+            .client
+            .post(server.url("/v1/messages/count_tokens"))
+            .header("x-api-key", key)
+            .header("anthropic-version", "2023-06-01")
+            .json(&json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "hello"}]}))
+            .send()
+    };
+    for _ in 0..2 {
+        let resp = count(&key).await.expect("sent");
+        assert_eq!(resp.status(), StatusCode::OK);
+    }
+    let resp = count(&key).await.expect("sent");
+    assert_eq!(
+        resp.status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "the third in a minute"
+    );
+    let other = new_key(&payer, 1_000_000, json!({})).await;
+    let resp = count(&other).await.expect("sent");
+    assert_eq!(resp.status(), StatusCode::OK, "the budget is per key");
+}
+
+#[tokio::test]
+async fn relay_bodies_in_flight_share_a_memory_budget() {
+    let mock = MockUpstream::start().await;
+    mock.set_usage(Some((10, 10, 0)));
+    let server = TestServer::start().await;
+    let (root, _payer, key) =
+        fixture(&server, &[channel(&mock, "gpt-4o")], 1_000_000, 1_000_000).await;
+    server
+        .set_option(&root, "RelayBodyBudgetMB", json!("1"))
+        .await;
+    let mut big = ask("gpt-4o", Some(10));
+    big["messages"][0]["content"] = json!("x".repeat(2 * 1024 * 1024));
+    let (status, body) = chat(&server, &key, big).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"]["code"], "server_busy");
+    assert_eq!(mock.chat_calls(), 0);
+    let (status, _) = chat(&server, &key, ask("gpt-4o", Some(10))).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "a small body fits, and the big one gave its share back"
+    );
+}
