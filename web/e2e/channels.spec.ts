@@ -132,7 +132,8 @@ test('a channel on a local mock upstream is tested (response time shown) and its
     await dialog.getByRole('button', { name: '测试' }).click();
     await expect(page.getByText(/^渠道 e2e-mock 测试成功，耗时 [\d.]+ 秒$/)).toBeVisible();
     expect(upstream.calls()).toBe(1);
-    await dialog.getByRole('button', { name: '关闭' }).first().click();
+    // The test dialog closes once the test has answered (issue 20 item 7).
+    await expect(dialog).toHaveCount(0);
     await expect(row.locator('[data-response="green"]')).toHaveText(/^[\d.]+ 秒$/);
 
     const priority = row.getByLabel('e2e-mock 的优先级');
