@@ -135,12 +135,14 @@ test('three requests through a mock channel show in /log with their quota and de
     await page.getByRole('button', { name: '登录' }).click();
     await expect(page).toHaveURL(/\/(token|console|$)/);
 
-    // Logs are committed by the log writer shortly after each answer.
-    const rows = page.locator('tbody tr[data-type]');
+    // Logs are committed by the log writer shortly after each answer. The balance set above
+    // has its own row (type 3, manage) beside the three consume rows.
+    const rows = page.locator('tbody tr[data-type="2"]');
     await expect(async () => {
       await page.goto('/log');
       await expect(rows).toHaveCount(3, { timeout: 2_000 });
     }).toPass({ timeout: 20_000 });
+    await expect(page.locator('tbody tr[data-type="3"]')).toHaveCount(1);
 
     // Newest first: 250 × (n×100 + 2 × n×10) = n × 30000 units = n × $0.06.
     const costColumn = await page
