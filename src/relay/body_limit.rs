@@ -6,14 +6,15 @@
 //! - for all requests together (option RelayBodyBudgetMB, default 1024; 0 = none): the bodies
 //!   being handled share one memory budget, so a burst of large uploads cannot exhaust memory.
 //!   A request whose body would pass it is refused with 503 before its body is read; a chunked
-//!   body (no Content-Length) counts as 1 MiB. The share is held until the handler answers.
+//!   body (no Content-Length) counts as 1 MiB, a GET as nothing. The share is held until the
+//!   handler answers.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::header;
+use axum::http::{Method, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 
@@ -72,7 +73,12 @@ async fn check(State(state): State<AppState>, req: Request, next: Next) -> Respo
     if announced.is_some_and(|n| n > state.config.max_request_body()) {
         return RelayError::BodyTooLarge(state.config.max_request_body_mb).into_response();
     }
-    let bytes = announced.map_or(UNANNOUNCED_BODY, |n| n as u64);
+    let bytes = match announced {
+        Some(n) => n as u64,
+        // A GET (the model list) carries no body at all.
+        None if req.method() == Method::GET || req.method() == Method::HEAD => 0,
+        None => UNANNOUNCED_BODY,
+    };
     let limit_mb = u64::try_from(state.options.current().int("RelayBodyBudgetMB")).unwrap_or(0);
     let Some(_share) = state
         .body_budget
