@@ -155,7 +155,8 @@ pub struct LogWriter {
 
 impl LogWriter {
     /// Starts the writer thread on `store` with the default [`GATHER`]; dashboard aggregates
-    /// are always maintained. Blocking (reads the last committed settlement number).
+    /// are always maintained. Blocking: replays the crash journal of the database's directory
+    /// first (see [`crate::journal`]).
     pub fn spawn(store: Store) -> std::io::Result<(LogWriter, JoinHandle<()>)> {
         LogWriter::spawn_with(store, None, GATHER)
     }
@@ -163,7 +164,8 @@ impl LogWriter {
     /// Starts the writer thread on `store`, letting batches gather for `gather` under load
     /// (zero: commit whatever is queued at once); dashboard aggregates are maintained while
     /// the `DataExportEnabled` option is on (read per batch from the published snapshot).
-    /// Blocking (reads the last committed settlement number).
+    /// Blocking: replays the crash journal of the database's directory first
+    /// (see [`crate::journal`]).
     pub fn spawn_with(
         store: Store,
         options: Option<Options>,
