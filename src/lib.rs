@@ -10,6 +10,7 @@
 //! - [`error`]: the two error types mapped once to the two wire shapes.
 //! - [`channel_types`]: channel type ids, default base URLs, built-in model lists.
 //! - [`upstream`]: the shared outbound HTTP clients.
+//! - [`google_auth`]: Google service-account keys made into OAuth2 access tokens (Vertex AI).
 //! - [`shutdown`], [`telemetry`]: signals and logging.
 
 pub mod app;
@@ -18,6 +19,7 @@ pub mod clock;
 pub mod config;
 pub mod console;
 pub mod error;
+pub mod google_auth;
 pub mod http;
 pub mod huge_pages;
 pub mod mail;

@@ -23,6 +23,8 @@ pub struct HttpClients {
     proxied: Arc<Mutex<HashMap<String, reqwest::Client>>>,
     /// Upstream URL text → parsed URL ([`HttpClients::url`]).
     urls: Arc<DashMap<String, reqwest::Url>>,
+    /// Google access tokens of Vertex AI keys (shared by the relay and the channel tests).
+    google: Arc<crate::google_auth::TokenCache>,
 }
 
 /// Most upstream URLs [`HttpClients::url`] keeps parsed (it starts over when full). One per
@@ -61,6 +63,7 @@ impl HttpClients {
             direct: builder().build()?,
             proxied: Arc::new(Mutex::new(HashMap::new())),
             urls: Arc::new(DashMap::new()),
+            google: Arc::default(),
         })
     }
 
@@ -77,6 +80,11 @@ impl HttpClients {
         }
         self.urls.insert(url.to_owned(), parsed.clone());
         Ok(parsed)
+    }
+
+    /// The Google access tokens of service-account keys.
+    pub fn google_tokens(&self) -> &crate::google_auth::TokenCache {
+        &self.google
     }
 
     /// The shared direct client.

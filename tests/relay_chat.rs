@@ -863,8 +863,8 @@ async fn channels_of_types_not_relayed_yet_are_skipped_without_blame() {
     let mock = MockUpstream::start().await;
     let server = TestServer::start().await;
     let (root, _, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
-    // AWS Claude (33): the relay speaks OpenAI, Anthropic (14) and Gemini (24) only.
-    root.put("/api/channel/", json!({"id": 1, "type": 33}))
+    // Baidu Qianfan (15): a provider-signed protocol the relay does not speak.
+    root.put("/api/channel/", json!({"id": 1, "type": 15}))
         .await;
     server
         .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))

@@ -20,6 +20,8 @@ use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 use tollgate_actors::options::pricing::ModelPricing;
 use tollgate_actors::quota::Hold;
 
+pub use super::adaptor::post;
+use super::adaptor::{self, Credential};
 use super::auth::Caller;
 use super::chat::{
     mapped_model, mapped_status, pick, quota_error, report, retryable, upstream_message,
@@ -35,7 +37,6 @@ use super::prompt::Prompt;
 use super::settle::{Attempt, SettleCtx};
 use super::tokenize::Counter;
 use super::wire::{self, EncodeCtx, Wire, anthropic};
-use crate::channel_types::effective_base_url;
 use crate::error::RelayError;
 use crate::state::AppState;
 
@@ -237,14 +238,16 @@ impl Job {
     }
 }
 
-/// Whether a channel in the route of `model` (or the pinned channel) speaks Anthropic or
-/// Gemini, so an OpenAI chat request for it needs this path.
+/// Whether a channel in the route of `model` (or the pinned channel) takes another body format
+/// than OpenAI's for it (Anthropic, Gemini, Bedrock Converse), so an OpenAI chat request for it
+/// needs this path.
 pub fn needs_adaptor(state: &AppState, caller: &Caller, model: &str) -> bool {
     let table = state.channel_pool.table().load();
     let foreign = |c: &RoutedChannel| {
+        let upstream_model = c.json.mapped_model(model);
         matches!(
-            Wire::of_channel(c.channel.channel_type),
-            Some(Wire::Anthropic | Wire::Gemini)
+            adaptor::wire(c.channel.channel_type, upstream_model),
+            Some(Wire::Anthropic | Wire::Gemini | Wire::Converse)
         )
     };
     if let Some(id) = caller.pinned {
@@ -288,6 +291,7 @@ pub struct Won {
 }
 
 /// The attempt loop: picks channels (pinned, else down the priority tiers skipping those tried),
+/// makes the channel's key usable ([`adaptor::authorize`]: a Vertex token, AWS credentials),
 /// sends what `build` makes for each, reports every outcome to the channel pool, and retries
 /// retryable failures up to `retries` times. `Err` is the last upstream's error (or why no
 /// channel could be tried); the caller releases its reservation then.
@@ -299,7 +303,7 @@ pub async fn forward<F>(
     mut build: F,
 ) -> Result<Won, RelayError>
 where
-    F: FnMut(&RoutedChannel, Wire, &str, &str) -> Result<Build, RelayError>,
+    F: FnMut(&RoutedChannel, Wire, &str, &Credential<'_>) -> Result<Build, RelayError>,
 {
     let table = state.channel_pool.table().load_full();
     let timeout = state.config.relay_timeout();
@@ -311,7 +315,8 @@ where
             break;
         };
         tried.push(channel.id());
-        let Some(wire) = Wire::of_channel(channel.channel.channel_type) else {
+        let upstream_model = mapped_model(&channel, model);
+        let Some(wire) = adaptor::wire(channel.channel.channel_type, &upstream_model) else {
             attempts.push(Attempt {
                 c: channel.id().0,
                 s: 0,
@@ -325,10 +330,44 @@ where
             )));
             continue;
         };
-        let upstream_model = mapped_model(&channel, model);
         let key = channel.next_key();
         let key_text = key.map_or("", |(_, k)| k.expose());
-        let req = match build(&channel, wire, &upstream_model, key_text)? {
+        let started = Instant::now();
+        let credential = match adaptor::authorize(&state.http, &channel, key_text).await {
+            Ok(credential) => credential,
+            Err(failure) => {
+                // The key could not be made usable (a refused token grant, a malformed key):
+                // the channel's fault, reported like an upstream answer of that status.
+                let message = super::redact::redact(&failure.message, channel.channel.key_lines());
+                report(
+                    state,
+                    &channel,
+                    key,
+                    failure.status,
+                    started,
+                    Some(message.clone()),
+                );
+                let class = failure.status.map_or("network", Attempt::class_of);
+                attempts.push(timeline(
+                    &channel,
+                    failure.status.unwrap_or(0),
+                    started,
+                    class,
+                ));
+                last_error = Some(match failure.status {
+                    Some(status) => RelayError::Upstream {
+                        status: mapped_status(&channel, status),
+                        message,
+                    },
+                    None => RelayError::Unreachable(message),
+                });
+                if failure.status.is_some_and(|s| !retryable(s)) {
+                    break;
+                }
+                continue;
+            }
+        };
+        let req = match build(&channel, wire, &upstream_model, &credential)? {
             Build::Send(req) => *req,
             Build::Skip(e) => {
                 attempts.push(timeline(&channel, 0, Instant::now(), "unsupported"));
@@ -477,9 +516,13 @@ async fn forward_job(
         &job.model,
         price.retries,
         |channel, wire, upstream_model, key| {
-            let body = upstream_body(&job, channel, wire, upstream_model, pass_through)?;
+            let body = match upstream_body(&job, channel, wire, upstream_model, pass_through) {
+                Ok(body) => body,
+                Err(Refused::Client(e)) => return Err(e),
+                // This channel cannot take the request; another may.
+                Err(Refused::Channel(e)) => return Ok(Build::Skip(e)),
+            };
             request(state, &job, channel, wire, upstream_model, key, body)
-                .map(|req| Build::Send(Box::new(req)))
         },
     )
     .await;
@@ -510,24 +553,36 @@ async fn forward_job(
     .await
 }
 
+/// Why [`upstream_body`] made no body.
+enum Refused {
+    /// The request is wrong whatever the channel (answered to the client).
+    Client(RelayError),
+    /// This channel's format cannot carry the request (another channel may).
+    Channel(RelayError),
+}
+
 /// The body for `upstream`: the client's bytes when nothing needs to change, or when the
-/// wires match and pass-through is on (`pass_through`: the global option, or the channel's).
+/// wires match and pass-through is on (`pass_through`: the global option, or the channel's) and
+/// the channel's transport takes the format as it is (Vertex and Bedrock move Claude's model into
+/// the URL and want `anthropic_version` in the body).
 fn upstream_body(
     job: &Job,
     channel: &RoutedChannel,
     upstream: Wire,
     upstream_model: &str,
     pass_through: bool,
-) -> Result<Bytes, RelayError> {
+) -> Result<Bytes, Refused> {
+    let channel_type = channel.channel.channel_type;
     let overrides = channel.json.param_override();
     let prompt = channel.json.system_prompt();
     let untouched = overrides.is_empty() && prompt.is_none();
-    if upstream == job.client && (pass_through || channel.json.pass_through()) {
+    let as_is = !adaptor::changes_body(channel_type, upstream);
+    if upstream == job.client && as_is && (pass_through || channel.json.pass_through()) {
         return Ok(job.body.clone());
     }
     let mut value = if upstream == job.client {
         match upstream {
-            Wire::Anthropic if upstream_model == job.model && untouched => {
+            Wire::Anthropic if upstream_model == job.model && untouched && as_is => {
                 return Ok(job.body.clone());
             }
             Wire::Gemini if untouched => return Ok(job.body.clone()),
@@ -537,12 +592,13 @@ fn upstream_body(
                 value
             }
             Wire::Gemini => job.parsed.clone(),
-            Wire::OpenAi => {
+            Wire::OpenAi | Wire::Converse => {
                 wire::openai::request_for_upstream(&job.hub, upstream_model, job.stream)
             }
         }
     } else {
         wire::from_hub_request(upstream, &job.hub, upstream_model, job.stream)
+            .map_err(|e| Refused::Channel(RelayError::BadRequest(e.0)))?
     };
     if let Some((prompt, override_client)) = prompt {
         super::system_prompt::apply(upstream, &mut value, prompt, override_client);
@@ -550,90 +606,46 @@ fn upstream_body(
     if let Value::Object(map) = &mut value {
         map.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
+    adaptor::fix_body(channel_type, upstream, &mut value, job.stream);
     serde_json::to_vec(&value)
         .map(Bytes::from)
-        .map_err(|e| RelayError::Internal(e.to_string()))
+        .map_err(|e| Refused::Client(RelayError::Internal(e.to_string())))
 }
 
-/// The upstream URL for `upstream` and `model`.
-fn url(channel: &RoutedChannel, upstream: Wire, model: &str, stream: bool) -> String {
-    let c = &channel.channel;
-    let base = effective_base_url(c.channel_type, &c.base_url);
-    match upstream {
-        Wire::OpenAi => format!("{base}/v1/chat/completions"),
-        Wire::Anthropic => format!("{base}/v1/messages"),
-        Wire::Gemini => {
-            let version = Some(c.other.trim())
-                .filter(|v| !v.is_empty() && !v.contains('/'))
-                .unwrap_or("v1beta");
-            if stream {
-                format!("{base}/{version}/models/{model}:streamGenerateContent?alt=sse")
-            } else {
-                format!("{base}/{version}/models/{model}:generateContent")
-            }
-        }
-    }
-}
-
-/// An authenticated upstream POST for `channel` (its proxy, key and headers).
-pub fn post(
-    state: &AppState,
-    channel: &RoutedChannel,
-    wire: Wire,
-    url: String,
-    key: &str,
-) -> Result<reqwest::RequestBuilder, RelayError> {
-    let c = &channel.channel;
-    let client = state
-        .http
-        .for_proxy(&c.proxy)
-        .map_err(RelayError::Unreachable)?;
-    let url = state.http.url(&url).map_err(RelayError::Unreachable)?;
-    let req = client.post(url);
-    Ok(match wire {
-        Wire::OpenAi => {
-            let req = req.bearer_auth(key);
-            if c.openai_organization.is_empty() {
-                req
-            } else {
-                req.header("OpenAI-Organization", &c.openai_organization)
-            }
-        }
-        Wire::Anthropic => req.header("x-api-key", key),
-        Wire::Gemini => req.header("x-goog-api-key", key),
-    })
-}
-
-/// The upstream request of `job` for `channel`.
+/// The upstream request of `job` for `channel`, or why this channel cannot take it.
 fn request(
     state: &AppState,
     job: &Job,
     channel: &RoutedChannel,
     wire: Wire,
     upstream_model: &str,
-    key: &str,
+    key: &Credential<'_>,
     body: Bytes,
-) -> Result<reqwest::RequestBuilder, RelayError> {
-    let mut req = post(
-        state,
-        channel,
-        wire,
-        url(channel, wire, upstream_model, job.stream),
-        key,
-    )?
-    .header(header::CONTENT_TYPE, "application/json")
-    .body(body);
+) -> Result<Build, RelayError> {
+    let Some(url) = adaptor::generate_url(channel, key, wire, upstream_model, job.stream) else {
+        return Ok(Build::Skip(RelayError::NotImplemented(format!(
+            "relaying this request to channel type {}",
+            channel.channel.channel_type
+        ))));
+    };
+    let mut headers = Vec::new();
     if wire == Wire::Anthropic {
         let own = job.client == Wire::Anthropic;
+        // Vertex and Bedrock take the version in the body; only Anthropic's API takes the header.
+        let direct =
+            adaptor::Transport::of(channel.channel.channel_type) == adaptor::Transport::Direct;
         for name in ANTHROPIC_HEADERS {
             if let Some(v) = job.headers.get(*name).filter(|_| own) {
-                req = req.header(*name, v);
-            } else if *name == "anthropic-version" {
-                req = req.header(*name, anthropic::DEFAULT_VERSION);
+                if direct || *name == "anthropic-beta" {
+                    headers.push((*name, v.clone()));
+                }
+            } else if *name == "anthropic-version" && direct {
+                headers.push((*name, HeaderValue::from_static(anthropic::DEFAULT_VERSION)));
             }
         }
     }
-    Ok(req)
+    adaptor::request(&state.http, channel, wire, url, key, &headers, body)
+        .map(|req| Build::Send(Box::new(req)))
 }
 
 /// Sends the request; `Err` carries a description and the error class (`connect`,
@@ -700,12 +712,13 @@ async fn answer(
         let ping = ping.map(|every| {
             let bytes = match job.client {
                 Wire::Anthropic => keepalive::ANTHROPIC_PING,
-                Wire::OpenAi | Wire::Gemini => keepalive::COMMENT_PING,
+                Wire::OpenAi | Wire::Gemini | Wire::Converse => keepalive::COMMENT_PING,
             };
             (every, bytes)
         });
+        let framing = adaptor::framing(won.routed.channel.channel_type);
         return Ok(pipe::respond(
-            resp,
+            adaptor::chunks(resp, framing),
             wire::decoder(upstream),
             mode,
             meter,

@@ -33,7 +33,6 @@ use super::price::Usage;
 use super::settle::UsageSource;
 use super::tokenize::Counter;
 use super::wire::Wire;
-use crate::channel_types::effective_base_url;
 use crate::error::RelayError;
 use crate::state::AppState;
 
@@ -91,11 +90,10 @@ pub async fn speech(
                 upstream_model,
                 channel.json.param_override(),
             )?;
-            let c = &channel.channel;
-            let url = format!(
-                "{}/v1/audio/speech",
-                effective_base_url(c.channel_type, &c.base_url)
-            );
+            let Some(url) = super::adaptor::openai_url(channel, "/v1/audio/speech", upstream_model)
+            else {
+                return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
+            };
             Ok(Build::Send(Box::new(
                 post(&state, channel, wire, url, key)?
                     .header(header::CONTENT_TYPE, "application/json")
@@ -248,8 +246,9 @@ pub async fn upload(
                 vec![Bytes::from(replace_model(&prefix.concat(), upstream_model))]
             };
             let stream = futures_util::stream::iter(prefix.into_iter().map(Ok)).chain(rest);
-            let c = &channel.channel;
-            let url = format!("{}{path}", effective_base_url(c.channel_type, &c.base_url));
+            let Some(url) = super::adaptor::openai_url(channel, &path, upstream_model) else {
+                return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
+            };
             Ok(Build::Send(Box::new(
                 post(&state, channel, wire, url, key)?
                     .header(header::CONTENT_TYPE, content_type.clone())

@@ -35,7 +35,6 @@ use super::stream;
 use super::tokenize::Counter;
 use super::usage::{OpenAiUsage, PartialReason, Usage};
 use super::wire::Wire;
-use crate::channel_types::effective_base_url;
 use crate::error::RelayError;
 use crate::state::AppState;
 
@@ -347,9 +346,13 @@ impl Forward {
                         channel.channel.channel_type
                     ))));
                 }
+                let Some(url) = super::adaptor::openai_url(channel, path, upstream_model) else {
+                    return Ok(Build::Skip(RelayError::NotImplemented(format!(
+                        "relaying {path} to channel type {}",
+                        channel.channel.channel_type
+                    ))));
+                };
                 let upstream_body = upstream_body(&body, upstream_model, &head, rewrite, channel)?;
-                let c = &channel.channel;
-                let url = format!("{}{path}", effective_base_url(c.channel_type, &c.base_url));
                 let req = post(&state, channel, wire, url, key)?
                     .header(header::CONTENT_TYPE, "application/json")
                     .body(upstream_body);
@@ -465,9 +468,14 @@ fn upstream_body(
 /// enters Tollgate: the client's error, the error log row and the channel's stored error are
 /// all made from it.
 pub(super) fn upstream_message(text: &str, status: u16, channel: &RoutedChannel) -> String {
-    let parsed: Option<String> = serde_json::from_str::<Value>(text)
-        .ok()
-        .and_then(|v| v["error"]["message"].as_str().map(str::to_owned));
+    // OpenAI, Anthropic, Gemini and Vertex put it in `error.message`; AWS in `message`.
+    let parsed: Option<String> = serde_json::from_str::<Value>(text).ok().and_then(|v| {
+        v["error"]["message"]
+            .as_str()
+            .or_else(|| v["message"].as_str())
+            .or_else(|| v["Message"].as_str())
+            .map(str::to_owned)
+    });
     match parsed {
         Some(message) => super::redact::redact(&message, channel.channel.key_lines()),
         None => format!("the upstream answered HTTP {status}"),

@@ -83,7 +83,8 @@ async fn forward(
     let (path, body) = request(&channel, &upstream_model);
     let key = channel.next_key();
     let key_text = key.map_or("", |(_, k)| k.expose());
-    let mut req = attempt::post(state, &channel, wire, path, key_text)
+    let credential = super::adaptor::Credential::key(key_text);
+    let mut req = attempt::post(state, &channel, wire, path, &credential)
         .ok()?
         .header(header::CONTENT_TYPE, "application/json")
         .body(body);

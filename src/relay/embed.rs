@@ -165,23 +165,32 @@ pub async fn gemini(
         model,
         price.retries,
         |channel, wire, upstream_model, key| {
+            let direct = super::adaptor::Transport::of(channel.channel.channel_type)
+                == super::adaptor::Transport::Direct;
             let (url, upstream) = match wire {
+                Wire::Gemini if !direct => {
+                    return Ok(Build::Skip(RelayError::NotImplemented(
+                        "Gemini embeddings through a Vertex AI channel".into(),
+                    )));
+                }
                 Wire::Gemini => (
                     gemini_url(channel, upstream_model, action),
                     upstream_body(&body, &parsed, model, upstream_model),
                 ),
                 Wire::OpenAi => {
-                    let c = &channel.channel;
-                    let base = effective_base_url(c.channel_type, &c.base_url);
+                    let Some(url) =
+                        super::adaptor::openai_url(channel, "/v1/embeddings", upstream_model)
+                    else {
+                        return Ok(Build::Skip(RelayError::NotImplemented(
+                            "embeddings through this channel type".into(),
+                        )));
+                    };
                     let request = openai_request(&parsed, upstream_model, batch);
-                    (
-                        format!("{base}/v1/embeddings"),
-                        Bytes::from(request.to_string()),
-                    )
+                    (url, Bytes::from(request.to_string()))
                 }
-                Wire::Anthropic => {
+                Wire::Anthropic | Wire::Converse => {
                     return Ok(Build::Skip(RelayError::NotImplemented(
-                        "embeddings through a Claude channel".into(),
+                        "embeddings through a Claude or Bedrock channel".into(),
                     )));
                 }
             };

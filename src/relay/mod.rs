@@ -2,6 +2,7 @@
 //! OpenAI-shaped 404 from [`crate::http::spa::fallback`]; OpenAI routes Tollgate does not
 //! implement answer 501.
 
+pub mod adaptor;
 pub mod attempt;
 pub mod audio;
 pub mod auth;

@@ -121,9 +121,10 @@ impl Pipe {
     }
 }
 
-/// Pipes an upstream SSE answer to the client.
+/// Pipes an upstream SSE answer (its bytes, as [`super::adaptor::chunks`] gives them) to the
+/// client.
 pub fn respond(
-    upstream: reqwest::Response,
+    chunks: futures_util::stream::BoxStream<'static, Result<Bytes, String>>,
     decoder: Box<dyn Decode>,
     mode: Mode,
     meter: Meter,
@@ -141,13 +142,8 @@ pub fn respond(
         reader: SseReader::default(),
         ended: false,
     };
-    let chunks = upstream.bytes_stream();
     let ping_bytes = ping.map_or(&[][..], |(_, bytes)| bytes);
-    let state = (
-        Box::pin(chunks),
-        pipe,
-        Clock::new(idle, ping.map(|(every, _)| every)),
-    );
+    let state = (chunks, pipe, Clock::new(idle, ping.map(|(every, _)| every)));
     let body =
         futures_util::stream::unfold(state, move |(mut chunks, mut pipe, mut clock)| async move {
             loop {

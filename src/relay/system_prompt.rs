@@ -13,6 +13,18 @@ pub fn apply(wire: Wire, body: &mut Value, prompt: &str, override_client: bool) 
         Wire::OpenAi => openai(body, prompt, override_client),
         Wire::Anthropic => anthropic(body, prompt, override_client),
         Wire::Gemini => gemini(body, prompt, override_client),
+        Wire::Converse => converse(body, prompt, override_client),
+    }
+}
+
+fn converse(body: &mut Value, prompt: &str, override_client: bool) {
+    let Value::Object(map) = body else { return };
+    match map.get_mut("system").and_then(Value::as_array_mut) {
+        Some(system) if override_client => system.insert(0, json!({"text": prompt})),
+        Some(_) => {}
+        None => {
+            map.insert("system".into(), json!([{"text": prompt}]));
+        }
     }
 }
 

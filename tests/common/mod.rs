@@ -8,11 +8,13 @@
     reason = "a harness failure must fail the test loudly"
 )]
 
+pub mod cloud_auth;
 pub mod fault;
 pub mod faulty_disk;
 pub mod log_capture;
 pub mod mock_anthropic;
 pub mod mock_audio;
+pub mod mock_cloud;
 pub mod mock_gemini;
 pub mod mock_json;
 pub mod mock_upstream;

@@ -8,6 +8,7 @@
 //!   [`Piece`]s, another format's [`Encode`] turns pieces into the client's SSE bytes.
 
 pub mod anthropic;
+pub mod converse;
 pub mod gemini;
 pub mod openai;
 
@@ -24,6 +25,8 @@ pub enum Wire {
     Anthropic,
     /// Gemini `generateContent` / `streamGenerateContent`.
     Gemini,
+    /// AWS Bedrock Converse / ConverseStream (an upstream format only: no client speaks it).
+    Converse,
 }
 
 impl Wire {
@@ -105,6 +108,7 @@ pub fn decoder(wire: Wire) -> Box<dyn Decode> {
         Wire::OpenAi => Box::new(openai::Decoder::default()),
         Wire::Anthropic => Box::new(anthropic::Decoder::default()),
         Wire::Gemini => Box::new(gemini::Decoder::default()),
+        Wire::Converse => Box::new(converse::Decoder::default()),
     }
 }
 
@@ -120,10 +124,10 @@ pub struct EncodeCtx {
     pub include_usage: bool,
 }
 
-/// An encoder for the client format `wire`.
+/// An encoder for the client format `wire` (Converse has no clients: OpenAI's).
 pub fn encoder(wire: Wire, ctx: EncodeCtx) -> Box<dyn Encode> {
     match wire {
-        Wire::OpenAi => Box::new(openai::Encoder::new(ctx)),
+        Wire::OpenAi | Wire::Converse => Box::new(openai::Encoder::new(ctx)),
         Wire::Anthropic => Box::new(anthropic::Encoder::new(ctx)),
         Wire::Gemini => Box::new(gemini::Encoder::new(ctx)),
     }
@@ -135,15 +139,25 @@ pub fn to_hub_request(wire: Wire, body: &Value) -> Result<Value, ConvertError> {
         Wire::OpenAi => Ok(body.clone()),
         Wire::Anthropic => anthropic::request_to_hub(body),
         Wire::Gemini => gemini::request_to_hub(body),
+        Wire::Converse => Err(ConvertError(
+            "Bedrock Converse is not a client format".into(),
+        )),
     }
 }
 
-/// An OpenAI chat completions request in format `wire`, for `model`.
-pub fn from_hub_request(wire: Wire, hub: &Value, model: &str, stream: bool) -> Value {
+/// An OpenAI chat completions request in format `wire`, for `model`. A request Converse cannot
+/// take is refused.
+pub fn from_hub_request(
+    wire: Wire,
+    hub: &Value,
+    model: &str,
+    stream: bool,
+) -> Result<Value, ConvertError> {
     match wire {
-        Wire::OpenAi => openai::request_for_upstream(hub, model, stream),
-        Wire::Anthropic => anthropic::request_from_hub(hub, model, stream),
-        Wire::Gemini => gemini::request_from_hub(hub),
+        Wire::OpenAi => Ok(openai::request_for_upstream(hub, model, stream)),
+        Wire::Anthropic => Ok(anthropic::request_from_hub(hub, model, stream)),
+        Wire::Gemini => Ok(gemini::request_from_hub(hub)),
+        Wire::Converse => converse::request_from_hub(hub),
     }
 }
 
@@ -153,13 +167,15 @@ pub fn to_hub_answer(wire: Wire, answer: &Value) -> Value {
         Wire::OpenAi => answer.clone(),
         Wire::Anthropic => anthropic::answer_to_hub(answer),
         Wire::Gemini => gemini::answer_to_hub(answer),
+        Wire::Converse => converse::answer_to_hub(answer),
     }
 }
 
-/// An OpenAI `chat.completion` in format `wire`, naming `model`.
+/// An OpenAI `chat.completion` in format `wire`, naming `model` (Converse has no clients:
+/// OpenAI's).
 pub fn from_hub_answer(wire: Wire, hub: &Value, model: &str) -> Value {
     match wire {
-        Wire::OpenAi => openai::answer_for_client(hub, model),
+        Wire::OpenAi | Wire::Converse => openai::answer_for_client(hub, model),
         Wire::Anthropic => anthropic::answer_from_hub(hub, model),
         Wire::Gemini => gemini::answer_from_hub(hub, model),
     }
@@ -171,6 +187,7 @@ pub fn answer_usage(wire: Wire, answer: &Value) -> Option<Usage> {
         Wire::OpenAi => answer.get("usage").map(openai::usage_of),
         Wire::Anthropic => answer.get("usage").map(anthropic::usage_of),
         Wire::Gemini => answer.get("usageMetadata").map(gemini::usage_of),
+        Wire::Converse => answer.get("usage").map(converse::usage_of),
     }
 }
 

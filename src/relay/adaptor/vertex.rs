@@ -1,0 +1,173 @@
+//! Google Vertex AI (type 41): publisher models under a project and a location, authenticated
+//! with an OAuth2 access token made from the channel's service-account JSON key
+//! ([`crate::google_auth`]); the project is the key's, the location the channel's `other`
+//! (`global` when empty).
+//!
+//! - Host: `https://{location}-aiplatform.googleapis.com`, or `https://aiplatform.googleapis.com`
+//!   for `global`; the channel's base URL replaces it when set.
+//! - Gemini models: `POST {host}/v1/projects/{project}/locations/{location}/publishers/google/
+//!   models/{model}:generateContent` (or `:streamGenerateContent?alt=sse`) with Gemini's body
+//!   (https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/inference).
+//! - Claude models: `…/publishers/anthropic/models/{model}:rawPredict` (or `:streamRawPredict`)
+//!   with Anthropic's Messages body, `anthropic_version: "vertex-2023-10-16"` in it and no
+//!   `model` (https://cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude/use-claude).
+
+use serde_json::Value;
+use tollgate_actors::channel_pool::routing_table::RoutedChannel;
+
+use super::{AuthFailure, Credential};
+use crate::google_auth::{ServiceAccountKey, TokenError};
+use crate::relay::wire::Wire;
+use crate::upstream::HttpClients;
+
+/// The `anthropic_version` Claude on Vertex AI takes in the body.
+pub const ANTHROPIC_VERSION: &str = "vertex-2023-10-16";
+/// The location of a channel whose `other` is empty.
+pub const DEFAULT_LOCATION: &str = "global";
+
+/// The body format of `model`: Anthropic's for Claude, Gemini's for everything else.
+pub fn wire(model: &str) -> Wire {
+    if is_claude(model) {
+        Wire::Anthropic
+    } else {
+        Wire::Gemini
+    }
+}
+
+fn is_claude(model: &str) -> bool {
+    model.starts_with("claude")
+}
+
+/// The channel's location.
+pub fn location(other: &str) -> &str {
+    match other.trim() {
+        "" => DEFAULT_LOCATION,
+        l => l,
+    }
+}
+
+/// The access token of service-account key `key` (cached; one exchange in flight per key),
+/// with the key's project.
+pub async fn authorize<'a>(
+    http: &HttpClients,
+    channel: &RoutedChannel,
+    key: &str,
+) -> Result<Credential<'a>, AuthFailure> {
+    let parsed = ServiceAccountKey::parse(key).map_err(failure)?;
+    let client = http
+        .for_proxy(&channel.channel.proxy)
+        .map_err(|message| AuthFailure {
+            status: None,
+            message,
+        })?;
+    let token = http
+        .google_tokens()
+        .token(&client, &parsed)
+        .await
+        .map_err(failure)?;
+    Ok(Credential::Google {
+        token,
+        project: parsed.project_id,
+    })
+}
+
+/// A token failure as the relay reports it: a refused grant is the key's fault (the endpoint's
+/// status, 401 when it answered a 400 `invalid_grant`), an unusable key a 401, no answer a
+/// network failure.
+fn failure(e: TokenError) -> AuthFailure {
+    let status = match &e {
+        TokenError::BadKey(_) => Some(401),
+        TokenError::Rejected { status, .. } if *status < 500 => Some(401),
+        TokenError::Rejected { status, .. } => Some(*status),
+        TokenError::Unreachable(_) => None,
+    };
+    AuthFailure {
+        status,
+        message: format!("Vertex AI credentials: {e}"),
+    }
+}
+
+/// The URL of a generation in `wire` for `model`.
+pub fn url(
+    channel: &RoutedChannel,
+    credential: &Credential<'_>,
+    wire: Wire,
+    model: &str,
+    stream: bool,
+) -> Option<String> {
+    let Credential::Google { project, .. } = credential else {
+        return None;
+    };
+    let c = &channel.channel;
+    let location = location(&c.other);
+    let own = c.base_url.trim().trim_end_matches('/');
+    let host = if !own.is_empty() {
+        own.to_owned()
+    } else if location == "global" {
+        "https://aiplatform.googleapis.com".to_owned()
+    } else {
+        format!(
+            "https://{}-aiplatform.googleapis.com",
+            super::segment(location)
+        )
+    };
+    let (publisher, action) = match (wire, stream) {
+        (Wire::Gemini, false) => ("google", "generateContent"),
+        (Wire::Gemini, true) => ("google", "streamGenerateContent?alt=sse"),
+        (Wire::Anthropic, false) => ("anthropic", "rawPredict"),
+        (Wire::Anthropic, true) => ("anthropic", "streamRawPredict"),
+        _ => return None,
+    };
+    Some(format!(
+        "{host}/v1/projects/{}/locations/{}/publishers/{publisher}/models/{}:{action}",
+        super::segment(project),
+        super::segment(location),
+        super::segment(model),
+    ))
+}
+
+/// An Anthropic Messages body made Vertex's: `anthropic_version` in the body, no `model` (it is
+/// in the URL), `stream` as the call is.
+pub fn fix_claude_body(body: &mut Value, stream: bool) {
+    if let Value::Object(map) = body {
+        map.remove("model");
+        map.insert(
+            "anthropic_version".into(),
+            Value::String(ANTHROPIC_VERSION.into()),
+        );
+        if stream {
+            map.insert("stream".into(), Value::Bool(true));
+        } else {
+            map.remove("stream");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn claude_bodies_carry_the_version_and_no_model() {
+        let mut body =
+            json!({"model": "claude-x", "max_tokens": 5, "messages": [], "stream": false});
+        fix_claude_body(&mut body, true);
+        assert_eq!(
+            body,
+            json!({"anthropic_version": "vertex-2023-10-16", "max_tokens": 5, "messages": [],
+                "stream": true})
+        );
+        fix_claude_body(&mut body, false);
+        assert!(body.get("stream").is_none());
+    }
+
+    #[test]
+    fn publishers_by_model_and_locations() {
+        assert_eq!(wire("claude-opus-4@20250514"), Wire::Anthropic);
+        assert_eq!(wire("gemini-2.5-flash"), Wire::Gemini);
+        assert_eq!(location(""), "global");
+        assert_eq!(location(" us-east5 "), "us-east5");
+    }
+}

@@ -1,0 +1,463 @@
+//! AWS Bedrock Converse ⇄ the hub (OpenAI chat completions), upstream side only: requests from
+//! the hub, whole answers and `usage` to the hub, and the ConverseStream events (reframed as SSE
+//! by [`crate::relay::adaptor::eventstream`]: the event name is the event type, the data its
+//! payload) as pieces.
+//!
+//! Shapes from the API reference: Converse
+//! (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html),
+//! ConverseStream (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html),
+//! ContentBlock, ToolConfiguration, InferenceConfiguration and TokenUsage
+//! (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_TokenUsage.html).
+
+use std::collections::HashMap;
+
+use base64::Engine;
+use serde_json::{Map, Value, json};
+
+use super::openai::usage_json;
+use super::{ConvertError, Decode, Piece, int, now};
+use crate::relay::price::Usage;
+
+/// A Converse `usage` (TokenUsage) as [`Usage`]: cache reads and writes are counted beside
+/// `inputTokens`, as Anthropic counts them.
+pub fn usage_of(usage: &Value) -> Usage {
+    let read = int(&usage["cacheReadInputTokens"]);
+    let written = int(&usage["cacheWriteInputTokens"]);
+    Usage {
+        prompt_tokens: int(&usage["inputTokens"])
+            .saturating_add(read)
+            .saturating_add(written),
+        completion_tokens: int(&usage["outputTokens"]),
+        cached_tokens: read,
+        cache_write_5m_tokens: written,
+        cache_in_prompt: false,
+        ..Usage::default()
+    }
+}
+
+/// Converse `stopReason` → OpenAI `finish_reason`.
+pub fn finish_of(reason: &str) -> &'static str {
+    match reason {
+        "tool_use" => "tool_calls",
+        "max_tokens" | "model_context_window_exceeded" => "length",
+        "guardrail_intervened" | "content_filtered" => "content_filter",
+        _ => "stop",
+    }
+}
+
+/// The Converse image `format` of a data URL's media type.
+fn image_format(media: &str) -> Option<&'static str> {
+    match media {
+        "image/png" => Some("png"),
+        "image/jpeg" | "image/jpg" => Some("jpeg"),
+        "image/gif" => Some("gif"),
+        "image/webp" => Some("webp"),
+        _ => None,
+    }
+}
+
+/// The content blocks of a hub message `content` (a string or OpenAI parts).
+fn blocks(content: &Value) -> Result<Vec<Value>, ConvertError> {
+    let mut out = Vec::new();
+    match content {
+        Value::String(text) if !text.is_empty() => out.push(json!({"text": text})),
+        Value::Array(parts) => {
+            for part in parts {
+                match part["type"].as_str().unwrap_or_default() {
+                    "text" => {
+                        if let Some(text) = part["text"].as_str().filter(|t| !t.is_empty()) {
+                            out.push(json!({"text": text}));
+                        }
+                    }
+                    "image_url" => {
+                        let url = part["image_url"]["url"]
+                            .as_str()
+                            .or_else(|| part["image_url"].as_str())
+                            .unwrap_or_default();
+                        out.push(image(url)?);
+                    }
+                    other => {
+                        return Err(ConvertError(format!(
+                            "a {other} content part cannot be sent to a Bedrock Converse model"
+                        )));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(out)
+}
+
+/// An `image` block from a `data:` URL (Converse takes the bytes, base64 in JSON).
+fn image(url: &str) -> Result<Value, ConvertError> {
+    let refused = || {
+        ConvertError(
+            "images for a Bedrock Converse model must be data: URLs of PNG, JPEG, GIF or WebP"
+                .into(),
+        )
+    };
+    let rest = url.strip_prefix("data:").ok_or_else(refused)?;
+    let (media, data) = rest.split_once(";base64,").ok_or_else(refused)?;
+    let format = image_format(media).ok_or_else(refused)?;
+    // Checked here so a broken image is the client's 400, not the upstream's.
+    base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|_| refused())?;
+    Ok(json!({"image": {"format": format, "source": {"bytes": data}}}))
+}
+
+/// Appends `content` to `messages` as a message of `role`, merged into the last one when it has
+/// the same role (Converse wants user and assistant turns to alternate).
+fn push(messages: &mut Vec<Value>, role: &str, content: Vec<Value>) {
+    if content.is_empty() {
+        return;
+    }
+    if let Some(last) = messages.last_mut()
+        && last["role"] == role
+        && let Some(existing) = last["content"].as_array_mut()
+    {
+        existing.extend(content);
+        return;
+    }
+    messages.push(json!({"role": role, "content": content}));
+}
+
+/// A hub request as a Converse request body (the model is in the URL).
+pub fn request_from_hub(hub: &Value) -> Result<Value, ConvertError> {
+    let mut system = Vec::new();
+    let mut messages: Vec<Value> = Vec::new();
+    for message in hub["messages"].as_array().into_iter().flatten() {
+        match message["role"].as_str().unwrap_or_default() {
+            "system" | "developer" => system.extend(blocks(&message["content"])?),
+            "assistant" => {
+                let mut content = blocks(&message["content"])?;
+                for call in message["tool_calls"].as_array().into_iter().flatten() {
+                    let input: Value = serde_json::from_str(
+                        call["function"]["arguments"].as_str().unwrap_or("{}"),
+                    )
+                    .unwrap_or_else(|_| json!({}));
+                    content.push(json!({"toolUse": {"toolUseId": call["id"],
+                        "name": call["function"]["name"], "input": input}}));
+                }
+                push(&mut messages, "assistant", content);
+            }
+            "tool" => {
+                let text = super::content_text(&message["content"]);
+                let result = json!({"toolResult": {"toolUseId": message["tool_call_id"],
+                    "content": [{"text": text}]}});
+                push(&mut messages, "user", vec![result]);
+            }
+            _ => {
+                let content = blocks(&message["content"])?;
+                push(&mut messages, "user", content);
+            }
+        }
+    }
+    let mut body = Map::new();
+    body.insert("messages".into(), Value::Array(messages));
+    if !system.is_empty() {
+        body.insert("system".into(), Value::Array(system));
+    }
+    let mut config = Map::new();
+    let max = [&hub["max_completion_tokens"], &hub["max_tokens"]]
+        .into_iter()
+        .find_map(Value::as_i64);
+    if let Some(max) = max {
+        config.insert("maxTokens".into(), json!(max));
+    }
+    for (from, to) in [("temperature", "temperature"), ("top_p", "topP")] {
+        if let Some(v) = hub.get(from).filter(|v| v.is_number()) {
+            config.insert(to.into(), v.clone());
+        }
+    }
+    match &hub["stop"] {
+        Value::String(s) => {
+            config.insert("stopSequences".into(), json!([s]));
+        }
+        Value::Array(a) if !a.is_empty() => {
+            config.insert("stopSequences".into(), Value::Array(a.clone()));
+        }
+        _ => {}
+    }
+    if !config.is_empty() {
+        body.insert("inferenceConfig".into(), Value::Object(config));
+    }
+    if let Some(tools) = tool_config(hub) {
+        body.insert("toolConfig".into(), tools);
+    }
+    Ok(Value::Object(body))
+}
+
+/// The `toolConfig` of the hub's `tools` and `tool_choice`.
+fn tool_config(hub: &Value) -> Option<Value> {
+    let tools: Vec<Value> = hub["tools"]
+        .as_array()?
+        .iter()
+        .filter(|t| t["type"] == "function")
+        .map(|t| {
+            let f = &t["function"];
+            let mut spec = json!({"name": f["name"],
+                "inputSchema": {"json": f.get("parameters").cloned()
+                    .unwrap_or_else(|| json!({"type": "object", "properties": {}}))}});
+            if let Some(d) = f["description"].as_str() {
+                spec["description"] = json!(d);
+            }
+            json!({"toolSpec": spec})
+        })
+        .collect();
+    if tools.is_empty() {
+        return None;
+    }
+    let mut config = json!({"tools": tools});
+    match &hub["tool_choice"] {
+        Value::String(c) if c == "required" => config["toolChoice"] = json!({"any": {}}),
+        Value::String(c) if c == "auto" => config["toolChoice"] = json!({"auto": {}}),
+        Value::Object(o) => {
+            if let Some(name) = o
+                .get("function")
+                .and_then(|f| f.get("name"))
+                .and_then(Value::as_str)
+            {
+                config["toolChoice"] = json!({"tool": {"name": name}});
+            }
+        }
+        _ => {}
+    }
+    Some(config)
+}
+
+/// A whole Converse answer as a hub `chat.completion`.
+pub fn answer_to_hub(answer: &Value) -> Value {
+    let mut text = String::new();
+    let mut reasoning = String::new();
+    let mut tool_calls = Vec::new();
+    for block in answer["output"]["message"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        if let Some(t) = block["text"].as_str() {
+            text.push_str(t);
+        } else if let Some(call) = block.get("toolUse") {
+            tool_calls.push(json!({"id": call["toolUseId"], "type": "function",
+                "function": {"name": call["name"],
+                    "arguments": call.get("input").cloned().unwrap_or_else(|| json!({})).to_string()}}));
+        } else if let Some(r) = block["reasoningContent"]["reasoningText"]["text"].as_str() {
+            reasoning.push_str(r);
+        }
+    }
+    let finish = finish_of(answer["stopReason"].as_str().unwrap_or("end_turn"));
+    let mut message = json!({"role": "assistant",
+        "content": if text.is_empty() && !tool_calls.is_empty() { Value::Null } else { Value::String(text) }});
+    if !tool_calls.is_empty() {
+        message["tool_calls"] = Value::Array(tool_calls);
+    }
+    if !reasoning.is_empty() {
+        message["reasoning_content"] = Value::String(reasoning);
+    }
+    let mut hub = json!({
+        "id": "chatcmpl-bedrock", "object": "chat.completion", "created": now(), "model": "",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+    });
+    if let Some(usage) = answer.get("usage") {
+        hub["usage"] = usage_json(&usage_of(usage));
+    }
+    hub
+}
+
+/// Decodes ConverseStream events.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    /// Content block index → tool call index.
+    tools: HashMap<u64, usize>,
+    done: bool,
+}
+
+impl Decode for Decoder {
+    fn event(&mut self, event: &str, data: &str) -> Vec<Piece> {
+        let Ok(value) = serde_json::from_str::<Value>(data) else {
+            return Vec::new();
+        };
+        let block = value["contentBlockIndex"].as_u64().unwrap_or(0);
+        let mut pieces = Vec::new();
+        match event {
+            "messageStart" => pieces.push(Piece::Start {
+                id: "chatcmpl-bedrock".into(),
+                model: String::new(),
+            }),
+            "contentBlockStart" => {
+                if let Some(tool) = value["start"].get("toolUse") {
+                    let index = self.tools.len();
+                    self.tools.insert(block, index);
+                    pieces.push(Piece::ToolStart {
+                        index,
+                        id: tool["toolUseId"].as_str().unwrap_or_default().to_owned(),
+                        name: tool["name"].as_str().unwrap_or_default().to_owned(),
+                    });
+                }
+            }
+            "contentBlockDelta" => {
+                let delta = &value["delta"];
+                if let Some(t) = delta["text"].as_str() {
+                    pieces.push(Piece::Text(t.to_owned()));
+                } else if let Some(json) = delta["toolUse"]["input"].as_str() {
+                    if let Some(index) = self.tools.get(&block) {
+                        pieces.push(Piece::ToolArgs {
+                            index: *index,
+                            json: json.to_owned(),
+                        });
+                    }
+                } else if let Some(r) = delta["reasoningContent"]["text"].as_str() {
+                    pieces.push(Piece::Thinking(r.to_owned()));
+                }
+            }
+            "messageStop" => {
+                let reason = value["stopReason"].as_str().unwrap_or("end_turn");
+                pieces.push(Piece::Stop(finish_of(reason).to_owned()));
+            }
+            "metadata" => {
+                if let Some(usage) = value.get("usage") {
+                    pieces.push(Piece::Usage(usage_of(usage)));
+                }
+                // The metadata event is the stream's last.
+                self.done = true;
+            }
+            "error" => pieces.push(Piece::Error(
+                value["error"]["message"]
+                    .as_str()
+                    .unwrap_or("the upstream stream failed")
+                    .to_owned(),
+            )),
+            _ => {}
+        }
+        pieces
+    }
+
+    fn done(&self) -> bool {
+        self.done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hub_requests_become_converse_requests() {
+        let hub = json!({"model": "m", "max_tokens": 64, "temperature": 0.5, "stop": "END",
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": [{"type": "text", "text": "Weather?"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "t1", "type": "function",
+                    "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]},
+                {"role": "tool", "tool_call_id": "t1", "content": "sunny"},
+                {"role": "user", "content": "thanks"}],
+            "tools": [{"type": "function", "function": {"name": "get_weather",
+                "description": "Weather", "parameters": {"type": "object"}}}],
+            "tool_choice": "required"});
+        let body = request_from_hub(&hub).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            body,
+            json!({
+                "system": [{"text": "Be brief."}],
+                "messages": [
+                    {"role": "user", "content": [{"text": "Weather?"},
+                        {"image": {"format": "png", "source": {"bytes": "iVBORw0KGgo="}}}]},
+                    {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1",
+                        "name": "get_weather", "input": {"city": "Paris"}}}]},
+                    {"role": "user", "content": [
+                        {"toolResult": {"toolUseId": "t1", "content": [{"text": "sunny"}]}},
+                        {"text": "thanks"}]}],
+                "inferenceConfig": {"maxTokens": 64, "temperature": 0.5, "stopSequences": ["END"]},
+                "toolConfig": {"tools": [{"toolSpec": {"name": "get_weather",
+                    "description": "Weather", "inputSchema": {"json": {"type": "object"}}}}],
+                    "toolChoice": {"any": {}}}
+            })
+        );
+        let remote = json!({"messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}]});
+        assert!(request_from_hub(&remote).is_err());
+    }
+
+    #[test]
+    fn answers_and_usage_convert() {
+        // The Converse response of the API reference's shape.
+        let answer = json!({"output": {"message": {"role": "assistant", "content": [
+                {"text": "Let me check."},
+                {"toolUse": {"toolUseId": "tooluse_1", "name": "get_weather", "input": {"city": "Paris"}}}]}},
+            "stopReason": "tool_use",
+            "usage": {"inputTokens": 30, "outputTokens": 12, "totalTokens": 42,
+                "cacheReadInputTokens": 100, "cacheWriteInputTokens": 8},
+            "metrics": {"latencyMs": 100}});
+        let hub = answer_to_hub(&answer);
+        assert_eq!(hub["choices"][0]["finish_reason"], "tool_calls");
+        assert_eq!(hub["choices"][0]["message"]["content"], "Let me check.");
+        assert_eq!(
+            hub["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"],
+            "{\"city\":\"Paris\"}"
+        );
+        let usage = usage_of(&answer["usage"]);
+        assert_eq!(
+            (
+                usage.prompt_tokens,
+                usage.completion_tokens,
+                usage.cached_tokens
+            ),
+            (138, 12, 100)
+        );
+        assert_eq!(usage.cache_write_5m_tokens, 8);
+    }
+
+    #[test]
+    fn stream_events_become_pieces() {
+        let mut d = Decoder::default();
+        let mut all = Vec::new();
+        for (event, data) in [
+            ("messageStart", r#"{"role":"assistant"}"#),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":0,"delta":{"text":"Hi"}}"#,
+            ),
+            (
+                "contentBlockStart",
+                r#"{"contentBlockIndex":1,"start":{"toolUse":{"toolUseId":"t9","name":"f"}}}"#,
+            ),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"a\":1}"}}}"#,
+            ),
+            ("messageStop", r#"{"stopReason":"tool_use"}"#),
+        ] {
+            all.extend(d.event(event, data));
+        }
+        assert!(!d.done());
+        all.extend(d.event(
+            "metadata",
+            r#"{"usage":{"inputTokens":5,"outputTokens":7,"totalTokens":12},"metrics":{"latencyMs":1}}"#,
+        ));
+        assert!(d.done());
+        assert_eq!(all[1], Piece::Text("Hi".into()));
+        assert_eq!(
+            all[2],
+            Piece::ToolStart {
+                index: 0,
+                id: "t9".into(),
+                name: "f".into()
+            }
+        );
+        assert_eq!(
+            all[3],
+            Piece::ToolArgs {
+                index: 0,
+                json: "{\"a\":1}".into()
+            }
+        );
+        assert_eq!(all[4], Piece::Stop("tool_calls".into()));
+        let Piece::Usage(u) = &all[5] else {
+            panic!("usage last: {all:?}");
+        };
+        assert_eq!((u.prompt_tokens, u.completion_tokens), (5, 7));
+    }
+}

@@ -1,0 +1,421 @@
+//! Vertex AI (channel type 41) through the public HTTP API, against a mock Google speaking the
+//! documented wire formats: the token endpoint of the signed-JWT grant, which checks the
+//! assertion as Google does (https://developers.google.com/identity/protocols/oauth2/service-account#httprest),
+//! Gemini `generateContent` / `streamGenerateContent?alt=sse` under the project and location
+//! (https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/inference), and Claude
+//! `rawPredict` / `streamRawPredict` with `anthropic_version` in the body
+//! (https://cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude/use-claude).
+
+mod common;
+
+use common::TestServer;
+use common::cloud_auth::{PROJECT, service_account_json, verify_grant};
+use common::mock_cloud::{Answer, MockCloud, Recorded, sse};
+use common::relay_fixture::{balances, fixture, raw, sse_events};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+const TOKEN: &str = "ya29.vertex-test-token";
+
+/// A Gemini answer of the reference's response shape.
+fn gemini_answer() -> Value {
+    json!({
+        "candidates": [{"content": {"role": "model", "parts": [{"text": "The sky is blue."}]},
+            "finishReason": "STOP", "avgLogprobs": -0.1}],
+        "usageMetadata": {"promptTokenCount": 6, "candidatesTokenCount": 12, "totalTokenCount": 18},
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "vertex-1"
+    })
+}
+
+/// A Gemini function call answer.
+fn gemini_tool_answer() -> Value {
+    json!({
+        "candidates": [{"content": {"role": "model", "parts": [{"functionCall":
+            {"name": "get_weather", "args": {"city": "Paris"}}}]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 20, "candidatesTokenCount": 5, "totalTokenCount": 25},
+        "modelVersion": "gemini-2.5-flash"
+    })
+}
+
+/// The Gemini stream (`alt=sse`: one GenerateContentResponse per event).
+fn gemini_stream() -> Vec<u8> {
+    sse(&[
+        (
+            "",
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "The sky"}]}}],
+            "usageMetadata": {"promptTokenCount": 6, "totalTokenCount": 6},
+            "modelVersion": "gemini-2.5-flash"}),
+        ),
+        (
+            "",
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": " is blue."}]},
+            "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 6, "candidatesTokenCount": 12, "totalTokenCount": 18},
+            "modelVersion": "gemini-2.5-flash"}),
+        ),
+    ])
+}
+
+/// A Claude answer on Vertex (Anthropic's Messages response; `msg_vrtx_` ids).
+fn claude_answer() -> Value {
+    json!({"id": "msg_vrtx_01", "type": "message", "role": "assistant",
+        "model": "claude-sonnet-4-20250514", "content": [{"type": "text", "text": "Olá!"}],
+        "stop_reason": "end_turn", "stop_sequence": null,
+        "usage": {"input_tokens": 16, "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 100, "output_tokens": 7}})
+}
+
+/// A Claude stream on Vertex (the events of the use-claude page's streaming example).
+fn claude_stream() -> Vec<u8> {
+    sse(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"model": "claude-sonnet-4-20250514",
+            "id": "msg_vrtx_01", "type": "message", "role": "assistant", "content": [],
+            "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 16,
+            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 5}}}),
+        ),
+        ("ping", json!({"type": "ping"})),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": "Olá!"}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn",
+            "stop_sequence": null}, "usage": {"output_tokens": 7}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ])
+}
+
+/// The mock Google: `/token` (the grant, checked), `/bad-token` (refuses every grant), and the
+/// Vertex publisher-model methods (the token checked).
+fn google(req: &Recorded) -> Answer {
+    let host = req.header("host").unwrap_or_default();
+    if req.path == "/token" {
+        return match verify_grant(&req.body, &format!("http://{host}/token")) {
+            Ok(_) => Answer::Json(
+                200,
+                json!({"access_token": TOKEN, "expires_in": 3599, "token_type": "Bearer"}),
+            ),
+            Err(e) => Answer::Json(
+                400,
+                json!({"error": "invalid_grant", "error_description": e}),
+            ),
+        };
+    }
+    if req.path == "/bad-token" {
+        return Answer::Json(
+            400,
+            json!({"error": "invalid_grant", "error_description": "Invalid JWT Signature."}),
+        );
+    }
+    if req.header("authorization").as_deref() != Some(&format!("Bearer {TOKEN}")) {
+        return Answer::Json(
+            401,
+            json!({"error": {"code": 401, "status": "UNAUTHENTICATED",
+                "message": "Request had invalid authentication credentials."}}),
+        );
+    }
+    let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let Some((_, method)) = req.path.rsplit_once(':') else {
+        return Answer::Json(404, json!({"error": {"code": 404, "message": "not found"}}));
+    };
+    match method {
+        "generateContent" if body["tools"].is_array() => Answer::Json(200, gemini_tool_answer()),
+        "generateContent" => Answer::Json(200, gemini_answer()),
+        "streamGenerateContent" => Answer::Chunks("text/event-stream", vec![gemini_stream()]),
+        "rawPredict" => Answer::Json(200, claude_answer()),
+        "streamRawPredict" => Answer::Chunks("text/event-stream", vec![claude_stream()]),
+        _ => Answer::Json(
+            404,
+            json!({"error": {"code": 404, "message": "no such method"}}),
+        ),
+    }
+}
+
+fn vertex_channel(mock: &MockCloud, location: &str, models: &str, mapping: Value) -> Value {
+    json!({"name": "vertex", "type": 41, "key": service_account_json(&format!("{}/token", mock.base)),
+        "base_url": mock.base, "other": location, "models": models, "group": "default",
+        "model_mapping": mapping.to_string()})
+}
+
+fn chat(server: &TestServer, key: &str, body: Value) -> reqwest::RequestBuilder {
+    server
+        .client
+        .post(server.url("/v1/chat/completions"))
+        .bearer_auth(key)
+        .json(&body)
+}
+
+#[tokio::test]
+async fn gemini_on_vertex_gets_a_token_by_the_jwt_grant_and_bills_usage_metadata() {
+    let mock = MockCloud::start(google).await;
+    let server = TestServer::start().await;
+    let channel = vertex_channel(
+        &mock,
+        "us-central1",
+        "gemini-test",
+        json!({"gemini-test": "gemini-2.5-flash"}),
+    );
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let body = json!({"model": "gemini-test", "messages": [{"role": "user", "content": "Why is the sky blue?"}]});
+    let (status, _, text) = raw(chat(&server, &key, body.clone())).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let answer: Value = serde_json::from_str(&text).unwrap_or_default();
+    assert_eq!(
+        answer["choices"][0]["message"]["content"],
+        "The sky is blue."
+    );
+    assert_eq!(answer["usage"]["prompt_tokens"], 6);
+    let call = mock
+        .requests_to("/v1/")
+        .pop()
+        .unwrap_or_else(|| panic!("no call"));
+    assert_eq!(
+        call.path,
+        format!(
+            "/v1/projects/{PROJECT}/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent"
+        )
+    );
+    assert_eq!(
+        call.header("authorization"),
+        Some(format!("Bearer {TOKEN}"))
+    );
+    assert_eq!(
+        call.json()["contents"][0]["parts"][0]["text"],
+        "Why is the sky blue?"
+    );
+    // The token is reused: a second request makes no second grant.
+    let (status, _, text) = raw(chat(&server, &key, body)).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(mock.requests_to("/token").len(), 1, "the token is cached");
+    let (quota, _, count, logs) = balances(&server, payer.id).await;
+    // gemini-test: 0.5 × (6 + 12 × 4) = 27 per request.
+    assert_eq!((quota, count), (1_000_000 - 54, 2));
+    assert_eq!((logs[0].prompt_tokens, logs[0].completion_tokens), (6, 12));
+}
+
+#[tokio::test]
+async fn concurrent_requests_share_one_token_grant() {
+    let mock = MockCloud::start(google).await;
+    let server = TestServer::start().await;
+    let channel = vertex_channel(&mock, "", "gemini-test", json!({}));
+    let (_, _, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let body = json!({"model": "gemini-test", "messages": [{"role": "user", "content": "hi"}]});
+    let calls: Vec<_> = (0..6)
+        .map(|_| raw(chat(&server, &key, body.clone())))
+        .collect();
+    for (status, _, text) in futures_util::future::join_all(calls).await {
+        assert_eq!(status, StatusCode::OK, "{text}");
+    }
+    assert_eq!(mock.requests_to("/token").len(), 1, "one grant in flight");
+    let call = mock
+        .requests_to("/v1/")
+        .pop()
+        .unwrap_or_else(|| panic!("no call"));
+    assert!(
+        call.path
+            .contains("/locations/global/publishers/google/models/gemini-test:"),
+        "an empty location is global: {}",
+        call.path
+    );
+}
+
+#[tokio::test]
+async fn gemini_clients_stream_through_vertex_byte_for_byte() {
+    let mock = MockCloud::start(google).await;
+    let server = TestServer::start().await;
+    let channel = vertex_channel(&mock, "europe-west4", "gemini-test", json!({}));
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let (status, _, text) = raw(server
+        .client
+        .post(server.url("/v1beta/models/gemini-test:streamGenerateContent?alt=sse"))
+        .header("x-goog-api-key", &key)
+        .json(
+            &json!({"contents": [{"role": "user", "parts": [{"text": "Why is the sky blue?"}]}]}),
+        ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(text.as_bytes(), gemini_stream(), "passed through unchanged");
+    let call = mock
+        .requests_to("/v1/")
+        .pop()
+        .unwrap_or_else(|| panic!("no call"));
+    assert_eq!(
+        call.path,
+        format!(
+            "/v1/projects/{PROJECT}/locations/europe-west4/publishers/google/models/gemini-test:streamGenerateContent"
+        )
+    );
+    assert_eq!(call.query, "alt=sse");
+    let (quota, _, _, _) = balances(&server, payer.id).await;
+    assert_eq!(quota, 1_000_000 - 27);
+}
+
+#[tokio::test]
+async fn tools_reach_gemini_on_vertex_and_come_back_as_tool_calls() {
+    let mock = MockCloud::start(google).await;
+    let server = TestServer::start().await;
+    let channel = vertex_channel(&mock, "us-central1", "gemini-test", json!({}));
+    let (_, _, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let (status, _, text) = raw(chat(
+        &server,
+        &key,
+        json!({"model": "gemini-test", "messages": [{"role": "user", "content": "Weather in Paris?"}],
+            "tools": [{"type": "function", "function": {"name": "get_weather",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]}),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let answer: Value = serde_json::from_str(&text).unwrap_or_default();
+    let call = &answer["choices"][0]["message"]["tool_calls"][0];
+    assert_eq!(call["function"]["name"], "get_weather");
+    assert_eq!(call["function"]["arguments"], "{\"city\":\"Paris\"}");
+    assert_eq!(answer["choices"][0]["finish_reason"], "tool_calls");
+    let sent = mock
+        .requests_to("/v1/")
+        .pop()
+        .unwrap_or_else(|| panic!("no call"));
+    assert_eq!(
+        sent.json()["tools"][0]["functionDeclarations"][0]["name"],
+        "get_weather"
+    );
+}
+
+#[tokio::test]
+async fn claude_on_vertex_takes_the_version_in_the_body_and_the_model_in_the_url() {
+    let mock = MockCloud::start(google).await;
+    let server = TestServer::start().await;
+    let channel = vertex_channel(
+        &mock,
+        "us-east5",
+        "claude-test",
+        json!({"claude-test": "claude-sonnet-4@20250514"}),
+    );
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let (status, _, text) = raw(server
+        .client
+        .post(server.url("/v1/messages"))
+        .header("x-api-key", &key)
+        .header("anthropic-version", "2023-06-01")
+        .json(&json!({"model": "claude-test", "max_tokens": 100,
+            "messages": [{"role": "user", "content": "Say hi in Portuguese"}]})))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap_or_default(),
+        claude_answer(),
+        "an Anthropic client gets Vertex's Messages answer as it came"
+    );
+    let call = mock
+        .requests_to("/v1/")
+        .pop()
+        .unwrap_or_else(|| panic!("no call"));
+    assert_eq!(
+        call.path,
+        format!(
+            "/v1/projects/{PROJECT}/locations/us-east5/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict"
+        )
+    );
+    let sent = call.json();
+    assert_eq!(sent["anthropic_version"], "vertex-2023-10-16");
+    assert!(sent.get("model").is_none(), "no model in the body: {sent}");
+    assert_eq!(call.header("anthropic-version"), None);
+    let (quota, _, _, logs) = balances(&server, payer.id).await;
+    // claude-test: 2 × (16 + 100 × 0.1 + 7 × 5) = 122.
+    assert_eq!(quota, 1_000_000 - 122);
+    assert_eq!((logs[0].prompt_tokens, logs[0].completion_tokens), (116, 7));
+}
+
+#[tokio::test]
+async fn openai_clients_stream_claude_on_vertex_converted() {
+    let mock = MockCloud::start(google).await;
+    let server = TestServer::start().await;
+    let channel = vertex_channel(&mock, "us-east5", "claude-test", json!({}));
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let (status, _, text) = raw(chat(
+        &server,
+        &key,
+        json!({"model": "claude-test", "stream": true, "max_tokens": 100,
+            "stream_options": {"include_usage": true},
+            "messages": [{"role": "user", "content": "Say hi in Portuguese"}]}),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let events = sse_events(&text);
+    let content: String = events
+        .iter()
+        .filter_map(|(_, d)| d["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(content, "Olá!");
+    assert!(
+        events
+            .iter()
+            .any(|(_, d)| d["usage"]["completion_tokens"] == 7),
+        "{text}"
+    );
+    let call = mock
+        .requests_to("/v1/")
+        .pop()
+        .unwrap_or_else(|| panic!("no call"));
+    assert!(
+        call.path
+            .ends_with("/publishers/anthropic/models/claude-test:streamRawPredict")
+    );
+    assert_eq!(call.json()["stream"], true);
+    assert_eq!(call.json()["anthropic_version"], "vertex-2023-10-16");
+    let (quota, _, _, _) = balances(&server, payer.id).await;
+    // 2 × (16 + 7 × 5) = 102.
+    assert_eq!(quota, 1_000_000 - 102);
+}
+
+#[tokio::test]
+async fn a_refused_grant_fails_the_request_without_showing_the_key() {
+    let mock = MockCloud::start(google).await;
+    let server = TestServer::start().await;
+    let mut channel = vertex_channel(&mock, "us-central1", "gemini-test", json!({}));
+    channel["key"] = json!(service_account_json(&format!("{}/bad-token", mock.base)));
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let (status, _, text) = raw(chat(
+        &server,
+        &key,
+        json!({"model": "gemini-test", "messages": [{"role": "user", "content": "hi"}]}),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{text}");
+    assert!(text.contains("invalid_grant"), "{text}");
+    assert!(!text.contains("PRIVATE KEY"), "{text}");
+    assert!(
+        mock.requests_to("/v1/").is_empty(),
+        "no model call without a token"
+    );
+    let (quota, _, count, _) = balances(&server, payer.id).await;
+    assert_eq!((quota, count), (1_000_000, 0));
+
+    // A key that is not a service-account key at all.
+    let server = TestServer::start().await;
+    let mut channel = vertex_channel(&mock, "us-central1", "gemini-test", json!({}));
+    channel["key"] = json!("{\"not\": \"a key\"}");
+    let (_, _, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let (status, _, text) = raw(chat(
+        &server,
+        &key,
+        json!({"model": "gemini-test", "messages": [{"role": "user", "content": "hi"}]}),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{text}");
+    assert!(text.contains("service-account"), "{text}");
+}
