@@ -376,3 +376,22 @@ async fn an_unknown_route_for_azure_is_refused_not_sent() {
     );
     assert!(mock.requests().is_empty(), "nothing reached Azure");
 }
+
+#[tokio::test]
+async fn the_channel_test_calls_the_deployment() {
+    let mock = MockCloud::start(azure).await;
+    let server = TestServer::start().await;
+    let channel = azure_channel(&mock.base, "", json!({"azure-test": "gpt4o-prod"}));
+    let (root, _, _) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let (status, answer) = root.get("/api/channel/test/1").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["success"], true, "{answer}");
+    let sent = mock.last();
+    assert_eq!(sent.path, "/openai/deployments/gpt4o-prod/chat/completions");
+    assert_eq!(sent.query, "api-version=2024-10-21");
+    assert_eq!(
+        sent.header("api-key").as_deref(),
+        Some("azure-resource-key-123")
+    );
+    assert_eq!(sent.json()["max_tokens"], 1);
+}

@@ -588,3 +588,17 @@ async fn errors_are_classified_and_keys_never_shown() {
     let (quota, _, count, _) = balances(&server, payer.id).await;
     assert_eq!((quota, count), (1_000_000, 0), "nothing billed");
 }
+
+#[tokio::test]
+async fn the_channel_test_is_signed_like_the_relay() {
+    let mock = MockCloud::start(bedrock).await;
+    let server = TestServer::start().await;
+    let channel = bedrock_channel(&mock, &sigv4_key(), "nova-test", json!({}));
+    let (root, _, _) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let (status, answer) = root.get("/api/channel/test/1").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["success"], true, "{answer}");
+    let sent = mock.last();
+    assert_eq!(sent.path, "/model/nova-test/converse");
+    assert_eq!(sent.json()["inferenceConfig"]["maxTokens"], 1);
+}

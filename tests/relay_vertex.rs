@@ -419,3 +419,35 @@ async fn a_refused_grant_fails_the_request_without_showing_the_key() {
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{text}");
     assert!(text.contains("service-account"), "{text}");
 }
+
+#[tokio::test]
+async fn the_channel_test_gets_a_token_and_calls_the_model() {
+    let mock = MockCloud::start(google).await;
+    let server = TestServer::start().await;
+    let channel = vertex_channel(&mock, "us-east5", "claude-test", json!({}));
+    let (root, _, _) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let (status, answer) = root.get("/api/channel/test/1").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["success"], true, "{answer}");
+    assert_eq!(mock.requests_to("/token").len(), 1);
+    let call = mock
+        .requests_to("/v1/")
+        .pop()
+        .unwrap_or_else(|| panic!("no call"));
+    assert!(
+        call.path
+            .ends_with("/publishers/anthropic/models/claude-test:rawPredict")
+    );
+    assert_eq!(call.json()["anthropic_version"], "vertex-2023-10-16");
+
+    // A key the token endpoint refuses fails the test, without the key in the message.
+    let server = TestServer::start().await;
+    let mut channel = vertex_channel(&mock, "us-east5", "gemini-test", json!({}));
+    channel["key"] = json!(service_account_json(&format!("{}/bad-token", mock.base)));
+    let (root, _, _) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let (_, answer) = root.get("/api/channel/test/1").await;
+    assert_eq!(answer["success"], false, "{answer}");
+    let message = answer["message"].as_str().unwrap_or_default();
+    assert!(message.contains("invalid_grant"), "{answer}");
+    assert!(!message.contains("PRIVATE KEY"), "{answer}");
+}

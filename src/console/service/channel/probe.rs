@@ -183,10 +183,23 @@ pub async fn test(
         .for_proxy(&channel.proxy)
         .map_err(ConsoleError::Invalid)?;
     let model = test_model(channel, model);
-    let req = chat_request(&client, channel, &key, &model)?.timeout(TEST_TIMEOUT);
     let started = Instant::now();
-    let (status, error) = match req.send().await {
-        Err(e) => (None, Some(transport_error(&e, TEST_TIMEOUT))),
+    // Azure, Vertex AI and Bedrock channels are tested through the relay's own transport (a
+    // token fetched, a request signed), so the test sees what the relay will.
+    let req = match crate::relay::adaptor::test_request(http, channel, &key, &model).await {
+        Some(built) => built,
+        None => Ok(chat_request(&client, channel, &key, &model)?),
+    };
+    let sent = match req {
+        Ok(req) => req
+            .timeout(TEST_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| transport_error(&e, TEST_TIMEOUT)),
+        Err(message) => Err(message),
+    };
+    let (status, error) = match sent {
+        Err(message) => (None, Some(message)),
         Ok(resp) => {
             let status = resp.status();
             let body = resp.text().await.unwrap_or_default();
