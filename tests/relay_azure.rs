@@ -75,6 +75,9 @@ fn azure(req: &Recorded) -> Answer {
     if req.path.ends_with("/embeddings") {
         return Answer::Json(200, embeddings_answer());
     }
+    if req.path.ends_with("/audio/speech") {
+        return Answer::Bytes(200, "audio/mpeg", b"ID3-fake-mp3".to_vec());
+    }
     Answer::Json(
         404,
         json!({"error": {"code": "DeploymentNotFound", "message": "no such deployment"}}),
@@ -83,7 +86,7 @@ fn azure(req: &Recorded) -> Answer {
 
 fn azure_channel(base: &str, other: &str, mapping: Value) -> Value {
     json!({"name": "azure", "type": 3, "key": "azure-resource-key-123", "base_url": base,
-        "other": other, "models": "azure-test,azure-embed", "group": "default",
+        "other": other, "models": "azure-test,azure-embed,azure-tts", "group": "default",
         "model_mapping": mapping.to_string()})
 }
 
@@ -93,7 +96,7 @@ async fn azure_prices(server: &TestServer, root: &common::Actor) {
         .set_option(
             root,
             "ModelRatio",
-            json!(r#"{"azure-test": 1, "azure-embed": 0.5, "claude-test": 2}"#),
+            json!(r#"{"azure-test": 1, "azure-embed": 0.5, "azure-tts": 1, "claude-test": 2}"#),
         )
         .await;
     server
@@ -394,4 +397,35 @@ async fn the_channel_test_calls_the_deployment() {
         Some("azure-resource-key-123")
     );
     assert_eq!(sent.json()["max_tokens"], 1);
+}
+
+#[tokio::test]
+async fn speech_goes_to_the_deployment_and_is_billed_by_its_input() {
+    let mock = MockCloud::start(azure).await;
+    let server = TestServer::start().await;
+    let channel = azure_channel(
+        &mock.base,
+        "2025-04-01-preview",
+        json!({"azure-tts": "tts-prod"}),
+    );
+    let (root, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    azure_prices(&server, &root).await;
+    let (status, headers, text) = raw(server
+        .client
+        .post(server.url("/v1/audio/speech"))
+        .bearer_auth(&key)
+        .json(&json!({"model": "azure-tts", "input": "Hello", "voice": "alloy"})))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(headers["content-type"], "audio/mpeg");
+    assert_eq!(text, "ID3-fake-mp3");
+    let sent = mock.last();
+    assert_eq!(sent.path, "/openai/deployments/tts-prod/audio/speech");
+    assert_eq!(sent.query, "api-version=2025-04-01-preview");
+    assert_eq!(
+        sent.header("api-key").as_deref(),
+        Some("azure-resource-key-123")
+    );
+    let (_, _, count, logs) = balances(&server, payer.id).await;
+    assert_eq!((count, logs[0].prompt_tokens), (1, 5));
 }

@@ -283,6 +283,10 @@ async fn claude_goes_through_invoke_model_signed_and_is_billed_from_its_usage() 
         &key,
         json!({"model": "claude-test", "max_tokens": 200,
             "messages": [{"role": "user", "content": "Hello"}]}),
+    )
+    .header(
+        "anthropic-beta",
+        "interleaved-thinking-2025-05-14, token-efficient-tools-2025-02-19",
     ))
     .await;
     assert_eq!(status, StatusCode::OK, "{text}");
@@ -302,6 +306,14 @@ async fn claude_goes_through_invoke_model_signed_and_is_billed_from_its_usage() 
         "{body}"
     );
     assert_eq!(body["max_tokens"], 200);
+    assert_eq!(
+        body["anthropic_beta"],
+        json!([
+            "interleaved-thinking-2025-05-14",
+            "token-efficient-tools-2025-02-19"
+        ]),
+        "the beta header goes into the body on Bedrock"
+    );
     assert!(
         sent.header("authorization")
             .is_some_and(|a| a.contains(&format!("Credential={ACCESS_KEY}/"))),

@@ -607,6 +607,16 @@ fn upstream_body(
         map.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
     adaptor::fix_body(channel_type, upstream, &mut value, job.stream);
+    if upstream == Wire::Anthropic
+        && job.client == Wire::Anthropic
+        && adaptor::Transport::of(channel_type) == adaptor::Transport::Bedrock
+        && let Some(betas) = job
+            .headers
+            .get("anthropic-beta")
+            .and_then(|v| v.to_str().ok())
+    {
+        adaptor::bedrock::add_betas(&mut value, betas);
+    }
     serde_json::to_vec(&value)
         .map(Bytes::from)
         .map_err(|e| Refused::Client(RelayError::Internal(e.to_string())))

@@ -137,6 +137,22 @@ pub fn fix_claude_body(body: &mut Value) {
     }
 }
 
+/// Puts an Anthropic client's `anthropic-beta` header (comma-separated) into a Bedrock Claude
+/// body as `anthropic_beta`, the list Bedrock takes in the body instead of the header.
+pub fn add_betas(body: &mut Value, header: &str) {
+    let betas: Vec<Value> = header
+        .split(',')
+        .map(str::trim)
+        .filter(|b| !b.is_empty())
+        .map(|b| Value::String(b.to_owned()))
+        .collect();
+    if let Value::Object(map) = body
+        && !betas.is_empty()
+    {
+        map.insert("anthropic_beta".into(), Value::Array(betas));
+    }
+}
+
 /// A POST of the JSON `body` to `url`, signed with SigV4 for `key`.
 pub fn signed(
     http: &HttpClients,
