@@ -149,7 +149,20 @@ fn bedrock(req: &Recorded) -> Answer {
             now: Some(time::OffsetDateTime::now_utc().unix_timestamp()),
         };
         if let Err(e) = verify_sigv4(req, &expect) {
-            return aws_error(403, &e);
+            // AWS names the refusal in x-amzn-ErrorType.
+            let kind = if e.starts_with("UnrecognizedClient") {
+                "UnrecognizedClientException"
+            } else {
+                "InvalidSignatureException"
+            };
+            return Answer::JsonWith(
+                403,
+                vec![(
+                    "x-amzn-errortype",
+                    format!("{kind}:http://internal.amazon.com/coral/com.amazon.coral.service/"),
+                )],
+                json!({"message": e}),
+            );
         }
     }
     let Some(rest) = req.path.strip_prefix("/model/") else {
@@ -613,4 +626,42 @@ async fn the_channel_test_is_signed_like_the_relay() {
     let sent = mock.last();
     assert_eq!(sent.path, "/model/nova-test/converse");
     assert_eq!(sent.json()["inferenceConfig"]["maxTokens"], 1);
+}
+
+#[tokio::test]
+async fn a_refused_signature_condemns_the_key_like_a_401() {
+    let mock = MockCloud::start(bedrock).await;
+    let server = TestServer::start().await;
+    let mut wrong = bedrock_channel(
+        &mock,
+        &format!("{ACCESS_KEY}|not-the-secret-key-0000|{REGION}"),
+        "claude-test",
+        json!({}),
+    );
+    wrong["auto_ban"] = json!(1);
+    let (root, _, key) = fixture(&server, &[wrong], 1_000_000, 500_000).await;
+    prices(&server, &root).await;
+    server
+        .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
+        .await;
+    let (status, _, text) = raw(messages(
+        &server,
+        &key,
+        json!({"model": "claude-test", "max_tokens": 20,
+            "messages": [{"role": "user", "content": "Hello"}]}),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{text}");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (_, channel) = root.get("/api/channel/1").await;
+        if channel["data"]["status"] == 3 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the channel was not auto-disabled: {channel}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }

@@ -400,13 +400,15 @@ where
             }
             Ok(resp) => {
                 let status = resp.status().as_u16();
+                let health =
+                    adaptor::health_status(channel.channel.channel_type, status, resp.headers());
                 let text = resp.text().await.unwrap_or_default();
                 let message = upstream_message(&text, status, &channel);
                 report(
                     state,
                     &channel,
                     key,
-                    Some(status),
+                    Some(health),
                     sent,
                     Some(message.clone()),
                 );

@@ -54,6 +54,8 @@ impl Recorded {
 pub enum Answer {
     /// A JSON body with a status.
     Json(u16, Value),
+    /// A JSON body with a status and extra headers.
+    JsonWith(u16, Vec<(&'static str, String)>, Value),
     /// Raw bytes with a status and content type.
     Bytes(u16, &'static str, Vec<u8>),
     /// Bytes sent in separate writes (a stream).
@@ -142,6 +144,19 @@ async fn serve(State(state): State<Arc<MockState>>, req: Request) -> Response {
             axum::Json(value),
         )
             .into_response(),
+        Answer::JsonWith(status, headers, value) => {
+            let mut response = (
+                StatusCode::from_u16(status).expect("status"),
+                axum::Json(value),
+            )
+                .into_response();
+            for (name, value) in headers {
+                response
+                    .headers_mut()
+                    .insert(name, value.parse().expect("header value"));
+            }
+            response
+        }
         Answer::Bytes(status, content_type, bytes) => (
             StatusCode::from_u16(status).expect("status"),
             [(header::CONTENT_TYPE, content_type)],

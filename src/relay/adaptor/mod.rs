@@ -337,6 +337,27 @@ async fn test_request_of(
     .map_err(|e| e.to_string())
 }
 
+/// The status an upstream error counts as for the channel's health: the answer's own, except
+/// where a provider refuses a credential with another status (AWS answers an unknown access key
+/// or a wrong secret with 403 `UnrecognizedClientException` / `InvalidSignatureException`, which
+/// condemn the key as a 401 does).
+pub fn health_status(channel_type: i32, status: u16, headers: &reqwest::header::HeaderMap) -> u16 {
+    if Transport::of(channel_type) == Transport::Bedrock && status == 403 {
+        let kind = headers
+            .get("x-amzn-errortype")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let kind = kind.split(':').next().unwrap_or_default();
+        if matches!(
+            kind,
+            "UnrecognizedClientException" | "InvalidSignatureException"
+        ) {
+            return 401;
+        }
+    }
+    status
+}
+
 /// How an upstream's stream is cut into events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Framing {
