@@ -665,3 +665,36 @@ async fn a_refused_signature_condemns_the_key_like_a_401() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn gemini_clients_and_images_reach_converse() {
+    let mock = MockCloud::start(bedrock).await;
+    let server = TestServer::start().await;
+    let channel = bedrock_channel(&mock, &sigv4_key(), "nova-test", json!({}));
+    let (root, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    prices(&server, &root).await;
+    let (status, _, text) = raw(server
+        .client
+        .post(server.url("/v1beta/models/nova-test:generateContent"))
+        .header("x-goog-api-key", &key)
+        .json(
+            &json!({"contents": [{"role": "user", "parts": [{"text": "Weather?"},
+            {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}]}]}),
+        ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let answer: Value = serde_json::from_str(&text).unwrap_or_default();
+    let parts = &answer["candidates"][0]["content"]["parts"];
+    assert_eq!(parts[0]["text"], "Checking the weather.", "{answer}");
+    assert_eq!(parts[1]["functionCall"]["name"], "get_weather", "{answer}");
+    assert_eq!(answer["usageMetadata"]["promptTokenCount"], 40);
+    let sent = mock.last();
+    assert_eq!(sent.path, "/model/nova-test/converse");
+    assert_eq!(
+        sent.json()["messages"][0]["content"],
+        json!([{"text": "Weather?"},
+            {"image": {"format": "png", "source": {"bytes": "iVBORw0KGgo="}}}])
+    );
+    let (quota, _, _, _) = balances(&server, payer.id).await;
+    assert_eq!(quota, 1_000_000 - 76);
+}

@@ -451,3 +451,42 @@ async fn the_channel_test_gets_a_token_and_calls_the_model() {
     assert!(message.contains("invalid_grant"), "{answer}");
     assert!(!message.contains("PRIVATE KEY"), "{answer}");
 }
+
+#[tokio::test]
+async fn gemini_clients_reach_claude_on_vertex_converted() {
+    let mock = MockCloud::start(google).await;
+    let server = TestServer::start().await;
+    let channel = vertex_channel(&mock, "us-east5", "claude-test", json!({}));
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let (status, _, text) = raw(server
+        .client
+        .post(server.url("/v1beta/models/claude-test:generateContent"))
+        .header("x-goog-api-key", &key)
+        .json(
+            &json!({"contents": [{"role": "user", "parts": [{"text": "Say hi in Portuguese"}]}]}),
+        ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let answer: Value = serde_json::from_str(&text).unwrap_or_default();
+    assert_eq!(
+        answer["candidates"][0]["content"]["parts"][0]["text"],
+        "Olá!"
+    );
+    let call = mock
+        .requests_to("/v1/")
+        .pop()
+        .unwrap_or_else(|| panic!("no call"));
+    assert!(
+        call.path
+            .ends_with("/publishers/anthropic/models/claude-test:rawPredict")
+    );
+    let sent = call.json();
+    assert_eq!(sent["anthropic_version"], "vertex-2023-10-16");
+    assert!(sent.get("model").is_none());
+    assert_eq!(
+        sent["messages"][0]["content"][0]["text"], "Say hi in Portuguese",
+        "{sent}"
+    );
+    let (quota, _, _, _) = balances(&server, payer.id).await;
+    assert_eq!(quota, 1_000_000 - 122);
+}
