@@ -2,8 +2,9 @@
 //! build and pick at 10 and 10,000 channels, price computation, token-index lookup among
 //! 1,000,000 keys, SSE parsing with usage extraction, prompt-token counting, a quota
 //! reserve + settle round trip through the user's ledger, the log writer's group commit
-//! (rows per second at batch sizes 1, 64 and 512), and the crash journal's append (inline, and
-//! through a journal thread with an acknowledgement).
+//! (rows per second at batch sizes 1, 64 and 512), the crash journal's append (inline, and
+//! through a journal thread with an acknowledgement), admission's prompt estimate and the
+//! relay request's own task.
 //!
 //! `cargo bench --profile release --bench hot_path` (add a filter, e.g. `-- routing`).
 #![expect(
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use tollgate::relay::estimate;
 use tollgate::relay::price::{self, Usage};
 use tollgate::relay::sse::SseReader;
 use tollgate::relay::tokenize::{self, Counter};
@@ -112,7 +114,7 @@ fn pricing(c: &mut Criterion) {
                 g,
                 500_000,
                 1200,
-                price::OutputBound::new(Some(1024), None, 4096),
+                price::OutputBound::new(Some(1024), None, 4096, 1),
                 0,
             )
             .expect("reservation");
@@ -224,7 +226,38 @@ fn tokens(c: &mut Criterion) {
     group.bench_function("estimate/1KB", |b| {
         b.iter(|| tokenize::estimate(black_box(&prompt)))
     });
+    // What admission runs on every request (P13): every part of a chat request, text by
+    // per-script weights.
+    let request = serde_json::json!({"model": "gpt-4o-mini", "messages": [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": prompt}]});
+    let rule = estimate::ImageRule::for_model("gpt-4o-mini");
+    group.bench_function("request_estimate/1KB chat", |b| {
+        b.iter(|| estimate::request(black_box(&request), rule))
+    });
     group.finish();
+}
+
+/// A relay request's own task (P13's detach): a tracked spawn, awaited, with the oneshot whose
+/// closing tells the task that the client left.
+fn detach(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let tracker = tokio_util::task::TaskTracker::new();
+    c.bench_function("detach/spawn+await", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let (tx, present) = tokio::sync::oneshot::channel::<()>();
+                let task = tracker.spawn(async move { black_box(tx.is_closed()) });
+                let answer = task.await.expect("task");
+                drop(present);
+                answer
+            })
+        })
+    });
 }
 
 /// A store in a fresh temporary directory with user 1 (plenty of quota).
@@ -412,6 +445,7 @@ criterion_group!(
     tokens,
     quota,
     log_writer,
-    journal
+    journal,
+    detach
 );
 criterion_main!(benches);

@@ -292,6 +292,44 @@ async fn a_request_without_max_tokens_reserves_output_and_concurrency_cannot_ove
 }
 
 #[tokio::test]
+async fn every_answer_of_n_is_reserved() {
+    let mock = MockUpstream::start().await;
+    mock.set_usage(Some((10, 10, 0)));
+    let server = TestServer::start().await;
+    let (_root, payer, key) =
+        fixture(&server, &[channel(&mock, "gpt-4o")], 21_000, 1_000_000).await;
+    // One answer of at most 1000 tokens needs 1.25 × (500 + 1000 × 4) = 5625.
+    let (status, body) = chat(&server, &key, ask("gpt-4o", Some(1_000))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Five such answers may be 5000 tokens: admission needs the default reserve's 4096 of
+    // them, 1.25 × (500 + 4096 × 4) = 21105, more than the 21000 - 25 left.
+    let mut five = ask("gpt-4o", Some(1_000));
+    five["n"] = json!(5);
+    let (status, body) = chat(&server, &key, five).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"]["code"], "insufficient_user_quota");
+    assert_eq!(
+        mock.chat_calls(),
+        1,
+        "the five answers were never asked for"
+    );
+    // Legacy completions generate (and bill) `best_of` answers.
+    let (status, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/completions"))
+                .bearer_auth(&key)
+                .json(
+                    &json!({"model": "gpt-4o", "prompt": "hi", "max_tokens": 1000, "best_of": 5}),
+                ),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_books(&server, payer.id).await;
+}
+
+#[tokio::test]
 async fn admin_quota_edits_apply_the_difference_with_a_manage_row() {
     let mock = MockUpstream::start().await;
     mock.set_usage(Some((100, 20, 0)));

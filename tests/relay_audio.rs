@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::TestServer;
 use common::mock_audio::{AUDIO, MockAudio};
 use common::relay_fixture::{balances, fixture, other};
@@ -232,4 +234,82 @@ async fn audio_errors_refund_and_uploads_are_not_replayed() {
     let (quota, _, count, _) = balances(&server, payer.id).await;
     // Only the speech request cost anything: 2 × 7.5 = 15.
     assert_eq!((quota, count), (1_000_000 - 15, 1));
+}
+
+/// Before audio was forwarded in a task of its own, a client that hung up while the upstream
+/// worked dropped the request with its reservation: the upstream's work was never paid for.
+#[tokio::test]
+async fn a_client_that_leaves_still_pays_for_the_audio_the_upstream_made() {
+    let mock = MockAudio::start().await;
+    let server = TestServer::start().await;
+    let (_, payer, key) = fixture(
+        &server,
+        &[audio_channel(&mock, json!({}))],
+        1_000_000,
+        500_000,
+    )
+    .await;
+    leave(
+        &mock,
+        server
+            .client
+            .post(server.url("/v1/audio/speech"))
+            .bearer_auth(&key)
+            .json(&json!({"model": "tts-test", "input": "Hello wörld", "voice": "alloy"})),
+    )
+    .await;
+    let logs = rows_after(&server, payer.id, 1).await;
+    assert_eq!((logs[0].prompt_tokens, logs[0].quota), (11, 83));
+    assert_eq!(other(&logs[0])["usage_source"], "partial");
+    assert_eq!(other(&logs[0])["partial_reason"], "client_gone");
+
+    mock.set_answer(
+        "application/json",
+        r#"{"text":"hello","usage":{"type":"tokens","input_tokens":100,"output_tokens":5}}"#,
+    );
+    let (content_type, body) = form("whisper-test", 1024, "json");
+    leave(
+        &mock,
+        server
+            .client
+            .post(server.url("/v1/audio/transcriptions"))
+            .bearer_auth(&key)
+            .header("content-type", &content_type)
+            .body(body),
+    )
+    .await;
+    let logs = rows_after(&server, payer.id, 2).await;
+    // whisper-test: 15 × (100 + 5) = 1575
+    assert_eq!(logs[0].quota, 1575);
+    assert_eq!(other(&logs[0])["partial_reason"], "client_gone");
+    let (quota, _, _, _) = balances(&server, payer.id).await;
+    assert_eq!(quota, 1_000_000 - 83 - 1575);
+}
+
+/// Sends `req` and hangs up once the upstream has it; then lets the upstream answer.
+async fn leave(mock: &MockAudio, req: reqwest::RequestBuilder) {
+    mock.hold_answers();
+    let call = tokio::spawn(req.send());
+    mock.arrived().await;
+    call.abort();
+    let _ = call.await;
+    mock.release();
+}
+
+/// The user's log rows once there are `n` (newest first); the settlement of a request whose
+/// client left comes after the client is gone, so it is waited for.
+async fn rows_after(
+    server: &TestServer,
+    user: i64,
+    n: usize,
+) -> Vec<tollgate_storage::logs::LogEntry> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let (_, _, _, logs) = balances(server, user).await;
+        if logs.len() >= n || tokio::time::Instant::now() > deadline {
+            assert!(logs.len() >= n, "{n} rows expected, got {logs:?}");
+            return logs;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }

@@ -6,6 +6,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::fault::Script;
 use common::mock_anthropic::{AnthropicUsage, MockAnthropic};
 use common::mock_gemini::MockGemini;
@@ -441,7 +443,8 @@ async fn upstream_errors_never_echo_the_channel_key() {
 }
 
 /// An error the upstream sends inside a 200 stream is masked too: on the OpenAI path (the
-/// event is re-framed only when a key part had to be masked) and on the converting adaptor.
+/// event is re-framed only when a key part had to be masked), on the converting adaptor, and
+/// on a same-protocol pass-through (which forwarded the upstream's bytes unread before).
 #[tokio::test]
 async fn in_band_stream_errors_never_echo_the_channel_key() {
     const KEY: &str = "sk-live-abcdef0123456789wxyz";
@@ -499,4 +502,26 @@ async fn in_band_stream_errors_never_echo_the_channel_key() {
         json!({"model": "claude-test", "stream": true, "messages": [{"role": "user", "content": "hi"}]})).await;
     assert!(!leaks(&text), "{text}");
     assert!(text.contains("invalid x-api-key *****"), "{text}");
+
+    // An Anthropic client of a Claude channel gets the upstream's own bytes (passed through),
+    // events split across reads included — but the error event is masked.
+    let whole = claude.concat();
+    let cuts = [0, 17, 60, claude[0].len() + 9, whole.len()];
+    let reads = cuts
+        .windows(2)
+        .map(|w| whole[w[0]..w[1]].to_owned())
+        .collect();
+    anthropic.push_script(Script {
+        // Apart in time, so the reads arrive apart.
+        gap: Duration::from_millis(20),
+        ..Script::ok("text/event-stream", reads)
+    });
+    let text = stream_text(&server, &key, "/v1/messages",
+        json!({"model": "claude-test", "max_tokens": 10, "stream": true, "messages": [{"role": "user", "content": "hi"}]})).await;
+    assert!(!leaks(&text), "{text}");
+    assert!(text.contains("invalid x-api-key *****"), "{text}");
+    assert!(
+        text.starts_with(&claude[0]),
+        "the other events pass byte for byte: {text}"
+    );
 }

@@ -84,6 +84,9 @@ pub struct Ask<'a> {
     pub prompt_estimate: i64,
     /// The request's max_tokens, if any.
     pub max_tokens: Option<i64>,
+    /// How many answers the request asks for (chat's `n`, the completions' `best_of`): each
+    /// may be `max_tokens` long.
+    pub answers: i64,
     /// How many calls' worth a per-call priced request costs (1 but for image requests: see
     /// [`price::image_calls`]).
     pub calls: f64,
@@ -146,6 +149,7 @@ pub async fn admit(
         ask.max_tokens,
         prices.max_output(model),
         options.int("DefaultOutputReserve"),
+        ask.answers,
     );
     let reservation = price::reservation(
         pricing,
@@ -489,6 +493,7 @@ pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
                 super::estimate::ImageRule::for_model(&job.model),
             )),
             max_tokens: job.max_tokens(),
+            answers: job.hub["n"].as_i64().unwrap_or(1),
             calls: 1.0,
             texts: &texts,
         },
@@ -744,14 +749,14 @@ async fn answer(
     let mut meter = Meter::new(ctx, hold, Prompt::known(job.prompt_estimate));
     let bytes = read_whole(resp, timeout, &mut meter).await?;
     let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
-        return Err(not_json(&mut meter));
+        return Err(not_json(&mut meter).await);
     };
     let hub = wire::to_hub_answer(upstream, &value);
     match wire::answer_usage(upstream, &value) {
         Some(usage) => meter.reported(usage),
         None => meter.output(&wire::hub_answer_text(&hub)),
     }
-    let usage = meter.finish(presence.ending()).unwrap_or_default();
+    let usage = meter.settle(presence.ending()).await.unwrap_or_default();
     let mut hub = hub;
     if hub.get("usage").is_none_or(Value::is_null) {
         hub["usage"] = wire::openai::usage_json(&usage);

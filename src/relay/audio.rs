@@ -14,6 +14,10 @@
 //!   the audio duration (`usage.seconds` or verbose_json's `duration`) at 1,000 prompt tokens
 //!   per minute (`ceil(seconds) / 60 × 1000`) plus the transcript's tokens by Tollgate's
 //!   estimator as completion (usage source "estimated"); with neither, the transcript only.
+//!
+//! Both are forwarded in a task of their own ([`super::detach`]): a client that leaves while
+//! the upstream works does not cancel the call, and pays what the upstream spent (usage source
+//! `partial`, reason `client_gone`).
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -69,66 +73,118 @@ pub async fn speech(
             prompt_estimate: chars,
             // Speech is billed on its input characters: no output tokens.
             max_tokens: Some(0),
+            answers: 1,
             calls: 1.0,
             texts: &[input],
         },
     )
     .await?;
-    let won = forward(
-        &state,
-        &caller,
-        &model,
-        price.retries,
-        |channel, wire, upstream_model, key| {
-            if wire != Wire::OpenAi {
-                return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
+    let speech = Speech {
+        state: state.clone(),
+        caller,
+        model,
+        chars,
+        body,
+        parsed,
+        price,
+        hold,
+        started,
+    };
+    super::detach::run(&state, move |presence| speech.run(presence)).await
+}
+
+/// An admitted speech request, forwarded in a task of its own (see [`super::detach`]): a
+/// client that leaves while the upstream works is still charged the input the upstream spent.
+struct Speech {
+    state: AppState,
+    caller: Caller,
+    model: String,
+    chars: i64,
+    body: Bytes,
+    parsed: Value,
+    price: super::attempt::Price,
+    hold: tollgate_actors::quota::Hold,
+    started: Instant,
+}
+
+impl Speech {
+    async fn run(self, presence: super::detach::Presence) -> Result<Response, RelayError> {
+        let Speech {
+            state,
+            caller,
+            model,
+            chars,
+            body,
+            parsed,
+            price,
+            hold,
+            started,
+        } = self;
+        let won = forward(
+            &state,
+            &caller,
+            &model,
+            price.retries,
+            |channel, wire, upstream_model, key| {
+                if wire != Wire::OpenAi {
+                    return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
+                }
+                let body = json_body(
+                    &body,
+                    &parsed,
+                    &model,
+                    upstream_model,
+                    channel.json.param_override(),
+                )?;
+                let Some(url) =
+                    super::adaptor::openai_url(channel, "/v1/audio/speech", upstream_model)
+                else {
+                    return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
+                };
+                Ok(Build::Send(Box::new(
+                    post(&state, channel, wire, url, key)?
+                        .header(header::CONTENT_TYPE, "application/json")
+                        .body(body),
+                )))
+            },
+        )
+        .await;
+        let won = match won {
+            Ok(won) => won,
+            Err(e) => {
+                hold.release();
+                return Err(e);
             }
-            let body = json_body(
-                &body,
-                &parsed,
-                &model,
-                upstream_model,
-                channel.json.param_override(),
-            )?;
-            let Some(url) = super::adaptor::openai_url(channel, "/v1/audio/speech", upstream_model)
-            else {
-                return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
-            };
-            Ok(Build::Send(Box::new(
-                post(&state, channel, wire, url, key)?
-                    .header(header::CONTENT_TYPE, "application/json")
-                    .body(body),
-            )))
-        },
-    )
-    .await;
-    let won = match won {
-        Ok(won) => won,
-        Err(e) => {
-            hold.release();
-            return Err(e);
-        }
-    };
-    let mut ctx = settle_ctx(&caller, &model, price, &won, false, started);
-    ctx.first_byte = Some(Instant::now());
-    let usage = Usage {
-        prompt_tokens: chars,
-        ..Usage::default()
-    };
-    ctx.settle(hold, usage.with_source(UsageSource::Upstream));
-    let status = won.resp.status();
-    let content_type = won
-        .resp
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .cloned()
-        .unwrap_or(HeaderValue::from_static("audio/mpeg"));
-    let mut response = Response::new(Body::from_stream(won.resp.bytes_stream()));
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, content_type);
-    Ok(response)
+        };
+        let mut ctx = settle_ctx(&caller, &model, price, &won, false, started);
+        ctx.first_byte = Some(Instant::now());
+        let usage = Usage {
+            prompt_tokens: chars,
+            ..Usage::default()
+        };
+        ctx.settle(hold, usage.with_source(source(&presence)));
+        let status = won.resp.status();
+        let content_type = won
+            .resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .cloned()
+            .unwrap_or(HeaderValue::from_static("audio/mpeg"));
+        let mut response = Response::new(Body::from_stream(won.resp.bytes_stream()));
+        *response.status_mut() = status;
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, content_type);
+        Ok(response)
+    }
+}
+
+/// The usage source of an answer read whole: the upstream's, unless the client left first.
+fn source(presence: &super::detach::Presence) -> UsageSource {
+    match presence.ending() {
+        super::meter::Ending::Cut(reason) => UsageSource::Partial(reason),
+        super::meter::Ending::Complete => UsageSource::Upstream,
+    }
 }
 
 fn unsupported(channel_type: i32) -> RelayError {
@@ -216,6 +272,7 @@ pub async fn upload(
             model: &model,
             prompt_estimate: 0,
             max_tokens: None,
+            answers: 1,
             calls: 1.0,
             texts: &[],
         },
@@ -226,66 +283,122 @@ pub async fn upload(
         t.recording = false;
         std::mem::take(&mut t.seen)
     };
-    let mut upload = Some((prefix, Tee(tee)));
     let path = uri.path().to_owned();
-    let won = forward(
-        &state,
-        &caller,
-        &model,
-        price.retries,
-        |channel, wire, upstream_model, key| {
-            if wire != Wire::OpenAi {
-                return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
+    let upload = Upload {
+        state: state.clone(),
+        caller,
+        model,
+        upload: Some((prefix, Tee(tee))),
+        path,
+        content_type,
+        price,
+        hold,
+        started,
+    };
+    super::detach::run(&state, move |presence| upload.run(presence)).await
+}
+
+/// An admitted transcription or translation, forwarded in a task of its own (see
+/// [`super::detach`]).
+struct Upload {
+    state: AppState,
+    caller: Caller,
+    model: String,
+    /// The form's first bytes (read to find the model) and the rest of the client's upload.
+    upload: Option<(Vec<Bytes>, Tee)>,
+    path: String,
+    content_type: HeaderValue,
+    price: super::attempt::Price,
+    hold: tollgate_actors::quota::Hold,
+    started: Instant,
+}
+
+impl Upload {
+    async fn run(self, presence: super::detach::Presence) -> Result<Response, RelayError> {
+        let Upload {
+            state,
+            caller,
+            model,
+            mut upload,
+            path,
+            content_type,
+            price,
+            hold,
+            started,
+        } = self;
+        let won = forward(
+            &state,
+            &caller,
+            &model,
+            price.retries,
+            |channel, wire, upstream_model, key| {
+                if wire != Wire::OpenAi {
+                    return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
+                }
+                let Some((prefix, rest)) = upload.take() else {
+                    return Ok(Build::Stop);
+                };
+                let prefix = if upstream_model == model {
+                    prefix
+                } else {
+                    vec![Bytes::from(replace_model(&prefix.concat(), upstream_model))]
+                };
+                let stream = futures_util::stream::iter(prefix.into_iter().map(Ok)).chain(rest);
+                let Some(url) = super::adaptor::openai_url(channel, &path, upstream_model) else {
+                    return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
+                };
+                Ok(Build::Send(Box::new(
+                    post(&state, channel, wire, url, key)?
+                        .header(header::CONTENT_TYPE, content_type.clone())
+                        .body(reqwest::Body::wrap_stream(stream)),
+                )))
+            },
+        )
+        .await;
+        let won = match won {
+            Ok(won) => won,
+            Err(e) => {
+                hold.release();
+                return Err(e);
             }
-            let Some((prefix, rest)) = upload.take() else {
-                return Ok(Build::Stop);
-            };
-            let prefix = if upstream_model == model {
-                prefix
-            } else {
-                vec![Bytes::from(replace_model(&prefix.concat(), upstream_model))]
-            };
-            let stream = futures_util::stream::iter(prefix.into_iter().map(Ok)).chain(rest);
-            let Some(url) = super::adaptor::openai_url(channel, &path, upstream_model) else {
-                return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
-            };
-            Ok(Build::Send(Box::new(
-                post(&state, channel, wire, url, key)?
-                    .header(header::CONTENT_TYPE, content_type.clone())
-                    .body(reqwest::Body::wrap_stream(stream)),
-            )))
-        },
-    )
-    .await;
-    let won = match won {
-        Ok(won) => won,
-        Err(e) => {
-            hold.release();
-            return Err(e);
-        }
-    };
-    let mut ctx = settle_ctx(&caller, &model, price, &won, false, started);
-    let status = won.resp.status();
-    let answer_type = won.resp.headers().get(header::CONTENT_TYPE).cloned();
-    let timeout = state.config.relay_timeout();
-    let bytes = match tokio::time::timeout(timeout, won.resp.bytes()).await {
-        Ok(Ok(bytes)) => bytes,
-        _ => {
-            hold.release();
-            return Err(RelayError::Unreachable(
-                "the upstream answer was cut off".into(),
-            ));
-        }
-    };
-    ctx.first_byte = Some(Instant::now());
-    let (usage, source) = transcript_usage(&bytes, Counter::for_model(&ctx.upstream_model));
-    ctx.settle(hold, usage.with_source(source));
-    let mut response = (status, bytes).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        answer_type.unwrap_or(HeaderValue::from_static("application/json")),
-    );
-    Ok(response)
+        };
+        let mut ctx = settle_ctx(&caller, &model, price, &won, false, started);
+        let status = won.resp.status();
+        let answer_type = won.resp.headers().get(header::CONTENT_TYPE).cloned();
+        let timeout = state.config.relay_timeout();
+        let bytes = match tokio::time::timeout(timeout, won.resp.bytes()).await {
+            Ok(Ok(bytes)) => bytes,
+            _ => {
+                hold.release();
+                return Err(RelayError::Unreachable(
+                    "the upstream answer was cut off".into(),
+                ));
+            }
+        };
+        ctx.first_byte = Some(Instant::now());
+        // The transcript is counted (an exact encoding is BPE) on the blocking pool.
+        let counter = Counter::for_model(&ctx.upstream_model);
+        let answer = bytes.clone();
+        let (usage, counted) = if matches!(counter, Counter::Estimate) {
+            transcript_usage(&answer, counter)
+        } else {
+            tokio::task::spawn_blocking(move || transcript_usage(&answer, counter))
+                .await
+                .map_err(|e| RelayError::Internal(format!("counting failed: {e}")))?
+        };
+        let billed_as = if presence.gone() {
+            source(&presence)
+        } else {
+            counted
+        };
+        ctx.settle(hold, usage.with_source(billed_as));
+        let mut response = (status, bytes).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            answer_type.unwrap_or(HeaderValue::from_static("application/json")),
+        );
+        Ok(response)
+    }
 }
 
 /// Reads the form up to its `model` field (`None`: the form has none).

@@ -74,9 +74,13 @@ struct ChatHead {
     /// Responses instructions.
     #[serde(default)]
     instructions: Option<Value>,
-    /// Images: how many, their size and quality.
+    /// Chat and completions: how many answers; images: how many images (with their size and
+    /// quality below).
     #[serde(default)]
     n: Option<i64>,
+    /// Legacy completions: how many answers are generated (and billed) to return the best `n`.
+    #[serde(default)]
+    best_of: Option<i64>,
     #[serde(default)]
     size: Option<String>,
     #[serde(default)]
@@ -255,6 +259,12 @@ async fn relay_json(
     } else {
         Some(0)
     };
+    // Each answer asked for may be max_tokens long (`best_of` are all generated and billed).
+    let answers = if generates {
+        head.n.into_iter().chain(head.best_of).max().unwrap_or(1)
+    } else {
+        1
+    };
     let calls = if path == "/v1/images/generations" {
         super::price::image_calls(
             &head.model,
@@ -272,6 +282,7 @@ async fn relay_json(
             model: &head.model,
             prompt_estimate: prompt.estimate().max(head.reserve_estimate()),
             max_tokens,
+            answers,
             calls,
             texts: &texts,
         },
@@ -560,7 +571,7 @@ async fn finish_plain(
     let mut meter = Meter::new(ctx, hold, prompt);
     let bytes = read_whole(resp, timeout, &mut meter).await?;
     let Ok(answer) = serde_json::from_slice::<PlainUsage>(&bytes) else {
-        return Err(not_json(&mut meter));
+        return Err(not_json(&mut meter).await);
     };
     match answer.usage {
         Some(u) => meter.reported(Usage::from(&u)),
@@ -570,7 +581,7 @@ async fn finish_plain(
             }
         }
     }
-    meter.finish(presence.ending());
+    meter.settle(presence.ending()).await;
     let mut response = (status, bytes).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -594,15 +605,15 @@ pub(super) async fn read_whole(
         Ok(Err(_)) => PartialReason::UpstreamCut,
         Err(_) => PartialReason::IdleTimeout,
     };
-    meter.finish(Ending::Cut(reason));
+    meter.settle(Ending::Cut(reason)).await;
     Err(RelayError::Unreachable(
         "the upstream answer was cut off".into(),
     ))
 }
 
 /// A 2xx answer that is not JSON: billed as partial, answered 502.
-pub(super) fn not_json(meter: &mut Meter) -> RelayError {
-    meter.finish(Ending::Cut(PartialReason::NonJson));
+pub(super) async fn not_json(meter: &mut Meter) -> RelayError {
+    meter.settle(Ending::Cut(PartialReason::NonJson)).await;
     RelayError::Upstream {
         status: 502,
         message: "the upstream answer is not valid JSON".into(),

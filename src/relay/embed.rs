@@ -10,7 +10,8 @@
 //! tokens only, through the same admission (price, reservation) and settlement as every adaptor
 //! request. The prompt tokens are the upstream's (`usageMetadata.promptTokenCount`, or OpenAI's
 //! `usage.prompt_tokens`) when reported, else Tollgate's count of the text parts (the log says
-//! `estimated`).
+//! `estimated`). The request is forwarded in a task of its own ([`super::detach`]): a client
+//! that leaves does not cancel it, and it is billed `partial` / `client_gone`.
 
 use std::time::Instant;
 
@@ -24,6 +25,7 @@ use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 use super::attempt::{self, Admission, Ask, Build, settle_ctx};
 use super::auth::Caller;
 use super::chat::each_text;
+use super::meter::Ending;
 use super::price::Usage;
 use super::settle::UsageSource;
 use super::tokenize::Counter;
@@ -155,103 +157,157 @@ pub async fn gemini(
         model,
         prompt_estimate: estimate,
         max_tokens: Some(0),
+        answers: 1,
         calls: 1.0,
         texts: &texts,
     };
     let Admission { price, hold } = attempt::admit(state, &caller, ask).await?;
-    let won = attempt::forward(
-        state,
-        &caller,
-        model,
-        price.retries,
-        |channel, wire, upstream_model, key| {
-            let direct = super::adaptor::Transport::of(channel.channel.channel_type)
-                == super::adaptor::Transport::Direct;
-            let (url, upstream) = match wire {
-                Wire::Gemini if !direct => {
-                    return Ok(Build::Skip(RelayError::NotImplemented(
-                        "Gemini embeddings through a Vertex AI channel".into(),
-                    )));
-                }
-                Wire::Gemini => (
-                    gemini_url(channel, upstream_model, action),
-                    upstream_body(&body, &parsed, model, upstream_model),
-                ),
-                Wire::OpenAi => {
-                    let Some(url) =
-                        super::adaptor::openai_url(channel, "/v1/embeddings", upstream_model)
-                    else {
+    let embed = GeminiEmbed {
+        state: state.clone(),
+        caller,
+        model: model.to_owned(),
+        action: action.to_owned(),
+        batch,
+        body,
+        parsed,
+        estimate,
+        price,
+        hold,
+        started,
+    };
+    super::detach::run(state, move |presence| embed.run(presence)).await
+}
+
+/// An admitted Gemini embedding request, forwarded in a task of its own (see
+/// [`super::detach`]): a client that leaves does not cancel the call it is charged for.
+struct GeminiEmbed {
+    state: AppState,
+    caller: Caller,
+    model: String,
+    action: String,
+    batch: bool,
+    body: Bytes,
+    parsed: Value,
+    estimate: i64,
+    price: attempt::Price,
+    hold: tollgate_actors::quota::Hold,
+    started: Instant,
+}
+
+impl GeminiEmbed {
+    async fn run(self, presence: super::detach::Presence) -> Result<Response, RelayError> {
+        let GeminiEmbed {
+            state,
+            caller,
+            model,
+            action,
+            batch,
+            body,
+            parsed,
+            estimate,
+            price,
+            hold,
+            started,
+        } = self;
+        let (state, model, action) = (&state, model.as_str(), action.as_str());
+        let won = attempt::forward(
+            state,
+            &caller,
+            model,
+            price.retries,
+            |channel, wire, upstream_model, key| {
+                let direct = super::adaptor::Transport::of(channel.channel.channel_type)
+                    == super::adaptor::Transport::Direct;
+                let (url, upstream) = match wire {
+                    Wire::Gemini if !direct => {
                         return Ok(Build::Skip(RelayError::NotImplemented(
-                            "embeddings through this channel type".into(),
+                            "Gemini embeddings through a Vertex AI channel".into(),
                         )));
-                    };
-                    let request = openai_request(&parsed, upstream_model, batch);
-                    (url, Bytes::from(request.to_string()))
-                }
-                Wire::Anthropic | Wire::Converse => {
-                    return Ok(Build::Skip(RelayError::NotImplemented(
-                        "embeddings through a Claude or Bedrock channel".into(),
-                    )));
-                }
-            };
-            let req = attempt::post(state, channel, wire, url, key)?
-                .header(header::CONTENT_TYPE, "application/json")
-                .body(upstream);
-            Ok(Build::Send(Box::new(req)))
-        },
-    )
-    .await;
-    let won = match won {
-        Ok(won) => won,
-        Err(e) => {
+                    }
+                    Wire::Gemini => (
+                        gemini_url(channel, upstream_model, action),
+                        upstream_body(&body, &parsed, model, upstream_model),
+                    ),
+                    Wire::OpenAi => {
+                        let Some(url) =
+                            super::adaptor::openai_url(channel, "/v1/embeddings", upstream_model)
+                        else {
+                            return Ok(Build::Skip(RelayError::NotImplemented(
+                                "embeddings through this channel type".into(),
+                            )));
+                        };
+                        let request = openai_request(&parsed, upstream_model, batch);
+                        (url, Bytes::from(request.to_string()))
+                    }
+                    Wire::Anthropic | Wire::Converse => {
+                        return Ok(Build::Skip(RelayError::NotImplemented(
+                            "embeddings through a Claude or Bedrock channel".into(),
+                        )));
+                    }
+                };
+                let req = attempt::post(state, channel, wire, url, key)?
+                    .header(header::CONTENT_TYPE, "application/json")
+                    .body(upstream);
+                Ok(Build::Send(Box::new(req)))
+            },
+        )
+        .await;
+        let won = match won {
+            Ok(won) => won,
+            Err(e) => {
+                hold.release();
+                return Err(e);
+            }
+        };
+        let mut ctx = settle_ctx(&caller, model, price, &won, false, started);
+        let status = won.resp.status();
+        let content_type = won.resp.headers().get(header::CONTENT_TYPE).cloned();
+        let timeout = state.config.relay_timeout();
+        let bytes = match tokio::time::timeout(timeout, won.resp.bytes()).await {
+            Ok(Ok(bytes)) => bytes,
+            _ => {
+                hold.release();
+                return Err(RelayError::Unreachable(
+                    "the upstream answer was cut off".into(),
+                ));
+            }
+        };
+        ctx.first_byte = Some(Instant::now());
+        let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
             hold.release();
-            return Err(e);
+            return Err(RelayError::Upstream {
+                status: 502,
+                message: "the upstream answer is not valid JSON".into(),
+            });
+        };
+        let converted = (won.wire == Wire::OpenAi).then(|| gemini_answer(&answer, batch));
+        let reported = match &converted {
+            Some((_, tokens)) => *tokens,
+            None => answer["usageMetadata"]["promptTokenCount"].as_i64(),
+        };
+        let (prompt_tokens, source) = match reported {
+            Some(tokens) if tokens >= 0 => (tokens, UsageSource::Upstream),
+            _ => (estimate, UsageSource::Estimated),
+        };
+        let source = match presence.ending() {
+            Ending::Cut(reason) => UsageSource::Partial(reason),
+            Ending::Complete => source,
+        };
+        let usage = Usage {
+            prompt_tokens,
+            ..Usage::default()
+        };
+        ctx.settle(hold, usage.with_source(source));
+        if let Some((converted, _)) = converted {
+            return Ok(Json(converted).into_response());
         }
-    };
-    let mut ctx = settle_ctx(&caller, model, price, &won, false, started);
-    let status = won.resp.status();
-    let content_type = won.resp.headers().get(header::CONTENT_TYPE).cloned();
-    let timeout = state.config.relay_timeout();
-    let bytes = match tokio::time::timeout(timeout, won.resp.bytes()).await {
-        Ok(Ok(bytes)) => bytes,
-        _ => {
-            hold.release();
-            return Err(RelayError::Unreachable(
-                "the upstream answer was cut off".into(),
-            ));
-        }
-    };
-    ctx.first_byte = Some(Instant::now());
-    let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
-        hold.release();
-        return Err(RelayError::Upstream {
-            status: 502,
-            message: "the upstream answer is not valid JSON".into(),
-        });
-    };
-    let converted = (won.wire == Wire::OpenAi).then(|| gemini_answer(&answer, batch));
-    let reported = match &converted {
-        Some((_, tokens)) => *tokens,
-        None => answer["usageMetadata"]["promptTokenCount"].as_i64(),
-    };
-    let (prompt_tokens, source) = match reported {
-        Some(tokens) if tokens >= 0 => (tokens, UsageSource::Upstream),
-        _ => (estimate, UsageSource::Estimated),
-    };
-    let usage = Usage {
-        prompt_tokens,
-        ..Usage::default()
-    };
-    ctx.settle(hold, usage.with_source(source));
-    if let Some((converted, _)) = converted {
-        return Ok(Json(converted).into_response());
+        let mut response = (status, bytes).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            content_type.unwrap_or(HeaderValue::from_static("application/json")),
+        );
+        Ok(response)
     }
-    let mut response = (status, bytes).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        content_type.unwrap_or(HeaderValue::from_static("application/json")),
-    );
-    Ok(response)
 }
 
 #[cfg(test)]

@@ -106,10 +106,46 @@ impl Meter {
         self.hold.is_none()
     }
 
-    /// Settles (once; later calls do nothing). Returns the record billed.
-    pub fn finish(&mut self, ending: Ending) -> Option<Usage> {
+    /// Settles (once; later calls do nothing) and returns the record billed. An exact count
+    /// it needs (the model's BPE over the answer or the prompt, when the upstream's usage is
+    /// missing or falls short) runs on the blocking pool, never on this async worker; the
+    /// settlement waits for it, so it is queued before the caller answers.
+    pub async fn settle(&mut self, ending: Ending) -> Option<Usage> {
         let hold = self.hold.take()?;
-        // Counted only when needed: an exact counter loads its tables on first use.
+        if !self.counts_exactly(ending) {
+            return Some(self.bill(hold, ending));
+        }
+        let bill = self.detach(hold, ending);
+        tokio::task::spawn_blocking(move || bill.settle())
+            .await
+            .ok()
+    }
+
+    /// Settles (once) where nothing can wait: when the meter is dropped with its client. An
+    /// exact count it needs is made, and the settlement queued, on the blocking pool.
+    fn settle_now(&mut self, ending: Ending) {
+        let Some(hold) = self.hold.take() else {
+            return;
+        };
+        if self.counts_exactly(ending)
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let bill = self.detach(hold, ending);
+            runtime.spawn_blocking(move || bill.settle());
+            return;
+        }
+        self.bill(hold, ending);
+    }
+
+    /// Whether settling `ending` needs an exact count (cheap counts are made inline).
+    fn counts_exactly(&self, ending: Ending) -> bool {
+        let (prompt, output) = needs_counts(self.reported, ending);
+        (prompt && !self.prompt.is_known())
+            || (output && !self.output.is_empty() && Counter::is_exact(&self.ctx.upstream_model))
+    }
+
+    /// Bills `ending` here.
+    fn bill(&self, hold: Hold, ending: Ending) -> Usage {
         let model = &self.ctx.upstream_model;
         let output = &self.output;
         let usage = bill(
@@ -119,13 +155,60 @@ impl Meter {
             || Counter::for_model(model).count(output),
         );
         self.ctx.settle(hold, usage);
-        Some(usage)
+        usage
+    }
+
+    /// Everything billing `ending` needs, owned (for the blocking pool).
+    fn detach(&mut self, hold: Hold, ending: Ending) -> Detached {
+        Detached {
+            ctx: self.ctx.clone(),
+            hold,
+            prompt: self.prompt.clone(),
+            reported: self.reported,
+            output: std::mem::take(&mut self.output),
+            ending,
+        }
     }
 }
 
 impl Drop for Meter {
     fn drop(&mut self) {
-        self.finish(Ending::Cut(PartialReason::ClientGone));
+        self.settle_now(Ending::Cut(PartialReason::ClientGone));
+    }
+}
+
+/// A settlement moved off the async workers with what it needs.
+struct Detached {
+    ctx: SettleCtx,
+    hold: Hold,
+    prompt: Prompt,
+    reported: Option<Usage>,
+    output: String,
+    ending: Ending,
+}
+
+impl Detached {
+    fn settle(self) -> Usage {
+        let model = &self.ctx.upstream_model;
+        let usage = bill(
+            self.reported,
+            self.ending,
+            || self.prompt.exact(),
+            || Counter::for_model(model).count(&self.output),
+        );
+        self.ctx.settle(self.hold, usage);
+        usage
+    }
+}
+
+/// Which counts [`bill`] makes for an answer that ended so: (the prompt, the output).
+fn needs_counts(reported: Option<Usage>, ending: Ending) -> (bool, bool) {
+    match reported {
+        None => (true, true),
+        Some(usage) => (
+            usage.prompt_tokens == 0,
+            !(ending == Ending::Complete && usage.completion_tokens > 0),
+        ),
     }
 }
 
@@ -221,5 +304,41 @@ mod tests {
             (u.prompt_tokens, u.completion_tokens, u.source),
             (7, 0, UsageSource::Partial(PartialReason::ClientGone))
         );
+    }
+
+    /// `needs_counts` must say exactly when `bill` calls its counters: a count it misses would
+    /// run on an async worker, a count it adds would send a settlement to the blocking pool
+    /// for nothing.
+    #[test]
+    fn needs_counts_matches_what_bill_counts() {
+        let cut = Ending::Cut(PartialReason::UpstreamCut);
+        for reported in [
+            None,
+            report(0, 0),
+            report(10, 0),
+            report(0, 20),
+            report(10, 20),
+        ] {
+            for ending in [Ending::Complete, cut] {
+                let (mut prompt, mut output) = (false, false);
+                bill(
+                    reported,
+                    ending,
+                    || {
+                        prompt = true;
+                        1
+                    },
+                    || {
+                        output = true;
+                        1
+                    },
+                );
+                assert_eq!(
+                    needs_counts(reported, ending),
+                    (prompt, output),
+                    "{reported:?} {ending:?}"
+                );
+            }
+        }
     }
 }

@@ -4,6 +4,11 @@
 //! through a [`Decode`], which reads usage and text from them as they pass, and the one
 //! [`Meter`] (shared with the OpenAI path) settles exactly once: at the end of the stream, or
 //! from `Drop` when the client goes away (usage source "partial").
+//!
+//! An in-band error event never carries the channel's key to the client: passed through, an
+//! error event whose text shows part of a key is re-framed with that text masked (the only
+//! event whose bytes change; the others go out as whole events, byte for byte); converted, the
+//! error piece is masked before it is encoded.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -57,58 +62,115 @@ struct Sink {
 }
 
 impl Sink {
-    /// Takes one upstream event.
-    fn event(&mut self, event: Event<'_>, out: &mut Vec<u8>) {
+    /// Takes one upstream event. Passing through, returns the event re-framed when it is an
+    /// error whose text had to be masked (`None`: its own bytes go out).
+    fn event(&mut self, event: Event<'_>, out: &mut Vec<u8>) -> Option<Bytes> {
         let pieces = self.decoder.event(event.name, event.data);
         if !pieces.is_empty() {
             self.meter.mark_answered();
         }
+        let mut masked = None;
         for mut piece in pieces {
             observe(&mut self.meter, &piece);
-            if let Mode::Convert(encoder) = &mut self.mode {
-                if let Piece::Error(message) = &mut piece {
-                    *message = super::redact::redact(message, self.channel.channel.key_lines());
+            match &mut self.mode {
+                Mode::Convert(encoder) => {
+                    if let Piece::Error(message) = &mut piece {
+                        *message = super::redact::redact(message, self.channel.channel.key_lines());
+                    }
+                    encoder.piece(&piece, out);
                 }
-                encoder.piece(&piece, out);
+                // Rare: only error events pay for the check.
+                Mode::PassThrough if matches!(piece, Piece::Error(_)) => {
+                    let clean = super::redact::redact(event.data, self.channel.channel.key_lines());
+                    if clean != event.data {
+                        masked = Some(super::sse::frame(event.name, &clean));
+                    }
+                }
+                Mode::PassThrough => {}
             }
         }
+        masked
+    }
+
+    fn passes_through(&self) -> bool {
+        matches!(self.mode, Mode::PassThrough)
     }
 }
 
 struct Pipe {
     sink: Sink,
     reader: SseReader,
+    /// Passing through: the upstream's bytes of the event being read (it started in an
+    /// earlier read), held until the event is whole.
+    held: Vec<u8>,
     ended: bool,
 }
 
 impl Pipe {
-    /// Handles upstream bytes; returns what to send to the client. An event grown too large
-    /// ends the answer (billed as partial).
-    fn bytes(&mut self, chunk: &[u8]) -> Vec<u8> {
+    /// Handles upstream bytes; returns what to send to the client, and whether an event grew
+    /// too large (which ends the answer, billed as partial).
+    fn bytes(&mut self, chunk: &[u8]) -> (Vec<u8>, bool) {
         first_byte(&mut self.sink.meter);
         let mut out = Vec::new();
-        if matches!(self.sink.mode, Mode::PassThrough) {
-            out.extend_from_slice(chunk);
+        let Pipe {
+            sink, reader, held, ..
+        } = self;
+        let pass = sink.passes_through();
+        // Where the event being read starts in `chunk` (its earlier bytes are in `held`).
+        let mut start = 0;
+        let fed = reader.feed(chunk, |e, end| {
+            let masked = sink.event(e, &mut out);
+            if pass {
+                match masked {
+                    Some(framed) => out.extend_from_slice(&framed),
+                    None => {
+                        out.extend_from_slice(held);
+                        out.extend_from_slice(&chunk[start..end]);
+                    }
+                }
+                held.clear();
+            }
+            start = end;
+        });
+        if pass {
+            held.extend_from_slice(&chunk[start..]);
+            if reader.at_boundary() {
+                // Whole blocks without data (an upstream's keep-alive comments) go out now.
+                out.append(held);
+            }
         }
-        let sink = &mut self.sink;
-        if let Err(e) = self.reader.feed(chunk, |e, _| sink.event(e, &mut out)) {
+        if let Err(e) = fed {
             tracing::warn!(error = %e, "upstream stream refused");
             self.reader = SseReader::default();
-            out.extend(self.end(Ending::Cut(PartialReason::OversizedEvent)));
+            self.held.clear();
+            return (out, true);
         }
-        out
+        (out, false)
     }
 
     /// The upstream stream ended, so (a complete end with nothing well-formed in it is a
-    /// non-JSON answer).
-    fn end(&mut self, ending: Ending) -> Vec<u8> {
+    /// non-JSON answer). Passing through, an event the upstream left without its blank line
+    /// goes out as it came (masked if it is an error showing a key).
+    async fn end(&mut self, ending: Ending) -> Vec<u8> {
         let mut out = Vec::new();
         if self.ended {
             return out;
         }
         self.ended = true;
         let sink = &mut self.sink;
-        self.reader.finish(|e, _| sink.event(e, &mut out));
+        let mut masked = None;
+        self.reader.finish(|e, _| {
+            if let Some(framed) = sink.event(e, &mut out) {
+                masked = Some(framed);
+            }
+        });
+        if sink.passes_through() {
+            match masked {
+                Some(framed) => out.extend_from_slice(&framed),
+                None => out.append(&mut self.held),
+            }
+            self.held.clear();
+        }
         if let Mode::Convert(encoder) = &mut self.sink.mode {
             encoder.end(&mut out);
         }
@@ -116,7 +178,7 @@ impl Pipe {
             Ending::Complete => self.sink.meter.stream_end(),
             cut @ Ending::Cut(_) => cut,
         };
-        self.sink.meter.finish(ending);
+        self.sink.meter.settle(ending).await;
         out
     }
 }
@@ -140,6 +202,7 @@ pub fn respond(
             channel,
         },
         reader: SseReader::default(),
+        held: Vec::new(),
         ended: false,
     };
     let ping_bytes = ping.map_or(&[][..], |(_, bytes)| bytes);
@@ -155,20 +218,23 @@ pub fn respond(
                     Next::Ping if pipe.reader.at_boundary() => ping_bytes.to_vec(),
                     Next::Ping => Vec::new(),
                     Next::Item(Some(Ok(chunk))) => {
-                        let mut out = pipe.bytes(&chunk);
-                        if pipe.sink.decoder.done() {
-                            out.extend(pipe.end(Ending::Complete));
+                        let (mut out, refused) = pipe.bytes(&chunk);
+                        if refused {
+                            let cut = Ending::Cut(PartialReason::OversizedEvent);
+                            out.extend(pipe.end(cut).await);
+                        } else if pipe.sink.decoder.done() {
+                            out.extend(pipe.end(Ending::Complete).await);
                         }
                         out
                     }
-                    Next::Item(None) => pipe.end(Ending::Complete),
+                    Next::Item(None) => pipe.end(Ending::Complete).await,
                     Next::Item(Some(Err(e))) => {
                         tracing::warn!(error = %e, "upstream stream broke");
-                        pipe.end(Ending::Cut(PartialReason::UpstreamCut))
+                        pipe.end(Ending::Cut(PartialReason::UpstreamCut)).await
                     }
                     Next::Idle => {
                         tracing::warn!("upstream stream idle for too long; closing");
-                        pipe.end(Ending::Cut(PartialReason::IdleTimeout))
+                        pipe.end(Ending::Cut(PartialReason::IdleTimeout)).await
                     }
                 };
                 if !out.is_empty() {

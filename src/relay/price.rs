@@ -143,6 +143,10 @@ pub fn image_calls(model: &str, n: Option<i64>, size: Option<&str>, quality: Opt
     n * each
 }
 
+/// The most answers one request is reserved for (OpenAI's limit of `n`); a request asking
+/// for more is refused upstream, or billed in full if it is not.
+const MAX_ANSWERS: i64 = 128;
+
 /// The output tokens a request may produce, as the reservation counts them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutputBound {
@@ -153,14 +157,22 @@ pub struct OutputBound {
 }
 
 impl OutputBound {
-    /// The bound of a request that set `max_tokens` (or not), for a model whose answers have
-    /// at most `model_max` tokens (when known), with DefaultOutputReserve `default_reserve`.
-    pub fn new(max_tokens: Option<i64>, model_max: Option<i64>, default_reserve: i64) -> Self {
+    /// The bound of a request that set `max_tokens` (or not) and asks for `answers` answers
+    /// (chat's `n`, the completions' `best_of`: each may be that long), for a model whose
+    /// answers have at most `model_max` tokens (when known), with DefaultOutputReserve
+    /// `default_reserve`.
+    pub fn new(
+        max_tokens: Option<i64>,
+        model_max: Option<i64>,
+        default_reserve: i64,
+        answers: i64,
+    ) -> Self {
         let default_reserve = default_reserve.max(1);
-        let tokens = match max_tokens {
+        let each = match max_tokens {
             Some(asked) => asked.max(0),
             None => model_max.map_or(default_reserve, |m| m.clamp(1, default_reserve)),
         };
+        let tokens = each.saturating_mul(answers.clamp(1, MAX_ANSWERS));
         OutputBound {
             tokens,
             admit: tokens.min(default_reserve),
@@ -330,7 +342,7 @@ mod tests {
                 1.0,
                 500_000,
                 10,
-                OutputBound::new(Some(100), None, 4096),
+                OutputBound::new(Some(100), None, 4096, 1),
                 500
             ),
             Ok(Reservation::whole(20_000))
@@ -340,7 +352,7 @@ mod tests {
     #[test]
     fn reservation_is_an_upper_bound() {
         // max(300, 500) + 100 × 4 = 900 × 1.25 = 1125
-        let asked = OutputBound::new(Some(100), None, 4096);
+        let asked = OutputBound::new(Some(100), None, 4096, 1);
         assert_eq!(
             reservation(RATIO, 1.0, 500_000, 300, asked, 500),
             Ok(Reservation::whole(1125))
@@ -350,7 +362,7 @@ mod tests {
             1.0,
             500_000,
             1000,
-            OutputBound::new(Some(200), None, 4096),
+            OutputBound::new(Some(200), None, 4096, 1),
             0,
         )
         .expect("reserve");
@@ -365,7 +377,7 @@ mod tests {
     fn without_max_tokens_the_output_is_still_reserved() {
         // No max_tokens, no known model maximum: DefaultOutputReserve (4096) tokens of output.
         // 1.25 × (2000 + 4096 × 4) = 22980.
-        let none = OutputBound::new(None, None, 4096);
+        let none = OutputBound::new(None, None, 4096, 1);
         assert_eq!(
             none,
             OutputBound {
@@ -378,15 +390,15 @@ mod tests {
             Ok(Reservation::whole(22_980))
         );
         // A model that cannot write more than 1000 tokens reserves 1000.
-        assert_eq!(OutputBound::new(None, Some(1000), 4096).tokens, 1000);
-        assert_eq!(OutputBound::new(None, Some(64_000), 4096).tokens, 4096);
+        assert_eq!(OutputBound::new(None, Some(1000), 4096, 1).tokens, 1000);
+        assert_eq!(OutputBound::new(None, Some(64_000), 4096, 1).tokens, 4096);
     }
 
     #[test]
     fn admission_needs_at_most_the_default_reserve_of_a_large_max_tokens() {
         // max_tokens 100,000: all of it is held, but only 4096 tokens of output must be
         // available; the rest, if used, becomes a debt.
-        let big = OutputBound::new(Some(100_000), None, 4096);
+        let big = OutputBound::new(Some(100_000), None, 4096, 1);
         assert_eq!(
             big,
             OutputBound {
@@ -397,13 +409,37 @@ mod tests {
         let r = reservation(RATIO, 1.0, 500_000, 1000, big, 0).expect("reserve");
         assert_eq!(r.amount, 501_250, "1.25 × (1000 + 100000 × 4)");
         assert_eq!(r.needed, 21_730, "1.25 × (1000 + 4096 × 4)");
-        let small = OutputBound::new(Some(10), None, 4096);
+        let small = OutputBound::new(Some(10), None, 4096, 1);
         assert_eq!(
             small,
             OutputBound {
                 tokens: 10,
                 admit: 10
             }
+        );
+    }
+
+    #[test]
+    fn every_answer_asked_for_is_reserved() {
+        // n = 3 answers of at most 100 tokens each: 300 tokens of output are held.
+        let three = OutputBound::new(Some(100), None, 4096, 3);
+        assert_eq!(
+            three,
+            OutputBound {
+                tokens: 300,
+                admit: 300
+            }
+        );
+        // Without max_tokens each answer may reach the default reserve; admission still asks
+        // for at most the default reserve of output.
+        let open = OutputBound::new(None, None, 4096, 2);
+        assert_eq!(open.tokens, 8192);
+        assert_eq!(open.admit, 4096);
+        // n = 0 or negative counts as one answer; an absurd n is capped.
+        assert_eq!(OutputBound::new(Some(10), None, 4096, 0).tokens, 10);
+        assert_eq!(
+            OutputBound::new(Some(10), None, 4096, 1_000_000).tokens,
+            1280
         );
     }
 
@@ -460,7 +496,14 @@ mod tests {
             Err(PriceError::Overflow)
         );
         assert_eq!(
-            reservation(RATIO, -1.0, 500_000, 1, OutputBound::new(None, None, 1), 0),
+            reservation(
+                RATIO,
+                -1.0,
+                500_000,
+                1,
+                OutputBound::new(None, None, 1, 1),
+                0
+            ),
             Err(PriceError::InvalidRatio)
         );
     }

@@ -51,6 +51,11 @@ impl Prompt {
         }
     }
 
+    /// Whether the exact count is known already (else [`Prompt::exact`] counts the body).
+    pub fn is_known(&self) -> bool {
+        matches!(self.exact, Exact::Known(_))
+    }
+
     /// The estimate, for the reservation.
     pub fn estimate(&self) -> i64 {
         self.estimate

@@ -8,7 +8,7 @@
 //! not grow past [`EVENT_MAX`] bytes (an upstream that never ends one would otherwise take all
 //! memory), and a long line arriving in many reads is scanned once, not once per read.
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use sseer::parser::{RawEventLine, parse_line};
 
 /// The largest event read, in bytes (its lines, comments included, with their line breaks):
@@ -181,6 +181,25 @@ impl SseReader {
         self.data.clear();
         self.has_data = false;
     }
+}
+
+/// One event in SSE framing: an `event:` line when it has a name, a `data:` line per line of
+/// `data`, and the blank line that ends it (e.g. an upstream's error event re-framed after its
+/// text was masked).
+pub fn frame(name: &str, data: &str) -> Bytes {
+    let mut out = BytesMut::with_capacity(name.len() + data.len() + 16);
+    if !name.is_empty() {
+        out.extend_from_slice(b"event: ");
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\n");
+    }
+    for line in data.split('\n') {
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(line.as_bytes());
+        out.extend_from_slice(b"\n");
+    }
+    out.extend_from_slice(b"\n");
+    out.freeze()
 }
 
 #[cfg(test)]

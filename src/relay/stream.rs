@@ -336,7 +336,7 @@ impl Relay {
                     Next::Ping => return Some(Bytes::from_static(keepalive::COMMENT_PING)),
                     Next::Idle => {
                         tracing::warn!("upstream stream idle for too long; closing");
-                        return self.end(Ending::Cut(PartialReason::IdleTimeout), out);
+                        return self.end(Ending::Cut(PartialReason::IdleTimeout), out).await;
                     }
                 }
             } else if out.len() >= FRAME_MAX {
@@ -350,22 +350,24 @@ impl Relay {
             match next {
                 Some(Ok(chunk)) => match self.read(chunk, &mut out) {
                     Ok(false) => {}
-                    Ok(true) => return self.end(Ending::Complete, out),
+                    Ok(true) => return self.end(Ending::Complete, out).await,
                     Err(e) => {
                         // The events before it still go out; the oversized one does not.
                         tracing::warn!(error = %e, "upstream stream refused");
                         self.held = BytesMut::new();
-                        return self.end(Ending::Cut(PartialReason::OversizedEvent), out);
+                        return self
+                            .end(Ending::Cut(PartialReason::OversizedEvent), out)
+                            .await;
                     }
                 },
                 Some(Err(e)) => {
                     tracing::warn!(error = %e, "upstream stream broke");
-                    return self.end(Ending::Cut(PartialReason::UpstreamCut), out);
+                    return self.end(Ending::Cut(PartialReason::UpstreamCut), out).await;
                 }
                 None => {
                     self.last_event(&mut out);
                     let ending = self.meter.stream_end();
-                    return self.end(ending, out);
+                    return self.end(ending, out).await;
                 }
             }
         }
@@ -402,7 +404,7 @@ impl Relay {
                 verdict = if clean == event.data {
                     Verdict::Keep
                 } else {
-                    masked = Some(reframe(event.name, &clean));
+                    masked = Some(super::sse::frame(event.name, &clean));
                     Verdict::Drop
                 };
             }
@@ -462,28 +464,11 @@ impl Relay {
     }
 
     /// Settles and sends what is left (`None` when nothing is).
-    fn end(&mut self, ending: Ending, out: Frame) -> Option<Bytes> {
+    async fn end(&mut self, ending: Ending, out: Frame) -> Option<Bytes> {
         self.done = true;
-        self.meter.finish(ending);
+        self.meter.settle(ending).await;
         out.into_bytes()
     }
-}
-
-/// One event, framed anew (an in-band error whose text had to be masked).
-fn reframe(name: &str, data: &str) -> Bytes {
-    let mut out = BytesMut::with_capacity(name.len() + data.len() + 16);
-    if !name.is_empty() {
-        out.extend_from_slice(b"event: ");
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(b"\n");
-    }
-    for line in data.split('\n') {
-        out.extend_from_slice(b"data: ");
-        out.extend_from_slice(line.as_bytes());
-        out.extend_from_slice(b"\n");
-    }
-    out.extend_from_slice(b"\n");
-    out.freeze()
 }
 
 /// Pipes an upstream SSE answer to the client, billing as it goes in `meter`.

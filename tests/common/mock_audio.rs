@@ -32,6 +32,10 @@ struct MockState {
     last_body: Mutex<Bytes>,
     last_content_type: Mutex<Option<String>>,
     last_auth: Mutex<Option<String>>,
+    /// Answers wait for [`MockAudio::release`] while this is set.
+    held: std::sync::atomic::AtomicBool,
+    open: tokio::sync::Notify,
+    arrived: tokio::sync::Notify,
 }
 
 /// The running mock; stops when dropped.
@@ -67,6 +71,14 @@ fn record(s: &MockState, uri: &Uri, headers: &HeaderMap, body: Bytes) -> Option<
     })
 }
 
+/// Tells the test a call arrived, then waits while answers are held.
+async fn gate(s: &MockState) {
+    s.arrived.notify_one();
+    if s.held.load(Ordering::SeqCst) {
+        s.open.notified().await;
+    }
+}
+
 async fn speech(
     State(s): State<Arc<MockState>>,
     uri: Uri,
@@ -76,6 +88,7 @@ async fn speech(
     if let Some(fail) = record(&s, &uri, &headers, body) {
         return fail;
     }
+    gate(&s).await;
     let mut response = Response::new(Body::from(AUDIO));
     response
         .headers_mut()
@@ -92,6 +105,7 @@ async fn transcribe(
     if let Some(fail) = record(&s, &uri, &headers, body) {
         return fail;
     }
+    gate(&s).await;
     let (content_type, answer) = s.answer.lock().expect("lock").clone();
     let mut response = Response::new(Body::from(answer));
     response.headers_mut().insert(
@@ -135,6 +149,22 @@ impl MockAudio {
     /// Fails the next call with `status`.
     pub fn fail_next(&self, status: u16) {
         *self.state.fail_next.lock().expect("lock") = Some(status);
+    }
+
+    /// Holds every answer until [`MockAudio::release`].
+    pub fn hold_answers(&self) {
+        self.state.held.store(true, Ordering::SeqCst);
+    }
+
+    /// Lets the held answer go (and answers at once from now on).
+    pub fn release(&self) {
+        self.state.held.store(false, Ordering::SeqCst);
+        self.state.open.notify_one();
+    }
+
+    /// Waits until a call has arrived (one that arrived earlier counts).
+    pub async fn arrived(&self) {
+        self.state.arrived.notified().await;
     }
 
     /// Calls so far.
