@@ -12,23 +12,29 @@ use crate::relay::usage::OpenAiUsage;
 /// A hub request ready for an OpenAI upstream: the upstream model, and when streaming, a usage
 /// chunk requested.
 pub fn request_for_upstream(hub: &Value, model: &str, stream: bool) -> Value {
-    let mut body = hub.clone();
-    body["model"] = Value::String(model.to_owned());
+    let mut body = object(hub);
+    body.insert("model".into(), Value::String(model.to_owned()));
     if stream {
-        body["stream"] = Value::Bool(true);
-        body["stream_options"] = json!({"include_usage": true});
-    } else if let Value::Object(map) = &mut body {
-        map.remove("stream");
-        map.remove("stream_options");
+        body.insert("stream".into(), Value::Bool(true));
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    } else {
+        body.remove("stream");
+        body.remove("stream_options");
     }
-    body
+    Value::Object(body)
 }
 
 /// A hub answer for an OpenAI client: the model the client asked for.
 pub fn answer_for_client(hub: &Value, model: &str) -> Value {
-    let mut answer = hub.clone();
-    answer["model"] = Value::String(model.to_owned());
-    answer
+    let mut answer = object(hub);
+    answer.insert("model".into(), Value::String(model.to_owned()));
+    Value::Object(answer)
+}
+
+/// `value`'s fields (none when it is not an object: a hub is always one, and a value that is
+/// not never panics an index assignment).
+fn object(value: &Value) -> serde_json::Map<String, Value> {
+    value.as_object().cloned().unwrap_or_default()
 }
 
 /// An OpenAI `usage` object as [`Usage`] (`prompt_tokens_details.cache_creation_tokens` and
