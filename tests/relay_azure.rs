@@ -75,6 +75,23 @@ fn azure(req: &Recorded) -> Answer {
     if req.path.ends_with("/embeddings") {
         return Answer::Json(200, embeddings_answer());
     }
+    if req.path.ends_with("/images/generations") {
+        // The spec's image generation example (examples/image_generation.json), shortened.
+        return Answer::Json(
+            200,
+            json!({"created": 1698116662, "data": [{"url": "https://example.blob.core.windows.net/img.png",
+                "revised_prompt": "A painting of a dog."}]}),
+        );
+    }
+    if req.path == "/openai/responses" {
+        return Answer::Json(
+            200,
+            json!({"id": "resp_1", "object": "response", "status": "completed", "model": "gpt-4o",
+                "output": [{"type": "message", "role": "assistant", "content": [
+                    {"type": "output_text", "text": "Hello!", "annotations": []}]}],
+                "usage": {"input_tokens": 9, "output_tokens": 3, "total_tokens": 12}}),
+        );
+    }
     if req.path.ends_with("/audio/speech") {
         return Answer::Bytes(200, "audio/mpeg", b"ID3-fake-mp3".to_vec());
     }
@@ -428,4 +445,56 @@ async fn speech_goes_to_the_deployment_and_is_billed_by_its_input() {
     );
     let (_, _, count, logs) = balances(&server, payer.id).await;
     assert_eq!((count, logs[0].prompt_tokens), (1, 5));
+}
+
+#[tokio::test]
+async fn responses_and_image_generations_reach_azure() {
+    let mock = MockCloud::start(azure).await;
+    let server = TestServer::start().await;
+    let channel = azure_channel(
+        &mock.base,
+        "2025-04-01-preview",
+        json!({"azure-test": "gpt4o-prod"}),
+    );
+    let (root, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    azure_prices(&server, &root).await;
+    let (status, answer) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/responses"))
+                .bearer_auth(&key)
+                .json(&json!({"model": "azure-test", "input": "Hi"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["output"][0]["content"][0]["text"], "Hello!");
+    let sent = mock.last();
+    assert_eq!(sent.path, "/openai/responses");
+    assert_eq!(sent.query, "api-version=2025-04-01-preview");
+    assert_eq!(
+        sent.json()["model"],
+        "gpt4o-prod",
+        "the deployment names the model"
+    );
+    let (quota, _, _, _) = balances(&server, payer.id).await;
+    // 9 + 3 × 4 = 21.
+    assert_eq!(quota, 1_000_000 - 21);
+
+    let (status, answer) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/images/generations"))
+                .bearer_auth(&key)
+                .json(&json!({"model": "azure-test", "prompt": "A dog", "n": 1})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["data"][0]["revised_prompt"], "A painting of a dog.");
+    let sent = mock.last();
+    assert_eq!(
+        sent.path,
+        "/openai/deployments/gpt4o-prod/images/generations"
+    );
 }
