@@ -11,7 +11,7 @@ use tollgate::relay::wire::{self, EncodeCtx, Wire};
 use tollgate_actors::options::OptionsSnapshot;
 use tollgate_actors::options::catalog;
 
-const WIRES: [Wire; 3] = [Wire::OpenAi, Wire::Anthropic, Wire::Gemini];
+const WIRES: [Wire; 4] = [Wire::OpenAi, Wire::Anthropic, Wire::Gemini, Wire::Converse];
 
 fn config(cases: u32) -> Config {
     Config {
