@@ -120,6 +120,55 @@ pub struct Config {
         default_value_t = false
     )]
     pub webhook_allow_loopback_http: bool,
+
+    /// An operation to run instead of serving (see `tollgate help <command>`).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Operations run instead of the server ([`crate::ops`]).
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum Command {
+    /// Writes a consistent copy of the database to FILE (asking the running server for it
+    /// when one holds the data file).
+    Backup(BackupArgs),
+    /// Puts the backup FILE in place as the database (the server must be stopped).
+    Restore {
+        /// The backup file.
+        file: PathBuf,
+    },
+    /// Account administration on the data file (the server must be stopped).
+    #[command(subcommand)]
+    Admin(AdminCommand),
+}
+
+/// `tollgate backup`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BackupArgs {
+    /// Where to write the copy.
+    pub file: PathBuf,
+    /// The running server's address, asked when it holds the data file.
+    #[arg(long, env = "TOLLGATE_SERVER", default_value = "http://127.0.0.1:3000")]
+    pub server: Option<String>,
+    /// A root user's system access token (console: personal settings).
+    #[arg(long, env = "TOLLGATE_ADMIN_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// That root user's id.
+    #[arg(long, default_value_t = 1)]
+    pub user_id: i64,
+}
+
+/// `tollgate admin ...`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum AdminCommand {
+    /// Sets USERNAME's password (a random one, printed, when none is given).
+    ResetPassword {
+        /// The user.
+        username: String,
+        /// The new password (8 to 20 characters).
+        #[arg(long, env = "TOLLGATE_NEW_PASSWORD", hide_env_values = true)]
+        password: Option<String>,
+    },
 }
 
 /// GitHub's web address.
@@ -158,6 +207,7 @@ impl Config {
             commit_interval_ms: DEFAULT_COMMIT_INTERVAL_MS,
             huge_pages: false,
             max_request_body_mb: 128,
+            command: None,
             shutdown_timeout_secs: 30,
             webhook_allow_loopback_http: false,
         }

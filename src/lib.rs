@@ -10,6 +10,7 @@
 //! - [`error`]: the two error types mapped once to the two wire shapes.
 //! - [`channel_types`]: channel type ids, default base URLs, built-in model lists.
 //! - [`upstream`]: the shared outbound HTTP clients.
+//! - [`ops`]: `tollgate backup | restore | admin reset-password`.
 //! - [`google_auth`]: Google service-account keys made into OAuth2 access tokens (Vertex AI).
 //! - [`shutdown`], [`telemetry`]: signals and logging.
 
@@ -23,6 +24,7 @@ pub mod google_auth;
 pub mod http;
 pub mod huge_pages;
 pub mod mail;
+pub mod ops;
 pub mod relay;
 pub mod reminder;
 pub mod shutdown;

@@ -1,8 +1,10 @@
-//! The `tollgate` binary: parse the configuration, start logging, serve until a signal.
+//! The `tollgate` binary: parse the configuration, start logging, serve until a signal (or run
+//! one operation of the kit: `backup`, `restore`, `admin reset-password`).
 
 use std::process::ExitCode;
 
 use clap::Parser;
+use tollgate::config::Command;
 use tollgate::{App, Config, StartupError, shutdown, telemetry};
 
 /// mimalloc instead of glibc's malloc: under load glibc gives every runtime thread its own
@@ -12,7 +14,7 @@ use tollgate::{App, Config, StartupError, shutdown, telemetry};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let config = Config::parse();
+    let mut config = Config::parse();
     // Before the runtime's threads and heaps exist, so none of their memory gets huge pages.
     let huge_pages = tollgate::huge_pages::configure(config.huge_pages);
     if let Err(e) = telemetry::init(&config) {
@@ -35,6 +37,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(command) = config.command.take() {
+        return operate(&runtime, command, &config);
+    }
     match runtime.block_on(run(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -46,4 +51,24 @@ fn main() -> ExitCode {
 
 async fn run(config: Config) -> Result<(), StartupError> {
     App::build(config).await?.serve(shutdown::signal()).await
+}
+
+/// Runs an operation of the kit ([`tollgate::ops`]) and tells the operator on the terminal
+/// (not the log: a generated password is among what it says).
+#[expect(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a command's answer goes to its terminal"
+)]
+fn operate(runtime: &tokio::runtime::Runtime, command: Command, config: &Config) -> ExitCode {
+    match runtime.block_on(tollgate::ops::run(command, config)) {
+        Ok(done) => {
+            println!("{done}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("tollgate: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

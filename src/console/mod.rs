@@ -3,6 +3,7 @@
 
 pub mod account;
 pub mod auth;
+pub mod backup;
 pub mod channel;
 pub mod content;
 pub mod data;
@@ -28,6 +29,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .merge(setup::routes())
         .merge(status::routes())
+        .merge(backup::routes())
         .merge(content::routes())
         .merge(option::routes())
         .merge(auth::routes())

@@ -226,7 +226,7 @@ impl Store {
     }
 
     /// The open database.
-    fn db(&self) -> Result<Arc<Database>> {
+    pub(crate) fn db(&self) -> Result<Arc<Database>> {
         self.inner.db.load_full().ok_or(StorageError::Reopening)
     }
 

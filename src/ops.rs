@@ -1,0 +1,167 @@
+//! The operations kit: `tollgate backup`, `tollgate restore` and `tollgate admin
+//! reset-password`, run instead of the server (see [`crate::config::Command`]).
+//!
+//! - **backup** copies the database consistently: when no server holds the data file it is
+//!   opened and copied here; when one does, the running server is asked for its copy
+//!   (`GET /api/backup` with a root system access token).
+//! - **restore** puts a backup in place; refused while a server holds the data file, and when
+//!   the backup is not a Tollgate database this build can open. The replaced file is kept as
+//!   `tollgate.redb.before-restore`.
+//! - **admin reset-password** sets a user's password; refused while a server holds the file.
+
+use std::path::Path;
+
+use rand::Rng;
+use rand::distr::Alphanumeric;
+use thiserror::Error;
+use tollgate_storage::{StorageError, Store, backup, users};
+
+use crate::config::{AdminCommand, BackupArgs, Command, Config};
+use crate::console::service::accounts::validate_password;
+use crate::console::service::password::Hasher;
+
+/// Why an operation failed (printed to the operator).
+#[derive(Debug, Error)]
+pub enum OpsError {
+    /// The database could not be opened, copied or written.
+    #[error("{0}")]
+    Storage(#[from] StorageError),
+    /// A server holds the data file and no server to ask was given.
+    #[error(
+        "a running Tollgate holds {path}: pass --server and --token (a root system access \
+         token) to ask it for a consistent copy, or stop it first"
+    )]
+    ServerRunning {
+        /// The locked file.
+        path: String,
+    },
+    /// The running server could not be asked, or refused.
+    #[error("the server answered: {0}")]
+    Server(String),
+    /// No such user.
+    #[error("no user named {0}")]
+    NoUser(String),
+    /// The new password is not acceptable.
+    #[error("{0}")]
+    Password(String),
+}
+
+/// Runs `command`; returns what to tell the operator.
+pub async fn run(command: Command, config: &Config) -> Result<String, OpsError> {
+    match command {
+        Command::Backup(args) => backup(args, config).await,
+        Command::Restore { file } => {
+            let (from, dir) = (file.clone(), config.data_dir.clone());
+            let before = blocking(move || backup::restore(&from, &dir)).await?;
+            Ok(format!(
+                "restored {} into {} (the file it replaced, if any, is {})",
+                file.display(),
+                config.data_dir.display(),
+                before.display()
+            ))
+        }
+        Command::Admin(AdminCommand::ResetPassword { username, password }) => {
+            reset_password(config, username, password).await
+        }
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, StorageError> + Send + 'static,
+) -> Result<T, OpsError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| OpsError::Server(format!("the task failed: {e}")))?
+        .map_err(OpsError::from)
+}
+
+async fn backup(args: BackupArgs, config: &Config) -> Result<String, OpsError> {
+    let dir = config.data_dir.clone();
+    let dest = args.file.clone();
+    let local = blocking(move || {
+        let store = Store::open_dir(&dir)?;
+        store.backup_to(&dest)
+    })
+    .await;
+    let bytes = match local {
+        Ok(bytes) => bytes,
+        Err(OpsError::Storage(StorageError::AlreadyOpen { path })) => {
+            let (Some(server), Some(token)) = (&args.server, &args.token) else {
+                return Err(OpsError::ServerRunning {
+                    path: path.display().to_string(),
+                });
+            };
+            ask_server(server, token, args.user_id, &args.file).await?
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(format!("wrote {} ({bytes} bytes)", args.file.display()))
+}
+
+/// Fetches `GET {server}/api/backup` as root and writes it to `dest`.
+async fn ask_server(server: &str, token: &str, user: i64, dest: &Path) -> Result<u64, OpsError> {
+    let url = format!("{}/api/backup", server.trim_end_matches('/'));
+    let resp = reqwest::Client::new()
+        .get(url)
+        .bearer_auth(token)
+        .header("New-Api-User", user.to_string())
+        .send()
+        .await
+        .map_err(|e| OpsError::Server(e.without_url().to_string()))?;
+    if !resp.status().is_success() {
+        let status = resp.status();
+        let body = resp.text().await.unwrap_or_default();
+        return Err(OpsError::Server(format!("{status}: {body}")));
+    }
+    let bytes = resp
+        .bytes()
+        .await
+        .map_err(|e| OpsError::Server(e.without_url().to_string()))?;
+    let dest = dest.to_path_buf();
+    let size = bytes.len() as u64;
+    blocking(move || backup::write_backup(&dest, &bytes)).await?;
+    Ok(size)
+}
+
+async fn reset_password(
+    config: &Config,
+    username: String,
+    password: Option<String>,
+) -> Result<String, OpsError> {
+    let generated = password.is_none();
+    let password = password.unwrap_or_else(|| {
+        rand::rng()
+            .sample_iter(Alphanumeric)
+            .take(16)
+            .map(char::from)
+            .collect()
+    });
+    validate_password(&password).map_err(|e| OpsError::Password(e.to_string()))?;
+    let hasher = Hasher::spawn().map_err(|e| OpsError::Password(e.to_string()))?;
+    let hash = hasher
+        .hash(password.clone())
+        .await
+        .map_err(|e| OpsError::Password(e.to_string()))?;
+    let dir = config.data_dir.clone();
+    let name = username.clone();
+    let found = blocking(move || {
+        let store = Store::open_dir(&dir)?;
+        store.write_blocking(|wtx| {
+            let Some(mut user) = users::find_by_username_rw(wtx, &name)? else {
+                return Ok(false);
+            };
+            user.password_hash = hash;
+            users::update(wtx, &user)?;
+            Ok::<_, StorageError>(true)
+        })
+    })
+    .await?;
+    if !found {
+        return Err(OpsError::NoUser(username));
+    }
+    Ok(if generated {
+        format!("the password of {username} is now: {password}")
+    } else {
+        format!("the password of {username} was changed")
+    })
+}
