@@ -32,6 +32,7 @@ use crate::http::listen;
 use crate::relay::body_limit::BodyBudget;
 use crate::relay::count_guard::CountGuard;
 use crate::reminder::QuotaReminder;
+use crate::reminder::root_alerts::RootAlerts;
 use crate::state::{AppState, Shared};
 use crate::upstream::HttpClients;
 
@@ -78,6 +79,8 @@ pub struct App {
     writer_thread: std::thread::JoinHandle<()>,
     /// Automatic log retention (aborted at shutdown).
     retention_task: JoinHandle<()>,
+    /// Alerts root when storage faults and recovers.
+    alert_task: JoinHandle<()>,
 }
 
 impl App {
@@ -121,6 +124,9 @@ impl App {
         let prober = Arc::new(ChannelProber { http: http.clone() });
         let (channel_pool, pool_task) =
             ChannelPool::spawn(store.clone(), options.clone(), prober).await?;
+        let alerts = RootAlerts::new(store.clone(), options.clone())?;
+        channel_pool.watch_channels(Arc::new(alerts.clone()));
+        let alert_task = alerts.watch_storage(quota.storage_health().clone());
         let listener = listen::bind(config.listen).map_err(|source| StartupError::Bind {
             addr: config.listen,
             source,
@@ -154,6 +160,7 @@ impl App {
             pool_task,
             writer_thread,
             retention_task,
+            alert_task,
         })
     }
 
@@ -219,6 +226,8 @@ impl App {
         // Log deletion holds store handles: stop it (after its current batch).
         self.retention_task.abort();
         let _ = self.retention_task.await;
+        self.alert_task.abort();
+        let _ = self.alert_task.await;
         self.state.janitor.stop().await;
         // The pool actor holds a store handle: stop it and wait, so the file is closed on return.
         self.state.channel_pool.stop();

@@ -6,20 +6,15 @@ mod common;
 
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::routing::post;
 use common::mock_upstream::MockUpstream;
 use common::relay_fixture::{balances, fixture};
 use common::smtp::SmtpServer;
+use common::webhook::receiver;
 use common::{Actor, ROOT_PASS, ROOT_USER, TestServer};
 use hmac::{Hmac, Mac};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sha2::Sha256;
-use tokio::sync::mpsc;
 
 /// How long a test waits to be sure that no reminder is sent.
 const QUIET: Duration = Duration::from_millis(1500);
@@ -120,36 +115,6 @@ async fn crossing_the_threshold_mails_once_per_window_even_across_a_restart() {
     );
     let (quota, _, count, _) = balances(&server, payer.id).await;
     assert_eq!((quota, count), (9_600, 4), "every request was billed");
-}
-
-/// A webhook receiver on loopback: hands every POST's headers and body to the test.
-#[expect(
-    clippy::expect_used,
-    reason = "test helper: a failed bind fails the test"
-)]
-async fn receiver() -> (String, mpsc::UnboundedReceiver<(HeaderMap, Bytes)>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let app = Router::new()
-        .route(
-            "/hook",
-            post(
-                |State(tx): State<mpsc::UnboundedSender<(HeaderMap, Bytes)>>,
-                 headers: HeaderMap,
-                 body: Bytes| async move {
-                    let _ = tx.send((headers, body));
-                    "ok"
-                },
-            ),
-        )
-        .with_state(tx);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (format!("http://{addr}/hook"), rx)
 }
 
 #[tokio::test]

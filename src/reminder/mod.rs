@@ -14,6 +14,7 @@
 //!   requests that follow. A failed send keeps its claim: a broken webhook is retried after the
 //!   window, not on every request.
 
+pub mod root_alerts;
 pub mod webhook;
 
 use std::sync::Arc;
@@ -124,41 +125,47 @@ impl QuotaReminder {
             }
         };
         let options = inner.options.current();
-        let setting: UserSetting = serde_json::from_str(&stored.setting).unwrap_or_default();
         let notice = notice(&options, due.balance, due.threshold, now);
-        let sent = if setting.notify_type == "webhook" {
-            webhook::post(
-                &inner.http,
-                &setting.webhook_url,
-                &setting.webhook_secret,
-                &notice,
-            )
-            .await
-        } else {
-            let to = match setting.notification_email.trim() {
-                "" => stored.email.trim(),
-                own => own,
-            };
-            if to.is_empty() || options.text("SMTPServer").is_empty() {
-                // Nothing to send with: not a failure worth a warning.
-                tracing::debug!(user = %user, "no email address or no SMTP; quota reminder skipped");
-                return;
-            }
-            let html = format!("<p>{}</p>", notice.rendered());
-            let subject = format!("{}: {}", options.text("SystemName"), notice.title);
-            mail::send(&options, to, &subject, html)
-                .await
-                .map_err(|e| e.to_string())
-        };
-        match sent {
-            Ok(()) => {
-                tracing::info!(user = %user, via = %setting.notify_type, "quota reminder sent")
+        match deliver(&inner.http, &options, &stored, &notice).await {
+            Ok(Some(via)) => tracing::info!(user = %user, via, "quota reminder sent"),
+            // Nothing to send with: not a failure worth a warning.
+            Ok(None) => {
+                tracing::debug!(user = %user, "no email address or no SMTP; quota reminder skipped")
             }
             Err(e) => {
                 tracing::warn!(user = %user, error = %e, "the quota reminder could not be sent")
             }
         }
     }
+}
+
+/// Sends `notice` to `user` the way their settings say: their signed webhook, else email (their
+/// notification address, else their account's) when an address and SMTP are set. `Ok(None)`:
+/// nothing to send with; `Ok(Some(how))` once sent.
+pub async fn deliver(
+    http: &reqwest::Client,
+    options: &OptionsSnapshot,
+    user: &users::User,
+    notice: &Notice,
+) -> Result<Option<&'static str>, String> {
+    let setting: UserSetting = serde_json::from_str(&user.setting).unwrap_or_default();
+    if setting.notify_type == "webhook" {
+        webhook::post(http, &setting.webhook_url, &setting.webhook_secret, notice).await?;
+        return Ok(Some("webhook"));
+    }
+    let to = match setting.notification_email.trim() {
+        "" => user.email.trim(),
+        own => own,
+    };
+    if to.is_empty() || options.text("SMTPServer").is_empty() {
+        return Ok(None);
+    }
+    let html = format!("<p>{}</p>", notice.rendered());
+    let subject = format!("{}: {}", options.text("SystemName"), notice.title);
+    mail::send(options, to, &subject, html)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(Some("email"))
 }
 
 impl SettleWatch for QuotaReminder {

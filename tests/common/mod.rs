@@ -23,6 +23,7 @@ pub mod oidc_provider;
 pub mod relay_fixture;
 pub mod smtp;
 pub mod socks;
+pub mod webhook;
 
 use std::path::Path;
 

@@ -7,8 +7,8 @@
 //! [`ChannelPoolMsg::RetestDone`], so the actor is never blocked on an upstream.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -18,10 +18,10 @@ use tollgate_storage::channels::other_info::{
 use tollgate_storage::channels::{self, Channel, STATUS_AUTO_DISABLED, STATUS_ENABLED};
 use tollgate_storage::{ChannelId, Store};
 
-use super::Prober;
 use super::health::{Counters, HealthPolicy, Verdict, judge};
 use super::msg::{ChannelPoolMsg, Outcome, OutcomeSource, RetestSummary};
 use super::routing_table::RoutingTable;
+use super::{ChannelWatch, Prober};
 use crate::ActorError;
 use crate::options::{Options, OptionsSnapshot};
 use crate::snapshot::Published;
@@ -44,6 +44,8 @@ pub struct ChannelPoolArgs {
     pub retest_interval: Duration,
     /// How many channels have failures counted (shared with the handle).
     pub failing: Arc<AtomicUsize>,
+    /// Told when a channel is auto-disabled, once installed (shared with the handle).
+    pub watch: Arc<OnceLock<Arc<dyn ChannelWatch>>>,
 }
 
 /// The actor's state; only the actor touches it.
@@ -67,6 +69,8 @@ pub struct ChannelPoolState {
     published: Published<RoutingTable>,
     /// A scheduled re-test is in flight (scheduled runs never overlap).
     scheduled_retest_running: bool,
+    /// Told when a channel is auto-disabled.
+    watch: Arc<OnceLock<Arc<dyn ChannelWatch>>>,
 }
 
 fn now_unix() -> i64 {
@@ -189,6 +193,9 @@ impl ChannelPoolState {
         match &verdict {
             Verdict::Disable(reason) if changed => {
                 tracing::warn!(channel = %id, name = %updated.name, %reason, "channel auto-disabled");
+                if let Some(watch) = self.watch.get() {
+                    watch.auto_disabled(id, &updated.name, reason);
+                }
             }
             Verdict::DisableKey { index, reason } if changed => {
                 tracing::warn!(channel = %id, name = %updated.name, key_line = index + 1, %reason, "channel key auto-disabled");
@@ -281,6 +288,7 @@ impl Actor for ChannelPoolActor {
             policy: None,
             published: args.published,
             scheduled_retest_running: false,
+            watch: args.watch,
         };
         state.reload().await?;
         myself.send_interval(args.retest_interval, || ChannelPoolMsg::Retest {

@@ -20,15 +20,15 @@ pub mod routing_table;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use ractor::rpc::CallResult;
 use ractor::{Actor, ActorRef};
 use tokio::task::JoinHandle;
-use tollgate_storage::Store;
 use tollgate_storage::channels::Channel;
+use tollgate_storage::{ChannelId, Store};
 
 pub use health::Verdict;
 pub use msg::{ChannelPoolMsg, Outcome, OutcomeSource, RetestSummary};
@@ -68,6 +68,15 @@ pub struct ChannelPool {
     table: Published<RoutingTable>,
     /// How many channels have failures in a row counted (kept by the actor).
     failing: Arc<AtomicUsize>,
+    /// Told when a channel is auto-disabled (root's alert), once installed.
+    watch: Arc<OnceLock<Arc<dyn ChannelWatch>>>,
+}
+
+/// Told when the health rules auto-disable a channel (after the change is stored). Runs on the
+/// actor, so it must only hand the work elsewhere.
+pub trait ChannelWatch: Send + Sync {
+    /// Channel `id` (`name`) was auto-disabled because of `reason`.
+    fn auto_disabled(&self, id: ChannelId, name: &str, reason: &str);
 }
 
 fn rpc_error<T>(result: Result<CallResult<T>, impl std::fmt::Display>) -> Result<T, ActorError> {
@@ -91,7 +100,9 @@ impl ChannelPool {
     ) -> Result<(ChannelPool, JoinHandle<()>), ActorError> {
         let table = Published::new(RoutingTable::default());
         let failing = Arc::new(AtomicUsize::new(0));
+        let watch = Arc::new(OnceLock::new());
         let args = ChannelPoolArgs {
+            watch: Arc::clone(&watch),
             store,
             options,
             prober,
@@ -107,9 +118,15 @@ impl ChannelPool {
                 actor,
                 table,
                 failing,
+                watch,
             },
             join,
         ))
+    }
+
+    /// Installs what is told about auto-disabled channels (the first call wins).
+    pub fn watch_channels(&self, watch: Arc<dyn ChannelWatch>) {
+        let _ = self.watch.set(watch);
     }
 
     /// The published routing table.
