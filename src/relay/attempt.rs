@@ -243,16 +243,15 @@ impl Job {
 }
 
 /// Whether a channel in the route of `model` (or the pinned channel) takes another body format
-/// than OpenAI's for it (Anthropic, Gemini, Bedrock Converse), so an OpenAI chat request for it
-/// needs this path.
+/// than OpenAI chat completions for it (Anthropic, Gemini, Bedrock Converse, Cohere, or the
+/// Responses API of an OpenAI-compatible channel set to `upstream_api: "responses"`), so an
+/// OpenAI chat request for it needs this path.
 pub fn needs_adaptor(state: &AppState, caller: &Caller, model: &str) -> bool {
     let table = state.channel_pool.table().load();
     let foreign = |c: &RoutedChannel| {
         let upstream_model = c.json.mapped_model(model);
-        matches!(
-            adaptor::wire(c.channel.channel_type, upstream_model),
-            Some(Wire::Anthropic | Wire::Gemini | Wire::Converse)
-        )
+        adaptor::wire(c.channel.channel_type, upstream_model)
+            .is_some_and(|wire| wire.upstream(c, Wire::OpenAi) != Wire::OpenAi)
     };
     if let Some(id) = caller.pinned {
         return table.channel(id).is_some_and(|c| foreign(c));
@@ -403,7 +402,7 @@ where
                 });
             }
             Ok(resp) => {
-                let status = resp.status().as_u16();
+                let status = wire::error_status(wire, resp.status().as_u16());
                 let health =
                     adaptor::health_status(channel.channel.channel_type, status, resp.headers());
                 let text = resp.text().await.unwrap_or_default();
@@ -523,6 +522,7 @@ async fn forward_job(
         &job.model,
         price.retries,
         |channel, wire, upstream_model, key| {
+            let wire = wire.upstream(channel, job.client);
             let body = match upstream_body(&job, channel, wire, upstream_model, pass_through) {
                 Ok(body) => body,
                 Err(Refused::Client(e)) => return Err(e),
@@ -593,6 +593,14 @@ fn upstream_body(
                 return Ok(job.body.clone());
             }
             Wire::Gemini if untouched => return Ok(job.body.clone()),
+            Wire::Responses if upstream_model == job.model && untouched => {
+                return Ok(job.body.clone());
+            }
+            Wire::Responses => {
+                let mut value = job.parsed.clone();
+                value["model"] = Value::String(upstream_model.to_owned());
+                value
+            }
             Wire::Anthropic => {
                 let mut value = job.parsed.clone();
                 value["model"] = Value::String(upstream_model.to_owned());
@@ -602,6 +610,9 @@ fn upstream_body(
             Wire::OpenAi | Wire::Converse => {
                 wire::openai::request_for_upstream(&job.hub, upstream_model, job.stream)
             }
+            // No client speaks Cohere.
+            Wire::Cohere => wire::from_hub_request(upstream, &job.hub, upstream_model, job.stream)
+                .map_err(|e| Refused::Channel(RelayError::BadRequest(e.0)))?,
         }
     } else {
         wire::from_hub_request(upstream, &job.hub, upstream_model, job.stream)
@@ -697,7 +708,8 @@ async fn answer(
     ping: Option<Duration>,
     presence: &super::detach::Presence,
 ) -> Result<Response, RelayError> {
-    let (upstream, resp) = (won.wire, won.resp);
+    let upstream = won.wire.upstream(&won.routed, job.client);
+    let resp = won.resp;
     let same = upstream == job.client;
     if job.stream && same && upstream == Wire::OpenAi {
         // An OpenAI client reaching an OpenAI channel of a mixed route: the OpenAI path's
@@ -729,7 +741,9 @@ async fn answer(
         let ping = ping.map(|every| {
             let bytes = match job.client {
                 Wire::Anthropic => keepalive::ANTHROPIC_PING,
-                Wire::OpenAi | Wire::Gemini | Wire::Converse => keepalive::COMMENT_PING,
+                Wire::OpenAi | Wire::Gemini | Wire::Converse | Wire::Cohere | Wire::Responses => {
+                    keepalive::COMMENT_PING
+                }
             };
             (every, bytes)
         });

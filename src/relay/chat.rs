@@ -227,6 +227,14 @@ pub(super) async fn serve(
     {
         return super::attempt::relay(&state, job?).await;
     }
+    if path == "/v1/responses"
+        && let Some(job) = super::responses::job(&state, &caller, &body)
+    {
+        return super::attempt::relay(&state, job?).await;
+    }
+    if super::cohere::serves(&state, &caller, path, &body) {
+        return super::cohere::serve(state, caller, body, path).await;
+    }
     relay_json(state, caller, body, path).await
 }
 
@@ -474,7 +482,8 @@ fn upstream_body(
     Ok(Bytes::from(bytes))
 }
 
-/// The upstream's error message (OpenAI shape if it has one), with every recognisable part of
+/// The upstream's error message (OpenAI's `error.message`, or a top-level `message` as Cohere
+/// answers), with every recognisable part of
 /// the channel's keys masked ([`super::redact`]). This is the one place upstream error text
 /// enters Tollgate: the client's error, the error log row and the channel's stored error are
 /// all made from it.

@@ -239,10 +239,11 @@ impl GeminiEmbed {
                         let request = openai_request(&parsed, upstream_model, batch);
                         (url, Bytes::from(request.to_string()))
                     }
-                    Wire::Anthropic | Wire::Converse => {
-                        return Ok(Build::Skip(RelayError::NotImplemented(
-                            "embeddings through a Claude or Bedrock channel".into(),
-                        )));
+                    Wire::Anthropic | Wire::Converse | Wire::Cohere | Wire::Responses => {
+                        return Ok(Build::Skip(RelayError::NotImplemented(format!(
+                            "Gemini embeddings through channel type {}",
+                            channel.channel.channel_type
+                        ))));
                     }
                 };
                 let req = attempt::post(state, channel, wire, url, key)?

@@ -1,5 +1,6 @@
 //! A channel's `setting.system_prompt`, put into the upstream request in the upstream's wire:
-//! OpenAI `messages`, Anthropic `system`, Gemini `systemInstruction`. When the client sent its
+//! OpenAI and Cohere `messages`, Anthropic `system`, Gemini `systemInstruction`, Responses
+//! `instructions`. When the client sent its
 //! own system prompt, the channel's is put before it only with `system_prompt_override`;
 //! otherwise the client's stands.
 
@@ -10,10 +11,12 @@ use super::wire::Wire;
 /// Adds `prompt` to `body` (a request in `wire`'s format).
 pub fn apply(wire: Wire, body: &mut Value, prompt: &str, override_client: bool) {
     match wire {
-        Wire::OpenAi => openai(body, prompt, override_client),
+        // Cohere's system messages are OpenAI's (`role: system`, text content).
+        Wire::OpenAi | Wire::Cohere => openai(body, prompt, override_client),
         Wire::Anthropic => anthropic(body, prompt, override_client),
         Wire::Gemini => gemini(body, prompt, override_client),
         Wire::Converse => converse(body, prompt, override_client),
+        Wire::Responses => responses(body, prompt, override_client),
     }
 }
 
@@ -90,6 +93,20 @@ fn gemini(body: &mut Value, prompt: &str, override_client: bool) {
     }
 }
 
+fn responses(body: &mut Value, prompt: &str, override_client: bool) {
+    let Value::Object(map) = body else { return };
+    match map.get_mut("instructions") {
+        Some(Value::String(own)) if !own.is_empty() => {
+            if override_client {
+                *own = format!("{prompt}\n{own}");
+            }
+        }
+        _ => {
+            map.insert("instructions".into(), Value::String(prompt.to_owned()));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +144,13 @@ mod tests {
         apply(Wire::Gemini, &mut body, "Be brief.", true);
         assert_eq!(body["system_instruction"]["parts"][0]["text"], "Be brief.");
         assert_eq!(body["system_instruction"]["parts"][1]["text"], "Mine.");
+        let mut body = json!({"input": "hi"});
+        apply(Wire::Responses, &mut body, "Be brief.", false);
+        assert_eq!(body["instructions"], "Be brief.");
+        let mut body = json!({"input": "hi", "instructions": "Mine."});
+        apply(Wire::Responses, &mut body, "Be brief.", false);
+        assert_eq!(body["instructions"], "Mine.");
+        apply(Wire::Responses, &mut body, "Be brief.", true);
+        assert_eq!(body["instructions"], "Be brief.\nMine.");
     }
 }

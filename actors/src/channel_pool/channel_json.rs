@@ -1,11 +1,11 @@
 //! A channel's JSON fields as the relay uses them — model_mapping, status_code_mapping,
 //! param_override and the `setting` object (system_prompt, system_prompt_override,
-//! pass_through_body_enabled) — parsed once when the routing table is built, never per request.
+//! pass_through_body_enabled, upstream_api) — parsed once when the routing table is built, never per request.
 //! Unparsable text counts as empty (the console validates these fields on save).
 
 use std::collections::HashMap;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use tollgate_storage::channels::Channel;
 
 /// The longest model_mapping chain followed (a → b → c …).
@@ -26,6 +26,9 @@ pub struct ChannelJson {
     system_prompt_override: bool,
     /// `setting.pass_through_body_enabled`: forward the client's body untouched.
     pass_through: bool,
+    /// `setting.upstream_api: "responses"`: chat requests reach this (OpenAI-compatible)
+    /// channel through the Responses API (default `"chat"`).
+    upstream_responses: bool,
 }
 
 impl ChannelJson {
@@ -51,6 +54,7 @@ impl ChannelJson {
         self.system_prompt_override =
             setting.get("system_prompt_override") == Some(&Value::Bool(true));
         self.pass_through = setting.get("pass_through_body_enabled") == Some(&Value::Bool(true));
+        self.upstream_responses = setting.get("upstream_api") == Some(&json!("responses"));
     }
 
     /// Parses model_mapping, status_code_mapping and param_override texts.
@@ -127,6 +131,12 @@ impl ChannelJson {
     /// Whether the client's body is forwarded untouched (no mapping, override or prompt).
     pub fn pass_through(&self) -> bool {
         self.pass_through
+    }
+
+    /// Whether chat requests reach this channel through the Responses API
+    /// (`setting.upstream_api: "responses"`).
+    pub fn upstream_responses(&self) -> bool {
+        self.upstream_responses
     }
 
     /// The param_override keys (empty when none).

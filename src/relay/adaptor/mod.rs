@@ -154,12 +154,21 @@ pub fn generate_url(
     match Transport::of(c.channel_type) {
         Transport::Vertex => vertex::url(channel, credential, wire, model, stream),
         Transport::Bedrock => bedrock::url(channel, credential, wire, model, stream),
-        Transport::Azure => openai_url(channel, "/v1/chat/completions", model),
+        Transport::Azure => {
+            let path = if wire == Wire::Responses {
+                "/v1/responses"
+            } else {
+                "/v1/chat/completions"
+            };
+            openai_url(channel, path, model)
+        }
         Transport::Direct => {
             let base = effective_base_url(c.channel_type, &c.base_url);
             match wire {
                 Wire::OpenAi => Some(format!("{base}/v1/chat/completions")),
                 Wire::Anthropic => Some(format!("{base}/v1/messages")),
+                Wire::Cohere => Some(format!("{base}/v2/chat")),
+                Wire::Responses => Some(format!("{base}/v1/responses")),
                 Wire::Gemini => {
                     let version = Some(c.other.trim())
                         .filter(|v| !v.is_empty() && !v.contains('/'))
@@ -238,7 +247,7 @@ fn post_with(
             }
         },
         (_, Credential::Key(key)) => match wire {
-            Wire::OpenAi | Wire::Converse => {
+            Wire::OpenAi | Wire::Converse | Wire::Responses => {
                 let req = req.bearer_auth(key);
                 if c.openai_organization.is_empty() {
                     req
@@ -248,6 +257,7 @@ fn post_with(
             }
             Wire::Anthropic => req.header("x-api-key", *key),
             Wire::Gemini => req.header("x-goog-api-key", *key),
+            Wire::Cohere => req.bearer_auth(key),
         },
     })
 }
@@ -313,7 +323,12 @@ async fn test_request_of(
         .ok_or("the channel type does not serve chat")?;
     let hi = serde_json::json!([{"role": "user", "content": "hi"}]);
     let mut body = match wire {
-        Wire::OpenAi => serde_json::json!({"model": model, "messages": hi, "max_tokens": 1}),
+        Wire::OpenAi | Wire::Cohere => {
+            serde_json::json!({"model": model, "messages": hi, "max_tokens": 1})
+        }
+        Wire::Responses => {
+            serde_json::json!({"model": model, "input": "hi", "max_output_tokens": 16})
+        }
         Wire::Anthropic => serde_json::json!({"model": model, "messages": hi, "max_tokens": 1}),
         Wire::Gemini => {
             serde_json::json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}],

@@ -1,6 +1,7 @@
 //! Wire formats and the conversions between them. OpenAI chat completions is the hub: every
 //! conversion goes through it (Anthropic ⇄ OpenAI, Gemini ⇄ OpenAI, and Anthropic ⇄ Gemini by
-//! chaining the two), so each format knows only itself and the hub.
+//! chaining the two; the Responses API both ways; Cohere is an upstream only: hub → Cohere
+//! requests, Cohere → hub answers), so each format knows only itself and the hub.
 //!
 //! - Requests and whole answers convert as JSON values ([`to_hub_request`] / [`from_hub_request`],
 //!   [`to_hub_answer`] / [`from_hub_answer`]).
@@ -8,11 +9,15 @@
 //!   [`Piece`]s, another format's [`Encode`] turns pieces into the client's SSE bytes.
 
 pub mod anthropic;
+pub mod cohere;
 pub mod converse;
 pub mod gemini;
 pub mod openai;
+pub mod responses;
 
 use serde_json::Value;
+
+use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use super::price::Usage;
 
@@ -27,6 +32,12 @@ pub enum Wire {
     Gemini,
     /// AWS Bedrock Converse / ConverseStream (an upstream format only: no client speaks it).
     Converse,
+    /// Cohere Chat API v2 (`/v2/chat`): an upstream only, no client speaks it.
+    Cohere,
+    /// OpenAI Responses API (`/v1/responses`): Responses clients, and OpenAI-compatible
+    /// channels set to `setting.upstream_api: "responses"` (or OpenAI's own, for Responses
+    /// clients).
+    Responses,
 }
 
 impl Wire {
@@ -35,11 +46,32 @@ impl Wire {
         match channel_type {
             14 => Some(Wire::Anthropic),
             24 => Some(Wire::Gemini),
+            34 => Some(Wire::Cohere),
             t if super::chat::OPENAI_COMPATIBLE.contains(&t) => Some(Wire::OpenAi),
             _ => None,
         }
     }
+
+    /// The wire a channel whose body format is `self` (its transport's, see
+    /// [`crate::relay::adaptor::wire`]) is spoken with for a `client` request: the same, except
+    /// that an OpenAI-compatible channel answers through the Responses API when its
+    /// `setting.upstream_api` says so, and OpenAI's and Azure's channels (which have both APIs)
+    /// do for Responses clients.
+    #[must_use]
+    pub fn upstream(self, channel: &RoutedChannel, client: Wire) -> Wire {
+        let native =
+            client == Wire::Responses && RESPONSES_NATIVE.contains(&channel.channel.channel_type);
+        if self == Wire::OpenAi && (channel.json.upstream_responses() || native) {
+            Wire::Responses
+        } else {
+            self
+        }
+    }
 }
+
+/// OpenAI-compatible channel types whose upstream has the Responses API beside chat
+/// completions (OpenAI, Azure OpenAI).
+const RESPONSES_NATIVE: &[i32] = &[1, 3];
 
 /// Why a body could not be converted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -109,6 +141,8 @@ pub fn decoder(wire: Wire) -> Box<dyn Decode> {
         Wire::Anthropic => Box::new(anthropic::Decoder::default()),
         Wire::Gemini => Box::new(gemini::Decoder::default()),
         Wire::Converse => Box::new(converse::Decoder::default()),
+        Wire::Cohere => Box::new(cohere::Decoder::default()),
+        Wire::Responses => Box::new(responses::Decoder::default()),
     }
 }
 
@@ -124,12 +158,13 @@ pub struct EncodeCtx {
     pub include_usage: bool,
 }
 
-/// An encoder for the client format `wire` (Converse has no clients: OpenAI's).
+/// An encoder for the client format `wire` (Converse and Cohere have no clients: OpenAI's).
 pub fn encoder(wire: Wire, ctx: EncodeCtx) -> Box<dyn Encode> {
     match wire {
-        Wire::OpenAi | Wire::Converse => Box::new(openai::Encoder::new(ctx)),
+        Wire::OpenAi | Wire::Converse | Wire::Cohere => Box::new(openai::Encoder::new(ctx)),
         Wire::Anthropic => Box::new(anthropic::Encoder::new(ctx)),
         Wire::Gemini => Box::new(gemini::Encoder::new(ctx)),
+        Wire::Responses => Box::new(responses::Encoder::new(ctx)),
     }
 }
 
@@ -142,6 +177,10 @@ pub fn to_hub_request(wire: Wire, body: &Value) -> Result<Value, ConvertError> {
         Wire::Converse => Err(ConvertError(
             "Bedrock Converse is not a client format".into(),
         )),
+        Wire::Cohere => Err(ConvertError(
+            "Cohere requests are not accepted from clients".into(),
+        )),
+        Wire::Responses => responses::request_to_hub(body),
     }
 }
 
@@ -158,6 +197,11 @@ pub fn from_hub_request(
         Wire::Anthropic => Ok(anthropic::request_from_hub(hub, model, stream)),
         Wire::Gemini => Ok(gemini::request_from_hub(hub)),
         Wire::Converse => converse::request_from_hub(hub),
+        Wire::Cohere => Ok(cohere::request_from_hub(hub, model, stream)),
+        Wire::Responses => {
+            responses::check_hub(hub)?;
+            Ok(responses::request_from_hub(hub, model, stream))
+        }
     }
 }
 
@@ -168,16 +212,19 @@ pub fn to_hub_answer(wire: Wire, answer: &Value) -> Value {
         Wire::Anthropic => anthropic::answer_to_hub(answer),
         Wire::Gemini => gemini::answer_to_hub(answer),
         Wire::Converse => converse::answer_to_hub(answer),
+        Wire::Cohere => cohere::answer_to_hub(answer),
+        Wire::Responses => responses::answer_to_hub(answer),
     }
 }
 
-/// An OpenAI `chat.completion` in format `wire`, naming `model` (Converse has no clients:
-/// OpenAI's).
+/// An OpenAI `chat.completion` in format `wire`, naming `model` (Converse and Cohere have no
+/// clients: OpenAI's).
 pub fn from_hub_answer(wire: Wire, hub: &Value, model: &str) -> Value {
     match wire {
-        Wire::OpenAi | Wire::Converse => openai::answer_for_client(hub, model),
+        Wire::OpenAi | Wire::Converse | Wire::Cohere => openai::answer_for_client(hub, model),
         Wire::Anthropic => anthropic::answer_from_hub(hub, model),
         Wire::Gemini => gemini::answer_from_hub(hub, model),
+        Wire::Responses => responses::answer_from_hub(hub, model),
     }
 }
 
@@ -185,9 +232,26 @@ pub fn from_hub_answer(wire: Wire, hub: &Value, model: &str) -> Value {
 pub fn answer_usage(wire: Wire, answer: &Value) -> Option<Usage> {
     match wire {
         Wire::OpenAi => answer.get("usage").map(openai::usage_of),
+        Wire::Responses => answer
+            .get("usage")
+            .filter(|u| u.is_object())
+            .map(openai::usage_of),
         Wire::Anthropic => answer.get("usage").map(anthropic::usage_of),
         Wire::Gemini => answer.get("usageMetadata").map(gemini::usage_of),
         Wire::Converse => answer.get("usage").map(converse::usage_of),
+        Wire::Cohere => answer
+            .get("usage")
+            .filter(|u| u.is_object())
+            .map(cohere::usage_of),
+    }
+}
+
+/// An upstream error status in HTTP's usual meaning, so failover and the channel's health rules
+/// read every wire alike: Cohere's 498 (an invalid API key) is a 401.
+pub fn error_status(wire: Wire, status: u16) -> u16 {
+    match (wire, status) {
+        (Wire::Cohere, 498) => 401,
+        _ => status,
     }
 }
 
