@@ -11,7 +11,14 @@ use tollgate::relay::wire::{self, EncodeCtx, Wire};
 use tollgate_actors::options::OptionsSnapshot;
 use tollgate_actors::options::catalog;
 
-const WIRES: [Wire; 4] = [Wire::OpenAi, Wire::Anthropic, Wire::Gemini, Wire::Converse];
+const WIRES: [Wire; 6] = [
+    Wire::OpenAi,
+    Wire::Anthropic,
+    Wire::Gemini,
+    Wire::Converse,
+    Wire::Cohere,
+    Wire::Responses,
+];
 
 fn config(cases: u32) -> Config {
     Config {
