@@ -210,3 +210,29 @@ async fn usable_groups_come_from_the_options() {
         "svip is not user-selectable by default"
     );
 }
+
+#[tokio::test]
+async fn no_user_selectable_groups_offers_none_but_keeps_the_users_own_models() {
+    let server = TestServer::start().await;
+    let erin = with_user(&server).await;
+    let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+    server
+        .set_option(&root, "UserUsableGroups", json!("{}"))
+        .await;
+    let (status, groups) = erin.get("/api/user/self/groups").await;
+    assert_eq!(status, StatusCode::OK, "{groups}");
+    assert_eq!(
+        groups["data"],
+        json!({}),
+        "nothing to pick: the token editor disables its group selector"
+    );
+    // The user's own group still works for a key without a group.
+    let (status, created) = erin
+        .post(
+            "/api/token/",
+            json!({"name": "k", "remain_quota": 1, "expired_time": -1}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{created}");
+    assert_eq!(created["success"], true, "{created}");
+}

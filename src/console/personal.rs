@@ -101,7 +101,7 @@ async fn self_groups(
     State(state): State<AppState>,
     session: Session,
 ) -> Envelope<BTreeMap<String, GroupInfo>> {
-    ok(personal::usable_groups(&state, &session.user))
+    ok(personal::selectable_groups(&state, &session.user))
 }
 
 async fn usable_models(State(state): State<AppState>, session: Session) -> Envelope<Vec<String>> {

@@ -293,7 +293,20 @@ pub struct GroupInfo {
     pub ratio: f64,
 }
 
-/// GET /api/user/self/groups: the groups this user may pick for a token.
+/// GET /api/user/self/groups: the groups this user may pick for a token — none when the admin
+/// set no user-selectable groups (`UserUsableGroups` empty), so the token editor disables its
+/// group selector (spec 02 §5) rather than offer the user's own group as a "choice".
+pub fn selectable_groups(state: &AppState, user: &User) -> BTreeMap<String, GroupInfo> {
+    let options = state.options.current();
+    let usable: BTreeMap<String, String> =
+        serde_json::from_str(options.text("UserUsableGroups")).unwrap_or_default();
+    if usable.is_empty() {
+        return BTreeMap::new();
+    }
+    usable_groups(state, user)
+}
+
+/// The groups this user may use: the selectable ones (`UserUsableGroups`) and their own.
 pub fn usable_groups(state: &AppState, user: &User) -> BTreeMap<String, GroupInfo> {
     let options = state.options.current();
     let usable: BTreeMap<String, String> =
