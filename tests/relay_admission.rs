@@ -433,3 +433,37 @@ async fn an_upstream_that_hangs_times_out_and_releases_the_reservation() {
     .expect("other");
     assert_eq!(timeline["admin_info"]["attempts"][0]["e"], "timeout");
 }
+
+#[tokio::test]
+async fn a_prompt_longer_than_every_channel_accepts_is_refused_before_anything_is_sent() {
+    let mock = MockUpstream::start().await;
+    let server = TestServer::start().await;
+    let mut small = channel(&mock);
+    small["max_input_tokens"] = json!(20);
+    let (root, payer, key) = fixture(&server, &[small], 100_000, 50_000).await;
+    let long = "tollgate ".repeat(100);
+
+    let (status, body) = chat(&server, &key, ask(&long)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("at most 20 input tokens")),
+        "{body}"
+    );
+    assert_eq!(mock.calls(), 0, "nothing was sent upstream");
+    let (quota, rows) = user_state(&server, payer.id).await;
+    assert_eq!(quota, 100_000, "nothing was charged: {rows:?}");
+
+    // A prompt within the limit goes through.
+    let (status, body) = chat(&server, &key, ask("hello")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    // A channel without a limit takes the long prompt.
+    let mut open = channel(&mock);
+    open["name"] = json!("open");
+    let (status, body) = root.post("/api/channel/", open).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = chat(&server, &key, ask(&long)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}

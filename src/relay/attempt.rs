@@ -124,6 +124,13 @@ pub async fn admit(
             "the model name is longer than {MAX_MODEL_BYTES} bytes"
         )));
     }
+    if let Some(largest) = fits_no_channel(state, caller, model, ask.prompt_estimate) {
+        return Err(RelayError::BadRequest(format!(
+            "the prompt (about {} tokens) is longer than any channel serving {model} accepts \
+             (at most {largest} input tokens)",
+            ask.prompt_estimate
+        )));
+    }
     let prices = options.prices();
     let (pricing, default_ratio) = match prices.model(model) {
         Some(ModelPricing::PerCall { price }) => (
@@ -437,6 +444,33 @@ where
     });
     failure::record(state, caller, model, &tried, attempts, &error);
     Err(error)
+}
+
+/// The largest `max_input_tokens` among the channels that could serve `model` to `caller`, when
+/// every one of them has a limit (> 0) below `prompt`: no channel can take the request, which is
+/// the client's to shorten (400). `None` when some channel fits, or none serves the model (the
+/// attempt loop reports that).
+fn fits_no_channel(state: &AppState, caller: &Caller, model: &str, prompt: i64) -> Option<i64> {
+    let table = state.channel_pool.table().load();
+    let fits = |limit: i64| limit <= 0 || limit >= prompt;
+    if let Some(id) = caller.pinned {
+        let limit = table.channel(id)?.channel.max_input_tokens;
+        return (!fits(limit)).then_some(limit);
+    }
+    let mut largest = None;
+    for channel in table
+        .route(&caller.group, model)?
+        .tiers
+        .iter()
+        .flat_map(|tier| tier.channels.iter())
+    {
+        let limit = channel.channel.max_input_tokens;
+        if fits(limit) {
+            return None;
+        }
+        largest = largest.max(Some(limit));
+    }
+    largest
 }
 
 /// One entry of the attempt timeline.
