@@ -375,3 +375,70 @@ async fn root_keeps_password_sign_in_when_it_is_turned_off() {
         "says nothing about the password"
     );
 }
+
+#[tokio::test]
+async fn root_reads_the_discovery_document_through_the_server() {
+    let idp = OidcProvider::start().await;
+    let server = TestServer::start().await;
+    let root = server.root().await;
+    let (status, body) = server
+        .post_as(
+            root,
+            "/api/option/oidc_discovery",
+            json!({"well_known": idp.well_known()}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["data"],
+        json!({
+            "authorization_endpoint": format!("{}/authorize", idp.issuer),
+            "token_endpoint": format!("{}/token", idp.issuer),
+            "user_info_endpoint": format!("{}/userinfo", idp.issuer),
+        })
+    );
+
+    // Not an http(s) URL: refused before any request.
+    let (status, body) = server
+        .post_as(
+            root,
+            "/api/option/oidc_discovery",
+            json!({"well_known": "ftp://idp.example/.well-known/openid-configuration"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["success"], false);
+
+    // Nothing listening: a failure, not a 500.
+    let (status, body) = server
+        .post_as(
+            root,
+            "/api/option/oidc_discovery",
+            json!({"well_known": "http://127.0.0.1:1/.well-known/openid-configuration"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    assert_eq!(body["success"], false);
+}
+
+#[tokio::test]
+async fn only_root_may_read_a_discovery_document() {
+    let idp = OidcProvider::start().await;
+    let server = TestServer::start().await;
+    let _ = server.root().await;
+    let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+    let id = server.create_user(&root, "adm", "password123").await;
+    let (status, body) = root
+        .post("/api/user/manage", json!({"id": id, "action": "promote"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let admin = server.client_for("adm", "password123").await;
+    let (status, body) = admin
+        .post(
+            "/api/option/oidc_discovery",
+            json!({"well_known": idp.well_known()}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["success"], false);
+}

@@ -9,6 +9,7 @@ pub mod content;
 pub mod data;
 pub mod log;
 pub mod oauth;
+pub mod oidc_discovery;
 pub mod option;
 pub mod personal;
 pub mod pricing;
@@ -34,6 +35,7 @@ pub fn routes() -> Router<AppState> {
         .merge(option::routes())
         .merge(auth::routes())
         .merge(oauth::routes())
+        .merge(oidc_discovery::routes())
         .merge(user::routes())
         .merge(account::routes())
         .merge(personal::routes())

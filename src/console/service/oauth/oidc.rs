@@ -5,7 +5,7 @@
 
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tollgate_actors::options::OptionsSnapshot;
 use tollgate_storage::users::Provider;
@@ -86,6 +86,32 @@ pub async fn provider(state: &AppState) -> Result<OidcProvider, ConsoleError> {
     )
     .await?;
     Ok(from_parts(&options, discovery))
+}
+
+/// The endpoints a discovery document names, for the settings form's "fetch" button (the
+/// browser cannot read the document itself for lack of CORS). Missing ones are empty.
+#[derive(Debug, Default, Deserialize, Serialize)]
+pub struct Endpoints {
+    /// `authorization_endpoint`.
+    #[serde(default)]
+    pub authorization_endpoint: String,
+    /// `token_endpoint`.
+    #[serde(default)]
+    pub token_endpoint: String,
+    /// `userinfo_endpoint`.
+    #[serde(default, rename(serialize = "user_info_endpoint"))]
+    pub userinfo_endpoint: String,
+}
+
+/// Reads the discovery document at `well_known` (an http(s) URL) and returns its endpoints.
+pub async fn discover(state: &AppState, well_known: &str) -> Result<Endpoints, ConsoleError> {
+    let url = well_known.trim();
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(ConsoleError::Invalid(
+            "the Well-Known URL must start with http:// or https://".into(),
+        ));
+    }
+    fetch::json(state.http.direct().get(url), NAME, "discovery document").await
 }
 
 fn from_parts(options: &OptionsSnapshot, d: Discovery) -> OidcProvider {
