@@ -189,3 +189,30 @@ test('the other tab saves each field on its own and keeps it after a reload', as
   await page.goto('/about');
   await expect(page.locator('main').getByText('e2e about')).toBeVisible();
 });
+
+test('the other tab saves a home block after checking its shape, and the top bar shows it', async ({
+  page,
+  server,
+}) => {
+  await setUp(server);
+  await logIn(page);
+  await page.goto('/setting?tab=other');
+  const blocks = page.getByRole('region', { name: '首页配置' });
+  const links = blocks.getByLabel('自定义导航链接', { exact: true });
+  const save = blocks.getByRole('button', { name: '保存自定义导航链接' });
+  await links.fill('[{"text": "E2E Docs", "url": "https://docs.example"}]');
+  await save.click();
+  await expect(blocks.getByText('格式不正确（位置：0.item_key）')).toBeVisible();
+  await links.fill('[{"text": "E2E Docs", "item_key": "docs", "url": "https://docs.example"}]');
+  await save.click();
+  await expect(page.getByText('自定义导航链接已更新', { exact: true })).toBeVisible();
+  await page.reload();
+  const link = page.getByRole('navigation', { name: '主导航' }).getByRole('link', {
+    name: 'E2E Docs',
+  });
+  await expect(link).toHaveAttribute('href', 'https://docs.example');
+  await expect(link).toHaveAttribute('rel', /noopener/);
+  await expect(
+    page.getByRole('region', { name: '首页配置' }).getByLabel('自定义导航链接'),
+  ).toHaveValue(/"item_key": "docs"/);
+});

@@ -134,6 +134,41 @@ describe('shell', () => {
   });
 });
 
+describe('guests (issue 20 item 7)', () => {
+  it('a guest on /login sees no console menu and no console link', async () => {
+    mockApi({ 'GET /api/status': { body: statusData() } });
+    renderApp('/login');
+    expect(await screen.findByRole('button', { name: '登录' })).toBeTruthy();
+    expect(screen.queryByRole('complementary', { name: '侧边菜单' })).toBeNull();
+    const nav = screen.getByRole('navigation', { name: '主导航' });
+    const hrefs = within(nav)
+      .getAllByRole('link')
+      .map((link) => link.getAttribute('href'));
+    expect(hrefs).toEqual(['/', '/pricing', '/about']);
+  });
+
+  it('a signed-in user on a public page keeps the side menu and the console link', async () => {
+    useSession.getState().setUser(admin);
+    mockApi({ 'GET /api/status': { body: statusData() } });
+    renderApp('/pricing');
+    expect(await screen.findByRole('complementary', { name: '侧边菜单' })).toBeTruthy();
+    expect(screen.getByRole('link', { name: '控制台' }).getAttribute('href')).toBe('/detail');
+  });
+
+  it('/setup before setup offers no links that lead back to it', async () => {
+    mockApi({
+      'GET /api/status': { body: statusData({ setup: false, root_init: false }) },
+      'GET /api/setup': { body: setupInfo },
+    });
+    renderApp('/setup');
+    expect(await screen.findByRole('heading', { name: '系统初始化' })).toBeTruthy();
+    expect(screen.queryByRole('navigation', { name: '主导航' })).toBeNull();
+    expect(screen.queryByRole('link', { name: '登录' })).toBeNull();
+    expect(screen.queryByRole('link', { name: '注册' })).toBeNull();
+    expect(screen.queryByRole('complementary', { name: '侧边菜单' })).toBeNull();
+  });
+});
+
 describe('side menu', () => {
   const signedIn = () => useSession.getState().setUser({ ...admin, role: 1 });
 

@@ -196,6 +196,11 @@ export const knownModelsQueryOptions = queryOptions({
   meta: { silent: true },
 });
 
+/** GET /api/channel/models_enabled: every model some enabled channel serves. */
+export function fetchEnabledModels(): Promise<string[]> {
+  return apiRequest('/api/channel/models_enabled', { schema: z.array(z.string()) });
+}
+
 function sessionHeaders(json: boolean): Record<string, string> {
   const headers: Record<string, string> = {
     'New-Api-User': String(useSession.getState().user?.id ?? -1),

@@ -24,6 +24,11 @@ export function updateOption(key: string, value: string): Promise<void> {
   return apiRequest('/api/option/', { method: 'PUT', body: { key, value } });
 }
 
+/** POST /api/option/rest_model_ratio (root): drops the price overrides (built-in tables apply). */
+export function resetModelRatios(): Promise<void> {
+  return apiRequest('/api/option/rest_model_ratio', { method: 'POST' });
+}
+
 /** A log deletion job (GET /api/log/delete_progress). */
 export const deleteProgressSchema = z.object({
   running: z.catch(z.boolean(), false),

@@ -2,8 +2,10 @@ import { useEffect, useState } from 'react';
 import { Outlet } from 'react-router';
 
 import { useStatus } from '@/api/status';
+import { DefaultPasswordDialog } from '@/components/common/default-password-dialog';
 import { ManualCopyDialog } from '@/components/common/manual-copy-dialog';
 import { TooltipProvider } from '@/components/ui/tooltip';
+import { useSession } from '@/stores/session';
 
 import { Footer } from './footer';
 import { useSidebarVisible } from './route-handle';
@@ -26,7 +28,9 @@ function useDocumentBranding(systemName: string, logo: string): void {
 /** Top bar, side menu (where the route has one), the page and the footer. */
 export function AppShell() {
   const status = useStatus();
-  const withSidebar = useSidebarVisible();
+  // Every side-menu entry is a console page: a guest would only bounce to /login.
+  const signedIn = useSession((s) => s.user !== null);
+  const withSidebar = useSidebarVisible() && signedIn && status.setup;
   const collapsed = useSidebarCollapsed();
   const [mobileSidebarOpen, setMobileSidebarOpen] = useState(false);
   useDocumentBranding(status.system_name, status.logo);
@@ -52,6 +56,7 @@ export function AppShell() {
         </div>
       </div>
       <ManualCopyDialog />
+      <DefaultPasswordDialog />
     </TooltipProvider>
   );
 }

@@ -2,6 +2,7 @@ import { Menu } from 'lucide-react';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 
+import { useStatus } from '@/api/status';
 import { Button } from '@/components/ui/button';
 import { Dialog, DialogContent, DialogTitle, DialogTrigger } from '@/components/ui/dialog';
 import { Switch } from '@/components/ui/switch';
@@ -23,6 +24,8 @@ export interface TopBarProps {
 /** The 56 px top bar; under 600 px its links move into a drawer (spec 01 §2). */
 export function TopBar({ withSidebar, mobileSidebarOpen, onMobileSidebarChange }: TopBarProps) {
   const { t } = useTranslation();
+  // Before setup every path leads back to /setup: links there would only bounce.
+  const { setup } = useStatus();
   const [drawerOpen, setDrawerOpen] = useState(false);
   const closeDrawer = () => setDrawerOpen(false);
   return (
@@ -41,7 +44,7 @@ export function TopBar({ withSidebar, mobileSidebarOpen, onMobileSidebarChange }
         <DialogContent side="left" aria-describedby={undefined}>
           <DialogTitle className="visually-hidden">{t('mobile.menuTitle')}</DialogTitle>
           <Brand onNavigate={closeDrawer} />
-          <TopNavLinks orientation="vertical" onNavigate={closeDrawer} />
+          {setup ? <TopNavLinks orientation="vertical" onNavigate={closeDrawer} /> : null}
           {withSidebar ? (
             <label className="drawer-switch" htmlFor="mobile-sidebar-switch">
               {t('mobile.showSidebar')}
@@ -58,13 +61,11 @@ export function TopBar({ withSidebar, mobileSidebarOpen, onMobileSidebarChange }
         <Brand />
         <UsageModeBadge />
       </div>
-      <div className="top-bar__nav">
-        <TopNavLinks orientation="horizontal" />
-      </div>
+      <div className="top-bar__nav">{setup ? <TopNavLinks orientation="horizontal" /> : null}</div>
       <div className="top-bar__actions">
         <ThemeToggle />
         <LanguageMenu />
-        <UserMenu />
+        {setup ? <UserMenu /> : null}
       </div>
     </header>
   );

@@ -6,6 +6,7 @@ import { NavLink } from 'react-router';
 import { navLinksQueryOptions } from '@/api/content';
 import { useStatus } from '@/api/status';
 import { safeUrl } from '@/lib/safe-url';
+import { useSession } from '@/stores/session';
 
 const links = [
   { key: 'home', to: '/' },
@@ -19,20 +20,30 @@ export interface TopNavLinksProps {
 }
 
 /**
- * The top bar's links: home, console, pricing, docs (only with a docs link), the admin's custom
- * links (CustemNavLinks; script and file URLs left out) and about.
+ * The top bar's links: home, console (signed-in users), pricing, docs (only with a docs link),
+ * the admin's custom links (CustemNavLinks; script and file URLs left out) and about.
  */
 export function TopNavLinks({ orientation, onNavigate }: TopNavLinksProps) {
   const { t } = useTranslation();
   const { docs_link: docsLink } = useStatus();
+  // The console link leads a guest to /login: it is for signed-in users only.
+  const signedIn = useSession((s) => s.user !== null);
   const custom = useQuery(navLinksQueryOptions).data ?? [];
   return (
     <nav className="top-nav" data-orientation={orientation} aria-label={t('nav.mainLabel')}>
-      {links.map(({ key, to }) => (
-        <NavLink key={key} to={to} end={to === '/'} className="top-nav__link" onClick={onNavigate}>
-          {t(`nav.${key}`)}
-        </NavLink>
-      ))}
+      {links
+        .filter(({ key }) => signedIn || key !== 'console')
+        .map(({ key, to }) => (
+          <NavLink
+            key={key}
+            to={to}
+            end={to === '/'}
+            className="top-nav__link"
+            onClick={onNavigate}
+          >
+            {t(`nav.${key}`)}
+          </NavLink>
+        ))}
       {docsLink ? (
         <NavLink to="/docs" className="top-nav__link" onClick={onNavigate}>
           {t('nav.docs')}

@@ -165,7 +165,7 @@ describe('password reset', () => {
     });
     renderApp('/user/reset?email=a%40example.com&token=tok');
     await userEvent.click(await screen.findByRole('button', { name: '确认重置密码' }));
-    const dialog = await screen.findByRole('dialog', { name: '请手动复制' });
+    const dialog = await screen.findByRole('dialog', { name: '无法复制到剪贴板，请手动复制' });
     expect(dialog.querySelector('textarea')?.value).toBe('NewPass123');
   });
 });

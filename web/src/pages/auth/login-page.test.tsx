@@ -2,6 +2,7 @@ import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { useDefaultPasswordWarning } from '@/stores/default-password';
 import { useSession } from '@/stores/session';
 import { mockApi, statusData } from '@/test/api-mock';
 import { renderApp } from '@/test/render-app';
@@ -16,7 +17,10 @@ const root = makeUser({
   group: 'default',
 });
 
-afterEach(() => useSession.getState().clearUser());
+afterEach(() => {
+  useSession.getState().clearUser();
+  useDefaultPasswordWarning.getState().close();
+});
 
 describe('login page', () => {
   it('explains an expired session', async () => {
@@ -50,6 +54,37 @@ describe('login page', () => {
     expect(useSession.getState().user?.id).toBe(1);
     expect(JSON.parse(localStorage.getItem('user') ?? 'null')).toMatchObject({ id: 1 });
     expect(await screen.findByText('登录成功！')).toBeTruthy();
+  });
+
+  it('warns root signed in with the default password, and not otherwise', async () => {
+    mockApi({
+      'GET /api/status': { body: statusData() },
+      'POST /api/user/login': { body: { success: true, message: '', data: root } },
+    });
+    const { router } = renderApp('/login');
+    await userEvent.type(await screen.findByLabelText('用户名或邮箱'), 'root');
+    await userEvent.type(screen.getByLabelText('密码'), '123456');
+    await userEvent.click(screen.getByRole('button', { name: '登录' }));
+    const dialog = await screen.findByRole('alertdialog', { name: '您正在使用默认密码！' });
+    expect(dialog.textContent).toContain('请立刻修改默认密码！');
+    expect(router.state.location.pathname).toBe('/token');
+    await userEvent.click(screen.getByRole('button', { name: '去修改密码' }));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/personal'));
+    expect(screen.queryByRole('alertdialog')).toBeNull();
+  });
+
+  it('does not warn about a password of its own', async () => {
+    mockApi({
+      'GET /api/status': { body: statusData() },
+      'POST /api/user/login': { body: { success: true, message: '', data: root } },
+    });
+    const { router } = renderApp('/login');
+    await userEvent.type(await screen.findByLabelText('用户名或邮箱'), 'root');
+    await userEvent.type(screen.getByLabelText('密码'), 'secret-pass');
+    await userEvent.click(screen.getByRole('button', { name: '登录' }));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/token'));
+    expect(await screen.findByText('登录成功！')).toBeTruthy();
+    expect(screen.queryByText('您正在使用默认密码！')).toBeNull();
   });
 
   it('shows the server message when sign-in is refused', async () => {

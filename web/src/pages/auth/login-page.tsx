@@ -10,6 +10,7 @@ import { Link, useNavigate, useSearchParams } from 'react-router';
 import { login } from '@/api/auth';
 import type { Credentials } from '@/api/auth';
 import { useStatus } from '@/api/status';
+import { ROLE_ROOT } from '@/api/user';
 import { Turnstile } from '@/components/common/turnstile';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
@@ -17,6 +18,8 @@ import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/com
 import { Field } from '@/components/ui/field';
 import { Input } from '@/components/ui/input';
 import { Spinner } from '@/components/ui/spinner';
+import { usedDefaultRootPassword } from '@/lib/account-rules';
+import { useDefaultPasswordWarning } from '@/stores/default-password';
 import { useSession } from '@/stores/session';
 import { toast } from '@/stores/toasts';
 
@@ -27,8 +30,8 @@ import './auth.css';
 
 /**
  * /login: password sign-in (lands on /token), third-party buttons from the status, the bot
- * check when on (spec 01 §2). Tollgate never creates default credentials, so the default-password
- * warning has nothing to warn about and is not shown.
+ * check when on (spec 01 §2). Signing in as root with the default password raises the
+ * default-password warning over the landing page.
  */
 export function LoginPage() {
   const { t } = useTranslation('auth');
@@ -36,6 +39,7 @@ export function LoginPage() {
   const [params] = useSearchParams();
   const status = useStatus();
   const setUser = useSession((s) => s.setUser);
+  const warnDefaultPassword = useDefaultPasswordWarning((s) => s.show);
   const [turnstileToken, setTurnstileToken] = useState('');
   const {
     register,
@@ -47,9 +51,12 @@ export function LoginPage() {
   });
   const signIn = useMutation({
     mutationFn: (credentials: Credentials) => login(credentials, turnstileToken),
-    onSuccess: (user) => {
+    onSuccess: (user, credentials) => {
       setUser(user);
       toast.success(t('login.success'));
+      if (user.role >= ROLE_ROOT && usedDefaultRootPassword(user.username, credentials.password)) {
+        warnDefaultPassword();
+      }
       void navigate('/token');
     },
   });

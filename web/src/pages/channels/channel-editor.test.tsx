@@ -147,6 +147,51 @@ describe('channel editor', () => {
     expect(await screen.findByText('渠道更新成功')).toBeTruthy();
   });
 
+  it('edits max input tokens (an integer ≥ 0) and fills the enabled models', async () => {
+    const calls = setUp({
+      'GET /api/channel/7': ok({ ...stored, max_input_tokens: 4096 }),
+      'GET /api/channel/models_enabled': ok(['gpt-4o', 'claude-3-haiku', 'o3']),
+      'PUT /api/channel/': ok(stored),
+    });
+    renderApp('/channel/edit/7');
+    const user = userEvent.setup();
+    const limit = (await screen.findByLabelText('最大输入 Tokens')) as HTMLInputElement;
+    expect(limit.value).toBe('4096');
+    await user.click(screen.getByRole('button', { name: '填入所有已启用模型' }));
+    expect(await screen.findByText('已填入 2 个模型')).toBeTruthy();
+    const chips = screen.getByRole('list', { name: '模型' });
+    expect(
+      within(chips)
+        .getAllByRole('listitem')
+        .map((c) => c.textContent),
+    ).toEqual(['gpt-4o', 'claude-3-haiku', 'o3']);
+    await user.clear(limit);
+    await user.type(limit, '-1');
+    await user.click(screen.getByRole('button', { name: '提交' }));
+    expect(await screen.findByText('最大输入 Tokens 不能小于 0')).toBeTruthy();
+    await user.clear(limit);
+    await user.type(limit, '8000');
+    await user.click(screen.getByRole('button', { name: '提交' }));
+    await waitFor(() => expect(sent(calls, 'PUT', '/api/channel/')).toHaveLength(1));
+    expect(sent(calls, 'PUT', '/api/channel/')[0]?.body).toMatchObject({
+      id: 7,
+      max_input_tokens: 8000,
+      models: 'gpt-4o,claude-3-haiku,o3',
+    });
+  });
+
+  it('says when the enabled models cannot be fetched', async () => {
+    setUp({
+      'GET /api/channel/models_enabled': {
+        status: 500,
+        body: { success: false, message: 'boom' },
+      },
+    });
+    renderApp('/channel/add');
+    await userEvent.click(await screen.findByRole('button', { name: '填入所有已启用模型' }));
+    expect(await screen.findByText(/^获取启用模型失败/)).toBeTruthy();
+  });
+
   it("shows the type's base URL, key format and other-field hints", async () => {
     setUp();
     renderApp('/channel/add');

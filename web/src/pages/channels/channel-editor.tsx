@@ -10,6 +10,7 @@ import {
   channelQueryOptions,
   createChannel,
   disabledKeys,
+  fetchEnabledModels,
   fetchUpstreamModels,
   knownModelsQueryOptions,
   splitList,
@@ -67,6 +68,7 @@ function formValues(channel: Channel): ChannelFormValues {
     setting: channel.setting,
     priority: channel.priority,
     weight: channel.weight,
+    max_input_tokens: channel.max_input_tokens,
     tag: channel.tag,
     auto_ban: channel.auto_ban === 1,
     test_model: channel.test_model,
@@ -189,6 +191,19 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
       toast.success(t('toast.modelsFetched', { count: list.length }));
     },
     onError: (error) => toast.error(`${t('toast.fetchModelsFailed')}: ${error.message}`),
+  });
+
+  const fillEnabled = useMutation({
+    mutationFn: fetchEnabledModels,
+    meta: { silent: true },
+    onSuccess: (list) => {
+      const current = getValues('models');
+      setValue('models', [...new Set([...current, ...list])], { shouldValidate: true });
+      toast.success(
+        t('toast.modelsFilled', { count: list.filter((m) => !current.includes(m)).length }),
+      );
+    },
+    onError: (error) => toast.error(`${t('toast.enabledModelsFailed')}: ${error.message}`),
   });
 
   const proxyCheck = useMutation({
@@ -374,6 +389,15 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
               type="button"
               variant="ghost"
               size="sm"
+              disabled={fillEnabled.isPending}
+              onClick={() => fillEnabled.mutate()}
+            >
+              {t('edit.fillEnabled')}
+            </Button>
+            <Button
+              type="button"
+              variant="ghost"
+              size="sm"
               onClick={() => setValue('models', [], { shouldValidate: true })}
             >
               {t('edit.clearModels')}
@@ -457,6 +481,19 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
           />
         </Field>
       </div>
+      <Field
+        id="channel-max-input-tokens"
+        label={t('field.maxInputTokens')}
+        hint={t('edit.maxInputTokensHint')}
+        error={message(errors.max_input_tokens?.message)}
+      >
+        <Input
+          id="channel-max-input-tokens"
+          type="number"
+          min={0}
+          {...register('max_input_tokens', { valueAsNumber: true })}
+        />
+      </Field>
       <Field id="channel-tag" label={t('field.tag')}>
         <Input id="channel-tag" autoComplete="off" {...register('tag')} />
       </Field>

@@ -348,6 +348,7 @@ describe('tag aggregation mode', () => {
     await waitFor(() =>
       expect(sent(calls, 'PUT', '/api/channel/tag')[0]?.body).toEqual({ tag: 'crew', weight: 6 }),
     );
+    expect(await screen.findByText('标签更新成功')).toBeTruthy();
     expect(screen.getByRole('row', { name: 't1' }).getAttribute('data-row')).toBe('child');
 
     await user.click(within(parent).getByRole('button', { name: '禁用' }));

@@ -55,6 +55,9 @@ export function channelFormSchema(creating: boolean) {
     setting: jsonText,
     priority: prioritySchema,
     weight: weightSchema,
+    max_input_tokens: z
+      .int(message('validation.integer'))
+      .check(z.gte(0, message('validation.maxInputTokensMin'))),
     tag: z.string().check(z.trim()),
     auto_ban: z.boolean(),
     test_model: z.string().check(z.trim()),
@@ -80,6 +83,7 @@ export const newChannelValues: ChannelFormValues = {
   setting: '',
   priority: 0,
   weight: 0,
+  max_input_tokens: 0,
   tag: '',
   auto_ban: true,
   test_model: '',

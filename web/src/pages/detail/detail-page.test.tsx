@@ -69,6 +69,8 @@ describe('dashboard', () => {
     const calls = setUp();
     renderApp('/detail');
     expect(await screen.findByRole('heading', { name: '数据看板' })).toBeTruthy();
+    // The sync note (spec 02 §9): Tollgate's figures need no sync, and the note says so.
+    expect(screen.getByText('数据按小时汇总，随每次请求即时更新，无需等待同步。')).toBeTruthy();
     await screen.findByRole('row', { name: 'gpt-4o' });
     const s = NOW / 1000;
     expect(calls.filter((c) => c.url.startsWith('/api/data/')).map((c) => c.url)).toEqual([

@@ -161,7 +161,7 @@ export function DetailPage() {
 
   return (
     <>
-      <PageHeader title={t('title')} />
+      <PageHeader title={t('title')} description={t('note')} />
       {status.enable_data_export ? null : <Alert tone="info">{t('disabled')}</Alert>}
       <form
         className="detail__filters"

@@ -64,7 +64,7 @@ export function LogsPage() {
 
   return (
     <>
-      <PageHeader title={t('title')} />
+      <PageHeader title={t('title')} description={t('note')} />
       <LogFilters filter={list.filter} admin={admin} onSearch={list.apply} />
       <div className="logs__toolbar">
         <StatCards filter={list.filter} admin={admin} />

@@ -125,6 +125,8 @@ describe('usage log', () => {
     const calls = setUp(alice);
     renderApp('/log');
     expect(await screen.findByRole('heading', { name: '使用日志' })).toBeTruthy();
+    // The note on the time window (spec 02 §9), true to what the page asks for.
+    expect(screen.getByText(/默认显示最近一天的日志，修改起止时间可查看更早的记录/)).toBeTruthy();
     await screen.findByRole('row', { name: 'log 11' });
     const start = NOW / 1000 - 86_400;
     const end = NOW / 1000 + 3_600;

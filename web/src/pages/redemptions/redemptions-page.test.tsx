@@ -3,6 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { redemptionSchema } from '@/api/redemptions';
+import { useManualCopy } from '@/stores/manual-copy';
 import { usePreferences } from '@/stores/preferences';
 import { useSession } from '@/stores/session';
 import { mockApi, statusData } from '@/test/api-mock';
@@ -52,6 +53,7 @@ function setUp(extra: Record<string, MockAnswer> = {}) {
 
 afterEach(() => {
   useSession.getState().clearUser();
+  useManualCopy.getState().close();
   usePreferences.getState().setPageSize(10);
   vi.restoreAllMocks();
 });
@@ -133,6 +135,17 @@ describe('/redemption', () => {
     await userEvent.click(screen.getByLabelText('全选'));
     await userEvent.click(screen.getByRole('button', { name: '复制所选兑换码到剪贴板' }));
     await waitFor(() => expect(writeText).toHaveBeenCalledWith('key-1\nkey-2\nkey-3'));
+  });
+
+  it('shows the codes in a manual-copy dialog when the clipboard refuses', async () => {
+    stubClipboard(true);
+    setUp();
+    renderApp('/redemption');
+    await screen.findByRole('row', { name: '1 fresh' });
+    await userEvent.click(screen.getByLabelText('全选'));
+    await userEvent.click(screen.getByRole('button', { name: '复制所选兑换码到剪贴板' }));
+    const dialog = await screen.findByRole('dialog', { name: '无法复制到剪贴板，请手动复制' });
+    expect(dialog.querySelector('textarea')?.value).toBe('key-1\nkey-2\nkey-3');
   });
 
   it('disables, enables and deletes', async () => {

@@ -60,6 +60,7 @@ export const sections = {
     bool('CheckSensitiveEnabled'),
     bool('CheckSensitiveOnPromptEnabled'),
     lines('SensitiveWords'),
+    int('StreamCacheQueueLength'),
   ],
   logs: [bool('LogConsumeEnabled'), int('LogRetentionDays')],
   dashboard: [

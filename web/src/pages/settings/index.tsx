@@ -4,18 +4,23 @@ import { useSearchParams } from 'react-router';
 
 import { optionsQueryOptions } from '@/api/options';
 import type { Options } from '@/api/options';
+import { ROLE_ROOT } from '@/api/user';
 import { PageHeader } from '@/components/layout/page-header';
 import { Alert } from '@/components/ui/alert';
 import { Spinner } from '@/components/ui/spinner';
 import { Tabs, TabsContent, TabsList, TabsTrigger } from '@/components/ui/tabs';
+import { useSession } from '@/stores/session';
 
 import { contentFields, ContentSettings } from './content-settings';
 import { sections } from './fields';
 import type { SectionId } from './fields';
+import { homeBlocks, HomeBlocksSettings } from './home-blocks';
 import { LogClear } from './log-clear';
+import { OidcDiscovery } from './oidc-discovery';
 import { OptionSection } from './option-section';
 import { RatioEditor } from './ratio-editor';
 import { RATIO_KEYS } from './ratios';
+import { ResetRatios } from './reset-ratios';
 import { UnsetModels } from './unset-models';
 
 import './settings.css';
@@ -57,6 +62,7 @@ const systemSections: SectionId[] = [
 
 function Section({ id, options }: { id: SectionId; options: Options }) {
   const { t } = useTranslation('settings');
+  const isRoot = useSession((s) => (s.user?.role ?? 0) >= ROLE_ROOT);
   // Payment callbacks are built from the server address (spec 01 §5).
   const precheck =
     id === 'payment'
@@ -69,8 +75,10 @@ function Section({ id, options }: { id: SectionId; options: Options }) {
       fields={sections[id]}
       options={options}
       precheck={precheck}
+      tools={id === 'oidc' ? (form) => <OidcDiscovery form={form} /> : undefined}
     >
       {id === 'logs' ? <LogClear /> : null}
+      {id === 'modelRatio' && isRoot ? <ResetRatios /> : null}
     </OptionSection>
   );
 }
@@ -89,7 +97,7 @@ function RatioBlock({ options }: { options: Options }) {
         <TabsTrigger value="unset">{t('ratio.unset')}</TabsTrigger>
       </TabsList>
       <TabsContent value="modelRatio">
-        <Section id="modelRatio" options={options} />
+        <Section key={ratioKey(options)} id="modelRatio" options={options} />
       </TabsContent>
       <TabsContent value="visual">
         <RatioEditor key={ratioKey(options)} options={options} />
@@ -131,12 +139,18 @@ function TabBody({ tab, options }: { tab: SettingTab; options: Options }) {
         </>
       );
     case 'other':
-      return <ContentSettings key={contentKey(options)} options={options} />;
+      return (
+        <>
+          <ContentSettings key={contentKey(options)} options={options} />
+          <HomeBlocksSettings key={blocksKey(options)} options={options} />
+        </>
+      );
   }
 }
 
 /** Remounts the content fields when a stored value changes (each keeps its own draft). */
 const contentKey = (options: Options) => contentFields.map((f) => options[f] ?? '').join('\u0000');
+const blocksKey = (options: Options) => homeBlocks.map((b) => options[b] ?? '').join('\u0000');
 
 /** /setting (admin, 系统设置): the option tabs of spec 02 §2; each section saves on its own. */
 export function SettingsPage() {

@@ -43,6 +43,15 @@ export interface OptionSectionProps {
   precheck?: () => string | null;
   /** Rendered after the save button's form (e.g. the log clearing tool). */
   children?: ReactNode;
+  /** Controls beside the save button that read and fill the unsaved form (OIDC discovery). */
+  tools?: (form: SectionForm) => ReactNode;
+}
+
+/** The unsaved values of a section, for its {@link OptionSectionProps.tools}. */
+export interface SectionForm {
+  draft: Readonly<Record<string, string>>;
+  /** Sets some fields' unsaved values (saved with the section's button). */
+  fill: (values: Record<string, string>) => void;
 }
 
 /**
@@ -56,6 +65,7 @@ export function OptionSection({
   options,
   precheck,
   children,
+  tools,
 }: OptionSectionProps) {
   const { t } = useTranslation('settings');
   const queryClient = useQueryClient();
@@ -214,6 +224,7 @@ export function OptionSection({
           })}
         </CardContent>
         <CardFooter>
+          {tools?.({ draft, fill: (values) => setDraft((d) => ({ ...d, ...values })) })}
           <Button type="submit" disabled={save.isPending}>
             {t('save', { section: title })}
           </Button>

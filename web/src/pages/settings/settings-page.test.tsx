@@ -10,6 +10,7 @@ import { renderApp } from '@/test/render-app';
 import { makeUser } from '@/test/users';
 
 import { checkField } from './fields';
+import { checkBlock } from './home-blocks';
 import { oneMonthAgo } from './log-clear';
 
 const root = makeUser({ id: 1, username: 'root', role: 100 });
@@ -28,6 +29,7 @@ const options = {
   UserUsableGroups: '{"default":"默认分组"}',
   ModelRequestRateLimitGroup: '{}',
   DataExportDefaultTime: 'hour',
+  ModelDescriptions: '{"gpt-4o":"旗舰"}',
 };
 const idle = {
   running: false,
@@ -320,6 +322,105 @@ describe('system and other tabs (spec 01 §5)', () => {
     expect(calls.some((c) => c.method === 'PUT')).toBe(false);
   });
 
+  it('fetches the OIDC endpoints through the server and saves them with the section', async () => {
+    const calls = setUp({
+      'POST /api/option/oidc_discovery': ok({
+        authorization_endpoint: 'https://idp.example/auth',
+        token_endpoint: 'https://idp.example/token',
+        user_info_endpoint: 'https://idp.example/me',
+      }),
+    });
+    renderApp('/setting?tab=system');
+    const oidc = await screen.findByRole('region', { name: '配置 OIDC' });
+    const fetchButton = within(oidc).getByRole('button', { name: '获取 OIDC 配置' });
+    await userEvent.type(within(oidc).getByLabelText('Well-Known URL'), 'idp.example');
+    await userEvent.click(fetchButton);
+    expect(await screen.findByText('Well-Known URL 必须以 http:// 或 https:// 开头')).toBeTruthy();
+    expect(calls.some((c) => c.method === 'POST')).toBe(false);
+
+    const wellKnown = within(oidc).getByLabelText('Well-Known URL');
+    await userEvent.clear(wellKnown);
+    await userEvent.type(wellKnown, 'https://idp.example/.well-known/openid-configuration');
+    await userEvent.click(fetchButton);
+    expect(await screen.findByText('获取 OIDC 配置成功！')).toBeTruthy();
+    expect(calls.find((c) => c.method === 'POST')?.body).toEqual({
+      well_known: 'https://idp.example/.well-known/openid-configuration',
+    });
+    expect((within(oidc).getByLabelText('Token Endpoint') as HTMLInputElement).value).toBe(
+      'https://idp.example/token',
+    );
+    await userEvent.click(within(oidc).getByRole('button', { name: '保存配置 OIDC' }));
+    await waitFor(() =>
+      expect(calls.filter((c) => c.method === 'PUT').map((c) => c.body)).toEqual([
+        {
+          key: 'oidc.well_known',
+          value: 'https://idp.example/.well-known/openid-configuration',
+        },
+        { key: 'oidc.authorization_endpoint', value: 'https://idp.example/auth' },
+        { key: 'oidc.token_endpoint', value: 'https://idp.example/token' },
+        { key: 'oidc.user_info_endpoint', value: 'https://idp.example/me' },
+      ]),
+    );
+  });
+
+  it('says when the OIDC configuration cannot be fetched', async () => {
+    setUp({
+      'POST /api/option/oidc_discovery': {
+        status: 502,
+        body: {
+          success: false,
+          message: 'OIDC provider: the discovery document could not be reached',
+        },
+      },
+    });
+    renderApp('/setting?tab=system');
+    const oidc = await screen.findByRole('region', { name: '配置 OIDC' });
+    await userEvent.type(within(oidc).getByLabelText('Well-Known URL'), 'https://idp.example/x');
+    await userEvent.click(within(oidc).getByRole('button', { name: '获取 OIDC 配置' }));
+    expect(
+      await screen.findByText('获取 OIDC 配置失败，请检查网络状况和 Well-Known URL 是否正确'),
+    ).toBeTruthy();
+  });
+
+  it('root resets the model ratios after confirming', async () => {
+    const calls = setUp({
+      'POST /api/option/rest_model_ratio': ok(null, 'the model ratios were reset to the defaults'),
+    });
+    renderApp('/setting');
+    const ratios = await screen.findByRole('region', { name: '模型倍率设置' });
+    await userEvent.click(within(ratios).getByRole('button', { name: '重置模型倍率' }));
+    const dialog = await screen.findByRole('dialog', { name: '重置模型倍率' });
+    expect(calls.some((c) => c.method === 'POST')).toBe(false);
+    await userEvent.click(within(dialog).getByRole('button', { name: '确定' }));
+    expect(await screen.findByText('重置成功')).toBeTruthy();
+    expect(calls.filter((c) => c.method === 'POST').map((c) => c.url)).toEqual([
+      '/api/option/rest_model_ratio',
+    ]);
+  });
+
+  it('does not offer an admin the root-only ratio reset', async () => {
+    setUp();
+    useSession.getState().setUser(makeUser({ id: 2, username: 'adm', role: 10 }));
+    renderApp('/setting');
+    await screen.findByRole('region', { name: '模型倍率设置' });
+    expect(screen.queryByRole('button', { name: '重置模型倍率' })).toBeNull();
+  });
+
+  it('offers StreamCacheQueueLength for compatibility and says it has no effect', async () => {
+    const calls = setUp();
+    renderApp('/setting');
+    const sensitive = await screen.findByRole('region', { name: '屏蔽词过滤设置' });
+    const field = within(sensitive).getByLabelText('流模式下缓存队列长度');
+    expect(within(sensitive).getByText('仅为兼容保留，设置后没有任何效果')).toBeTruthy();
+    await userEvent.type(field, '8');
+    await userEvent.click(within(sensitive).getByRole('button', { name: '保存屏蔽词过滤设置' }));
+    await waitFor(() =>
+      expect(calls.filter((c) => c.method === 'PUT').map((c) => c.body)).toEqual([
+        { key: 'StreamCacheQueueLength', value: '8' },
+      ]),
+    );
+  });
+
   it('the other tab saves each content field on its own, with its notice', async () => {
     const calls = setUp();
     renderApp('/setting?tab=other');
@@ -331,6 +432,72 @@ describe('system and other tabs (spec 01 §5)', () => {
     expect(puts).toEqual([{ key: 'Notice', value: '维护通知' }]);
     await userEvent.click(screen.getByRole('button', { name: '设置页脚' }));
     expect(await screen.findByText('页脚内容已更新')).toBeTruthy();
+  });
+});
+
+describe('home page blocks (other tab)', () => {
+  it('checks each block is JSON of its shape, then saves it on its own with its notice', async () => {
+    const calls = setUp();
+    renderApp('/setting?tab=other');
+    const blocks = await screen.findByRole('region', { name: '首页配置' });
+    const links = within(blocks).getByLabelText('自定义导航链接');
+    const saveLinks = within(blocks).getByRole('button', { name: '保存自定义导航链接' });
+
+    fireEvent.change(links, { target: { value: '[{"text": "Docs"' } });
+    await userEvent.click(saveLinks);
+    expect(await within(blocks).findByText('不是合法的 JSON 字符串')).toBeTruthy();
+
+    fireEvent.change(links, {
+      target: { value: '[{"text": "Docs", "url": "https://d.example"}]' },
+    });
+    await userEvent.click(saveLinks);
+    expect(await within(blocks).findByText('格式不正确（位置：0.item_key）')).toBeTruthy();
+    expect(calls.some((c) => c.method === 'PUT')).toBe(false);
+
+    fireEvent.change(links, {
+      target: { value: '[{"text": "Docs", "item_key": "docs", "url": "https://d.example"}]' },
+    });
+    await userEvent.click(saveLinks);
+    expect(await screen.findByText('自定义导航链接已更新')).toBeTruthy();
+    expect(calls.filter((c) => c.method === 'PUT').map((c) => c.body)).toEqual([
+      {
+        key: 'CustemNavLinks',
+        value: '[{"text":"Docs","item_key":"docs","url":"https://d.example"}]',
+      },
+    ]);
+
+    fireEvent.change(within(blocks).getByLabelText('首页打字文案'), {
+      target: { value: '["快速", "稳定"]' },
+    });
+    await userEvent.click(within(blocks).getByRole('button', { name: '保存首页打字文案' }));
+    expect(await screen.findByText('首页打字文案已更新')).toBeTruthy();
+    expect(calls.filter((c) => c.method === 'PUT').at(-1)?.body).toEqual({
+      key: 'TypingList',
+      value: '["快速","稳定"]',
+    });
+  });
+
+  it('shows a stored block pretty-printed and says when nothing changed', async () => {
+    const calls = setUp();
+    renderApp('/setting?tab=other');
+    const blocks = await screen.findByRole('region', { name: '首页配置' });
+    const descriptions = within(blocks).getByLabelText('模型描述') as HTMLTextAreaElement;
+    expect(descriptions.value).toBe('{\n  "gpt-4o": "旗舰"\n}');
+    await userEvent.click(within(blocks).getByRole('button', { name: '保存模型描述' }));
+    expect(await screen.findByText('你似乎并没有修改什么')).toBeTruthy();
+    expect(calls.some((c) => c.method === 'PUT')).toBe(false);
+  });
+
+  it("knows every block's shape", () => {
+    expect(checkBlock('TypingList', '["a"]')).toBeNull();
+    expect(checkBlock('TypingList', '[1]')).toEqual({ kind: 'shape', path: '0' });
+    expect(checkBlock('ModelDescriptions', '{"m": "d"}')).toBeNull();
+    expect(checkBlock('ModelDescriptions', '[]')).toEqual({ kind: 'shape', path: '' });
+    expect(
+      checkBlock('Advantages', '[{"title": "t", "description": "d", "color": "red"}]'),
+    ).toBeNull();
+    expect(checkBlock('Providers', '[{"name": "OpenAI", "includes": ["gpt-4o"]}]')).toBeNull();
+    expect(checkBlock('Providers', '{')).toEqual({ kind: 'json' });
   });
 });
 

@@ -3,6 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { tokenSchema } from '@/api/tokens';
+import { useManualCopy } from '@/stores/manual-copy';
 import { usePreferences } from '@/stores/preferences';
 import { useSession } from '@/stores/session';
 import { mockApi, statusData } from '@/test/api-mock';
@@ -51,6 +52,7 @@ function setUp(extra: Record<string, MockAnswer> = {}, status: Record<string, un
 
 afterEach(() => {
   useSession.getState().clearUser();
+  useManualCopy.getState().close();
   usePreferences.getState().setPageSize(10);
   vi.unstubAllGlobals();
 });
@@ -108,6 +110,16 @@ describe('/token list', () => {
     await waitFor(() => expect(writeText).toHaveBeenCalledWith('sk-full-key-1'));
     expect(await screen.findByText('已复制到剪贴板！')).toBeTruthy();
     expect(calls.some((c) => c.method === 'POST' && c.url === '/api/token/1/key')).toBe(true);
+  });
+
+  it('shows the key in a manual-copy dialog when the clipboard refuses', async () => {
+    stubClipboard(true);
+    setUp({ 'POST /api/token/1/key': ok({ key: 'sk-full-key-1' }) });
+    renderApp('/token');
+    const row = await screen.findByRole('row', { name: 'main' });
+    await userEvent.click(within(row).getByRole('button', { name: '复制' }));
+    const dialog = await screen.findByRole('dialog', { name: '无法复制到剪贴板，请手动复制' });
+    expect(dialog.querySelector('textarea')?.value).toBe('sk-full-key-1');
   });
 
   it('copy selected needs a selection, then copies name and key per line', async () => {
