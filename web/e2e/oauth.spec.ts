@@ -80,7 +80,7 @@ test('root fills the OIDC endpoints from the well-known document through the ser
       .fill('http://127.0.0.1:1/.well-known/openid-configuration');
     await oidc.getByRole('button', { name: '获取 OIDC 配置' }).click();
     await expect(
-      page.getByText('获取 OIDC 配置失败，请检查网络状况和 Well-Known URL 是否正确'),
+      page.getByText('获取 OIDC 配置失败，请检查网络状况和 Well-Known URL 是否正确').first(),
     ).toBeVisible();
   } finally {
     await idp.stop();
