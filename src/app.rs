@@ -25,9 +25,11 @@ use tollgate_storage::{StorageError, Store, meta};
 use crate::clock::now_unix;
 use crate::config::{Config, MIN_SESSION_SECRET_LEN};
 use crate::console::service::channel::probe::ChannelProber;
+use crate::console::service::health::ProbeCache;
 use crate::console::service::oauth::state::StateRegistry;
 use crate::console::service::password::Hasher;
-use crate::http::client_ip::CriticalLimiter;
+use crate::console::service::secrets::random_alnum;
+use crate::http::client_ip::{CriticalLimiter, TrustedProxies};
 use crate::http::listen;
 use crate::relay::body_limit::BodyBudget;
 use crate::relay::count_guard::CountGuard;
@@ -99,6 +101,7 @@ impl App {
             tokio::task::spawn_blocking(move || Store::open_dir_wrapped(&data_dir, cache, wrap))
                 .await??;
         let secret = session_secret(&config, &store).await?;
+        let setup_token = setup_token(&config, &store).await?;
         let options = {
             let store = store.clone();
             tokio::task::spawn_blocking(move || Options::load(store)).await??
@@ -141,6 +144,7 @@ impl App {
             users,
             quota,
             critical_limiter: CriticalLimiter::new(config.critical_rate_limit),
+            trusted_proxies: TrustedProxies::new(config.trusted_proxies.clone()),
             oauth_states: StateRegistry::default(),
             count_guard: CountGuard::default(),
             body_budget: BodyBudget::default(),
@@ -153,6 +157,8 @@ impl App {
                 StartupError::Config(format!("cannot start the password hashing thread: {e}"))
             })?,
             detached: tokio_util::task::TaskTracker::new(),
+            setup_token,
+            health_probe: ProbeCache::default(),
         });
         Ok(App {
             state,
@@ -250,6 +256,29 @@ impl App {
         Ok(())
     }
 }
+
+/// The one-time token first-run setup needs when the server listens beyond loopback (anyone
+/// who reaches a fresh install could otherwise make themselves root): drawn at start-up and
+/// printed in the server log, which only the operator reads. `None` on loopback or once set up.
+async fn setup_token(config: &Config, store: &Store) -> Result<Option<String>, StartupError> {
+    if config.listen.ip().is_loopback() {
+        return Ok(None);
+    }
+    let done = store.read(meta::setup_state).await?.done;
+    if done {
+        return Ok(None);
+    }
+    let token = random_alnum(SETUP_TOKEN_LEN);
+    tracing::warn!(
+        setup_token = %token,
+        "Tollgate is not set up yet and listens beyond loopback: first-run setup needs this \
+         one-time token (open /setup?token=<token> in the console, or enter it on the setup page)"
+    );
+    Ok(Some(token))
+}
+
+/// Length of the first-run setup token.
+const SETUP_TOKEN_LEN: usize = 32;
 
 /// The operator's secret, or the one generated on first start and kept in the database.
 async fn session_secret(config: &Config, store: &Store) -> Result<Vec<u8>, StartupError> {

@@ -2,11 +2,12 @@
 //! `tollgate` with no arguments serves. Runtime settings (the admin's options) are data in the
 //! database, not configuration.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
+use ipnet::IpNet;
 use tollgate_actors::log_writer::GATHER;
 
 /// Log line format.
@@ -74,6 +75,14 @@ pub struct Config {
     /// password-reset routes per 20 minutes (a burst of this size, refilled evenly).
     #[arg(long, env = "TOLLGATE_CRITICAL_RATE_LIMIT", default_value_t = 20)]
     pub critical_rate_limit: u32,
+
+    /// Reverse proxies in front of Tollgate, as comma-separated CIDRs or addresses (e.g.
+    /// `127.0.0.1,10.0.0.0/8`). Only from these is `X-Forwarded-For` (or `X-Real-IP`) believed
+    /// to name the client, for the per-IP limit, API keys' allowed IPs and logs. Empty (the
+    /// default): the TCP peer is the client and those headers are ignored.
+    #[arg(long, env = "TOLLGATE_TRUSTED_PROXIES", value_delimiter = ',',
+          value_parser = parse_trusted)]
+    pub trusted_proxies: Vec<IpNet>,
 
     /// Endpoint that verifies Turnstile tokens (change it only to test or to use a compatible
     /// service).
@@ -184,6 +193,15 @@ pub const DEFAULT_COMMIT_INTERVAL_MS: u64 = GATHER.as_millis() as u64;
 /// Shortest session secret accepted from the operator, in bytes.
 pub const MIN_SESSION_SECRET_LEN: usize = 32;
 
+/// A `--trusted-proxies` entry: a CIDR (`10.0.0.0/8`, `fd00::/8`) or one address.
+pub fn parse_trusted(value: &str) -> Result<IpNet, String> {
+    let value = value.trim();
+    value
+        .parse::<IpNet>()
+        .or_else(|_| value.parse::<IpAddr>().map(IpNet::from))
+        .map_err(|_| format!("{value:?} is not an IP address or CIDR network"))
+}
+
 impl Config {
     /// A configuration for tests and embedding: loopback on an ephemeral port, the given data
     /// directory, a generous per-IP limit (every test client is 127.0.0.1), everything else at
@@ -197,6 +215,7 @@ impl Config {
             session_secret: None,
             secure_cookie: false,
             critical_rate_limit: 1_000,
+            trusted_proxies: Vec::new(),
             turnstile_verify_url: "https://challenges.cloudflare.com/turnstile/v0/siteverify"
                 .into(),
             relay_timeout_secs: 300,
@@ -258,6 +277,24 @@ mod tests {
         assert!(!config.huge_pages);
         let on = Config::try_parse_from(["tollgate", "--huge-pages"]).expect("flag parses");
         assert!(on.huge_pages);
+    }
+
+    #[test]
+    fn trusted_proxies_are_a_list_of_networks() {
+        let config = Config::try_parse_from([
+            "tollgate",
+            "--trusted-proxies",
+            "127.0.0.1, 10.0.0.0/8,fd00::/8",
+        ])
+        .expect("parse");
+        assert_eq!(config.trusted_proxies.len(), 3);
+        assert!(
+            Config::try_parse_from(["tollgate"])
+                .expect("defaults")
+                .trusted_proxies
+                .is_empty()
+        );
+        assert!(Config::try_parse_from(["tollgate", "--trusted-proxies", "10.0.0.0/33"]).is_err());
     }
 
     #[test]

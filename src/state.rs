@@ -13,9 +13,10 @@ use tollgate_actors::user_directory::UserDirectory;
 use tollgate_storage::Store;
 
 use crate::config::Config;
+use crate::console::service::health::ProbeCache;
 use crate::console::service::oauth::state::StateRegistry;
 use crate::console::service::password::Hasher;
-use crate::http::client_ip::CriticalLimiter;
+use crate::http::client_ip::{CriticalLimiter, TrustedProxies};
 use crate::relay::body_limit::BodyBudget;
 use crate::relay::count_guard::CountGuard;
 use crate::upstream::HttpClients;
@@ -67,6 +68,8 @@ pub struct Shared {
     pub oauth_states: StateRegistry,
     /// Per-IP budget of the abuse-prone routes.
     pub critical_limiter: CriticalLimiter,
+    /// Whose forwarding headers name the client (`--trusted-proxies`).
+    pub trusted_proxies: TrustedProxies,
     /// Per-key budget and worker slots of the free token-counting routes.
     pub count_guard: CountGuard,
     /// Bytes of relay request bodies in flight (RelayBodyBudgetMB).
@@ -80,6 +83,11 @@ pub struct Shared {
     /// cancel a call the upstream bills; the task settles it (`partial`, `client_gone`).
     /// Shutdown waits for them (within the grace period).
     pub detached: tokio_util::task::TaskTracker,
+    /// The one-time token first-run setup needs (printed in the log at start-up) when the
+    /// server listens beyond loopback and is not set up; `None` otherwise.
+    pub setup_token: Option<String>,
+    /// The last database probe of GET /api/health (reused for a few seconds).
+    pub health_probe: ProbeCache,
 }
 
 impl FromRef<AppState> for Key {

@@ -162,8 +162,13 @@ async fn authorization_matrix() {
             [un, ok, ok, ok],
         ),
     ];
+    let mut user = c.user;
     for (method, path, body, expected) in cases {
-        let actors = [&guest, &c.user, &c.admin, &c.root];
+        // A role change ends the user's sessions: she signs in again after such a row.
+        let ends_sessions = body.as_ref().is_some_and(|b| {
+            b["id"] == user_id && (b["action"] == "promote" || b["action"] == "demote")
+        });
+        let actors = [&guest, &user, &c.admin, &c.root];
         for (who, (actor, want)) in ["guest", "user", "admin", "root"]
             .iter()
             .zip(actors.iter().zip(expected))
@@ -172,6 +177,9 @@ async fn authorization_matrix() {
             // promote/demote pair above leaves the user as it was.
             let (status, answer) = actor.call(method.clone(), &path, body.clone()).await;
             assert_eq!(status, want, "{who} {method} {path}: {answer}");
+        }
+        if ends_sessions {
+            user = server.client_for("alice", "password1").await;
         }
     }
 }
@@ -334,13 +342,14 @@ async fn bans_demotions_and_deletions_apply_on_the_next_request() {
         "banned at once, same cookie: {body}"
     );
     assert_eq!(body["code"], "user_disabled");
-    let (status, _) = server
+    let (status, body) = server
         .post(
             "/api/user/login",
             json!({"username": "alice", "password": "password1"}),
         )
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "a banned user cannot log in");
+    assert_eq!(body["code"], "user_disabled", "{body}");
     c.root
         .post(
             "/api/user/manage",
@@ -349,8 +358,14 @@ async fn bans_demotions_and_deletions_apply_on_the_next_request() {
         .await;
     assert_eq!(
         c.user.get("/api/user/self").await.0,
+        StatusCode::UNAUTHORIZED,
+        "lifting the ban does not bring the old session back"
+    );
+    let user = server.client_for("alice", "password1").await;
+    assert_eq!(
+        user.get("/api/user/self").await.0,
         StatusCode::OK,
-        "re-enabled"
+        "re-enabled: a new sign-in works"
     );
 
     let (status, _) = c.admin2.get("/api/user/?p=1").await;
@@ -362,9 +377,16 @@ async fn bans_demotions_and_deletions_apply_on_the_next_request() {
         )
         .await;
     let (status, _) = c.admin2.get("/api/user/?p=1").await;
-    assert_eq!(status, StatusCode::FORBIDDEN, "demoted at once");
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "demoted at once: the role change ended the session"
+    );
+    let admin2 = server.client_for("admin2", "password1").await;
+    let (status, _) = admin2.get("/api/user/?p=1").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "signed in again, no longer an admin");
 
-    let (_, token) = c.user.get("/api/user/token").await;
+    let (_, token) = user.get("/api/user/token").await;
     let token = token["data"].as_str().expect("token").to_owned();
     let (status, body) = c
         .admin
@@ -376,7 +398,7 @@ async fn bans_demotions_and_deletions_apply_on_the_next_request() {
     assert_eq!(status, StatusCode::OK);
     assert!(body["data"]["DeletedAt"].is_i64(), "{body}");
     assert_eq!(
-        c.user.get("/api/user/self").await.0,
+        user.get("/api/user/self").await.0,
         StatusCode::UNAUTHORIZED,
         "session gone"
     );

@@ -1,4 +1,5 @@
-//! Sign-in and sign-out: POST /api/user/login (per-IP limit, bot check), GET /api/user/logout.
+//! Sign-in and sign-out: POST /api/user/login (per-IP limit, bot check), GET /api/user/logout
+//! (ends every session of the user).
 
 use axum::Router;
 use axum::extract::{Query, State};
@@ -32,10 +33,25 @@ async fn login_user(
 ) -> Result<(SignedCookieJar<Key>, Envelope<UserView>), ConsoleError> {
     turnstile::check(&state, &bot.turnstile, ip).await?;
     let user = login::verify(&state, req).await?;
-    let jar = jar.add(session::cookie(user.id, state.config.secure_cookie));
+    let jar = jar.add(session::issue(&state, user.id).await?);
     Ok((jar, ok(UserView::from(&user))))
 }
 
-async fn logout_user(jar: SignedCookieJar<Key>) -> (SignedCookieJar<Key>, Envelope<()>) {
-    (jar.remove(session::removal()), done(""))
+/// Ends every session of the cookie's user (on every device), not just this browser's: a
+/// cookie copied elsewhere stops working too. A cookie whose session already ended changes
+/// nothing.
+async fn logout_user(
+    State(state): State<AppState>,
+    jar: SignedCookieJar<Key>,
+) -> Result<(SignedCookieJar<Key>, Envelope<()>), ConsoleError> {
+    let claims = jar
+        .get(session::SESSION_COOKIE)
+        .and_then(|c| session::SessionClaims::parse(c.value()));
+    if let Some(claims) = claims
+        && session::current_user(&state, claims).await?.is_some()
+    {
+        session::end_all(&state, claims.user_id).await?;
+        tracing::info!(user = %claims.user_id, "signed out; every session ended");
+    }
+    Ok((jar.remove(session::removal()), done("")))
 }

@@ -1,5 +1,6 @@
 //! Usage logs: GET /api/log/ (admin) and /api/log/self/ (own), their /stat, DELETE /api/log/
-//! (admin: delete older than a time, in the background) and GET /api/log/delete_progress.
+//! (root only, as in new-api: delete older than a time, in the background) and
+//! GET /api/log/delete_progress.
 
 use axum::Router;
 use axum::extract::State;
@@ -9,7 +10,7 @@ use serde::Deserialize;
 use super::service::logs::{self, LogPageView, LogQuery, ProgressView, StatView, Viewer};
 use crate::error::ConsoleError;
 use crate::http::envelope::{Envelope, ok};
-use crate::http::extract::{AdminSession, ApiQuery, Session};
+use crate::http::extract::{AdminSession, ApiQuery, RootSession, Session};
 use crate::http::page::PageQuery;
 use crate::state::AppState;
 
@@ -72,14 +73,14 @@ struct DeleteQuery {
 /// deleting and the message says so (poll GET /api/log/delete_progress).
 async fn delete_logs(
     State(state): State<AppState>,
-    AdminSession(admin): AdminSession,
+    RootSession(root): RootSession,
     ApiQuery(q): ApiQuery<DeleteQuery>,
 ) -> Result<Envelope<u64>, ConsoleError> {
     let target = q.target_timestamp.ok_or_else(|| {
         ConsoleError::Invalid("target_timestamp is required (unix seconds)".into())
     })?;
     let p = logs::delete_before(&state, target).await?;
-    tracing::info!(by = %admin.user.id, target, rows = p.total, "log deletion requested");
+    tracing::info!(by = %root.user.id, target, rows = p.total, "log deletion requested");
     let mut answer = ok(p.total);
     if p.running {
         answer.message = format!(

@@ -7,6 +7,7 @@ pub mod backup;
 pub mod channel;
 pub mod content;
 pub mod data;
+pub mod health;
 pub mod log;
 pub mod oauth;
 pub mod oidc_discovery;
@@ -31,6 +32,7 @@ pub fn routes() -> Router<AppState> {
         .merge(setup::routes())
         .merge(status::routes())
         .merge(backup::routes())
+        .merge(health::routes())
         .merge(content::routes())
         .merge(option::routes())
         .merge(auth::routes())

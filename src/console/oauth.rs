@@ -90,7 +90,7 @@ async fn issue_state(
         None => None,
     };
     state.oauth_states.issue(&pending, now)?;
-    let jar = jar.add(pending.cookie(state.config.secure_cookie)?);
+    let jar = jar.add(pending.cookie(session::secure(&state))?);
     Ok((
         jar,
         axum::Json(StateAnswer {
@@ -121,7 +121,7 @@ async fn callback(
     // The state cookie is spent whatever the outcome.
     let cleared = jar.clone().remove(removal());
     match finish_callback(&state, &provider, &jar, q).await {
-        Ok(outcome) => answer(&state, cleared, outcome),
+        Ok(outcome) => answer(&state, cleared, outcome).await,
         Err(e) => (cleared, e).into_response(),
     }
 }
@@ -150,12 +150,12 @@ async fn finish_callback(
 }
 
 /// The signed-in user's answer: a new session for a sign-in, message `bind` for a binding.
-fn answer(state: &AppState, jar: SignedCookieJar<Key>, outcome: Outcome) -> Response {
+async fn answer(state: &AppState, jar: SignedCookieJar<Key>, outcome: Outcome) -> Response {
     match outcome {
-        Outcome::SignedIn(user) => {
-            let jar = jar.add(session::cookie(user.id, state.config.secure_cookie));
-            (jar, ok(UserView::from(&user))).into_response()
-        }
+        Outcome::SignedIn(user) => match session::issue(state, user.id).await {
+            Ok(cookie) => (jar.add(cookie), ok(UserView::from(&user))).into_response(),
+            Err(e) => (jar, e).into_response(),
+        },
         Outcome::Bound(user) => {
             let mut envelope = ok(UserView::from(&user));
             envelope.message = "bind".into();
@@ -170,13 +170,7 @@ async fn session_user(state: &AppState, jar: &SignedCookieJar<Key>) -> Option<Us
     let claims = jar
         .get(SESSION_COOKIE)
         .and_then(|c| SessionClaims::parse(c.value()))?;
-    let id = claims.user_id;
-    let user = state
-        .store
-        .read(move |rtx| tollgate_storage::users::get(rtx, id))
-        .await
-        .ok()
-        .flatten()?;
+    let user = session::current_user(state, claims).await.ok().flatten()?;
     (user.deleted_at.is_none()).then_some(user.id)
 }
 
@@ -208,7 +202,7 @@ async fn telegram_login(
     let identity = telegram_identity(&state, &fields)?;
     let aff = fields.get("aff").cloned().unwrap_or_default();
     let user = link::sign_in(&state, identity, aff).await?;
-    Ok(answer(&state, jar, Outcome::SignedIn(user)))
+    Ok(answer(&state, jar, Outcome::SignedIn(user)).await)
 }
 
 async fn telegram_bind(
@@ -220,7 +214,7 @@ async fn telegram_bind(
 ) -> Result<Response, ConsoleError> {
     let identity = telegram_identity(&state, &fields)?;
     let user = link::bind(&state, session.user.id, identity).await?;
-    Ok(answer(&state, jar, Outcome::Bound(user)))
+    Ok(answer(&state, jar, Outcome::Bound(user)).await)
 }
 
 /// `?code=` (and `&aff=` for a first sign-in).
@@ -240,7 +234,7 @@ async fn wechat_login(
 ) -> Result<Response, ConsoleError> {
     let identity = wechat::identity(&state, &q.code).await?;
     let user = link::sign_in(&state, identity, q.aff).await?;
-    Ok(answer(&state, jar, Outcome::SignedIn(user)))
+    Ok(answer(&state, jar, Outcome::SignedIn(user)).await)
 }
 
 async fn wechat_bind(
@@ -252,5 +246,5 @@ async fn wechat_bind(
 ) -> Result<Response, ConsoleError> {
     let identity = wechat::identity(&state, &q.code).await?;
     let user = link::bind(&state, session.user.id, identity).await?;
-    Ok(answer(&state, jar, Outcome::Bound(user)))
+    Ok(answer(&state, jar, Outcome::Bound(user)).await)
 }

@@ -1,13 +1,17 @@
-//! GET/PUT /api/option/: the admin's runtime options. Secrets are write-only.
+//! GET/PUT /api/option/: the runtime options. Writing is root's alone; reading is root's, and
+//! an admin who is not root reads the named operation subset of
+//! [`option_access`](super::service::option_access). Secrets are write-only.
 
 use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
 use serde::{Deserialize, Serialize};
+use tollgate_storage::users::ROLE_ROOT;
 
+use super::service::option_access;
 use crate::error::ConsoleError;
 use crate::http::envelope::{Envelope, done, ok};
-use crate::http::extract::{AdminSession, ApiJson};
+use crate::http::extract::{AdminSession, ApiJson, RootSession};
 use crate::state::AppState;
 
 /// Option routes.
@@ -35,11 +39,12 @@ pub struct OptionUpdate {
 
 async fn list_options(
     State(state): State<AppState>,
-    _admin: AdminSession,
+    AdminSession(admin): AdminSession,
 ) -> Envelope<Vec<OptionItem>> {
     let snapshot = state.options.current();
-    let items = snapshot
-        .public_entries()
+    let root = admin.user.role >= ROLE_ROOT;
+    let items = option_access::readable(&snapshot, root)
+        .into_iter()
         .map(|(key, value)| OptionItem {
             key,
             value: value.to_owned(),
@@ -50,7 +55,7 @@ async fn list_options(
 
 async fn update_option(
     State(state): State<AppState>,
-    AdminSession(admin): AdminSession,
+    RootSession(root): RootSession,
     ApiJson(update): ApiJson<OptionUpdate>,
 ) -> Result<Envelope<()>, ConsoleError> {
     let value = match update.value {
@@ -59,6 +64,6 @@ async fn update_option(
         other => other.to_string(),
     };
     state.options.update(&update.key, &value).await?;
-    tracing::info!(user = %admin.user.id, key = %update.key, "option updated");
+    tracing::info!(user = %root.user.id, key = %update.key, "option updated");
     Ok(done(""))
 }

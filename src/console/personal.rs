@@ -41,10 +41,19 @@ async fn get_self(session: Session) -> Envelope<UserView> {
 async fn update_self(
     State(state): State<AppState>,
     session: Session,
+    jar: SignedCookieJar<Key>,
     ApiJson(req): ApiJson<UpdateSelf>,
-) -> Result<Envelope<()>, ConsoleError> {
+) -> Result<(SignedCookieJar<Key>, Envelope<()>), ConsoleError> {
+    let new_password = req.password.as_deref().is_some_and(|p| !p.is_empty());
     personal::update_self(&state, &session.user, req).await?;
-    Ok(done("updated"))
+    // A new password ended every session of the user, this one too; the browser that changed
+    // it (knowing the old and the new password) gets a fresh one.
+    let jar = if new_password {
+        jar.add(session::issue(&state, session.user.id).await?)
+    } else {
+        jar
+    };
+    Ok((jar, done("updated")))
 }
 
 async fn delete_self(

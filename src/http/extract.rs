@@ -11,7 +11,7 @@ use tollgate_storage::UserId;
 use tollgate_storage::users::{self, ROLE_ADMIN, ROLE_ROOT, STATUS_ENABLED, User};
 
 use crate::console::service::secrets::sha256_hex;
-use crate::console::service::session::{SESSION_COOKIE, SessionClaims};
+use crate::console::service::session::{self, SESSION_COOKIE, SessionClaims};
 use crate::error::ConsoleError;
 use crate::state::AppState;
 
@@ -58,9 +58,10 @@ where
 
 /// An authenticated, enabled user whose `New-Api-User` header names them.
 ///
-/// Authentication is the signed session cookie, or else a system access token in
-/// `Authorization` (optionally `Bearer `-prefixed). The user record is read on every request,
-/// so a ban, a demotion or a deletion takes effect on the next call, not at the next login.
+/// Authentication is the signed session cookie of a live session (its generation is still the
+/// user's, see [`session`]), or else a system access token in `Authorization` (optionally
+/// `Bearer `-prefixed). The user record is read on every request, so a ban, a demotion or a
+/// deletion takes effect on the next call, not at the next login.
 #[derive(Debug, Clone)]
 pub struct Session {
     /// The user, as stored now.
@@ -75,12 +76,18 @@ impl FromRequestParts<AppState> for Session {
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
         let jar = SignedCookieJar::<Key>::from_headers(&parts.headers, state.cookie_key.clone());
-        let session_user = jar
+        let claims = jar
             .get(SESSION_COOKIE)
-            .and_then(|c| SessionClaims::parse(c.value()))
-            .map(|claims| claims.user_id);
-        let found = match (session_user, access_token(parts)) {
-            (Some(id), _) => state.store.read(move |rtx| users::get(rtx, id)).await?,
+            .and_then(|c| SessionClaims::parse(c.value()));
+        let found = match (claims, access_token(parts)) {
+            (Some(claims), _) => match session::lookup(state, claims).await? {
+                Some((user, true)) => Some(user),
+                // The ban ended the session; while it lasts, say so rather than "log in again".
+                Some((user, false)) if user.status != STATUS_ENABLED && user.deleted_at.is_none() => {
+                    return Err(ConsoleError::UserDisabled);
+                }
+                _ => None,
+            },
             (None, Some(token)) => {
                 let hash = sha256_hex(&token);
                 let user = state

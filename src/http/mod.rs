@@ -6,6 +6,7 @@ pub mod envelope;
 pub mod extract;
 pub mod listen;
 pub mod page;
+pub mod security_headers;
 pub mod spa;
 
 use axum::Router;
@@ -22,12 +23,19 @@ fn request_span(req: &axum::http::Request<axum::body::Body>) -> tracing::Span {
 
 /// Builds the whole router.
 ///
-/// Layer order (outermost first): tracing spans every request, including the fallback.
+/// Layer order (outermost first): tracing spans every request, including the fallback; the
+/// console's routes and pages (the fallback) get the security headers, the relay's do not.
 pub fn router(state: AppState) -> Router {
+    let console =
+        console::routes()
+            .fallback(spa::fallback)
+            .layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                security_headers::apply,
+            ));
     Router::new()
-        .merge(console::routes())
+        .merge(console)
         .merge(relay::body_limit::apply(relay::routes(), &state))
-        .fallback(spa::fallback)
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .with_state(state)
 }

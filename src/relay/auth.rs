@@ -1,10 +1,10 @@
 //! Phase 1 of the hot path: the API key → token → owner, from the in-memory token index and
 //! user directory (no storage read once a user has been seen). Every refusal names its reason.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 use tollgate_actors::token_index::TokenEntry;
@@ -14,6 +14,7 @@ use tollgate_storage::users::ROLE_ADMIN;
 
 use crate::clock::now_unix;
 use crate::error::RelayError;
+use crate::http::client_ip::ClientIp;
 use crate::state::AppState;
 
 /// An authenticated relay caller.
@@ -82,10 +83,7 @@ impl FromRequestParts<AppState> for Caller {
         if !token.is_usable(now) {
             return Err(RelayError::InvalidKey("this API key has expired"));
         }
-        let ip = parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|ConnectInfo(a)| a.ip())
+        let ip = ClientIp::of(parts, state)
             .ok_or_else(|| RelayError::Internal("no peer address".into()))?;
         if !token.allows_ip(ip) {
             return Err(RelayError::Forbidden(format!(

@@ -4,11 +4,10 @@
 //! the user may use. Everything else — admission, routing, failover, billing, logs — is the
 //! OpenAI chat path's.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::response::Response;
 use serde::Deserialize;
@@ -19,6 +18,7 @@ use tollgate_storage::tokens::STATUS_ENABLED;
 use super::auth::Caller;
 use crate::console::service::personal::usable_groups;
 use crate::error::RelayError;
+use crate::http::client_ip::ClientIp;
 use crate::http::extract::Session;
 use crate::state::AppState;
 
@@ -32,7 +32,7 @@ struct PlaygroundHead {
 /// Handles a playground chat request.
 pub async fn chat(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ClientIp(ip): ClientIp,
     session: Session,
     headers: HeaderMap,
     body: Bytes,
@@ -76,7 +76,7 @@ pub async fn chat(
         user,
         group,
         pinned: None,
-        ip: peer.ip(),
+        ip,
         playground: true,
     };
     super::chat::serve(state, caller, body, "/v1/chat/completions").await

@@ -9,6 +9,7 @@ const SCHEMA_VERSION: &str = "schema_version";
 const SETUP: &str = "setup";
 const SESSION_SECRET: &str = "session_secret";
 const SETTLED_THROUGH: &str = "settled_through";
+const HEALTH_PROBE: &str = "health_probe";
 
 /// Length in bytes of the generated session secret.
 pub const SESSION_SECRET_LEN: usize = 64;
@@ -58,6 +59,12 @@ pub fn schema_version(wtx: &WriteTransaction) -> Result<Option<u32>> {
 /// Records the schema version.
 pub fn set_schema_version(wtx: &WriteTransaction, version: u32) -> Result<()> {
     put(wtx, SCHEMA_VERSION, &version)
+}
+
+/// Records the time of a health probe's write (`GET /api/health` proves the file is writable
+/// by committing this).
+pub fn touch_health_probe(wtx: &WriteTransaction, now: i64) -> Result<()> {
+    put(wtx, HEALTH_PROBE, &now)
 }
 
 /// Allocates the next id of the named sequence (1, 2, 3, …).

@@ -17,6 +17,12 @@ pub const USERS: TableDefinition<i64, &[u8]> = TableDefinition::new("users.v2");
 /// quota in every transaction so that `quota + used_quota == credited` always holds.
 pub const USER_CREDITED: TableDefinition<i64, i64> = TableDefinition::new("user_credited.v1");
 
+/// Per user: the session generation. A console session cookie carries the generation it was
+/// issued under and is honoured only while it is still the user's; logout, a password change
+/// or reset, a ban, a deletion and a role change raise it, ending every session at once.
+/// Users without a row are at generation 0.
+pub const USER_SESSIONS: TableDefinition<i64, u64> = TableDefinition::new("user_sessions.v1");
+
 /// Unique index: lower-cased username → user id.
 pub const USER_BY_USERNAME: TableDefinition<&str, i64> =
     TableDefinition::new("user_by_username.v1");

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::tables::{
     USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE, USER_BY_EMAIL, USER_BY_IDENTITY, USER_BY_USERNAME,
-    USER_CREDITED, USERS,
+    USER_CREDITED, USER_SESSIONS, USERS,
 };
 use crate::{Quota, Result, StorageError, UserId, codec, meta};
 
@@ -259,11 +259,46 @@ pub fn add_credited(wtx: &WriteTransaction, id: UserId, delta: i64) -> Result<()
     Ok(())
 }
 
+/// The session generation of `id` ([`USER_SESSIONS`]; 0 when none was ever ended).
+pub fn session_generation(rtx: &ReadTransaction, id: UserId) -> Result<u64> {
+    let table = match rtx.open_table(USER_SESSIONS) {
+        Ok(table) => table,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(0),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(table.get(id.0)?.map_or(0, |v| v.value()))
+}
+
+/// Ends every session of `id` (raises its session generation); returns the new generation.
+pub fn end_sessions(wtx: &WriteTransaction, id: UserId) -> Result<u64> {
+    let mut table = wtx.open_table(USER_SESSIONS)?;
+    let next = table
+        .get(id.0)?
+        .map_or(0, |v| v.value())
+        .checked_add(1)
+        .ok_or(StorageError::Overflow)?;
+    table.insert(id.0, next)?;
+    Ok(next)
+}
+
+/// Whether a change from `old` to `new` must end the user's sessions: a new password, a new
+/// role, a ban or unban, a deletion.
+fn ends_sessions(old: &User, new: &User) -> bool {
+    old.password_hash != new.password_hash
+        || old.role != new.role
+        || old.status != new.status
+        || old.deleted_at != new.deleted_at
+}
+
 /// Replaces a user record, moving its unique index entries (username, email, invite code,
-/// access token) when those values changed.
+/// access token) when those values changed. A change of password, role, status or deletion
+/// ends every session of the user ([`end_sessions`]), whatever route made it.
 pub fn update(wtx: &WriteTransaction, user: &User) -> Result<()> {
     let mut users = wtx.open_table(USERS)?;
     let old = load(&users, user.id)?.ok_or(StorageError::NotFound { what: "user" })?;
+    if ends_sessions(&old, user) {
+        end_sessions(wtx, user.id)?;
+    }
     reindex(
         wtx,
         USER_BY_USERNAME,

@@ -89,3 +89,22 @@ test('an admin disables a user, whose next call fails and who cannot log in agai
   await expect(bob, 'a banned user cannot log in').toHaveURL(/\/login$/);
   await bobContext.close();
 });
+
+test('the login page loads under the Content-Security-Policy without a violation', async ({
+  page,
+  server,
+}) => {
+  await setUp(server);
+  const violations: string[] = [];
+  page.on('console', (message) => {
+    if (/Content.Security.Policy|Refused to/i.test(message.text())) violations.push(message.text());
+  });
+  const response = await page.goto('/login');
+  const policy = response?.headers()['content-security-policy'] ?? '';
+  expect(policy).toContain("script-src 'self'");
+  expect(policy).toContain("frame-ancestors 'none'");
+  await expect(page.getByRole('button', { name: '登录' })).toBeVisible();
+  await logIn(page, ROOT.username, ROOT.password);
+  await expect(page).not.toHaveURL(/\/login$/);
+  expect(violations).toEqual([]);
+});

@@ -195,6 +195,11 @@ impl ChannelPool {
         rpc_error(call)?
     }
 
+    /// Whether the actor is running (its status read, no message sent).
+    pub fn is_alive(&self) -> bool {
+        self.actor.get_status() == ractor::ActorStatus::Running
+    }
+
     /// Asks the actor to stop; await the join handle from [`ChannelPool::spawn`] to know when.
     pub fn stop(&self) {
         self.actor.stop(None);

@@ -27,10 +27,62 @@ pub enum Kind {
     },
     /// JSON text that must parse.
     Json,
-    /// An address; trailing slashes are stripped.
+    /// An address; trailing slashes are stripped; a script or local scheme is refused.
     Url,
     /// An http(s) URL or empty.
     HttpUrl,
+    /// An http(s) address or empty; trailing slashes are stripped (where the console sends
+    /// browsers to pay).
+    HttpBase,
+    /// Text the console uses as a link or image address: a script or local scheme is refused.
+    Link,
+    /// JSON text whose strings include links (chat links, nav links): none of its strings may
+    /// use a script or local scheme.
+    JsonLinks,
+}
+
+/// Schemes a browser would run or read locally; refused in every address an admin saves, so
+/// a saved option can never become script in another admin's console.
+pub const REFUSED_SCHEMES: [&str; 4] = ["javascript:", "data:", "vbscript:", "file:"];
+
+/// The refused scheme `value` starts with, read as a browser reads a URL: tabs and line breaks
+/// anywhere are dropped, leading control characters and spaces are skipped, case is ignored.
+pub fn refused_scheme(value: &str) -> Option<&'static str> {
+    let cleaned: String = value
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .skip_while(|c| *c <= ' ')
+        .take(16)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    REFUSED_SCHEMES
+        .into_iter()
+        .find(|scheme| cleaned.starts_with(scheme))
+}
+
+fn no_refused_scheme(key: &'static str, value: &str) -> Result<(), OptionError> {
+    match refused_scheme(value) {
+        Some(scheme) => Err(OptionError::RefusedScheme { key, scheme }),
+        None => Ok(()),
+    }
+}
+
+/// Every string inside a JSON value (object keys left out).
+fn json_strings<'v>(value: &'v serde_json::Value, out: &mut Vec<&'v str>) {
+    match value {
+        serde_json::Value::String(s) => out.push(s),
+        serde_json::Value::Array(items) => items.iter().for_each(|v| json_strings(v, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|v| json_strings(v, out)),
+        _ => {}
+    }
+}
+
+fn http_or_empty(key: &'static str, value: &str) -> Result<(), OptionError> {
+    if value.is_empty() || value.starts_with("http://") || value.starts_with("https://") {
+        Ok(())
+    } else {
+        Err(OptionError::NotHttpUrl(key))
+    }
 }
 
 /// One known option.
@@ -68,6 +120,8 @@ const B: Kind = Kind::Bool;
 const T: Kind = Kind::Text;
 const J: Kind = Kind::Json;
 const U: Kind = Kind::Url;
+const L: Kind = Kind::Link;
+const JL: Kind = Kind::JsonLinks;
 const N0: Kind = Kind::Int { min: 0 };
 const N1: Kind = Kind::Int { min: 1 };
 
@@ -94,9 +148,9 @@ pub const CATALOG: &[OptionDef] = &[
     def("oidc.client_id", "", T),
     secret("oidc.client_secret"),
     def("oidc.well_known", "", Kind::HttpUrl),
-    def("oidc.authorization_endpoint", "", T),
-    def("oidc.token_endpoint", "", T),
-    def("oidc.user_info_endpoint", "", T),
+    def("oidc.authorization_endpoint", "", L),
+    def("oidc.token_endpoint", "", L),
+    def("oidc.user_info_endpoint", "", L),
     def("LinuxDOOAuthEnabled", "false", B),
     def("LinuxDOClientId", "", T),
     secret("LinuxDOClientSecret"),
@@ -104,7 +158,7 @@ pub const CATALOG: &[OptionDef] = &[
     def("WeChatAuthEnabled", "false", B),
     def("WeChatServerAddress", "", U),
     secret("WeChatServerToken"),
-    def("WeChatAccountQRCodeImageURL", "", T),
+    def("WeChatAccountQRCodeImageURL", "", L),
     def("TelegramOAuthEnabled", "false", B),
     secret("TelegramBotToken"),
     def("TelegramBotName", "", T),
@@ -129,7 +183,7 @@ pub const CATALOG: &[OptionDef] = &[
     def("ServerAddress", "http://localhost:3000", U),
     def("WorkerUrl", "", U),
     secret("WorkerValidKey"),
-    def("PayAddress", "", U),
+    def("PayAddress", "", Kind::HttpBase),
     def("EpayId", "", T),
     secret("EpayKey"),
     def("CustomCallbackAddress", "", U),
@@ -143,22 +197,22 @@ pub const CATALOG: &[OptionDef] = &[
     ),
     def("MinTopUp", "1", N1),
     def("TopupGroupRatio", r#"{"default":1,"vip":1,"svip":1}"#, J),
-    def("TopUpLink", "", T),
+    def("TopUpLink", "", L),
     // Content and branding.
     def("Notice", "", T),
     def("SystemName", "Tollgate", T),
-    def("Logo", "", T),
+    def("Logo", "", L),
     def("Footer", "", T),
     def("About", "", T),
     def("HomePageContent", "", T),
     def("Providers", "[]", J),
-    def("CustemNavLinks", "[]", J),
+    def("CustemNavLinks", "[]", JL),
     def("TypingList", "[]", J),
     def("Advantages", "[]", J),
     def("ModelDescriptions", "{}", J),
-    def("ImageReadProxy", "", T),
+    def("ImageReadProxy", "", L),
     // General operation (spec 02 §3).
-    def("general_setting.docs_link", "", T),
+    def("general_setting.docs_link", "", L),
     def("QuotaPerUnit", "500000", N1),
     def("RetryTimes", "0", N0),
     def("DisplayInCurrencyEnabled", "true", B),
@@ -204,7 +258,7 @@ pub const CATALOG: &[OptionDef] = &[
     def("QuotaForInviter", "0", N0),
     def("QuotaForInvitee", "0", N0),
     def("StreamCacheQueueLength", "0", N0),
-    def("Chats", "[]", J),
+    def("Chats", "[]", JL),
     // Pricing and groups.
     def("GroupRatio", r#"{"default":1,"vip":1,"svip":1}"#, J),
     def(
@@ -320,14 +374,33 @@ pub fn normalize(key: &str, value: &str) -> Result<String, OptionError> {
                 .map_err(|_| OptionError::NotJson(key))?;
             Ok(value.to_owned())
         }
-        Kind::Url => Ok(value.trim().trim_end_matches('/').to_owned()),
+        Kind::Url => {
+            no_refused_scheme(key, value)?;
+            Ok(value.trim().trim_end_matches('/').to_owned())
+        }
         Kind::HttpUrl => {
             let v = value.trim();
-            if v.is_empty() || v.starts_with("http://") || v.starts_with("https://") {
-                Ok(v.to_owned())
-            } else {
-                Err(OptionError::NotHttpUrl(key))
+            http_or_empty(key, v)?;
+            Ok(v.to_owned())
+        }
+        Kind::HttpBase => {
+            let v = value.trim().trim_end_matches('/');
+            http_or_empty(key, v)?;
+            Ok(v.to_owned())
+        }
+        Kind::Link => {
+            no_refused_scheme(key, value)?;
+            Ok(value.to_owned())
+        }
+        Kind::JsonLinks => {
+            let parsed: serde_json::Value =
+                serde_json::from_str(value).map_err(|_| OptionError::NotJson(key))?;
+            let mut strings = Vec::new();
+            json_strings(&parsed, &mut strings);
+            for s in strings {
+                no_refused_scheme(key, s)?;
             }
+            Ok(value.to_owned())
         }
     }
 }
@@ -335,6 +408,45 @@ pub fn normalize(key: &str, value: &str) -> Result<String, OptionError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn script_and_local_schemes_are_refused_in_every_address() {
+        for bad in [
+            "javascript:alert(1)",
+            "  JavaScript:alert(1)",
+            "java\tscript:alert(1)",
+            "\u{1}javascript:alert(1)",
+            "data:text/html,<script>alert(1)</script>",
+            "VBScript:msgbox",
+            "file:///etc/passwd",
+        ] {
+            for key in [
+                "ServerAddress",
+                "Logo",
+                "TopUpLink",
+                "general_setting.docs_link",
+            ] {
+                assert!(
+                    matches!(normalize(key, bad), Err(OptionError::RefusedScheme { .. })),
+                    "{key} = {bad:?} must be refused"
+                );
+            }
+        }
+        let chats = r#"[{"ChatGPT Next Web":"javascript:fetch('/api/user/token')"}]"#;
+        assert!(matches!(
+            normalize("Chats", chats),
+            Err(OptionError::RefusedScheme { .. })
+        ));
+        let nav = r#"[{"text":"x","item_key":"x","url":"data:text/html,hi"}]"#;
+        assert!(normalize("CustemNavLinks", nav).is_err());
+        let fine = r#"[{"Lobe":"https://chat.example.com/?settings={\"key\":\"sk-{key}\"}"}]"#;
+        assert!(normalize("Chats", fine).is_ok());
+        assert_eq!(
+            normalize("Logo", "https://cdn.example.com/logo.png").as_deref(),
+            Ok("https://cdn.example.com/logo.png")
+        );
+        assert_eq!(normalize("Logo", "/logo.png").as_deref(), Ok("/logo.png"));
+    }
 
     #[test]
     fn every_default_passes_its_own_validation() {
@@ -425,6 +537,14 @@ mod tests {
             normalize("oidc.well_known", "ftp://x"),
             Err(OptionError::NotHttpUrl(_))
         ));
+        assert!(matches!(
+            normalize("PayAddress", "ftp://pay.example.com"),
+            Err(OptionError::NotHttpUrl(_))
+        ));
+        assert_eq!(
+            normalize("PayAddress", " https://pay.example.com/ ").as_deref(),
+            Ok("https://pay.example.com")
+        );
         assert!(matches!(
             normalize("NoSuchKey", "1"),
             Err(OptionError::UnknownKey(_))

@@ -54,6 +54,14 @@ pub enum OptionError {
     /// A URL key that must be http(s).
     #[error("{0} must start with http:// or https://")]
     NotHttpUrl(&'static str),
+    /// An address with a scheme a browser would run or read locally.
+    #[error("{key} may not use the {scheme} scheme")]
+    RefusedScheme {
+        /// The key.
+        key: &'static str,
+        /// The refused scheme (with its colon).
+        scheme: &'static str,
+    },
 }
 
 /// Publisher of the options snapshot. Cheap to clone.

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use tollgate_storage::ChannelId;
 use tollgate_storage::channels::abilities::RebuildReport;
 use tollgate_storage::channels::query::{ChannelQuery, Order};
+use tollgate_storage::users::ROLE_ROOT;
 
 use crate::console::service::channel::input::ChannelInput;
 use crate::console::service::channel::key::{self, RevealedKey};
@@ -121,10 +122,11 @@ pub async fn create_channel(
 /// PUT /api/channel/
 pub async fn update_channel(
     State(state): State<AppState>,
-    _admin: AdminSession,
+    AdminSession(admin): AdminSession,
     ApiJson(input): ApiJson<ChannelInput>,
 ) -> Result<Envelope<ChannelView>, ConsoleError> {
-    let (view, notices) = service::update(&state, input).await?;
+    let root = admin.user.role >= ROLE_ROOT;
+    let (view, notices) = service::update(&state, input, root).await?;
     Ok(with_notices(view, notices))
 }
 

@@ -4,6 +4,7 @@
 //! serialises writers), so two concurrent POSTs create one root and the loser is refused.
 
 use serde::{Deserialize, Serialize};
+use subtle::ConstantTimeEq;
 use tollgate_storage::users::{self, NewUser, ROLE_ROOT};
 use tollgate_storage::{Quota, StorageError, meta, options};
 
@@ -30,6 +31,8 @@ pub struct SetupInfo {
     /// Where the database file lives (only before setup, to tell the operator what to persist).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_file: Option<String>,
+    /// True when setup needs the one-time token printed in the server log.
+    pub token_required: bool,
 }
 
 /// POST /api/setup body (the console's field names).
@@ -50,6 +53,9 @@ pub struct SetupRequest {
     /// Demo-site mode.
     #[serde(default, rename = "DemoSiteEnabled")]
     pub demo_site: bool,
+    /// The one-time setup token from the server log (needed beyond loopback).
+    #[serde(default)]
+    pub token: String,
 }
 
 /// Validated root credentials.
@@ -102,6 +108,7 @@ pub async fn info(state: &AppState) -> Result<SetupInfo, ConsoleError> {
         root_init,
         database_type: "redb",
         data_file: (!setup).then(|| state.store.path().display().to_string()),
+        token_required: !setup && state.setup_token.is_some(),
     })
 }
 
@@ -120,6 +127,7 @@ pub async fn run(state: &AppState, req: SetupRequest) -> Result<(), ConsoleError
     if done {
         return Err(ConsoleError::AlreadyInitialized);
     }
+    check_token(state.setup_token.as_deref(), &req.token)?;
     if req.self_use_mode && req.demo_site {
         return Err(ConsoleError::Invalid(
             "choose one usage mode: self-use and demo site exclude each other".into(),
@@ -176,6 +184,21 @@ pub async fn run(state: &AppState, req: SetupRequest) -> Result<(), ConsoleError
     Ok(())
 }
 
+/// The setup token, when one is required, must be the one printed in the log (compared in
+/// constant time).
+fn check_token(expected: Option<&str>, given: &str) -> Result<(), ConsoleError> {
+    let Some(expected) = expected else {
+        return Ok(());
+    };
+    if bool::from(expected.as_bytes().ct_eq(given.trim().as_bytes())) {
+        Ok(())
+    } else {
+        Err(ConsoleError::Denied(
+            "setup needs the one-time token printed in the server log",
+        ))
+    }
+}
+
 fn bool_text(b: bool) -> &'static str {
     if b { "true" } else { "false" }
 }
@@ -191,6 +214,7 @@ mod tests {
             confirm_password: confirm.into(),
             self_use_mode: false,
             demo_site: false,
+            token: String::new(),
         }
     }
 

@@ -11,6 +11,8 @@ export const setupInfoSchema = z.object({
   database_type: z.string(),
   /** Absolute path of the database file. */
   data_file: z.catch(z.string(), ''),
+  /** True when setup needs the one-time token printed in the server log. */
+  token_required: z.catch(z.boolean(), false),
 });
 export type SetupInfo = z.infer<typeof setupInfoSchema>;
 
@@ -21,6 +23,8 @@ export interface SetupPayload {
   confirmPassword: string;
   SelfUseModeEnabled: boolean;
   DemoSiteEnabled: boolean;
+  /** The one-time setup token from the server log (when `token_required`). */
+  token?: string;
 }
 
 /** GET /api/setup: whether setup is done, whether root exists, and where data lives. */

@@ -138,11 +138,17 @@ pub async fn create(
 }
 
 /// Updates a channel: every field sent replaces the stored one, absent fields and an empty
-/// key are kept (so `{id, status}` alone changes only the status).
+/// key are kept (so `{id, status}` alone changes only the status). Where the stored key goes
+/// is root's to change ([`key_guard`](crate::console::service::key_guard)).
 pub async fn update(
     state: &AppState,
     input: ChannelInput,
+    root: bool,
 ) -> Result<(ChannelView, Vec<String>), ConsoleError> {
+    let key_entered = input
+        .key
+        .as_ref()
+        .is_some_and(|k| !k.expose().trim().is_empty());
     let id = ChannelId(
         input
             .id
@@ -153,6 +159,7 @@ pub async fn update(
         .write(move |wtx| {
             let current = channels::get_rw(wtx, id)?.ok_or(ConsoleError::NotFound("channel"))?;
             let (mut next, notices) = apply(input, current.clone(), false)?;
+            crate::console::service::key_guard::check(&current, &next, root, key_entered)?;
             if next.status == STATUS_ENABLED && current.status != STATUS_ENABLED {
                 next.other_info = String::new();
             } else if next.key != current.key {

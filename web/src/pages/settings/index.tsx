@@ -28,6 +28,8 @@ import './settings.css';
 /** The tabs of spec 02 §2, in order; the active one is kept in `?tab=`. */
 export const settingTabs = ['operation', 'ratelimit', 'models', 'system', 'other'] as const;
 export type SettingTab = (typeof settingTabs)[number];
+/** The tabs an admin who is not root sees: the server sends them only operation options. */
+const adminTabs: readonly SettingTab[] = ['operation', 'ratelimit', 'models'];
 const isTab = (value: string | null): value is SettingTab =>
   (settingTabs as readonly (string | null)[]).includes(value);
 
@@ -60,7 +62,15 @@ const systemSections: SectionId[] = [
   'linuxdo',
 ];
 
-function Section({ id, options }: { id: SectionId; options: Options }) {
+function Section({
+  id,
+  options,
+  readOnly = false,
+}: {
+  id: SectionId;
+  options: Options;
+  readOnly?: boolean;
+}) {
   const { t } = useTranslation('settings');
   const isRoot = useSession((s) => (s.user?.role ?? 0) >= ROLE_ROOT);
   // Payment callbacks are built from the server address (spec 01 §5).
@@ -76,9 +86,10 @@ function Section({ id, options }: { id: SectionId; options: Options }) {
       options={options}
       precheck={precheck}
       tools={id === 'oidc' ? (form) => <OidcDiscovery form={form} /> : undefined}
+      readOnly={readOnly}
     >
-      {id === 'logs' ? <LogClear /> : null}
-      {id === 'modelRatio' && isRoot ? <ResetRatios /> : null}
+      {id === 'logs' && !readOnly ? <LogClear /> : null}
+      {id === 'modelRatio' && isRoot && !readOnly ? <ResetRatios /> : null}
     </OptionSection>
   );
 }
@@ -87,8 +98,9 @@ function Section({ id, options }: { id: SectionId; options: Options }) {
 const ratioKey = (options: Options) => RATIO_KEYS.map((k) => options[k] ?? '').join('\u0000');
 
 /** The operation tab's closing block: model ratios, a visual editor and unpriced models. */
-function RatioBlock({ options }: { options: Options }) {
+function RatioBlock({ options, readOnly }: { options: Options; readOnly: boolean }) {
   const { t } = useTranslation('settings');
+  if (readOnly) return <Section id="modelRatio" options={options} readOnly />;
   return (
     <Tabs defaultValue="modelRatio" className="settings__ratios">
       <TabsList aria-label={t('ratio.label')}>
@@ -109,25 +121,33 @@ function RatioBlock({ options }: { options: Options }) {
   );
 }
 
-function TabBody({ tab, options }: { tab: SettingTab; options: Options }) {
+function TabBody({
+  tab,
+  options,
+  readOnly,
+}: {
+  tab: SettingTab;
+  options: Options;
+  readOnly: boolean;
+}) {
   switch (tab) {
     case 'operation':
       return (
         <>
           {operationSections.map((id) => (
-            <Section key={id} id={id} options={options} />
+            <Section key={id} id={id} options={options} readOnly={readOnly} />
           ))}
-          <RatioBlock options={options} />
+          <RatioBlock options={options} readOnly={readOnly} />
         </>
       );
     case 'ratelimit':
-      return <Section id="rateLimit" options={options} />;
+      return <Section id="rateLimit" options={options} readOnly={readOnly} />;
     case 'models':
       return (
         <>
-          <Section id="global" options={options} />
-          <Section id="gemini" options={options} />
-          <Section id="claude" options={options} />
+          <Section id="global" options={options} readOnly={readOnly} />
+          <Section id="gemini" options={options} readOnly={readOnly} />
+          <Section id="claude" options={options} readOnly={readOnly} />
         </>
       );
     case 'system':
@@ -152,36 +172,42 @@ function TabBody({ tab, options }: { tab: SettingTab; options: Options }) {
 const contentKey = (options: Options) => contentFields.map((f) => options[f] ?? '').join('\u0000');
 const blocksKey = (options: Options) => homeBlocks.map((b) => options[b] ?? '').join('\u0000');
 
-/** /setting (admin, 系统设置): the option tabs of spec 02 §2; each section saves on its own. */
+/**
+ * /setting (admin, 系统设置): the option tabs of spec 02 §2; each section saves on its own.
+ * Only root changes options; another admin sees the operation options read-only.
+ */
 export function SettingsPage() {
   const { t } = useTranslation('settings');
   const [params, setParams] = useSearchParams();
+  const readOnly = useSession((s) => (s.user?.role ?? 0) < ROLE_ROOT);
+  const shown = readOnly ? adminTabs : settingTabs;
   const requested = params.get('tab');
-  const tab: SettingTab = isTab(requested) ? requested : 'operation';
+  const tab: SettingTab = isTab(requested) && shown.includes(requested) ? requested : 'operation';
   const options = useQuery(optionsQueryOptions);
 
   return (
     <>
       <PageHeader title={t('title')} />
+      {readOnly ? <Alert tone="info">{t('readOnlyNote')}</Alert> : null}
       <Tabs
         value={tab}
         onValueChange={(value) => setParams(value === 'operation' ? {} : { tab: value })}
       >
         <TabsList aria-label={t('tabs.label')}>
-          {settingTabs.map((id) => (
+          {shown.map((id) => (
             <TabsTrigger key={id} value={id}>
               {t(`tabs.${id}`)}
             </TabsTrigger>
           ))}
         </TabsList>
-        {settingTabs.map((id) => (
+        {shown.map((id) => (
           <TabsContent key={id} value={id} className="settings__tab">
             {id !== tab ? null : options.isError && !options.data ? (
               <Alert tone="danger">{t('loadFailed')}</Alert>
             ) : !options.data ? (
               <Spinner label={t('loading')} />
             ) : (
-              <TabBody tab={id} options={options.data} />
+              <TabBody tab={id} options={options.data} readOnly={readOnly} />
             )}
           </TabsContent>
         ))}

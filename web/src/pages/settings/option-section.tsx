@@ -45,6 +45,11 @@ export interface OptionSectionProps {
   children?: ReactNode;
   /** Controls beside the save button that read and fill the unsaved form (OIDC discovery). */
   tools?: (form: SectionForm) => ReactNode;
+  /**
+   * Shown, not edited (an admin who is not root): only the fields the server sent, disabled,
+   * with no save button; a section with none of them is left out.
+   */
+  readOnly?: boolean;
 }
 
 /** The unsaved values of a section, for its {@link OptionSectionProps.tools}. */
@@ -61,12 +66,14 @@ export interface SectionForm {
 export function OptionSection({
   id,
   title,
-  fields,
+  fields: allFields,
   options,
   precheck,
   children,
   tools,
+  readOnly = false,
 }: OptionSectionProps) {
+  const fields = readOnly ? allFields.filter((f) => f.key in options) : allFields;
   const { t } = useTranslation('settings');
   const queryClient = useQueryClient();
   const initial = () => Object.fromEntries(fields.map((f) => [f.key, initialText(f, options)]));
@@ -191,44 +198,49 @@ export function OptionSection({
     }
   };
 
+  if (readOnly && fields.length === 0) return null;
   return (
     <Card className="settings__section" aria-labelledby={`settings-${id}-title`}>
       <CardHeader>
         <CardTitle id={`settings-${id}-title`}>{title}</CardTitle>
       </CardHeader>
       <form onSubmit={submit} noValidate>
-        <CardContent className="settings__fields">
-          {fields.map((field) => {
-            const inputId = `option-${labelId(field.key)}`;
-            const error = errors[field.key] ?? null;
-            const label = t(`field.${labelId(field.key)}` as 'field.LogConsumeEnabled');
-            const hintKey = `hint.${labelId(field.key)}`;
-            const hint = t(hintKey as 'hint.LogRetentionDays', { defaultValue: '' });
-            return (
-              <div
-                key={field.key}
-                className="settings__field"
-                data-kind={field.kind.type}
-                data-wide={field.kind.type === 'json' || field.kind.type === 'lines' || undefined}
-              >
-                <Field
-                  id={inputId}
-                  label={label}
-                  hint={hint || undefined}
-                  error={error ? t(`validation.${error}`, bounds(field.kind)) : undefined}
+        <fieldset className="settings__fieldset" disabled={readOnly}>
+          <CardContent className="settings__fields">
+            {fields.map((field) => {
+              const inputId = `option-${labelId(field.key)}`;
+              const error = errors[field.key] ?? null;
+              const label = t(`field.${labelId(field.key)}` as 'field.LogConsumeEnabled');
+              const hintKey = `hint.${labelId(field.key)}`;
+              const hint = t(hintKey as 'hint.LogRetentionDays', { defaultValue: '' });
+              return (
+                <div
+                  key={field.key}
+                  className="settings__field"
+                  data-kind={field.kind.type}
+                  data-wide={field.kind.type === 'json' || field.kind.type === 'lines' || undefined}
                 >
-                  {control(field, inputId, error)}
-                </Field>
-              </div>
-            );
-          })}
-        </CardContent>
-        <CardFooter>
-          {tools?.({ draft, fill: (values) => setDraft((d) => ({ ...d, ...values })) })}
-          <Button type="submit" disabled={save.isPending}>
-            {t('save', { section: title })}
-          </Button>
-        </CardFooter>
+                  <Field
+                    id={inputId}
+                    label={label}
+                    hint={hint || undefined}
+                    error={error ? t(`validation.${error}`, bounds(field.kind)) : undefined}
+                  >
+                    {control(field, inputId, error)}
+                  </Field>
+                </div>
+              );
+            })}
+          </CardContent>
+        </fieldset>
+        {readOnly ? null : (
+          <CardFooter>
+            {tools?.({ draft, fill: (values) => setDraft((d) => ({ ...d, ...values })) })}
+            <Button type="submit" disabled={save.isPending}>
+              {t('save', { section: title })}
+            </Button>
+          </CardFooter>
+        )}
       </form>
       {children}
     </Card>

@@ -433,6 +433,20 @@ describe('system and other tabs (spec 01 §5)', () => {
     await userEvent.click(screen.getByRole('button', { name: '设置页脚' }));
     expect(await screen.findByText('页脚内容已更新')).toBeTruthy();
   });
+
+  it('shows an admin who is not root the operation options read-only, with a note', async () => {
+    setUp();
+    useSession.getState().setUser(makeUser({ id: 2, username: 'ops', role: 10 }));
+    renderApp('/setting');
+    expect(await screen.findByText(/只有超级管理员可以修改系统设置/)).toBeTruthy();
+    const tabs = screen.getAllByRole('tab').map((tab) => tab.textContent);
+    expect(tabs).toEqual(['运营设置', '速率限制设置', '模型相关设置']);
+    const logs = await screen.findByRole('region', { name: '日志设置' });
+    const retention = within(logs).getByLabelText('自动清理日志（天）');
+    expect((retention as HTMLInputElement).disabled).toBe(true);
+    expect(screen.queryByRole('button', { name: /^保存/ })).toBeNull();
+    expect(screen.queryByRole('button', { name: '清除历史日志' })).toBeNull();
+  });
 });
 
 describe('home page blocks (other tab)', () => {

@@ -57,9 +57,13 @@ export function SetupPage() {
 
 type Outcome = { tone: 'success' | 'danger'; text: string };
 
+/** The setup token the server log links to (`/setup?token=…`), if the address carries one. */
+const tokenFromAddress = () => new URLSearchParams(window.location.search).get('token') ?? '';
+
 function SetupForm({ info }: { info: SetupInfo }) {
   const { t } = useTranslation('setup');
   const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const [token, setToken] = useState(tokenFromAddress);
   const {
     register,
     control,
@@ -74,7 +78,8 @@ function SetupForm({ info }: { info: SetupInfo }) {
     },
   });
   const setup = useMutation({
-    mutationFn: (values: SetupValues) => submitSetup(toSetupPayload(values)),
+    mutationFn: (values: SetupValues) =>
+      submitSetup({ ...toSetupPayload(values), ...(info.token_required ? { token } : {}) }),
     meta: { silent: true },
     onMutate: () => setOutcome(null),
     onSuccess: () => {
@@ -108,6 +113,26 @@ function SetupForm({ info }: { info: SetupInfo }) {
           <p>{t('database.location')}</p>
           <p>{t('database.container')}</p>
         </Alert>
+      ) : null}
+
+      {info.token_required ? (
+        <Card>
+          <CardHeader>
+            <CardTitle>{t('token.title')}</CardTitle>
+            <CardDescription>{t('token.description')}</CardDescription>
+          </CardHeader>
+          <CardContent>
+            <Field id="setup-token" label={t('token.label')}>
+              <Input
+                id="setup-token"
+                autoComplete="off"
+                spellCheck={false}
+                value={token}
+                onChange={(e) => setToken(e.target.value)}
+              />
+            </Field>
+          </CardContent>
+        </Card>
       ) : null}
 
       {info.root_init ? (
