@@ -186,7 +186,11 @@ async fn admin_actions_end_the_sessions_they_change() {
     manage("disable").await;
     assert_eq!(me(&server, &s).await, StatusCode::FORBIDDEN, "banned");
     manage("enable").await;
-    assert_eq!(me(&server, &s).await, StatusCode::UNAUTHORIZED, "ban lifted");
+    assert_eq!(
+        me(&server, &s).await,
+        StatusCode::UNAUTHORIZED,
+        "ban lifted"
+    );
 
     // Neither does a promotion taken back: a stale admin cookie must not survive either way.
     let s = sign_in(&server, "alice", "alicepass1").await;

@@ -384,7 +384,11 @@ async fn bans_demotions_and_deletions_apply_on_the_next_request() {
     );
     let admin2 = server.client_for("admin2", "password1").await;
     let (status, _) = admin2.get("/api/user/?p=1").await;
-    assert_eq!(status, StatusCode::FORBIDDEN, "signed in again, no longer an admin");
+    assert_eq!(
+        status,
+        StatusCode::FORBIDDEN,
+        "signed in again, no longer an admin"
+    );
 
     let (_, token) = user.get("/api/user/token").await;
     let token = token["data"].as_str().expect("token").to_owned();

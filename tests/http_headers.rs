@@ -2,7 +2,6 @@
 //! Content-Security-Policy; the console's pages get one with no inline script, no framing and
 //! frames only from the configured pages; the console's source page has no inline script.
 
-#![expect(clippy::expect_used, reason = "test helpers fail the test loudly")]
 
 mod common;
 
