@@ -83,7 +83,9 @@ impl FromRequestParts<AppState> for Session {
             (Some(claims), _) => match session::lookup(state, claims).await? {
                 Some((user, true)) => Some(user),
                 // The ban ended the session; while it lasts, say so rather than "log in again".
-                Some((user, false)) if user.status != STATUS_ENABLED && user.deleted_at.is_none() => {
+                Some((user, false))
+                    if user.status != STATUS_ENABLED && user.deleted_at.is_none() =>
+                {
                     return Err(ConsoleError::UserDisabled);
                 }
                 _ => None,
