@@ -2,7 +2,6 @@
 //! Content-Security-Policy; the console's pages get one with no inline script, no framing and
 //! frames only from the configured pages; the console's source page has no inline script.
 
-
 mod common;
 
 use common::{ROOT_PASS, ROOT_USER, TestServer};

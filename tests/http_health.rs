@@ -2,7 +2,6 @@
 //! commits and the actors run; not ready (503, saying which check failed) when the disk fails;
 //! GET /api/health/live answers whenever the process does.
 
-
 mod common;
 
 use common::TestServer;
