@@ -1,6 +1,10 @@
 import { cleanup, configure } from '@testing-library/react';
 import { afterEach } from 'vitest';
 
+import { useSession } from '@/stores/session';
+
+import { settleRenderedApps } from './render-app';
+
 // CI runs on 2 shared cores: lazy route chunks can take longer than the 1 s default to load.
 configure({ asyncUtilTimeout: 5000 });
 
@@ -12,7 +16,9 @@ class NoopResizeObserver {
 }
 globalThis.ResizeObserver ??= NoopResizeObserver;
 
-afterEach(() => {
+afterEach(async () => {
+  await settleRenderedApps();
   cleanup();
+  useSession.getState().clearUser();
   localStorage.clear();
 });
