@@ -467,3 +467,36 @@ async fn a_prompt_longer_than_every_channel_accepts_is_refused_before_anything_i
     let (status, body) = chat(&server, &key, ask(&long)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
 }
+
+#[tokio::test]
+async fn a_channel_too_small_for_the_prompt_is_skipped_for_one_that_fits() {
+    let small_mock = MockUpstream::start().await;
+    let open_mock = MockUpstream::start().await;
+    let server = TestServer::start().await;
+    // The small channel is tried first (higher priority) whenever it can take the prompt.
+    let mut small = channel(&small_mock);
+    small["name"] = json!("small");
+    small["max_input_tokens"] = json!(20);
+    small["priority"] = json!(10);
+    let mut open = channel(&open_mock);
+    open["name"] = json!("open");
+    let (_root, _payer, key) = fixture(&server, &[small, open], 100_000, 50_000).await;
+
+    let (status, body) = chat(&server, &key, ask(&"tollgate ".repeat(100))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        small_mock.calls(),
+        0,
+        "the long prompt never went to the small channel"
+    );
+    assert_eq!(open_mock.calls(), 1);
+
+    let (status, body) = chat(&server, &key, ask("hello")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        small_mock.calls(),
+        1,
+        "a short prompt still uses the small channel"
+    );
+    assert_eq!(open_mock.calls(), 1);
+}

@@ -16,7 +16,7 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use tollgate_actors::channel_pool::routing_table::RoutedChannel;
+use tollgate_actors::channel_pool::routing_table::{RoutedChannel, RoutingTable};
 use tollgate_actors::options::pricing::ModelPricing;
 use tollgate_actors::quota::Hold;
 
@@ -69,6 +69,9 @@ pub struct Price {
     pub log_enabled: bool,
     /// RetryTimes at request time.
     pub retries: usize,
+    /// Prompt tokens by Tollgate's counter: channels whose `max_input_tokens` (> 0) is below it
+    /// are never picked.
+    pub prompt_estimate: i64,
     /// `global.pass_through_request_enabled` at request time.
     pub pass_through: bool,
     /// The keep-alive ping interval of streamed answers (`None`: off).
@@ -204,6 +207,7 @@ pub async fn admit(
             quota_per_unit,
             log_enabled,
             retries: usize::try_from(options.int("RetryTimes")).unwrap_or(0),
+            prompt_estimate: ask.prompt_estimate,
             pass_through: options.flag("global.pass_through_request_enabled"),
             ping: keepalive::interval(&options),
         },
@@ -300,16 +304,16 @@ pub struct Won {
     pub routed: std::sync::Arc<RoutedChannel>,
 }
 
-/// The attempt loop: picks channels (pinned, else down the priority tiers skipping those tried),
-/// makes the channel's key usable ([`adaptor::authorize`]: a Vertex token, AWS credentials),
+/// The attempt loop: picks channels (pinned, else down the priority tiers skipping those tried
+/// and those whose `max_input_tokens` is below the prompt), makes the channel's key usable ([`adaptor::authorize`]: a Vertex token, AWS credentials),
 /// sends what `build` makes for each, reports every outcome to the channel pool, and retries
-/// retryable failures up to `retries` times. `Err` is the last upstream's error (or why no
+/// retryable failures up to `price.retries` times. `Err` is the last upstream's error (or why no
 /// channel could be tried); the caller releases its reservation then.
 pub async fn forward<F>(
     state: &AppState,
     caller: &Caller,
     model: &str,
-    retries: usize,
+    price: &Price,
     mut build: F,
 ) -> Result<Won, RelayError>
 where
@@ -318,13 +322,17 @@ where
     let table = state.channel_pool.table().load_full();
     let timeout = state.config.relay_timeout();
     let mut tried = Vec::new();
+    // Never picked: the tried channels and those too small for the prompt (admission already
+    // answered 400 when no channel fits).
+    let mut excluded = too_small(&table, caller, model, price.prompt_estimate);
     let mut attempts = Vec::new();
     let mut last_error = None;
-    for attempt in 0..=retries {
-        let Some(channel) = pick(&table, caller, model, attempt, &tried) else {
+    for attempt in 0..=price.retries {
+        let Some(channel) = pick(&table, caller, model, attempt, &excluded) else {
             break;
         };
         tried.push(channel.id());
+        excluded.push(channel.id());
         let upstream_model = mapped_model(&channel, model);
         let Some(wire) = adaptor::wire(channel.channel.channel_type, &upstream_model) else {
             attempts.push(Attempt {
@@ -473,6 +481,29 @@ fn fits_no_channel(state: &AppState, caller: &Caller, model: &str, prompt: i64) 
     largest
 }
 
+/// The channels serving `model` to `caller` whose `max_input_tokens` (> 0) is below `prompt`
+/// (empty for a pinned channel: admission checked that one).
+fn too_small(
+    table: &RoutingTable,
+    caller: &Caller,
+    model: &str,
+    prompt: i64,
+) -> Vec<tollgate_storage::ChannelId> {
+    if caller.pinned.is_some() {
+        return Vec::new();
+    }
+    let Some(route) = table.route(&caller.group, model) else {
+        return Vec::new();
+    };
+    route
+        .tiers
+        .iter()
+        .flat_map(|tier| tier.channels.iter())
+        .filter(|channel| (1..prompt).contains(&channel.channel.max_input_tokens))
+        .map(|channel| channel.id())
+        .collect()
+}
+
 /// One entry of the attempt timeline.
 fn timeline(channel: &RoutedChannel, status: u16, sent: Instant, class: &'static str) -> Attempt {
     Attempt {
@@ -554,7 +585,7 @@ async fn forward_job(
         state,
         &job.caller,
         &job.model,
-        price.retries,
+        &price,
         |channel, wire, upstream_model, key| {
             let wire = wire.upstream(channel, job.client);
             let body = match upstream_body(&job, channel, wire, upstream_model, pass_through) {

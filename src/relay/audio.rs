@@ -124,7 +124,7 @@ impl Speech {
             &state,
             &caller,
             &model,
-            price.retries,
+            &price,
             |channel, wire, upstream_model, key| {
                 if wire != Wire::OpenAi {
                     return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
@@ -330,7 +330,7 @@ impl Upload {
             &state,
             &caller,
             &model,
-            price.retries,
+            &price,
             |channel, wire, upstream_model, key| {
                 if wire != Wire::OpenAi {
                     return Ok(Build::Skip(unsupported(channel.channel.channel_type)));

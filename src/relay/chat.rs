@@ -357,7 +357,7 @@ impl Forward {
             &state,
             &caller,
             &head.model,
-            price.retries,
+            &price,
             |channel, wire, upstream_model, key| {
                 if wire != Wire::OpenAi {
                     return Ok(Build::Skip(RelayError::NotImplemented(format!(

@@ -363,7 +363,7 @@ impl Job {
             &state,
             &self.caller,
             &self.model,
-            self.price.retries,
+            &self.price,
             |channel, wire, upstream_model, key| {
                 self.build(&state, channel, wire, upstream_model, key)
             },

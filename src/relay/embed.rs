@@ -214,7 +214,7 @@ impl GeminiEmbed {
             state,
             &caller,
             model,
-            price.retries,
+            &price,
             |channel, wire, upstream_model, key| {
                 let direct = super::adaptor::Transport::of(channel.channel.channel_type)
                     == super::adaptor::Transport::Direct;
