@@ -99,3 +99,56 @@ async fn the_image_proxy_is_for_admins() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["data"], "http://127.0.0.1:9/fetch");
 }
+
+#[tokio::test]
+async fn a_home_block_of_the_wrong_shape_is_refused_with_where_it_is_wrong() {
+    let server = TestServer::start().await;
+    server.setup_root().await;
+    let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+    let guest = Actor::guest(&server);
+    for (key, bad, route) in [
+        (
+            "Advantages",
+            r#"[{"title":"Fast","description":"Rust"},{"title":"Cheap"}]"#,
+            "/api/option/getAdvantages",
+        ),
+        ("TypingList", r#"["fast",2]"#, "/api/option/getTypingList"),
+        (
+            "Providers",
+            r#"{"name":"OpenAI"}"#,
+            "/api/option/getModelProviders",
+        ),
+        (
+            "CustemNavLinks",
+            r#"[{"text":"Blog","url":"https://blog.example.com"}]"#,
+            "/api/option/getCustomNavLinks",
+        ),
+        (
+            "ModelDescriptions",
+            r#"{"gpt-4o":["not text"]}"#,
+            "/api/option/getModelDescriptions",
+        ),
+    ] {
+        let before = guest.get(route).await.1["data"].clone();
+        let (status, body) = root
+            .put("/api/option/", json!({"key": key, "value": bad}))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{key}: {body}");
+        let message = body["message"].as_str().unwrap_or_default();
+        assert!(message.contains(key), "{key}: {body}");
+        assert!(message.contains("expected shape"), "{key}: {body}");
+        assert_eq!(guest.get(route).await.1["data"], before, "{key} kept");
+    }
+    let (_, body) = root
+        .put(
+            "/api/option/",
+            json!({"key": "Advantages", "value": r#"[{"title":"a"}]"#}),
+        )
+        .await;
+    assert!(
+        body["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("[0]: missing field `description`")),
+        "{body}"
+    );
+}

@@ -5,6 +5,7 @@
 //! admin sends into the text that is stored, or says why it is refused.
 
 use super::OptionError;
+use super::home_blocks::{self, Block};
 
 /// How an option's text is interpreted and validated.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,6 +40,9 @@ pub enum Kind {
     /// JSON text whose strings include links (chat links, nav links): none of its strings may
     /// use a script or local scheme.
     JsonLinks,
+    /// A home page block: JSON text of the block's shape (and, for nav links, no string with a
+    /// script or local scheme).
+    Block(Block),
 }
 
 /// Schemes a browser would run or read locally; refused in every address an admin saves, so
@@ -205,11 +209,15 @@ pub const CATALOG: &[OptionDef] = &[
     def("Footer", "", T),
     def("About", "", T),
     def("HomePageContent", "", T),
-    def("Providers", "[]", J),
-    def("CustemNavLinks", "[]", JL),
-    def("TypingList", "[]", J),
-    def("Advantages", "[]", J),
-    def("ModelDescriptions", "{}", J),
+    def("Providers", "[]", Kind::Block(Block::Providers)),
+    def("CustemNavLinks", "[]", Kind::Block(Block::NavLinks)),
+    def("TypingList", "[]", Kind::Block(Block::TypingList)),
+    def("Advantages", "[]", Kind::Block(Block::Advantages)),
+    def(
+        "ModelDescriptions",
+        "{}",
+        Kind::Block(Block::ModelDescriptions),
+    ),
     def("ImageReadProxy", "", L),
     // General operation (spec 02 §3).
     def("general_setting.docs_link", "", L),
@@ -393,16 +401,31 @@ pub fn normalize(key: &str, value: &str) -> Result<String, OptionError> {
             Ok(value.to_owned())
         }
         Kind::JsonLinks => {
-            let parsed: serde_json::Value =
-                serde_json::from_str(value).map_err(|_| OptionError::NotJson(key))?;
-            let mut strings = Vec::new();
-            json_strings(&parsed, &mut strings);
-            for s in strings {
-                no_refused_scheme(key, s)?;
+            no_refused_link(key, value)?;
+            Ok(value.to_owned())
+        }
+        Kind::Block(block) => {
+            serde_json::from_str::<serde_json::Value>(value)
+                .map_err(|_| OptionError::NotJson(key))?;
+            home_blocks::check(block, value)
+                .map_err(|reason| OptionError::BadShape { key, reason })?;
+            if block == Block::NavLinks {
+                no_refused_link(key, value)?;
             }
             Ok(value.to_owned())
         }
     }
+}
+
+/// JSON text none of whose strings uses a script or local scheme.
+fn no_refused_link(key: &'static str, value: &str) -> Result<(), OptionError> {
+    let parsed: serde_json::Value =
+        serde_json::from_str(value).map_err(|_| OptionError::NotJson(key))?;
+    let mut strings = Vec::new();
+    json_strings(&parsed, &mut strings);
+    strings
+        .into_iter()
+        .try_for_each(|s| no_refused_scheme(key, s))
 }
 
 #[cfg(test)]

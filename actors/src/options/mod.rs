@@ -2,6 +2,7 @@
 //! the [`Options`] publisher that validates, persists and republishes on every save.
 
 pub mod catalog;
+pub mod home_blocks;
 pub mod pricing;
 pub mod rate_limit;
 pub mod sensitive;
@@ -61,6 +62,14 @@ pub enum OptionError {
         key: &'static str,
         /// The refused scheme (with its colon).
         scheme: &'static str,
+    },
+    /// A home page block that parses but is not the shape the console renders.
+    #[error("{key} does not have the expected shape: {reason}")]
+    BadShape {
+        /// The key.
+        key: &'static str,
+        /// Where and why (`[1]: missing field `title``).
+        reason: String,
     },
 }
 
