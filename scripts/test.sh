@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test Tollgate has: formatting and lints (Rust and web), unit and integration tests
 # (the real server over HTTP on ephemeral ports with temporary databases), the web unit tests,
-# the browser tests against a fresh server, and the official openai and anthropic Python SDKs
-# against the server. `.ci/run` calls exactly this script.
+# the browser tests against a fresh server, and the official openai, anthropic and google-genai
+# Python SDKs against the server. `.ci/run` calls exactly this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -29,7 +29,7 @@ ensure_chromium
 step "browser: end-to-end tests"
 (cd web && TOLLGATE_BIN="$PWD/../target/debug/tollgate" npm run e2e 2>&1) | tee "$log/e2e.txt"
 
-step "sdk: the official openai and anthropic Python SDKs against the server"
+step "sdk: the official openai, anthropic and google-genai Python SDKs against the server"
 venv=target/sdk-venv
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"

@@ -1,5 +1,5 @@
-"""Fixtures for the official-SDK suite: mock OpenAI and Anthropic upstreams, a fresh Tollgate with
-a channel for each, and keys.
+"""Fixtures for the official-SDK suite: mock OpenAI, Anthropic and Gemini upstreams, a fresh
+Tollgate with a channel for each, and keys.
 
 The suite talks only to 127.0.0.1. TOLLGATE_BIN names the server binary (scripts/test.sh passes
 target/debug/tollgate).
@@ -135,6 +135,65 @@ class MockAnthropic(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
+class MockGemini(BaseHTTPRequestHandler):
+    """Answers :generateContent, :streamGenerateContent (SSE), :countTokens (always 9),
+    :embedContent and :batchEmbedContents like the Gemini API
+    (https://ai.google.dev/api/generate-content, /api/tokens, /api/embeddings)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.headers.get("x-goog-api-key") != "gemini-upstream-key":
+            return self._json({"error": {"code": 400, "message": "API key not valid.",
+                                         "status": "INVALID_ARGUMENT"}}, 400)
+        path = self.path.split("?")[0]
+        model, _, method = path.rsplit("/", 1)[-1].partition(":")
+        usage = {"promptTokenCount": 5, "candidatesTokenCount": 2, "totalTokenCount": 7}
+        if method == "countTokens":
+            return self._json({"totalTokens": 9})
+        if method == "embedContent":
+            return self._json({"embedding": {"values": [0.1, 0.2, 0.3]}})
+        if method == "batchEmbedContents":
+            return self._json({"embeddings": [{"values": [0.1, 0.2, 0.3]}
+                                              for _ in body["requests"]]})
+        def candidate(text, finish):
+            answer = {"content": {"role": "model", "parts": [{"text": text}]}, "index": 0}
+            if finish:
+                answer["finishReason"] = "STOP"
+            return answer
+        if method == "streamGenerateContent":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            pieces = [("Hel", False), ("lo", True)]
+            for text, finish in pieces:
+                event = {"candidates": [candidate(text, finish)], "modelVersion": model,
+                         "usageMetadata": usage if finish else {"promptTokenCount": 5}}
+                self._chunk(f"data: {json.dumps(event)}\r\n\r\n")
+            self._chunk("")
+            return
+        self._json({"candidates": [candidate("Hello", True)], "usageMetadata": usage,
+                    "modelVersion": model})
+
+    def _json(self, answer, status=200):
+        data = json.dumps(answer).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _chunk(self, text):
+        data = text.encode()
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -148,6 +207,8 @@ def gateway():
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     claude = ThreadingHTTPServer(("127.0.0.1", 0), MockAnthropic)
     threading.Thread(target=claude.serve_forever, daemon=True).start()
+    gemini = ThreadingHTTPServer(("127.0.0.1", 0), MockGemini)
+    threading.Thread(target=gemini.serve_forever, daemon=True).start()
     binary = os.environ.get("TOLLGATE_BIN", "target/debug/tollgate")
     data = tempfile.mkdtemp(prefix="tollgate-sdk-")
     port = free_port()
@@ -175,6 +236,10 @@ def gateway():
                    "models": "claude-sonnet-4-20250514", "group": "default",
                    "base_url": f"http://127.0.0.1:{claude.server_port}"}
         assert api.post("/api/channel/", json=channel).json()["success"]
+        channel = {"name": "gemini", "type": 24, "key": "gemini-upstream-key",
+                   "models": "gemini-2.5-flash,gemini-embedding-001", "group": "default",
+                   "base_url": f"http://127.0.0.1:{gemini.server_port}"}
+        assert api.post("/api/channel/", json=channel).json()["success"]
 
         def key(quota):
             token = api.post("/api/token/", json={"name": "sdk", "remain_quota": quota}).json()["data"]
@@ -186,3 +251,4 @@ def gateway():
         server.wait(timeout=10)
         upstream.shutdown()
         claude.shutdown()
+        gemini.shutdown()

@@ -48,7 +48,8 @@ def test_streaming_with_usage(gateway):
 
 def test_models_list(gateway):
     ids = [m.id for m in client(gateway).models.list()]
-    assert ids == ["claude-sonnet-4-20250514", "gpt-4o-mini", "text-embedding-3-small"]
+    assert ids == ["claude-sonnet-4-20250514", "gemini-2.5-flash", "gemini-embedding-001",
+                   "gpt-4o-mini", "text-embedding-3-small"]
 
 
 def test_embeddings(gateway):
