@@ -125,8 +125,13 @@ impl App {
         quota.watch_settlements(Arc::new(reminder));
         let http = HttpClients::new()?;
         let prober = Arc::new(ChannelProber { http: http.clone() });
-        let (channel_pool, pool_task) =
-            ChannelPool::spawn(store.clone(), options.clone(), prober).await?;
+        let (channel_pool, pool_task) = ChannelPool::spawn(
+            store.clone(),
+            options.clone(),
+            prober,
+            crate::channel_types::serve::mask,
+        )
+        .await?;
         let alerts = RootAlerts::new(store.clone(), options.clone())?;
         channel_pool.watch_channels(Arc::new(alerts.clone()));
         let alert_task = alerts.watch_storage(quota.storage_health().clone());

@@ -183,7 +183,7 @@ async fn validation_messages() {
         .post_as(
             root,
             "/api/channel/",
-            json!({"name": "s", "key": "a，b", "models": "m", "type": 18}),
+            json!({"name": "s", "key": "app，1|secret|key", "models": "m", "type": 18}),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{resp}");

@@ -585,17 +585,19 @@ async fn errors_are_classified_and_keys_never_shown() {
         "{text}"
     );
 
-    // A malformed key is refused before anything is sent.
+    // A malformed key is refused when the channel is saved (the channel type table's key
+    // format), so it never reaches the relay; the refusal does not show the key.
     let server = TestServer::start().await;
+    server.setup_root().await;
+    let root = server
+        .client_for(common::ROOT_USER, common::ROOT_PASS)
+        .await;
     let bad = bedrock_channel(&mock, "just-one-part-key", "claude-test", json!({}));
-    let (root, _, key) = fixture(&server, &[bad], 1_000_000, 500_000).await;
-    prices(&server, &root).await;
-    let before = mock.requests().len();
-    let (status, _, text) = raw(messages(&server, &key, body.clone())).await;
-    assert_eq!(status, StatusCode::UNAUTHORIZED, "{text}");
-    assert!(text.contains("AK|SK|region"), "{text}");
-    assert!(!text.contains("just-one-part-key"), "{text}");
-    assert_eq!(mock.requests().len(), before);
+    let (status, resp) = root.post("/api/channel/", bad).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{resp}");
+    let message = resp["message"].as_str().unwrap_or_default();
+    assert!(message.contains("AK|SK|region"), "{message}");
+    assert!(!message.contains("just-one-part-key"), "{message}");
 
     // Throttling (429) is passed on when no other channel can take the request.
     let server = TestServer::start().await;

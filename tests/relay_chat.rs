@@ -859,19 +859,30 @@ async fn model_mapping_param_override_and_status_mapping_apply_per_channel() {
 }
 
 #[tokio::test]
-async fn channels_of_types_not_relayed_yet_are_skipped_without_blame() {
+async fn channels_of_types_not_relayed_yet_are_never_picked_nor_blamed() {
     let mock = MockUpstream::start().await;
     let server = TestServer::start().await;
     let (root, _, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
-    // Baidu Qianfan (15): a provider-signed protocol the relay does not speak.
-    root.put("/api/channel/", json!({"id": 1, "type": 15}))
+    // Baidu Qianfan (15): a provider-signed protocol the relay does not speak, so no route can
+    // use it.
+    let (status, body) = root
+        .put(
+            "/api/channel/",
+            json!({"id": 1, "type": 15, "key": "baidu-api-key|baidu-secret-key"}),
+        )
         .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     server
         .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
         .await;
     for _ in 0..4 {
         let (status, body) = chat(&server, &key, json!({"model": "gpt-4o", "messages": []})).await;
-        assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{body}");
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("/v1/chat/completions") && message.contains("gpt-4o"),
+            "{message}"
+        );
     }
     assert_eq!(mock.chat_calls(), 0);
     let (_, channel) = root.get("/api/channel/1").await;

@@ -24,7 +24,7 @@ pub use super::adaptor::post;
 use super::adaptor::{self, Credential};
 use super::auth::Caller;
 use super::chat::{
-    mapped_model, mapped_status, pick, quota_error, report, retryable, upstream_message,
+    mapped_model, mapped_status, no_channel, pick, quota_error, report, retryable, upstream_message,
 };
 use super::chat::{not_json, read_whole};
 use super::durable;
@@ -37,6 +37,7 @@ use super::prompt::Prompt;
 use super::settle::{Attempt, SettleCtx};
 use super::tokenize::Counter;
 use super::wire::{self, EncodeCtx, Wire, anthropic};
+use crate::channel_types::serve::Need;
 use crate::error::RelayError;
 use crate::state::AppState;
 
@@ -304,15 +305,18 @@ pub struct Won {
     pub routed: std::sync::Arc<RoutedChannel>,
 }
 
-/// The attempt loop: picks channels (pinned, else down the priority tiers skipping those tried
-/// and those whose `max_input_tokens` is below the prompt), makes the channel's key usable ([`adaptor::authorize`]: a Vertex token, AWS credentials),
-/// sends what `build` makes for each, reports every outcome to the channel pool, and retries
-/// retryable failures up to `price.retries` times. `Err` is the last upstream's error (or why no
-/// channel could be tried); the caller releases its reservation then.
+/// The attempt loop: picks channels that can serve `need` (pinned, else down the priority tiers
+/// skipping those tried and those whose `max_input_tokens` is below the prompt), makes the
+/// channel's key usable ([`adaptor::authorize`]: a Vertex token, AWS credentials), sends what
+/// `build` makes for each, reports every outcome to the channel pool, and retries retryable
+/// failures up to `price.retries` times. `Err` is the last upstream's error (or why no channel
+/// could be tried: a 400 when the model has channels but none can serve the route); the caller
+/// releases its reservation then.
 pub async fn forward<F>(
     state: &AppState,
     caller: &Caller,
     model: &str,
+    need: Need,
     price: &Price,
     mut build: F,
 ) -> Result<Won, RelayError>
@@ -328,7 +332,7 @@ where
     let mut attempts = Vec::new();
     let mut last_error = None;
     for attempt in 0..=price.retries {
-        let Some(channel) = pick(&table, caller, model, attempt, &excluded) else {
+        let Some(channel) = pick(&table, caller, model, need.bits, attempt, &excluded) else {
             break;
         };
         tried.push(channel.id());
@@ -446,10 +450,7 @@ where
             }
         }
     }
-    let error = last_error.unwrap_or(RelayError::NoChannel {
-        model: model.to_owned(),
-        group: caller.group.clone(),
-    });
+    let error = last_error.unwrap_or_else(|| no_channel(&table, caller, model, need));
     failure::record(state, caller, model, &tried, attempts, &error);
     Err(error)
 }
@@ -581,10 +582,19 @@ async fn forward_job(
 ) -> Result<Response, RelayError> {
     let state = &state;
     let pass_through = price.pass_through;
+    let route = match job.client {
+        Wire::OpenAi => "/v1/chat/completions",
+        Wire::Anthropic => "/v1/messages",
+        Wire::Gemini => "/v1beta/models/{model}:generateContent",
+        Wire::Responses => "/v1/responses",
+        // No client speaks these; named for completeness.
+        Wire::Converse | Wire::Cohere => "/v1/chat/completions",
+    };
     let won = forward(
         state,
         &job.caller,
         &job.model,
+        Need::chat(job.stream, route),
         &price,
         |channel, wire, upstream_model, key| {
             let wire = wire.upstream(channel, job.client);

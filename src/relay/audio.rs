@@ -37,6 +37,7 @@ use super::price::Usage;
 use super::settle::UsageSource;
 use super::tokenize::Counter;
 use super::wire::Wire;
+use crate::channel_types::serve::{Need, Serve};
 use crate::error::RelayError;
 use crate::state::AppState;
 
@@ -124,6 +125,7 @@ impl Speech {
             &state,
             &caller,
             &model,
+            Need::new(Serve::Audio, "/v1/audio/speech"),
             &price,
             |channel, wire, upstream_model, key| {
                 if wire != Wire::OpenAi {
@@ -330,6 +332,14 @@ impl Upload {
             &state,
             &caller,
             &model,
+            Need::new(
+                Serve::Audio,
+                if path == "/v1/audio/translations" {
+                    "/v1/audio/translations"
+                } else {
+                    "/v1/audio/transcriptions"
+                },
+            ),
             &price,
             |channel, wire, upstream_model, key| {
                 if wire != Wire::OpenAi {

@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::Value;
 use tollgate_actors::channel_pool::msg::{Outcome, OutcomeSource};
-use tollgate_actors::channel_pool::routing_table::{RoutedChannel, RoutingTable, select};
+use tollgate_actors::channel_pool::routing_table::{RoutedChannel, RoutingTable, select_for};
 use tollgate_actors::quota::rate::RateKind;
 use tollgate_actors::quota::{QuotaError, Refusal};
 use tollgate_storage::secret::Secret;
@@ -35,11 +35,9 @@ use super::stream;
 use super::tokenize::Counter;
 use super::usage::{OpenAiUsage, PartialReason, Usage};
 use super::wire::Wire;
+use crate::channel_types::serve::Need;
 use crate::error::RelayError;
 use crate::state::AppState;
-
-/// Channel types spoken with the OpenAI wire format (others need an adaptor).
-pub(super) const OPENAI_COMPATIBLE: &[i32] = &[1, 4, 8, 17, 20, 25, 31, 40, 42, 43, 45, 47, 48];
 
 /// What the relay reads from the request body; everything else passes through untouched.
 #[derive(Debug, Deserialize)]
@@ -357,6 +355,7 @@ impl Forward {
             &state,
             &caller,
             &head.model,
+            Need::openai_route(path, head.stream),
             &price,
             |channel, wire, upstream_model, key| {
                 if wire != Wire::OpenAi {
@@ -409,19 +408,48 @@ pub(super) fn retryable(status: u16) -> bool {
     matches!(status, 401 | 403 | 408 | 429) || status >= 500
 }
 
-/// The channel for attempt `attempt`: the admin's pinned one, else the routing table's choice.
+/// The channel for attempt `attempt` among those whose type serves every route-kind bit of
+/// `need` (0: any): the admin's pinned one, else the routing table's choice.
 pub(super) fn pick(
     table: &RoutingTable,
     caller: &Caller,
     model: &str,
+    need: u32,
     attempt: usize,
     tried: &[tollgate_storage::ChannelId],
 ) -> Option<std::sync::Arc<RoutedChannel>> {
     if let Some(id) = caller.pinned {
-        return (attempt == 0).then(|| table.channel(id).cloned()).flatten();
+        return (attempt == 0)
+            .then(|| table.channel(id).filter(|c| c.serves(need)).cloned())
+            .flatten();
     }
     let route = table.route(&caller.group, model)?;
-    select(route, attempt, tried, &mut rand::rng()).cloned()
+    select_for(route, need, attempt, tried, &mut rand::rng()).cloned()
+}
+
+/// Why no channel could be tried for `model`: a 400 naming the route and the model when the
+/// model has channels (or the pinned channel exists) but none of their types serves the route,
+/// else no channel at all.
+pub(super) fn no_channel(
+    table: &RoutingTable,
+    caller: &Caller,
+    model: &str,
+    need: Need,
+) -> RelayError {
+    let has_channels = match caller.pinned {
+        Some(id) => table.channel(id).is_some(),
+        None => table.route(&caller.group, model).is_some(),
+    };
+    if has_channels {
+        return RelayError::BadRequest(format!(
+            "model {model} has no channel whose type can serve {}",
+            need.route
+        ));
+    }
+    RelayError::NoChannel {
+        model: model.to_owned(),
+        group: caller.group.clone(),
+    }
 }
 
 /// The status the client sees for an upstream error: the channel's `status_code_mapping`

@@ -363,6 +363,7 @@ impl Job {
             &state,
             &self.caller,
             &self.model,
+            crate::channel_types::serve::Need::openai_route(&self.path, false),
             &self.price,
             |channel, wire, upstream_model, key| {
                 self.build(&state, channel, wire, upstream_model, key)

@@ -54,7 +54,7 @@ fn check(state: &AppState, caller: &Caller, model: &str) -> Result<(), RelayErro
         )));
     }
     let table = state.channel_pool.table().load();
-    if pick(&table, caller, model, 0, &[]).is_none() {
+    if pick(&table, caller, model, 0, 0, &[]).is_none() {
         return Err(RelayError::NoChannel {
             model: model.to_owned(),
             group: caller.group.clone(),
@@ -75,7 +75,7 @@ async fn forward(
     headers: &HeaderMap,
 ) -> Option<Response> {
     let table = state.channel_pool.table().load_full();
-    let channel = pick(&table, caller, model, 0, &[])?;
+    let channel = pick(&table, caller, model, 0, 0, &[])?;
     if Wire::of_channel(channel.channel.channel_type) != Some(wire) {
         return None;
     }

@@ -31,6 +31,7 @@ use super::settle::UsageSource;
 use super::tokenize::Counter;
 use super::wire::Wire;
 use crate::channel_types::effective_base_url;
+use crate::channel_types::serve::{Need, Serve};
 use crate::error::RelayError;
 use crate::state::AppState;
 
@@ -214,6 +215,10 @@ impl GeminiEmbed {
             state,
             &caller,
             model,
+            Need::new(
+                Serve::GeminiEmbeddings,
+                "/v1beta/models/{model}:embedContent",
+            ),
             &price,
             |channel, wire, upstream_model, key| {
                 let direct = super::adaptor::Transport::of(channel.channel.channel_type)

@@ -20,7 +20,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
@@ -153,6 +153,23 @@ fn embed_answer(s: &MockState, body: &Bytes, batch: bool) -> Value {
     answer
 }
 
+/// `GET /v1beta/models` (https://ai.google.dev/api/rest/v1beta/models/list): names prefixed
+/// `models/`; only with the key the channel tests use.
+async fn list_models(headers: HeaderMap) -> Response {
+    if headers.get("x-goog-api-key").and_then(|v| v.to_str().ok()) != Some("gemini-list-key") {
+        return (
+            StatusCode::FORBIDDEN,
+            Json(json!({"error": {"code": 403, "message": "API key not valid", "status": "PERMISSION_DENIED"}})),
+        )
+            .into_response();
+    }
+    Json(json!({"models": [
+        {"name": "models/gemini-test", "displayName": "Gemini Test"},
+        {"name": "models/text-embedding-004"},
+    ]}))
+    .into_response()
+}
+
 impl MockGemini {
     /// Makes embedding answers report `promptTokenCount` (none by default, as Gemini's
     /// embedContent usually answers).
@@ -167,6 +184,7 @@ impl MockGemini {
         *state.pieces.lock().expect("lock") = vec!["Hel".into(), "lo".into()];
         let app = Router::new()
             .route("/{version}/models/{target}", post(generate))
+            .route("/{version}/models", get(list_models))
             .with_state(Arc::clone(&state));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

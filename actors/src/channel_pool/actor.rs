@@ -46,6 +46,8 @@ pub struct ChannelPoolArgs {
     pub failing: Arc<AtomicUsize>,
     /// Told when a channel is auto-disabled, once installed (shared with the handle).
     pub watch: Arc<OnceLock<Arc<dyn ChannelWatch>>>,
+    /// The route kinds a channel type serves (see [`RoutingTable::build_with`]).
+    pub serves: fn(i32) -> u32,
 }
 
 /// The actor's state; only the actor touches it.
@@ -71,6 +73,8 @@ pub struct ChannelPoolState {
     scheduled_retest_running: bool,
     /// Told when a channel is auto-disabled.
     watch: Arc<OnceLock<Arc<dyn ChannelWatch>>>,
+    /// The route kinds a channel type serves.
+    serves: fn(i32) -> u32,
 }
 
 fn now_unix() -> i64 {
@@ -91,9 +95,11 @@ fn scrub(text: &str, channel: &Channel) -> String {
 impl ChannelPoolState {
     fn republish(&mut self) {
         let cursors = &mut self.cursors;
-        let table = RoutingTable::build(self.channels.values(), |id| {
-            Arc::clone(cursors.entry(id).or_default())
-        });
+        let table = RoutingTable::build_with(
+            self.channels.values(),
+            |id| Arc::clone(cursors.entry(id).or_default()),
+            self.serves,
+        );
         self.published.publish(table);
     }
 
@@ -289,6 +295,7 @@ impl Actor for ChannelPoolActor {
             published: args.published,
             scheduled_retest_running: false,
             watch: args.watch,
+            serves: args.serves,
         };
         state.reload().await?;
         myself.send_interval(args.retest_interval, || ChannelPoolMsg::Retest {

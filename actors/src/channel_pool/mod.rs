@@ -32,7 +32,7 @@ use tollgate_storage::{ChannelId, Store};
 
 pub use health::Verdict;
 pub use msg::{ChannelPoolMsg, Outcome, OutcomeSource, RetestSummary};
-pub use routing_table::{RoutedChannel, RoutingTable, select};
+pub use routing_table::{RoutedChannel, RoutingTable, select, select_for};
 
 use self::actor::{ChannelPoolActor, ChannelPoolArgs};
 use crate::ActorError;
@@ -92,11 +92,13 @@ fn rpc_error<T>(result: Result<CallResult<T>, impl std::fmt::Display>) -> Result
 
 impl ChannelPool {
     /// Loads every channel and starts the actor (unnamed). The join handle completes when the
-    /// actor has stopped (and released its storage handle).
+    /// actor has stopped (and released its storage handle). `serves` gives the route kinds a
+    /// channel type serves (capability routing; this crate knows nothing about channel types).
     pub async fn spawn(
         store: Store,
         options: Options,
         prober: Arc<dyn Prober>,
+        serves: fn(i32) -> u32,
     ) -> Result<(ChannelPool, JoinHandle<()>), ActorError> {
         let table = Published::new(RoutingTable::default());
         let failing = Arc::new(AtomicUsize::new(0));
@@ -109,6 +111,7 @@ impl ChannelPool {
             published: table.clone(),
             retest_interval: RETEST_INTERVAL,
             failing: failing.clone(),
+            serves,
         };
         let (actor, join) = Actor::spawn(None, ChannelPoolActor, args)
             .await

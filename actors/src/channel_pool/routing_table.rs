@@ -13,6 +13,12 @@
 //! - channels already tried in this request are skipped. If that empties the tier, the next
 //!   lower tier is used, then the higher ones; once every channel was tried there is none.
 //!   Standby channels of a tier become eligible when all its weighted channels were tried.
+//! - [`select_for`] also skips channels whose type cannot serve the request: each channel
+//!   carries a bit mask of the route kinds it serves (computed by the caller of
+//!   [`RoutingTable::build_with`], which knows the channel types; this crate only ANDs bits).
+//!   Each tier keeps the intersection of its channels' masks and each route the union, so a
+//!   request whose every candidate qualifies draws exactly as [`select`] does, and "no channel
+//!   of this model can serve this" is one AND.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -41,6 +47,8 @@ pub struct RoutedChannel {
     cursor: Arc<AtomicUsize>,
     /// The channel's JSON fields, parsed.
     pub json: ChannelJson,
+    /// The route kinds its type serves, as bits (all ones: everything).
+    pub serves: u32,
 }
 
 impl RoutedChannel {
@@ -59,7 +67,13 @@ impl RoutedChannel {
             channel,
             keys,
             cursor,
+            serves: u32::MAX,
         }
+    }
+
+    /// Whether the channel serves every route kind bit of `need`.
+    pub fn serves(&self, need: u32) -> bool {
+        self.serves & need == need
     }
 
     /// The channel id.
@@ -93,6 +107,8 @@ pub struct Tier {
     pub channels: Vec<Arc<RoutedChannel>>,
     /// `cumulative[i]` = sum of the weights of `channels[..=i]`.
     cumulative: Vec<u64>,
+    /// The route kinds every channel of the tier serves.
+    serves_all: u32,
 }
 
 impl Tier {
@@ -105,10 +121,12 @@ impl Tier {
                 sum
             })
             .collect();
+        let serves_all = channels.iter().fold(u32::MAX, |m, c| m & c.serves);
         Tier {
             priority,
             channels,
             cumulative,
+            serves_all,
         }
     }
 
@@ -130,16 +148,17 @@ impl Tier {
             .get(self.cumulative.partition_point(|&c| c <= r))
     }
 
-    /// Weighted draw over the channels not in `tried`.
+    /// Weighted draw over the channels not in `tried` that serve `need`.
     fn draw_excluding<R: Rng + ?Sized>(
         &self,
+        need: u32,
         tried: &[ChannelId],
         rng: &mut R,
     ) -> Option<&Arc<RoutedChannel>> {
         let left: Vec<&Arc<RoutedChannel>> = self
             .channels
             .iter()
-            .filter(|c| !tried.contains(&c.id()))
+            .filter(|c| !tried.contains(&c.id()) && c.serves(need))
             .collect();
         if left.is_empty() {
             return None;
@@ -164,6 +183,19 @@ impl Tier {
 pub struct Route {
     /// The tiers, highest priority first; never empty in a built table.
     pub tiers: Vec<Tier>,
+    /// The route kinds some channel of the route serves.
+    serves_any: u32,
+}
+
+impl Route {
+    /// Whether some channel of the route serves every route kind bit of `need`.
+    pub fn can_serve(&self, need: u32) -> bool {
+        self.serves_any & need == need
+            && self
+                .tiers
+                .iter()
+                .any(|t| t.channels.iter().any(|c| c.serves(need)))
+    }
 }
 
 /// The published routing table.
@@ -177,15 +209,27 @@ pub struct RoutingTable {
 
 impl RoutingTable {
     /// Builds the table from `channels` (disabled ones are left out). `cursor` supplies the
-    /// key-rotation counter of each channel so rotation survives rebuilds.
+    /// key-rotation counter of each channel so rotation survives rebuilds. Every channel serves
+    /// every route kind (see [`RoutingTable::build_with`]).
     pub fn build<'a>(
         channels: impl IntoIterator<Item = &'a Arc<Channel>>,
+        cursor: impl FnMut(ChannelId) -> Arc<AtomicUsize>,
+    ) -> RoutingTable {
+        RoutingTable::build_with(channels, cursor, |_| u32::MAX)
+    }
+
+    /// [`RoutingTable::build`], with `serves` giving the route-kind mask of a channel type.
+    pub fn build_with<'a>(
+        channels: impl IntoIterator<Item = &'a Arc<Channel>>,
         mut cursor: impl FnMut(ChannelId) -> Arc<AtomicUsize>,
+        serves: impl Fn(i32) -> u32,
     ) -> RoutingTable {
         let mut by_route: HashMap<(String, String), TiersByPriority> = HashMap::new();
         let mut enabled = BTreeMap::new();
         for channel in channels.into_iter().filter(|c| c.is_enabled()) {
-            let routed = Arc::new(RoutedChannel::new(Arc::clone(channel), cursor(channel.id)));
+            let mut routed = RoutedChannel::new(Arc::clone(channel), cursor(channel.id));
+            routed.serves = serves(channel.channel_type);
+            let routed = Arc::new(routed);
             let groups: BTreeSet<&str> = channel.group_list().into_iter().collect();
             let models: BTreeSet<&str> = channel.model_list().into_iter().collect();
             for group in &groups {
@@ -202,7 +246,7 @@ impl RoutingTable {
         }
         let mut routes: HashMap<String, HashMap<String, Route>> = HashMap::new();
         for ((group, model), tiers) in by_route {
-            let tiers = tiers
+            let tiers: Vec<Tier> = tiers
                 .into_iter()
                 .rev()
                 .map(|(priority, mut chans)| {
@@ -210,10 +254,14 @@ impl RoutingTable {
                     Tier::new(priority, chans)
                 })
                 .collect();
+            let serves_any = tiers
+                .iter()
+                .flat_map(|t| t.channels.iter())
+                .fold(0, |m, c| m | c.serves);
             routes
                 .entry(group)
                 .or_default()
-                .insert(model, Route { tiers });
+                .insert(model, Route { tiers, serves_any });
         }
         RoutingTable {
             routes,
@@ -279,6 +327,20 @@ pub fn select<'a, R: Rng + ?Sized>(
     tried: &[ChannelId],
     rng: &mut R,
 ) -> Option<&'a Arc<RoutedChannel>> {
+    select_for(route, 0, retry, tried, rng)
+}
+
+/// [`select`] among the channels that serve every route kind bit of `need` (0: any channel).
+pub fn select_for<'a, R: Rng + ?Sized>(
+    route: &'a Route,
+    need: u32,
+    retry: usize,
+    tried: &[ChannelId],
+    rng: &mut R,
+) -> Option<&'a Arc<RoutedChannel>> {
+    if route.serves_any & need != need {
+        return None;
+    }
     let last = route.tiers.len().checked_sub(1)?;
     let start = retry.min(last);
     let order = (start..=last).chain(0..start);
@@ -286,10 +348,10 @@ pub fn select<'a, R: Rng + ?Sized>(
         let Some(tier) = route.tiers.get(index) else {
             continue;
         };
-        let pick = if tried.is_empty() {
+        let pick = if tried.is_empty() && tier.serves_all & need == need {
             tier.draw(rng)
         } else {
-            tier.draw_excluding(tried, rng)
+            tier.draw_excluding(need, tried, rng)
         };
         if pick.is_some() {
             return pick;

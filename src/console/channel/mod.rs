@@ -38,6 +38,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/channel/tag/enabled", post(tag::enable_tag))
         .route("/api/channel/tag/disabled", post(tag::disable_tag))
         .route("/api/channel/batch/tag", post(tag::tag_channels))
+        .route("/api/channel/types", get(ops::list_types))
         .route("/api/channel/models", get(ops::list_known_models))
         .route("/api/channel/models_enabled", get(ops::list_enabled_models))
         .route("/api/channel/fetch_models", post(ops::fetch_models))

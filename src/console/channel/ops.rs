@@ -1,4 +1,5 @@
-//! Handlers: model lists, upstream model fetch, channel tests, proxy test, balances, groups.
+//! Handlers: the channel type table, model lists, upstream model fetch, channel tests, proxy
+//! test, balances, groups.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +11,7 @@ use tollgate_storage::channels;
 use tollgate_storage::secret::Secret;
 
 use super::crud::channel_id;
-use crate::channel_types::CHANNEL_TYPES;
+use crate::channel_types::{CHANNEL_TYPES, Caps, ChannelType};
 use crate::console::service::channel::check::{self, BalanceSummary, TestResult};
 use crate::console::service::channel::probe::{self, ProxyReport};
 use crate::error::ConsoleError;
@@ -30,6 +31,28 @@ pub struct KnownModel {
     /// Channel type id.
     #[serde(rename = "type")]
     pub channel_type: i32,
+}
+
+/// One row of the channel type table as the console reads it.
+#[derive(Debug, Serialize)]
+pub struct TypeView {
+    /// The row: id, name, family, base URL, auth, key format, fields, test, models.
+    #[serde(flatten)]
+    pub row: &'static ChannelType,
+    /// What the relay serves for the type (and `balance` when it has a balance query).
+    pub capabilities: Caps,
+}
+
+/// GET /api/channel/types: every channel type with its extra-field descriptors, key format and
+/// capabilities (the console's channel editor renders the type-specific inputs from it).
+pub async fn list_types(_admin: AdminSession) -> Envelope<Vec<TypeView>> {
+    ok(CHANNEL_TYPES
+        .iter()
+        .map(|row| TypeView {
+            row,
+            capabilities: row.capabilities(),
+        })
+        .collect())
 }
 
 /// GET /api/channel/models: the built-in model list of every type.

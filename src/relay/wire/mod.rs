@@ -20,6 +20,7 @@ use serde_json::Value;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use super::price::Usage;
+use crate::channel_types::Family;
 
 /// A wire format, for the client side or the upstream side of a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,14 +42,15 @@ pub enum Wire {
 }
 
 impl Wire {
-    /// The wire a channel type is spoken with, `None` when the relay cannot speak it.
+    /// The wire a channel type is spoken with (its family in the channel type table), `None`
+    /// when the relay cannot speak it.
     pub fn of_channel(channel_type: i32) -> Option<Wire> {
-        match channel_type {
-            14 => Some(Wire::Anthropic),
-            24 => Some(Wire::Gemini),
-            34 => Some(Wire::Cohere),
-            t if super::chat::OPENAI_COMPATIBLE.contains(&t) => Some(Wire::OpenAi),
-            _ => None,
+        match crate::channel_types::family(channel_type)? {
+            Family::OpenAi => Some(Wire::OpenAi),
+            Family::Anthropic => Some(Wire::Anthropic),
+            Family::Gemini => Some(Wire::Gemini),
+            Family::Cohere => Some(Wire::Cohere),
+            Family::Azure | Family::Bedrock | Family::Vertex => None,
         }
     }
 

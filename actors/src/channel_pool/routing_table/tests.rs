@@ -179,3 +179,58 @@ fn keys_rotate_per_request_and_across_rebuilds() {
     let next = rebuilt.channel(ChannelId(1)).expect("routed").next_key();
     assert_eq!(next.map(|(_, k)| k.expose()), Some("k2"));
 }
+
+/// A channel of type `channel_type` (the capability tests give types masks).
+fn typed(id: i64, priority: i64, weight: i64, channel_type: i32) -> Arc<Channel> {
+    let mut c = (*channel(id, priority, weight)).clone();
+    c.channel_type = channel_type;
+    Arc::new(c)
+}
+
+/// Type 1 serves bits 0b11, type 2 only 0b01.
+fn masked(channels: &[Arc<Channel>]) -> RoutingTable {
+    RoutingTable::build_with(
+        channels,
+        |_| Arc::new(AtomicUsize::new(0)),
+        |t| if t == 1 { 0b11 } else { 0b01 },
+    )
+}
+
+#[test]
+fn select_for_skips_channels_that_cannot_serve_the_need() {
+    // Tier 10: channel 1 (type 2, cannot serve 0b10) weighted far above channel 2 (type 1).
+    let t = masked(&[typed(1, 10, 1000, 2), typed(2, 10, 1, 1), typed(3, 0, 1, 1)]);
+    let route = t.route("default", "m").expect("route");
+    assert!(route.can_serve(0b10) && route.can_serve(0b01));
+    assert!(!route.can_serve(0b100));
+    let mut rng = StdRng::seed_from_u64(7);
+    for _ in 0..200 {
+        let pick = select_for(route, 0b10, 0, &[], &mut rng).expect("a channel");
+        assert_eq!(
+            pick.id().0,
+            2,
+            "the channel lacking the capability is never drawn"
+        );
+    }
+    // Failover: the retry moves down a tier; a tier without a capable channel is passed over.
+    let pick = select_for(route, 0b10, 0, &[ChannelId(2)], &mut rng).expect("a channel");
+    assert_eq!(pick.id().0, 3);
+    assert!(select_for(route, 0b10, 1, &[ChannelId(2), ChannelId(3)], &mut rng).is_none());
+    // Without the need the heavy channel wins as before.
+    let pick = select_for(route, 0b01, 0, &[], &mut rng).expect("a channel");
+    assert_eq!(pick.id().0, 1);
+}
+
+#[test]
+fn a_route_whose_channels_all_lack_the_need_has_no_candidate() {
+    let t = masked(&[typed(1, 0, 1, 2), typed(2, 5, 1, 2)]);
+    let route = t.route("default", "m").expect("route");
+    assert!(!route.can_serve(0b10));
+    let mut rng = StdRng::seed_from_u64(7);
+    assert!(select_for(route, 0b10, 0, &[], &mut rng).is_none());
+    assert!(
+        select_for(route, 0, 0, &[], &mut rng).is_some(),
+        "need 0 is anything"
+    );
+    assert!(t.channel(ChannelId(1)).is_some_and(|c| !c.serves(0b10)));
+}

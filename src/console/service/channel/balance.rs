@@ -1,6 +1,7 @@
 //! Upstream balance queries: what a channel's provider account has left, in US$.
 //!
-//! Supported types and their APIs (the key travels as a bearer token):
+//! The channel type table says which API a type has ([`BalanceApi`]); the APIs (the key travels
+//! as a bearer token):
 //! - OpenAI (1) and Custom (8): `GET /v1/dashboard/billing/subscription` (`hard_limit_usd`,
 //!   `has_payment_method`), then `GET /v1/dashboard/billing/usage?start_date&end_date`
 //!   (`total_usage` in cents) over the current month, or the last 100 days when the account
@@ -21,18 +22,21 @@ use time::OffsetDateTime;
 use tollgate_storage::channels::Channel;
 
 use super::probe::{base_url, transport_error, upstream_message};
+use crate::channel_types::{self, BalanceApi};
 use crate::error::ConsoleError;
 use crate::upstream::HttpClients;
 
 /// How long one balance request may take.
 pub const BALANCE_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// The channel types that have a balance query.
-pub const BALANCE_TYPES: &[i32] = &[1, 8, 20, 25, 40, 43];
+/// The balance API of `channel_type`, if it has one.
+fn api(channel_type: i32) -> Option<BalanceApi> {
+    channel_types::by_id(channel_type).and_then(|t| t.balance)
+}
 
 /// Whether `channel_type` has a balance query.
 pub fn supported(channel_type: i32) -> bool {
-    BALANCE_TYPES.contains(&channel_type)
+    api(channel_type).is_some()
 }
 
 /// Asks the channel's provider for its balance, in US$ (`cny_per_usd` converts CNY amounts).
@@ -41,11 +45,11 @@ pub async fn query(
     channel: &Channel,
     cny_per_usd: f64,
 ) -> Result<f64, ConsoleError> {
-    if !supported(channel.channel_type) {
+    let Some(api) = api(channel.channel_type) else {
         return Err(ConsoleError::NotSupported(
             "balance query is not supported for this channel type".into(),
         ));
-    }
+    };
     let keys = channel.key_lines();
     let [key] = keys.as_slice() else {
         return Err(ConsoleError::NotSupported(
@@ -64,18 +68,18 @@ pub async fn query(
             amount
         }
     };
-    let balance = match channel.channel_type {
-        20 => {
+    let balance = match api {
+        BalanceApi::OpenRouterCredits => {
             let v = get("/api/v1/credits".into()).await?;
             number(&v["data"]["total_credits"])? - number(&v["data"]["total_usage"])?
         }
-        25 => cny(number(
+        BalanceApi::MoonshotBalance => cny(number(
             &get("/v1/users/me/balance".into()).await?["data"]["available_balance"],
         )?),
-        40 => cny(number(
+        BalanceApi::SiliconFlowUserInfo => cny(number(
             &get("/v1/user/info".into()).await?["data"]["totalBalance"],
         )?),
-        43 => {
+        BalanceApi::DeepSeekBalance => {
             let v = get("/user/balance".into()).await?;
             let infos = v["balance_infos"].as_array().cloned().unwrap_or_default();
             let of = |currency: &str| {
@@ -90,7 +94,7 @@ pub async fn query(
                 (None, None) => return Err(unexpected()),
             }
         }
-        _ => {
+        BalanceApi::OpenAiBilling => {
             let sub = get("/v1/dashboard/billing/subscription".into()).await?;
             let limit = number(&sub["hard_limit_usd"])?;
             let (start, end) = usage_window(

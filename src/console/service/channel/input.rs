@@ -12,7 +12,7 @@ use tollgate_storage::channels::{Channel, STATUS_ENABLED, split_list};
 use tollgate_storage::secret::Secret;
 use tollgate_storage::{ChannelId, Quota};
 
-use crate::channel_types;
+use crate::channel_types::{self, ChannelType, FieldKind, Target, keys};
 use crate::error::ConsoleError;
 use crate::upstream::validate_proxy;
 
@@ -207,12 +207,17 @@ pub fn apply(
     creating: bool,
 ) -> Result<(Channel, Vec<String>), ConsoleError> {
     let mut notices = Vec::new();
+    let before = (c.channel_type, c.setting.clone(), c.other.clone());
     if let Some(v) = input.name {
         c.name = v.trim().to_owned();
     }
     if let Some(v) = input.channel_type {
         c.channel_type = i32_field("type", v)?;
     }
+    let key_sent = input
+        .key
+        .as_ref()
+        .is_some_and(|k| !k.expose().trim().is_empty());
     if let Some(key) = input.key.filter(|k| !k.expose().trim().is_empty()) {
         let (key, converted) = clean_key(key.expose());
         if converted {
@@ -258,7 +263,66 @@ pub fn apply(
         c.status = i32_field("status", v)?;
     }
     validate(&mut c, creating)?;
+    // The key and the type's extra fields are checked when they are sent, or when what decides
+    // them changed (a key stored under another type or key type); otherwise a stored channel is
+    // kept as is, so a status-only update never fails on an old record.
+    let (old_type, old_setting, old_other) = before;
+    let retyped = old_type != c.channel_type || old_setting != c.setting;
+    if creating || retyped || old_other != c.other {
+        check_fields(&c, type_row(c.channel_type)?)?;
+    }
+    if key_sent || retyped {
+        check_key(&mut c)?;
+    }
     Ok((c, notices))
+}
+
+/// Checks the key against its type's format and stores it in the normal form (one key per
+/// line; JSON keys one compact object per line). The refusal never contains the key.
+fn check_key(c: &mut Channel) -> Result<(), ConsoleError> {
+    let row = type_row(c.channel_type)?;
+    let format = channel_types::key_format(row, &c.setting);
+    let keys = keys::normalize(format, c.key.expose())
+        .map_err(|e| ConsoleError::Invalid(format!("invalid {} key: {e}", row.name)))?;
+    c.key = Secret::new(keys.join("\n"));
+    Ok(())
+}
+
+fn type_row(channel_type: i32) -> Result<&'static ChannelType, ConsoleError> {
+    channel_types::by_id(channel_type)
+        .ok_or_else(|| ConsoleError::Invalid(format!("unknown channel type {channel_type}")))
+}
+
+/// The type's extra fields: required ones are set, select values are among the options.
+fn check_fields(c: &Channel, row: &ChannelType) -> Result<(), ConsoleError> {
+    for field in row.fields {
+        let value = match field.target {
+            Target::Other => Some(c.other.clone()).filter(|v| !v.is_empty()),
+            Target::Setting => channel_types::setting_value(&c.setting, field.key),
+        };
+        let value = value.as_deref().map(str::trim).filter(|v| !v.is_empty());
+        let place = match field.target {
+            Target::Other => "other".to_owned(),
+            Target::Setting => format!("setting.{}", field.key),
+        };
+        match value {
+            None if field.required && field.default.is_empty() => {
+                return Err(ConsoleError::Invalid(format!(
+                    "a {} channel needs its {} ({place})",
+                    row.name, field.name
+                )));
+            }
+            Some(v) if field.kind == FieldKind::Select && !field.options.contains(&v) => {
+                return Err(ConsoleError::Invalid(format!(
+                    "{place} of a {} channel must be one of {}",
+                    row.name,
+                    field.options.join(", ")
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn validate(c: &mut Channel, creating: bool) -> Result<(), ConsoleError> {
@@ -273,12 +337,7 @@ fn validate(c: &mut Channel, creating: bool) -> Result<(), ConsoleError> {
             "the channel has no key"
         });
     }
-    let Some(kind) = channel_types::by_id(c.channel_type) else {
-        return Err(ConsoleError::Invalid(format!(
-            "unknown channel type {}",
-            c.channel_type
-        )));
-    };
+    let kind = type_row(c.channel_type)?;
     if c.models.is_empty() {
         return bad("at least one model is required");
     }
@@ -290,8 +349,7 @@ fn validate(c: &mut Channel, creating: bool) -> Result<(), ConsoleError> {
     if !c.base_url.is_empty() && !scheme_ok {
         return bad("base_url must start with http:// or https://");
     }
-    if c.base_url.is_empty() && kind.default_base_url.is_empty() && matches!(c.channel_type, 3 | 8)
-    {
+    if c.base_url.is_empty() && kind.base_url_required {
         return Err(ConsoleError::Invalid(format!(
             "a {} channel needs a base_url",
             kind.name

@@ -4,8 +4,9 @@
 //! Keys travel only in request headers (never in URLs), and every upstream text that is kept
 //! or shown is scrubbed of the channel's key lines first. Tests use the channel's first key
 //! that is not disabled.
-//! Supported protocols: OpenAI-compatible types, Azure, Anthropic and Gemini (tests);
-//! OpenAI-compatible types and Anthropic (model lists).
+//! What is sent comes from the channel type table: the row's test request in its family's wire
+//! (only types the relay serves are tested: a test that passes must mean the channel relays),
+//! and the row's model-list API.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,7 +17,7 @@ use tollgate_actors::channel_pool::{Outcome, OutcomeSource, ProbeFuture, Prober}
 use tollgate_storage::channels::{Channel, other_info};
 use tollgate_storage::secret::Secret;
 
-use crate::channel_types::{self, Protocol};
+use crate::channel_types::{self, Caps, ChannelType, Family, ModelsApi, TestRequest};
 use crate::error::ConsoleError;
 use crate::upstream::{HttpClients, validate_proxy};
 
@@ -30,8 +31,6 @@ pub const PROXY_CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 pub const PROXY_CHECK_URL: &str = "http://www.gstatic.com/generate_204";
 /// Model tested when neither the request, the channel's test model nor its models name one.
 pub const DEFAULT_TEST_MODEL: &str = "gpt-4o-mini";
-/// Azure `api-version` when the channel's `other` is empty (reference §4.7).
-pub const AZURE_DEFAULT_API_VERSION: &str = "2025-04-01-preview";
 /// `anthropic-version` header sent to Anthropic.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 
@@ -85,8 +84,20 @@ pub fn test_model(channel: &Channel, requested: Option<&str>) -> String {
         .unwrap_or_else(|| pick.to_owned())
 }
 
-fn protocol(channel_type: i32) -> Protocol {
-    channel_types::by_id(channel_type).map_or(Protocol::Other, |t| t.protocol)
+/// The table row of `channel_type`, or a refusal naming the unknown type.
+fn row(channel_type: i32) -> Result<&'static ChannelType, ConsoleError> {
+    channel_types::by_id(channel_type)
+        .ok_or_else(|| ConsoleError::Invalid(format!("unknown channel type {channel_type}")))
+}
+
+/// The API version a Gemini channel puts in its URL: `other` when it is one, else the type's
+/// default (as the relay builds it).
+fn gemini_version(channel: &Channel) -> String {
+    let own = channel.other.trim();
+    if !own.is_empty() && !own.contains('/') {
+        return own.to_owned();
+    }
+    channel_types::effective_other(channel.channel_type, "")
 }
 
 pub(super) fn base_url(channel_type: i32, base_url: &str) -> Result<String, ConsoleError> {
@@ -97,54 +108,59 @@ pub(super) fn base_url(channel_type: i32, base_url: &str) -> Result<String, Cons
     Ok(base)
 }
 
-fn chat_request(
+/// The channel test's request for direct transports (Azure, Vertex AI and Bedrock go through
+/// the relay's transport, `relay::adaptor::test_request`): the row's test request in its
+/// family's wire.
+fn test_request(
     client: &reqwest::Client,
     channel: &Channel,
     key: &str,
     model: &str,
 ) -> Result<reqwest::RequestBuilder, ConsoleError> {
+    let row = row(channel.channel_type)?;
+    let unsupported = || {
+        ConsoleError::NotSupported(format!(
+            "testing {} channels is not supported: the relay cannot serve this type yet",
+            row.name
+        ))
+    };
+    if row.caps == Caps::NONE {
+        return Err(unsupported());
+    }
+    let family = row.family.ok_or_else(unsupported)?;
     let base = base_url(channel.channel_type, &channel.base_url)?;
     let hi = json!([{"role": "user", "content": "hi"}]);
-    let req = match protocol(channel.channel_type) {
-        Protocol::OpenAi => {
-            let mut req = client
-                .post(format!("{base}/v1/chat/completions"))
-                .bearer_auth(key)
-                .json(&json!({"model": model, "messages": hi, "max_tokens": 1}));
-            if !channel.openai_organization.is_empty() {
-                req = req.header("OpenAI-Organization", &channel.openai_organization);
-            }
-            req
-        }
-        Protocol::Azure => {
-            let version = Some(channel.other.trim())
-                .filter(|v| !v.is_empty())
-                .unwrap_or(AZURE_DEFAULT_API_VERSION);
-            client
-                .post(format!(
-                    "{base}/openai/deployments/{model}/chat/completions"
-                ))
-                .query(&[("api-version", version)])
-                .header("api-key", key)
-                .json(&json!({"messages": hi, "max_tokens": 1}))
-        }
-        Protocol::Anthropic => client
+    let req = match (row.test, family) {
+        (TestRequest::Chat, Family::OpenAi) => client
+            .post(format!("{base}/v1/chat/completions"))
+            .bearer_auth(key)
+            .json(&json!({"model": model, "messages": hi, "max_tokens": 1})),
+        (TestRequest::Embeddings, Family::OpenAi) => client
+            .post(format!("{base}/v1/embeddings"))
+            .bearer_auth(key)
+            .json(&json!({"model": model, "input": "hello world"})),
+        (TestRequest::Chat, Family::Anthropic) => client
             .post(format!("{base}/v1/messages"))
             .header("x-api-key", key)
             .header("anthropic-version", ANTHROPIC_VERSION)
             .json(&json!({"model": model, "messages": hi, "max_tokens": 1})),
-        Protocol::Gemini => client
-            .post(format!("{base}/v1beta/models/{model}:generateContent"))
+        (TestRequest::Chat, Family::Gemini) => client
+            .post(format!(
+                "{base}/{}/models/{model}:generateContent",
+                gemini_version(channel)
+            ))
             .header("x-goog-api-key", key)
             .json(&json!({"contents": [{"parts": [{"text": "hi"}]}],
                 "generationConfig": {"maxOutputTokens": 1}})),
-        Protocol::Other => {
-            return Err(ConsoleError::NotSupported(
-                "testing this channel type is not supported".into(),
-            ));
-        }
+        _ => return Err(unsupported()),
     };
-    Ok(req)
+    Ok(
+        if family == Family::OpenAi && !channel.openai_organization.is_empty() {
+            req.header("OpenAI-Organization", &channel.openai_organization)
+        } else {
+            req
+        },
+    )
 }
 
 /// The message of an upstream error body (OpenAI, Anthropic or Gemini shape), if any.
@@ -188,7 +204,7 @@ pub async fn test(
     // token fetched, a request signed), so the test sees what the relay will.
     let req = match crate::relay::adaptor::test_request(http, channel, &key, &model).await {
         Some(built) => built,
-        None => Ok(chat_request(&client, channel, &key, &model)?),
+        None => Ok(test_request(&client, channel, &key, &model)?),
     };
     let sent = match req {
         Ok(req) => req
@@ -231,7 +247,10 @@ pub async fn test(
     })
 }
 
-/// The model ids the upstream lists at `GET {base}/v1/models`.
+/// The model ids the upstream lists, through the type's model-list API (OpenAI and Claude:
+/// `GET {base}/v1/models`, `data[].id`; Gemini: `GET {base}/v1beta/models?pageSize=1000`, at most
+/// 1000 per page, `models[].name` without `models/` —
+/// <https://ai.google.dev/api/rest/v1beta/models/list>).
 pub async fn fetch_models(
     http: &HttpClients,
     channel_type: i32,
@@ -239,6 +258,13 @@ pub async fn fetch_models(
     key: &Secret,
     proxy: &str,
 ) -> Result<Vec<String>, ConsoleError> {
+    let row = row(channel_type)?;
+    let Some(api) = row.models_api else {
+        return Err(ConsoleError::NotSupported(format!(
+            "fetching models is not supported for {} channels",
+            row.name
+        )));
+    };
     let base = base_url(channel_type, base_url_text)?;
     let key_line = key
         .expose()
@@ -247,19 +273,18 @@ pub async fn fetch_models(
         .find(|l| !l.is_empty())
         .ok_or_else(|| ConsoleError::Invalid("a key is required to fetch models".into()))?;
     let client = http.for_proxy(proxy).map_err(ConsoleError::Invalid)?;
-    let url = format!("{base}/v1/models");
-    let req = match protocol(channel_type) {
-        Protocol::OpenAi => client.get(url).bearer_auth(key_line),
-        Protocol::Anthropic => client
-            .get(url)
+    let req = match api {
+        ModelsApi::OpenAi => client
+            .get(format!("{base}/v1/models"))
+            .bearer_auth(key_line),
+        ModelsApi::Anthropic => client
+            .get(format!("{base}/v1/models"))
             .header("x-api-key", key_line)
             .header("anthropic-version", ANTHROPIC_VERSION),
-        _ => {
-            return Err(ConsoleError::NotSupported(
-                "fetching models is supported for OpenAI-compatible and Claude channels only"
-                    .into(),
-            ));
-        }
+        ModelsApi::Gemini => client
+            .get(format!("{base}/v1beta/models"))
+            .query(&[("pageSize", "1000")])
+            .header("x-goog-api-key", key_line),
     };
     let resp = req
         .timeout(FETCH_TIMEOUT)
@@ -278,13 +303,18 @@ pub async fn fetch_models(
     }
     let v: Value = serde_json::from_str(&body)
         .map_err(|_| ConsoleError::Upstream("the model list is not JSON".into()))?;
+    let (list, field) = match api {
+        ModelsApi::Gemini => ("models", "name"),
+        ModelsApi::OpenAi | ModelsApi::Anthropic => ("data", "id"),
+    };
     let mut ids: Vec<String> = v
-        .get("data")
+        .get(list)
         .and_then(Value::as_array)
         .map(|items| {
             items
                 .iter()
-                .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_owned))
+                .filter_map(|m| m.get(field).and_then(Value::as_str))
+                .map(|id| id.strip_prefix("models/").unwrap_or(id).to_owned())
                 .collect()
         })
         .unwrap_or_default();

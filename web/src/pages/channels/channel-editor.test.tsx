@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { useSession } from '@/stores/session';
 import { mockApi, statusData } from '@/test/api-mock';
 import type { MockAnswer, RecordedCall } from '@/test/api-mock';
+import { channelTypesData } from '@/test/channel-types';
 import { stubClipboard } from '@/test/clipboard';
 import { renderApp } from '@/test/render-app';
 import { makeUser } from '@/test/users';
@@ -34,7 +35,7 @@ function setUp(extra: Record<string, MockAnswer> = {}) {
   return mockApi({
     'GET /api/status': { body: statusData() },
     'GET /api/group/': ok(['default', 'vip']),
-    'GET /api/channel/models': ok([{ id: 'gpt-4o', type: 1 }]),
+    'GET /api/channel/types': ok(channelTypesData),
     'GET /api/channel/': ok({ items: [], page: 1, page_size: 10, total: 0 }),
     'GET /api/channel/7': ok(stored),
     ...extra,
@@ -52,7 +53,8 @@ describe('channel editor', () => {
     const { router } = renderApp('/channel/add');
     const user = userEvent.setup();
     expect(await screen.findByRole('heading', { name: '添加渠道' })).toBeTruthy();
-    expect((screen.getByLabelText('类型') as HTMLSelectElement).value).toBe('1');
+    // The form shows once the type table has loaded.
+    expect(((await screen.findByLabelText('类型')) as HTMLSelectElement).value).toBe('1');
     expect(screen.getByLabelText('代理地址').getAttribute('placeholder')).toBe(
       'https://api.openai.com',
     );
@@ -246,7 +248,7 @@ describe('channel editor drawer', () => {
     const { router } = renderApp('/channel/add');
     const user = userEvent.setup();
     const dialog = await screen.findByRole('dialog', { name: '添加渠道' });
-    await user.type(within(dialog).getByLabelText('名称'), 'half');
+    await user.type(await within(dialog).findByLabelText('名称'), 'half');
     const overlay = document.querySelector<HTMLElement>('.ui-dialog__overlay');
     expect(overlay).not.toBeNull();
     if (overlay) await user.click(overlay);
@@ -355,8 +357,97 @@ describe('channel editor drawer', () => {
     const user = userEvent.setup();
     const type = await screen.findByLabelText('类型');
     await user.selectOptions(type, '41');
-    expect(screen.getByText('格式：服务账号 JSON 密钥（整个 JSON 文件内容）')).toBeTruthy();
+    expect(screen.getByText(/格式：服务账号 JSON 密钥（整个 JSON 文件内容）/)).toBeTruthy();
     await user.selectOptions(type, '8');
-    expect(screen.getByText(/自定义渠道填写完整的请求地址前缀/)).toBeTruthy();
+    expect(screen.getByText(/该类型没有默认地址，请填写完整的请求地址前缀/)).toBeTruthy();
+    await user.selectOptions(type, '3');
+    expect(screen.getByText(/Azure 资源的终结点/)).toBeTruthy();
+    await user.selectOptions(type, '22');
+    expect(screen.getByText('格式：APIKey-AppId')).toBeTruthy();
+  });
+});
+
+describe('channel editor from the type table', () => {
+  it('offers exactly the types the server lists, with what each one serves', async () => {
+    setUp();
+    renderApp('/channel/add');
+    const user = userEvent.setup();
+    const type = (await screen.findByLabelText('类型')) as HTMLSelectElement;
+    expect([...type.options].map((o) => o.value)).toEqual(
+      channelTypesData.map((t) => String(t.id)),
+    );
+    const labels = [...type.options].map((o) => o.textContent);
+    // Labels through i18next: the translated name, not the server's English one.
+    expect(labels).toContain('OpenAI');
+    expect(labels).toContain('讯飞星火认知');
+    expect(labels).not.toContain('Spark');
+    expect(
+      screen.getByText('支持：对话、流式、Responses、嵌入、绘图、语音、重排序、内容审核'),
+    ).toBeTruthy();
+    expect(screen.queryByText(/暂不支持转发该类型/)).toBeNull();
+    await user.selectOptions(type, '39');
+    expect(screen.getByText(/Tollgate 暂不支持转发该类型/)).toBeTruthy();
+    await user.selectOptions(type, '33');
+    expect(screen.getByText(/格式：AK\|SK\|Region/)).toBeTruthy();
+  });
+
+  it("renders the type's fields from its descriptors and stores setting fields in setting", async () => {
+    const calls = setUp({ 'POST /api/channel/': ok({ ids: [9] }) });
+    renderApp('/channel/add');
+    const user = userEvent.setup();
+    const type = await screen.findByLabelText('类型');
+    // OpenAI has no extra field.
+    expect(screen.queryByLabelText('部署地区')).toBeNull();
+    await user.selectOptions(type, '41');
+    const region = screen.getByLabelText('部署地区');
+    expect(region.getAttribute('placeholder')).toBe('global');
+    expect(screen.getByText('部署地区，如 us-central1；留空为 global')).toBeTruthy();
+    const keyType = screen.getByLabelText('密钥类型') as HTMLSelectElement;
+    expect([...keyType.options].map((o) => o.textContent)).toEqual(['服务账号 JSON', 'API Key']);
+    expect(screen.getByText(/服务账号 JSON 密钥（整个 JSON 文件内容）/)).toBeTruthy();
+    await user.selectOptions(keyType, 'api_key');
+    expect(screen.queryByText(/服务账号 JSON 密钥（整个 JSON 文件内容）/)).toBeNull();
+    expect((screen.getByLabelText('渠道额外设置') as HTMLTextAreaElement).value).toBe(
+      '{"vertex_key_type":"api_key"}',
+    );
+    await user.type(screen.getByLabelText('名称'), 'vertex');
+    await user.type(screen.getByRole('textbox', { name: '密钥' }), 'AIza-1');
+    await user.type(screen.getByPlaceholderText('输入模型名称'), 'gemini-2.5-pro{Enter}');
+    await user.type(region, 'us-central1');
+    await user.click(screen.getByRole('button', { name: '提交' }));
+    await waitFor(() => expect(sent(calls, 'POST', '/api/channel/')).toHaveLength(1));
+    expect(sent(calls, 'POST', '/api/channel/')[0]?.body).toMatchObject({
+      channel: {
+        type: 41,
+        other: 'us-central1',
+        setting: '{"vertex_key_type":"api_key"}',
+      },
+    });
+  });
+
+  it('requires the required fields, and fills an empty field with its default', async () => {
+    const calls = setUp({ 'POST /api/channel/': ok({ ids: [9] }) });
+    renderApp('/channel/add');
+    const user = userEvent.setup();
+    const type = await screen.findByLabelText('类型');
+    await user.selectOptions(type, '39');
+    await user.type(screen.getByLabelText('名称'), 'cf');
+    await user.type(screen.getByRole('textbox', { name: '密钥' }), 'cf-key');
+    await user.type(screen.getByPlaceholderText('输入模型名称'), 'm{Enter}');
+    await user.click(screen.getByRole('button', { name: '提交' }));
+    expect(await screen.findByText('此项必填')).toBeTruthy();
+    expect(sent(calls, 'POST', '/api/channel/')).toHaveLength(0);
+    await user.type(screen.getByLabelText('Account ID'), 'acc-1');
+    await user.click(screen.getByRole('button', { name: '提交' }));
+    await waitFor(() => expect(sent(calls, 'POST', '/api/channel/')).toHaveLength(1));
+    expect(sent(calls, 'POST', '/api/channel/')[0]?.body).toMatchObject({
+      channel: { type: 39, other: 'acc-1' },
+    });
+  });
+
+  it('says so when the type table cannot be loaded', async () => {
+    setUp({ 'GET /api/channel/types': { status: 500, body: { success: false, message: 'x' } } });
+    renderApp('/channel/add');
+    expect(await screen.findByText('加载渠道类型失败')).toBeTruthy();
   });
 });

@@ -6,13 +6,14 @@ import { useState } from 'react';
 import { Controller, useForm, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 
+import { channelTypesQueryOptions } from '@/api/channel-types';
+import type { ChannelTypeInfo } from '@/api/channel-types';
 import {
   channelQueryOptions,
   createChannel,
   disabledKeys,
   fetchEnabledModels,
   fetchUpstreamModels,
-  knownModelsQueryOptions,
   splitList,
   testProxy,
   updateChannel,
@@ -39,17 +40,11 @@ import { formatAmount } from '@/lib/format';
 import { useSession } from '@/stores/session';
 import { toast } from '@/stores/toasts';
 
-import {
-  baseUrlHintTypes,
-  channelType,
-  channelTypes,
-  keyHintTypes,
-  otherHintTypes,
-  typeLabel,
-} from './constants';
+import { typeLabel } from './constants';
 import { KeyReveal } from './key-reveal';
 import { channelFormSchema, newChannelValues, toChannelPayload } from './schema';
 import type { ChannelFormValues } from './schema';
+import { fieldValue, keyFormatHint, TypeFields } from './type-fields';
 
 import './channels.css';
 
@@ -99,6 +94,7 @@ export function ChannelEditorDrawer({
     ...channelQueryOptions(channelId),
     enabled: target?.kind === 'edit' && Number.isInteger(channelId),
   });
+  const types = useQuery({ ...channelTypesQueryOptions, enabled: target !== null });
 
   return (
     <Dialog open={target !== null} onOpenChange={(open) => (open ? undefined : onClose())}>
@@ -116,27 +112,43 @@ export function ChannelEditorDrawer({
               : t('edit.editDescription', { id: Number.isInteger(channelId) ? channelId : '' })}
           </DialogDescription>
         </DialogHeader>
-        {target === null ? null : creating ? (
-          <ChannelForm onDone={onClose} />
+        {target === null ? null : types.isError && !types.data ? (
+          <Alert tone="danger">{t('edit.typesFailed')}</Alert>
+        ) : !types.data ? (
+          <Spinner label={t('list.loading')} />
+        ) : creating ? (
+          <ChannelForm types={types.data} onDone={onClose} />
         ) : !Number.isInteger(channelId) || (channel.isError && !channel.data) ? (
           <Alert tone="danger">{t('edit.loadFailed')}</Alert>
         ) : !channel.data ? (
           <Spinner label={t('list.loading')} />
         ) : (
-          <ChannelForm key={channel.data.id} channel={channel.data} onDone={onClose} />
+          <ChannelForm
+            key={channel.data.id}
+            types={types.data}
+            channel={channel.data}
+            onDone={onClose}
+          />
         )}
       </DialogContent>
     </Dialog>
   );
 }
 
-function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => void }) {
+function ChannelForm({
+  types,
+  channel,
+  onDone,
+}: {
+  types: ChannelTypeInfo[];
+  channel?: Channel;
+  onDone: () => void;
+}) {
   const { t } = useTranslation('channels');
   const queryClient = useQueryClient();
   const creating = channel === undefined;
   const isRoot = useSession((s) => (s.user?.role ?? 0) >= ROLE_ROOT);
   const groups = useQuery(groupsQueryOptions);
-  const known = useQuery(knownModelsQueryOptions);
   const [customModel, setCustomModel] = useState('');
   const {
     register,
@@ -144,6 +156,7 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
     control,
     getValues,
     setValue,
+    setError,
     formState: { errors },
   } = useForm<ChannelFormValues>({
     resolver: zodResolver(channelFormSchema(creating)),
@@ -151,11 +164,14 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
   });
   const type = useWatch({ control, name: 'type' });
   const models = useWatch({ control, name: 'models' });
+  const other = useWatch({ control, name: 'other' });
+  const setting = useWatch({ control, name: 'setting' });
+  const row = types.find((ct) => ct.id === type);
   const message = (key: string | undefined) => (key ? t(key as ParseKeys<'channels'>) : undefined);
 
   const save = useMutation({
     mutationFn: async (values: ChannelFormValues) => {
-      const { channel: body, notices } = toChannelPayload(values);
+      const { channel: body, notices } = toChannelPayload(values, row);
       for (const notice of notices) toast.info(t(`toast.${notice}`));
       if (creating) return createChannel(values.batch ? 'batch' : 'single', body);
       return updateChannel({ ...body, id: channel.id });
@@ -216,46 +232,73 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
     onError: (error) => toast.error(t('toast.proxyFailed', { message: error.message })),
   });
 
-  const typeInfo = channelType(type);
-  const otherHint = otherHintTypes.find((x) => x === type);
-  const baseUrlHint = baseUrlHintTypes.find((x) => x === type);
-  const keyFormat = (keyHintTypes as readonly number[]).includes(type)
-    ? t(`edit.keyFormat.${type}` as ParseKeys<'channels'>)
+  const keyFormat = keyFormatHint(t, row, setting);
+  const baseUrlHint = row?.base_url_required
+    ? t(row.family === 'azure' ? 'edit.baseUrlHint.azure' : 'edit.baseUrlHint.required')
     : undefined;
+  // What the relay serves for the type (a balance query alone relays nothing).
+  const serves = (row?.capabilities ?? []).filter((c) => c !== 'balance');
   const keysOff = channel ? disabledKeys(channel) : [];
   const groupNames = [
     ...new Set([...(groups.data ?? []), ...(channel ? splitList(channel.group) : ['default'])]),
   ];
-  const knownForType = (known.data ?? []).filter((m) => m.type === type).map((m) => m.id);
+  const knownForType = row?.models ?? [];
+
+  // The type's required extra fields (the server checks them too).
+  const submit = (values: ChannelFormValues) => {
+    const missing = row?.fields.find(
+      (f) => f.required && f.default === '' && fieldValue(values, f).trim() === '',
+    );
+    if (missing) {
+      setError(missing.target === 'other' ? 'other' : 'setting', {
+        message: 'validation.required',
+      });
+      return;
+    }
+    save.mutate(values);
+  };
 
   return (
-    <form
-      className="channel-edit"
-      noValidate
-      onSubmit={handleSubmit((values) => save.mutate(values))}
-    >
-      <Field id="channel-type" label={t('field.type')}>
+    <form className="channel-edit" noValidate onSubmit={handleSubmit(submit)}>
+      <Field
+        id="channel-type"
+        label={t('field.type')}
+        hint={
+          serves.length > 0
+            ? t('edit.capabilities', {
+                list: serves
+                  .map((c) => t(`capability.${c}` as ParseKeys<'channels'>, { defaultValue: c }))
+                  .join(t('edit.capabilitySeparator')),
+              })
+            : undefined
+        }
+      >
         <Select id="channel-type" {...register('type', { valueAsNumber: true })}>
-          {channelTypes.map((ct) => (
+          {types.map((ct) => (
             <option key={ct.id} value={ct.id}>
-              {typeLabel(t, ct.id)}
+              {typeLabel(t, ct.id, ct.name)}
             </option>
           ))}
         </Select>
       </Field>
+      {row && serves.length === 0 ? (
+        <Alert tone="warning" className="channel-edit__not-relayed">
+          {t('edit.notRelayed')}
+        </Alert>
+      ) : null}
       <Field id="channel-name" label={t('field.name')} error={message(errors.name?.message)}>
         <Input id="channel-name" autoComplete="off" {...register('name')} />
       </Field>
       <Field
         id="channel-base-url"
         label={t('field.baseUrl')}
-        hint={baseUrlHint !== undefined ? t(`edit.baseUrlHint.${baseUrlHint}`) : undefined}
+        hint={baseUrlHint}
         error={message(errors.base_url?.message)}
       >
         <Input
           id="channel-base-url"
           autoComplete="off"
-          placeholder={typeInfo?.baseUrl ?? ''}
+          placeholder={row?.default_base_url ?? ''}
           {...register('base_url')}
         />
       </Field>
@@ -291,6 +334,18 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
         </Alert>
       ) : null}
       {channel && isRoot ? <KeyReveal channelId={channel.id} /> : null}
+      {row ? (
+        <TypeFields
+          row={row}
+          values={{ other, setting }}
+          register={register}
+          setValue={setValue}
+          errors={{
+            other: message(errors.other?.message),
+            setting: message(errors.setting?.message),
+          }}
+        />
+      ) : null}
       {creating ? (
         <label className="channels__switch">
           <Controller
@@ -543,13 +598,6 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
       </Field>
       <Field id="channel-organization" label={t('field.organization')}>
         <Input id="channel-organization" autoComplete="off" {...register('openai_organization')} />
-      </Field>
-      <Field
-        id="channel-other"
-        label={t('field.other')}
-        hint={otherHint !== undefined ? t(`edit.otherHint.${otherHint}`) : undefined}
-      >
-        <Input id="channel-other" autoComplete="off" {...register('other')} />
       </Field>
       <div className="channel-edit__actions">
         <Button type="submit" disabled={save.isPending}>

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { i18n } from '@/i18n';
 import { fieldErrors } from '@/test/schema';
 
-import { channelTypes, responseTone, typeLabel } from './constants';
+import { responseTone, typeLabel } from './constants';
 import {
   batchTagSchema,
   channelFormSchema,
@@ -115,9 +115,27 @@ describe('toChannelPayload', () => {
     expect(toChannelPayload({ ...valid, key: '' }).channel).not.toHaveProperty('key');
   });
 
-  it('gives Spark (type 18) with an empty other v2.1', () => {
-    expect(toChannelPayload({ ...valid, type: 18 }).channel.other).toBe('v2.1');
-    expect(toChannelPayload({ ...valid, type: 18, other: 'v3.5' }).channel.other).toBe('v3.5');
+  it("gives an empty other the type's default for it (Spark, type 18: v2.1)", () => {
+    const spark = {
+      fields: [
+        {
+          target: 'other' as const,
+          key: '',
+          name: 'model version',
+          kind: 'text' as const,
+          options: [],
+          required: false,
+          default: 'v2.1',
+          label: 'typeField.apiVersion',
+          help: '',
+        },
+      ],
+    };
+    expect(toChannelPayload({ ...valid, type: 18 }, spark).channel.other).toBe('v2.1');
+    expect(toChannelPayload({ ...valid, type: 18, other: 'v3.5' }, spark).channel.other).toBe(
+      'v3.5',
+    );
+    expect(toChannelPayload({ ...valid, type: 1 }, { fields: [] }).channel.other).toBe('');
     expect(toChannelPayload({ ...valid, type: 1 }).channel.other).toBe('');
   });
 
@@ -172,13 +190,18 @@ describe('typeLabel', () => {
   it('labels every type of spec 02 §3 in both languages', () => {
     const zh = i18n.getFixedT('zh', 'channels');
     const en = i18n.getFixedT('en', 'channels');
-    expect(channelTypes.map((type) => type.id).sort((a, b) => a - b)).toEqual([
+    const ids = [
       1, 2, 3, 4, 5, 8, 11, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 31, 33, 34, 35, 36,
       37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49,
-    ]);
+    ];
+    for (const id of ids) {
+      expect(typeLabel(zh, id, 'server name'), `type ${id}`).not.toBe('server name');
+      expect(typeLabel(en, id, 'server name'), `type ${id}`).not.toBe('server name');
+    }
     expect(typeLabel(zh, 45)).toBe('字节火山方舟、豆包通用');
     expect(typeLabel(en, 45)).toBe('Volcano Ark / Doubao');
     expect(typeLabel(en, 1)).toBe('OpenAI');
     expect(typeLabel(en, 999)).toBe('999');
+    expect(typeLabel(en, 999, 'New Provider')).toBe('New Provider');
   });
 });

@@ -1,7 +1,7 @@
 import type { ParseKeys } from 'i18next';
 import { z } from 'zod/mini';
 
-import { SPARK_DEFAULT_VERSION, SPARK_TYPE } from './constants';
+import type { ChannelTypeInfo } from '@/api/channel-types';
 
 /** Error messages are i18n keys of the `channels` namespace. */
 const message = (key: ParseKeys<'channels'>) => key;
@@ -96,10 +96,14 @@ export type ChannelNotice = 'chineseComma';
 
 /**
  * Valid form values → the body of POST/PUT /api/channel/: the trailing slash of base_url is
- * removed, Chinese commas in the key become English ones (with a notice), Spark (type 18) with an
- * empty `other` gets v2.1, models and groups go as comma text, an empty key is left out.
+ * removed, Chinese commas in the key become English ones (with a notice), an empty `other` gets
+ * the type's default for it (`row`'s descriptor; e.g. Spark's v2.1), models and groups go as
+ * comma text, an empty key is left out.
  */
-export function toChannelPayload(values: ChannelFormValues): {
+export function toChannelPayload(
+  values: ChannelFormValues,
+  row?: Pick<ChannelTypeInfo, 'fields'>,
+): {
   channel: Record<string, unknown>;
   notices: ChannelNotice[];
 } {
@@ -113,7 +117,10 @@ export function toChannelPayload(values: ChannelFormValues): {
   const channel: Record<string, unknown> = {
     ...rest,
     base_url: values.base_url.replace(/\/+$/, ''),
-    other: values.type === SPARK_TYPE && values.other === '' ? SPARK_DEFAULT_VERSION : values.other,
+    other:
+      values.other === ''
+        ? (row?.fields.find((f) => f.target === 'other')?.default ?? '')
+        : values.other,
     models: models.join(','),
     group: groups.join(','),
     auto_ban: auto_ban ? 1 : 0,

@@ -1,0 +1,403 @@
+//! THE channel type table: one row per type of spec 02 §3, default base URLs from reference
+//! §5.1. This is the only place that says how to talk to a type; the relay, the channel test,
+//! balance queries, model fetching and the console (`GET /api/channel/types`) read it.
+//!
+//! A capability is set only where the relay really serves it: the OpenAI-compatible types get
+//! every route the OpenAI pass-through forwards, Claude (14), Gemini (24), Azure (3), Bedrock
+//! (33) and Vertex AI (41) what their adaptors serve. When an adaptor lands (Cohere, Responses
+//! conversion), its row's `caps` (and, for a new family, `serve::Serve::served_by`) change here
+//! and nowhere else.
+
+use super::kinds::{
+    Auth, BalanceApi, Caps, ChannelType, Family, Field, FieldKind, KeyFormat, ModelsApi, Target,
+    TestRequest,
+};
+
+/// Every route the OpenAI pass-through forwards (`relay::chat`).
+const OPENAI_ROUTES: Caps = Caps::CHAT
+    .with(Caps::STREAM)
+    .with(Caps::RESPONSES)
+    .with(Caps::EMBEDDINGS)
+    .with(Caps::IMAGES)
+    .with(Caps::AUDIO)
+    .with(Caps::RERANK)
+    .with(Caps::MODERATION);
+
+/// Azure OpenAI: the OpenAI routes its deployments (and resource) serve.
+const AZURE_CAPS: Caps = Caps::CHAT
+    .with(Caps::STREAM)
+    .with(Caps::RESPONSES)
+    .with(Caps::EMBEDDINGS)
+    .with(Caps::IMAGES)
+    .with(Caps::AUDIO);
+
+/// Claude through the Anthropic adaptor: chat (from every inbound format), streamed, and token
+/// counts forwarded.
+const CLAUDE_CAPS: Caps = Caps::CHAT.with(Caps::STREAM).with(Caps::COUNT_TOKENS);
+
+/// Gemini through the Gemini adaptor: chat, streamed, embeddings (Gemini clients'
+/// `embedContent`), and token counts forwarded.
+const GEMINI_CAPS: Caps = Caps::CHAT
+    .with(Caps::STREAM)
+    .with(Caps::EMBEDDINGS)
+    .with(Caps::COUNT_TOKENS);
+
+const fn other(
+    name: &'static str,
+    label: &'static str,
+    help: &'static str,
+    default: &'static str,
+) -> Field {
+    Field {
+        target: Target::Other,
+        key: "",
+        name,
+        kind: FieldKind::Text,
+        options: &[],
+        required: false,
+        default,
+        label,
+        help,
+    }
+}
+
+const fn required(field: Field) -> Field {
+    Field {
+        required: true,
+        ..field
+    }
+}
+
+/// Azure's `api-version` (`v1` selects the `/openai/v1/` style).
+const AZURE_FIELDS: &[Field] = &[other(
+    "API version",
+    "typeField.apiVersion",
+    "typeField.azureVersionHelp",
+    "2024-10-21",
+)];
+/// Gemini's API version in the URL path.
+const GEMINI_FIELDS: &[Field] = &[other(
+    "API version",
+    "typeField.apiVersion",
+    "typeField.geminiVersionHelp",
+    "v1beta",
+)];
+/// Spark's model version (spec 02 §5: an empty one becomes v2.1).
+const SPARK_FIELDS: &[Field] = &[other(
+    "model version",
+    "typeField.apiVersion",
+    "typeField.sparkVersionHelp",
+    "v2.1",
+)];
+const KNOWLEDGE_FIELDS: &[Field] = &[required(other(
+    "knowledge base id",
+    "typeField.knowledgeId",
+    "typeField.knowledgeIdHelp",
+    "",
+))];
+const CLOUDFLARE_FIELDS: &[Field] = &[required(other(
+    "account id",
+    "typeField.accountId",
+    "typeField.accountIdHelp",
+    "",
+))];
+const COZE_FIELDS: &[Field] = &[required(other(
+    "bot id",
+    "typeField.botId",
+    "typeField.botIdHelp",
+    "",
+))];
+/// Vertex: the region (reference §4.7: missing gives `global`) and the key type.
+const VERTEX_FIELDS: &[Field] = &[
+    other(
+        "region",
+        "typeField.region",
+        "typeField.regionHelp",
+        "global",
+    ),
+    Field {
+        target: Target::Setting,
+        key: "vertex_key_type",
+        name: "key type",
+        kind: FieldKind::Select,
+        options: &["json", "api_key"],
+        required: false,
+        default: "json",
+        label: "typeField.vertexKeyType",
+        help: "typeField.vertexKeyTypeHelp",
+    },
+];
+
+const OPENAI_MODELS: &[&str] = &[
+    "gpt-4o",
+    "gpt-4o-mini",
+    "gpt-4.1",
+    "gpt-4.1-mini",
+    "gpt-4.1-nano",
+    "o3",
+    "o3-mini",
+    "o4-mini",
+    "gpt-3.5-turbo",
+    "text-embedding-3-small",
+    "text-embedding-3-large",
+];
+
+const CLAUDE_MODELS: &[&str] = &[
+    "claude-3-5-haiku-20241022",
+    "claude-3-7-sonnet-20250219",
+    "claude-sonnet-4-20250514",
+    "claude-opus-4-20250514",
+];
+
+/// A row of the OpenAI-compatible family with every pass-through route.
+const fn openai(id: i32, name: &'static str, base: &'static str) -> ChannelType {
+    ChannelType {
+        id,
+        name,
+        family: Some(Family::OpenAi),
+        default_base_url: base,
+        base_url_required: base.is_empty(),
+        auth: Auth::Bearer,
+        key_format: KeyFormat::Lines,
+        key_hint: "",
+        fields: &[],
+        caps: OPENAI_ROUTES,
+        test: TestRequest::Chat,
+        balance: None,
+        models_api: Some(ModelsApi::OpenAi),
+        models: &[],
+    }
+}
+
+/// A row without an adaptor: stored and listed, never relayed or tested.
+const fn unsupported(id: i32, name: &'static str, base: &'static str) -> ChannelType {
+    ChannelType {
+        id,
+        name,
+        family: None,
+        default_base_url: base,
+        base_url_required: false,
+        auth: Auth::Bearer,
+        key_format: KeyFormat::Lines,
+        key_hint: "",
+        fields: &[],
+        caps: Caps::NONE,
+        test: TestRequest::None,
+        balance: None,
+        models_api: None,
+        models: &[],
+    }
+}
+
+/// Every type, by id.
+pub const CHANNEL_TYPES: &[ChannelType] = &[
+    ChannelType {
+        balance: Some(BalanceApi::OpenAiBilling),
+        models: OPENAI_MODELS,
+        ..openai(1, "OpenAI", "https://api.openai.com")
+    },
+    unsupported(2, "Midjourney Proxy", "https://oa.api2d.net"),
+    ChannelType {
+        id: 3,
+        name: "Azure OpenAI",
+        family: Some(Family::Azure),
+        default_base_url: "",
+        base_url_required: true,
+        auth: Auth::ApiKeyHeader,
+        key_format: KeyFormat::Lines,
+        key_hint: "",
+        fields: AZURE_FIELDS,
+        // The Azure transport (`relay::adaptor::azure`): deployment URLs for chat, completions,
+        // embeddings, images and audio; Responses at the resource.
+        caps: AZURE_CAPS,
+        test: TestRequest::Chat,
+        balance: None,
+        models_api: None,
+        models: OPENAI_MODELS,
+    },
+    ChannelType {
+        models: &["llama3.1", "qwen2.5"],
+        ..openai(4, "Ollama", "http://localhost:11434")
+    },
+    unsupported(5, "Midjourney Proxy Plus", "https://api.openai-sb.com"),
+    ChannelType {
+        balance: Some(BalanceApi::OpenAiBilling),
+        ..openai(8, "Custom", "")
+    },
+    unsupported(11, "PaLM2", ""),
+    ChannelType {
+        id: 14,
+        name: "Claude",
+        family: Some(Family::Anthropic),
+        default_base_url: "https://api.anthropic.com",
+        base_url_required: false,
+        auth: Auth::XApiKey,
+        key_format: KeyFormat::Lines,
+        key_hint: "",
+        fields: &[],
+        caps: CLAUDE_CAPS,
+        test: TestRequest::Chat,
+        balance: None,
+        models_api: Some(ModelsApi::Anthropic),
+        models: CLAUDE_MODELS,
+    },
+    ChannelType {
+        auth: Auth::ProviderSigned,
+        key_format: KeyFormat::Parts(&["APIKey", "SecretKey"]),
+        ..unsupported(15, "Baidu Qianfan", "https://aip.baidubce.com")
+    },
+    ChannelType {
+        models: &["glm-4", "glm-4-flash"],
+        ..unsupported(16, "ChatGLM", "https://open.bigmodel.cn")
+    },
+    ChannelType {
+        models: &["qwen-turbo", "qwen-plus", "qwen-max"],
+        ..openai(17, "Qwen", "https://dashscope.aliyuncs.com")
+    },
+    ChannelType {
+        auth: Auth::ProviderSigned,
+        key_format: KeyFormat::Parts(&["APPID", "APISecret", "APIKey"]),
+        fields: SPARK_FIELDS,
+        ..unsupported(18, "Spark", "")
+    },
+    openai(19, "360", "https://api.360.cn"),
+    ChannelType {
+        balance: Some(BalanceApi::OpenRouterCredits),
+        ..openai(20, "OpenRouter", "https://openrouter.ai/api")
+    },
+    ChannelType {
+        fields: KNOWLEDGE_FIELDS,
+        ..unsupported(21, "AI Proxy Library", "https://api.aiproxy.io")
+    },
+    ChannelType {
+        key_hint: "keyHint.fastgpt",
+        ..openai(22, "FastGPT", "https://fastgpt.run/api/openapi")
+    },
+    ChannelType {
+        auth: Auth::ProviderSigned,
+        key_format: KeyFormat::Parts(&["AppId", "SecretId", "SecretKey"]),
+        ..unsupported(23, "Hunyuan", "https://hunyuan.tencentcloudapi.com")
+    },
+    ChannelType {
+        id: 24,
+        name: "Gemini",
+        family: Some(Family::Gemini),
+        default_base_url: "https://generativelanguage.googleapis.com",
+        base_url_required: false,
+        auth: Auth::GoogApiKey,
+        key_format: KeyFormat::Lines,
+        key_hint: "",
+        fields: GEMINI_FIELDS,
+        caps: GEMINI_CAPS,
+        test: TestRequest::Chat,
+        balance: None,
+        models_api: Some(ModelsApi::Gemini),
+        models: &["gemini-2.0-flash", "gemini-2.5-flash", "gemini-2.5-pro"],
+    },
+    ChannelType {
+        balance: Some(BalanceApi::MoonshotBalance),
+        models: &["moonshot-v1-8k", "moonshot-v1-32k", "moonshot-v1-128k"],
+        ..openai(25, "Moonshot", "https://api.moonshot.cn")
+    },
+    ChannelType {
+        models: &["glm-4v"],
+        ..unsupported(26, "GLM-4V", "https://open.bigmodel.cn")
+    },
+    ChannelType {
+        models: &["yi-large", "yi-medium"],
+        ..openai(31, "Yi", "https://api.lingyiwanwu.com")
+    },
+    ChannelType {
+        id: 33,
+        name: "AWS Claude",
+        family: Some(Family::Bedrock),
+        // The runtime endpoint is derived from the key's region.
+        default_base_url: "",
+        base_url_required: false,
+        auth: Auth::AwsSigV4,
+        key_format: KeyFormat::Aws,
+        key_hint: "",
+        fields: &[],
+        // Claude through InvokeModel, other models through Converse (`relay::adaptor::bedrock`).
+        caps: Caps::CHAT.with(Caps::STREAM),
+        test: TestRequest::Chat,
+        balance: None,
+        models_api: None,
+        models: &[],
+    },
+    ChannelType {
+        id: 34,
+        name: "Cohere",
+        family: Some(Family::Cohere),
+        default_base_url: "https://api.cohere.ai",
+        base_url_required: false,
+        auth: Auth::Bearer,
+        key_format: KeyFormat::Lines,
+        key_hint: "",
+        fields: &[],
+        // Chat through the hub, embeddings and rerank (`relay::cohere`).
+        caps: Caps::CHAT
+            .with(Caps::STREAM)
+            .with(Caps::EMBEDDINGS)
+            .with(Caps::RERANK),
+        test: TestRequest::Chat,
+        balance: None,
+        models_api: None,
+        models: &["command-r", "command-r-plus"],
+    },
+    unsupported(35, "MiniMax", "https://api.minimax.chat"),
+    unsupported(36, "Suno", ""),
+    unsupported(37, "Dify", "https://api.dify.ai"),
+    unsupported(38, "Jina", "https://api.jina.ai"),
+    ChannelType {
+        fields: CLOUDFLARE_FIELDS,
+        ..unsupported(39, "Cloudflare", "https://api.cloudflare.com")
+    },
+    ChannelType {
+        balance: Some(BalanceApi::SiliconFlowUserInfo),
+        ..openai(40, "SiliconCloud", "https://api.siliconflow.cn")
+    },
+    ChannelType {
+        id: 41,
+        name: "Vertex AI",
+        family: Some(Family::Vertex),
+        // The regional endpoint is derived from `other` (the region).
+        default_base_url: "",
+        base_url_required: false,
+        auth: Auth::GoogleServiceAccount,
+        key_format: KeyFormat::ServiceAccountJson,
+        key_hint: "",
+        fields: VERTEX_FIELDS,
+        // Gemini and Claude models (`relay::adaptor::vertex`).
+        caps: Caps::CHAT.with(Caps::STREAM),
+        test: TestRequest::Chat,
+        balance: None,
+        models_api: None,
+        models: &[],
+    },
+    ChannelType {
+        models: &[
+            "mistral-large-latest",
+            "mistral-small-latest",
+            "codestral-latest",
+        ],
+        ..openai(42, "Mistral", "https://api.mistral.ai")
+    },
+    ChannelType {
+        balance: Some(BalanceApi::DeepSeekBalance),
+        models: &["deepseek-chat", "deepseek-reasoner"],
+        ..openai(43, "DeepSeek", "https://api.deepseek.com")
+    },
+    unsupported(44, "M3E", "https://api.moka.ai"),
+    openai(45, "Volcano Ark", "https://ark.cn-beijing.volces.com"),
+    unsupported(46, "Baidu Qianfan v2", "https://qianfan.baidubce.com"),
+    openai(47, "Xinference", ""),
+    ChannelType {
+        models: &["grok-3", "grok-3-mini", "grok-4"],
+        ..openai(48, "xAI", "https://api.x.ai")
+    },
+    ChannelType {
+        fields: COZE_FIELDS,
+        ..unsupported(49, "Coze", "https://api.coze.cn")
+    },
+];

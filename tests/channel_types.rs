@@ -1,0 +1,382 @@
+//! The channel type table through the public HTTP API: `GET /api/channel/types`, key formats and
+//! extra fields checked on save, capability routing (a route no channel of the model can serve
+//! is a 400; failover never picks a channel whose type cannot serve the route), and the channel
+//! test agreeing with the relay.
+
+#![expect(clippy::expect_used, reason = "test helpers fail the test loudly")]
+
+mod common;
+
+use common::mock_anthropic::MockAnthropic;
+use common::mock_gemini::MockGemini;
+use common::mock_upstream::MockUpstream;
+use common::relay_fixture::fixture;
+use common::{ROOT_PASS, ROOT_USER, TestServer};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+/// A service-account key file as Google writes it (pretty-printed, a multi-line private key).
+fn service_account(email: &str) -> Value {
+    json!({
+        "type": "service_account",
+        "project_id": "tollgate-test",
+        "private_key_id": "k1",
+        "private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvSECRETSECRET\n-----END PRIVATE KEY-----\n",
+        "client_email": email,
+        "token_uri": "https://oauth2.googleapis.com/token",
+    })
+}
+
+#[tokio::test]
+async fn the_types_route_describes_every_type_for_the_editor() {
+    let server = TestServer::start().await;
+    server.setup_root().await;
+    let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+    let (status, body) = root.get("/api/channel/types").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["success"], true);
+    let types = body["data"].as_array().expect("a list");
+    assert_eq!(types.len(), 38, "every type of spec 02 §3");
+    let row = |id: i64| {
+        types
+            .iter()
+            .find(|t| t["id"] == id)
+            .unwrap_or_else(|| panic!("type {id}"))
+    };
+    let openai = row(1);
+    assert_eq!(openai["family"], "open_ai");
+    assert_eq!(openai["default_base_url"], "https://api.openai.com");
+    assert_eq!(openai["auth"], "bearer");
+    assert_eq!(openai["key_format"]["kind"], "lines");
+    assert_eq!(openai["test"], "chat");
+    let caps = openai["capabilities"].as_array().expect("caps");
+    for cap in ["chat", "stream", "embeddings", "balance"] {
+        assert!(caps.contains(&json!(cap)), "OpenAI has {cap}: {caps:?}");
+    }
+    let claude = row(14);
+    assert_eq!(claude["auth"], "x_api_key");
+    assert_eq!(
+        claude["capabilities"],
+        json!(["chat", "stream", "count_tokens"])
+    );
+    // Not relayed yet: no capability, so neither routed nor tested.
+    assert_eq!(row(35)["capabilities"], json!([]));
+    let azure = row(3);
+    assert_eq!(
+        azure["capabilities"],
+        json!([
+            "chat",
+            "stream",
+            "responses",
+            "embeddings",
+            "images",
+            "audio"
+        ])
+    );
+    assert_eq!(azure["base_url_required"], true);
+    assert_eq!(azure["fields"][0]["target"], "other");
+    assert_eq!(azure["fields"][0]["default"], "2024-10-21");
+    assert_eq!(azure["fields"][0]["label"], "typeField.apiVersion");
+    let aws = row(33);
+    assert_eq!(aws["key_format"]["kind"], "aws");
+    assert_eq!(aws["auth"], "aws_sig_v4");
+    let vertex = row(41);
+    assert_eq!(vertex["key_format"]["kind"], "service_account_json");
+    let fields = vertex["fields"].as_array().expect("fields");
+    assert_eq!(fields[0]["default"], "global");
+    assert_eq!(fields[1]["target"], "setting");
+    assert_eq!(fields[1]["key"], "vertex_key_type");
+    assert_eq!(fields[1]["kind"], "select");
+    assert_eq!(fields[1]["options"], json!(["json", "api_key"]));
+    assert_eq!(
+        row(15)["key_format"]["parts"],
+        json!(["APIKey", "SecretKey"])
+    );
+    assert_eq!(row(39)["fields"][0]["required"], true);
+
+    let user_id = server.create_user(&root, "plain", "password1").await;
+    assert!(user_id > 0);
+    let plain = server.client_for("plain", "password1").await;
+    let (status, body) = plain.get("/api/channel/types").await;
+    assert_ne!(status, StatusCode::OK, "admins only: {body}");
+    assert_eq!(body["success"], false);
+}
+
+/// POSTs a channel; returns (status, response).
+async fn post_channel(server: &TestServer, root: i64, body: Value) -> (StatusCode, Value) {
+    server.post_as(root, "/api/channel/", body).await
+}
+
+fn refused(status: StatusCode, resp: &Value, expected: &str, secrets: &[&str]) {
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{resp}");
+    assert_eq!(resp["success"], false);
+    let message = resp["message"].as_str().expect("message");
+    assert!(
+        message.contains(expected),
+        "{message:?} should contain {expected:?}"
+    );
+    for secret in secrets {
+        assert!(!message.contains(secret), "{message:?} shows the key");
+    }
+}
+
+#[tokio::test]
+async fn keys_are_checked_against_their_type_format_on_save() {
+    let server = TestServer::start().await;
+    let root = server.root().await;
+    let base = |t: i64, key: Value| json!({"name": "c", "type": t, "key": key, "models": "m"});
+
+    let (s, r) = post_channel(&server, root, base(15, json!("baidu-secret-only"))).await;
+    refused(s, &r, "expected APIKey|SecretKey", &["baidu-secret-only"]);
+    let (s, r) = post_channel(&server, root, base(15, json!("ak|sk\nak2"))).await;
+    refused(s, &r, "key line 2", &["ak2"]);
+
+    let (s, r) = post_channel(&server, root, base(33, json!("AKIAEXAMPLEwJalrSECRET"))).await;
+    refused(
+        s,
+        &r,
+        "AK|SK|region[|session token] or APIKey|region",
+        &["AKIAEXAMPLE", "wJalrSECRET"],
+    );
+    let (s, r) = post_channel(&server, root, base(33, json!("AKIAEX|wJalrSECRET|moon"))).await;
+    refused(s, &r, "not an AWS region", &["wJalrSECRET"]);
+    for good in [
+        "AKIAEX|wJalrSECRET|us-east-1",
+        "AKIAEX|wJalrSECRET|eu-west-3|FwoGZXIvSESSION",
+        "ABSKbedrockapikey|us-west-2",
+    ] {
+        let (s, r) = post_channel(&server, root, base(33, json!(good))).await;
+        assert_eq!(s, StatusCode::OK, "{good}: {r}");
+    }
+
+    // Service-account JSON: pretty-printed over many lines, it is one key, never split.
+    let pretty = serde_json::to_string_pretty(&service_account("a@p.iam")).expect("json");
+    let (s, r) = post_channel(&server, root, base(41, json!(pretty))).await;
+    assert_eq!(s, StatusCode::OK, "{r}");
+    let id = r["data"]["ids"][0].as_i64().expect("id");
+    let (_, got) = server.get_as(root, &format!("/api/channel/{id}")).await;
+    assert_eq!(got["data"]["key_count"], 1, "one key: {got}");
+    // An array of key files in batch mode: one channel per key file.
+    let array = json!([service_account("a@p.iam"), service_account("b@p.iam")]).to_string();
+    let (s, r) = server
+        .post_as(
+            root,
+            "/api/channel/",
+            json!({"mode": "batch", "channel": base(41, json!(array))}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{r}");
+    assert_eq!(r["data"]["ids"].as_array().map(Vec::len), Some(2), "{r}");
+    let mut incomplete = service_account("c@p.iam");
+    incomplete
+        .as_object_mut()
+        .expect("object")
+        .remove("client_email");
+    let (s, r) = post_channel(&server, root, base(41, json!(incomplete.to_string()))).await;
+    refused(s, &r, "lacks client_email", &["MIIEvSECRETSECRET"]);
+    let (s, r) = post_channel(
+        &server,
+        root,
+        base(41, json!("{\"private_key\": \"MIIEvSECRETSECRET")),
+    )
+    .await;
+    refused(s, &r, "not valid JSON (line 1", &["MIIEvSECRETSECRET"]);
+    // A Vertex API key instead, when the channel's setting says so.
+    let mut api_key = base(41, json!("AIzaVertexKey1\nAIzaVertexKey2"));
+    api_key["setting"] = json!(r#"{"vertex_key_type": "api_key"}"#);
+    let (s, r) = post_channel(&server, root, api_key.clone()).await;
+    assert_eq!(s, StatusCode::OK, "{r}");
+    api_key["setting"] = json!(r#"{"vertex_key_type": "pem"}"#);
+    let (s, r) = post_channel(&server, root, api_key).await;
+    refused(s, &r, "setting.vertex_key_type", &[]);
+
+    // A JSON key pasted into a line-key type.
+    let (s, r) = post_channel(&server, root, base(1, json!(pretty))).await;
+    refused(s, &r, "one per line, not JSON", &["MIIEvSECRETSECRET"]);
+
+    // A kept key is checked again when the type changes under it.
+    let (s, r) = post_channel(&server, root, base(1, json!("sk-plain-key"))).await;
+    assert_eq!(s, StatusCode::OK, "{r}");
+    let plain = r["data"]["ids"][0].as_i64().expect("id");
+    let (s, r) = server
+        .put_as(root, "/api/channel/", json!({"id": plain, "type": 33}))
+        .await;
+    refused(s, &r, "invalid AWS Claude key", &["sk-plain-key"]);
+    let (s, r) = server
+        .put_as(root, "/api/channel/", json!({"id": plain, "status": 2}))
+        .await;
+    assert_eq!(s, StatusCode::OK, "the refused retype stored nothing: {r}");
+}
+
+#[tokio::test]
+async fn required_extra_fields_are_required() {
+    let server = TestServer::start().await;
+    let root = server.root().await;
+    let (s, r) = post_channel(
+        &server,
+        root,
+        json!({"name": "cf", "type": 39, "key": "cf-key", "models": "m"}),
+    )
+    .await;
+    refused(s, &r, "needs its account id (other)", &["cf-key"]);
+    let (s, r) = post_channel(
+        &server,
+        root,
+        json!({"name": "cf", "type": 39, "key": "cf-key", "models": "m", "other": "acc-1"}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{r}");
+    let (s, r) = post_channel(
+        &server,
+        root,
+        json!({"name": "x", "type": 47, "key": "k", "models": "m"}),
+    )
+    .await;
+    refused(s, &r, "needs a base_url", &[]);
+}
+
+fn claude_channel(mock: &MockAnthropic, priority: i64) -> Value {
+    json!({"name": "claude", "type": 14, "key": "claude-upstream-key", "base_url": mock.base,
+        "models": "claude-test", "group": "default", "priority": priority})
+}
+
+async fn embeddings(server: &TestServer, key: &str, model: &str) -> (StatusCode, Value) {
+    server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/embeddings"))
+                .bearer_auth(key)
+                .json(&json!({"model": model, "input": "hello"})),
+        )
+        .await
+}
+
+#[tokio::test]
+async fn a_route_whose_only_channel_cannot_serve_it_is_a_400_naming_route_and_model() {
+    let anthropic = MockAnthropic::start().await;
+    let server = TestServer::start().await;
+    let (_, _, key) = fixture(
+        &server,
+        &[claude_channel(&anthropic, 0)],
+        1_000_000,
+        500_000,
+    )
+    .await;
+    let (status, body) = embeddings(&server, &key, "claude-test").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let message = body["error"]["message"].as_str().expect("message");
+    assert!(
+        message.contains("/v1/embeddings") && message.contains("claude-test"),
+        "{message}"
+    );
+    assert_eq!(
+        anthropic.calls(),
+        0,
+        "nothing was sent to the Claude channel"
+    );
+    // A model nobody serves is still "no channel", not a 400.
+    let (status, body) = embeddings(&server, &key, "gemini-test").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    // Chat still reaches the Claude channel.
+    let (status, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/chat/completions"))
+                .bearer_auth(&key)
+                .json(&json!({"model": "claude-test",
+                    "messages": [{"role": "user", "content": "hi"}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(anthropic.calls(), 1);
+}
+
+#[tokio::test]
+async fn failover_never_picks_a_channel_whose_type_cannot_serve_the_route() {
+    let anthropic = MockAnthropic::start().await;
+    let openai = MockUpstream::start().await;
+    let server = TestServer::start().await;
+    // The Claude channel is the preferred tier; RetryTimes is 0, so a pick of it would end the
+    // request.
+    let channels = [
+        claude_channel(&anthropic, 10),
+        json!({"name": "openai", "type": 1, "key": "openai-upstream-key", "base_url": openai.base,
+            "models": "claude-test", "group": "default", "priority": 0}),
+    ];
+    let (_, _, key) = fixture(&server, &channels, 1_000_000, 500_000).await;
+    for _ in 0..3 {
+        let (status, body) = embeddings(&server, &key, "claude-test").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["data"][0]["embedding"], json!([0.5, 0.25]));
+    }
+    assert_eq!(openai.chat_calls(), 3);
+    assert_eq!(anthropic.calls(), 0);
+}
+
+#[tokio::test]
+async fn the_channel_test_agrees_with_the_relay() {
+    let openai = MockUpstream::start().await;
+    let server = TestServer::start().await;
+    let root = server.root().await;
+    // 360 (19) speaks OpenAI's wire: it is tested and relayed.
+    let (s, r) = post_channel(
+        &server,
+        root,
+        json!({"name": "360", "type": 19, "key": "k-360", "models": "gpt-4o", "base_url": openai.base}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{r}");
+    let id = r["data"]["ids"][0].as_i64().expect("id");
+    let (status, body) = server
+        .get_as(root, &format!("/api/channel/test/{id}"))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["success"], true, "{body}");
+    // MiniMax (35) is not relayed: its test is refused rather than passing and then 501.
+    let (s, r) = post_channel(
+        &server,
+        root,
+        json!({"name": "mm", "type": 35, "key": "k-mm", "models": "gpt-4o", "base_url": openai.base}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{r}");
+    let azure = r["data"]["ids"][0].as_i64().expect("id");
+    let (status, body) = server
+        .get_as(root, &format!("/api/channel/test/{azure}"))
+        .await;
+    assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .expect("message")
+            .contains("cannot serve this type yet"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn model_lists_come_through_the_type_model_api() {
+    let gemini = MockGemini::start().await;
+    let server = TestServer::start().await;
+    let root = server.root().await;
+    let (status, body) = server
+        .post_as(
+            root,
+            "/api/channel/fetch_models",
+            json!({"type": 24, "base_url": gemini.base, "key": "gemini-list-key"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"], json!(["gemini-test", "text-embedding-004"]));
+    // Types without a model-list API say so.
+    let (status, body) = server
+        .post_as(
+            root,
+            "/api/channel/fetch_models",
+            json!({"type": 33, "key": "AKIAEX|secret|us-east-1"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{body}");
+}

@@ -1,0 +1,138 @@
+/**
+ * GET /api/channel/types rows for tests, in the server's shape (src/channel_types/table.rs): a
+ * few types that show each kind of descriptor.
+ */
+const openai = {
+  family: 'open_ai',
+  base_url_required: false,
+  auth: 'bearer',
+  key_format: { kind: 'lines' },
+  key_hint: '',
+  fields: [],
+  capabilities: [
+    'chat',
+    'stream',
+    'responses',
+    'embeddings',
+    'images',
+    'audio',
+    'rerank',
+    'moderation',
+  ],
+  test: 'chat',
+  models: [],
+};
+
+const unsupported = {
+  family: null,
+  base_url_required: false,
+  auth: 'bearer',
+  key_format: { kind: 'lines' },
+  key_hint: '',
+  fields: [],
+  capabilities: [],
+  test: 'none',
+  models: [],
+};
+
+const other = (label: string, help: string, def = '', required = false) => ({
+  target: 'other',
+  key: '',
+  name: label,
+  kind: 'text',
+  required,
+  default: def,
+  label: `typeField.${label}`,
+  help: `typeField.${help}`,
+});
+
+export const channelTypesData = [
+  {
+    ...openai,
+    id: 1,
+    name: 'OpenAI',
+    default_base_url: 'https://api.openai.com',
+    capabilities: [...openai.capabilities, 'balance'],
+    models: ['gpt-4o', 'gpt-4o-mini'],
+  },
+  {
+    ...openai,
+    id: 3,
+    name: 'Azure OpenAI',
+    family: 'azure',
+    default_base_url: '',
+    base_url_required: true,
+    auth: 'api_key_header',
+    fields: [other('apiVersion', 'azureVersionHelp', '2024-10-21')],
+    capabilities: ['chat', 'stream', 'responses', 'embeddings', 'images', 'audio'],
+  },
+  { ...openai, id: 8, name: 'Custom', default_base_url: '', base_url_required: true },
+  {
+    ...openai,
+    id: 14,
+    name: 'Claude',
+    family: 'anthropic',
+    default_base_url: 'https://api.anthropic.com',
+    auth: 'x_api_key',
+    capabilities: ['chat', 'stream', 'count_tokens'],
+  },
+  {
+    ...unsupported,
+    id: 18,
+    name: 'Spark',
+    default_base_url: '',
+    auth: 'provider_signed',
+    key_format: { kind: 'parts', parts: ['APPID', 'APISecret', 'APIKey'] },
+    fields: [other('apiVersion', 'sparkVersionHelp', 'v2.1')],
+  },
+  {
+    ...openai,
+    id: 22,
+    name: 'FastGPT',
+    default_base_url: 'https://fastgpt.run/api/openapi',
+    key_hint: 'keyHint.fastgpt',
+  },
+  {
+    ...unsupported,
+    id: 33,
+    name: 'AWS Claude',
+    family: 'bedrock',
+    default_base_url: '',
+    auth: 'aws_sig_v4',
+    key_format: { kind: 'aws', parts: ['AK', 'SK', 'region', 'session token (optional)'] },
+    capabilities: ['chat', 'stream'],
+    test: 'chat',
+  },
+  {
+    ...unsupported,
+    id: 39,
+    name: 'Cloudflare',
+    default_base_url: 'https://api.cloudflare.com',
+    fields: [other('accountId', 'accountIdHelp', '', true)],
+  },
+  {
+    ...unsupported,
+    id: 41,
+    name: 'Vertex AI',
+    family: 'vertex',
+    default_base_url: '',
+    auth: 'google_service_account',
+    key_format: { kind: 'service_account_json' },
+    fields: [
+      other('region', 'regionHelp', 'global'),
+      {
+        target: 'setting',
+        key: 'vertex_key_type',
+        name: 'key type',
+        kind: 'select',
+        options: ['json', 'api_key'],
+        required: false,
+        default: 'json',
+        label: 'typeField.vertexKeyType',
+        help: 'typeField.vertexKeyTypeHelp',
+      },
+    ],
+    test: 'chat',
+  },
+  { ...openai, id: 43, name: 'DeepSeek', default_base_url: 'https://api.deepseek.com' },
+];
