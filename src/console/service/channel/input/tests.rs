@@ -33,7 +33,7 @@ fn defaults_and_normalisation() {
     assert_eq!(notices.len(), 1, "comma notice");
     assert_eq!(c.created_time, 7);
     let (c, _) = create(
-        json!({"name": "s", "key": "k", "models": ["m"], "type": "18",
+        json!({"name": "s", "key": "app|secret|key", "models": ["m"], "type": "18",
         "groups": ["vip", "default"], "priority": "-5", "model_mapping": {"a": "b"}}),
     )
     .expect("valid");
