@@ -3,6 +3,14 @@
 //!
 //! Proxies may be `http://`, `https://`, `socks5://` (names resolved locally) or `socks5h://`
 //! (names resolved by the proxy) URLs, each optionally with `user:pass@`.
+//!
+//! Redirects: these clients carry provider keys (`Authorization`, `x-api-key`,
+//! `x-goog-api-key`, `api-key`, AWS signatures), and reqwest drops only `Authorization` when a
+//! redirect leaves the host. So a redirect is followed only within the first URL's origin
+//! (scheme, host and port), up to [`MAX_REDIRECTS`] hops; any other is not followed and its 3xx
+//! answer is the upstream's answer (an upstream error). These clients serve admin-configured
+//! URLs only (channel base URLs, which may be private: Ollama on localhost); URLs users control
+//! go through [`crate::outbound`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -31,8 +39,33 @@ pub struct HttpClients {
 /// channel and route, plus one per model for Gemini channels.
 const URL_CACHE_MAX: usize = 4096;
 
+/// Most redirect hops followed (each within the first URL's origin).
+pub const MAX_REDIRECTS: usize = 10;
+
+/// Whether a redirect from `first` (the request's URL) to `next` may be followed with the
+/// request's headers: same scheme, host and port.
+fn same_origin(first: &reqwest::Url, next: &reqwest::Url) -> bool {
+    first.scheme() == next.scheme()
+        && first.host_str() == next.host_str()
+        && first.port_or_known_default() == next.port_or_known_default()
+}
+
+/// Follows redirects only within the origin of the request's URL.
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        if attempt.previous().len() > MAX_REDIRECTS {
+            return attempt.error("too many redirects");
+        }
+        match attempt.previous().first() {
+            Some(first) if same_origin(first, attempt.url()) => attempt.follow(),
+            _ => attempt.stop(),
+        }
+    })
+}
+
 fn builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
+        .redirect(redirect_policy())
         .tcp_nodelay(true)
         .connect_timeout(CONNECT_TIMEOUT)
         .user_agent(concat!("tollgate/", env!("CARGO_PKG_VERSION")))
@@ -134,6 +167,32 @@ mod tests {
         assert_eq!(clients.urls.len(), 1, "served from the cache");
         assert!(clients.url("not a url/v1/chat/completions").is_err());
         assert_eq!(clients.urls.len(), 1, "failures are not cached");
+    }
+
+    #[test]
+    fn redirects_are_followed_only_within_the_origin() {
+        let url = |u: &str| reqwest::Url::parse(u).expect("url");
+        let first = url("https://api.example.com/v1/chat/completions");
+        assert!(same_origin(&first, &url("https://api.example.com/v2/x")));
+        assert!(same_origin(
+            &first,
+            &url("https://api.example.com:443/v2/x")
+        ));
+        assert!(!same_origin(
+            &first,
+            &url("http://api.example.com/v1/chat/completions")
+        ));
+        assert!(!same_origin(
+            &first,
+            &url("https://api.example.com:8443/v1")
+        ));
+        assert!(!same_origin(&first, &url("https://evil.example/v1")));
+        assert!(!same_origin(&first, &url("https://example.com/v1")));
+        let local = url("http://127.0.0.1:11434/v1/chat/completions");
+        assert!(!same_origin(
+            &local,
+            &url("http://127.0.0.1:9/v1/chat/completions")
+        ));
     }
 
     #[test]

@@ -272,9 +272,12 @@ impl IntoResponse for RelayError {
     fn into_response(self) -> Response {
         let code = self.code();
         let status = match &self {
-            RelayError::Upstream { status, .. } => {
-                axum::http::StatusCode::from_u16(*status).unwrap_or(code.status())
-            }
+            // An upstream's redirect (not followed, see `crate::upstream`) or other non-error
+            // status is a bad gateway to the client: a 3xx without its Location means nothing.
+            RelayError::Upstream { status, .. } => axum::http::StatusCode::from_u16(*status)
+                .ok()
+                .filter(|s| s.is_client_error() || s.is_server_error())
+                .unwrap_or(code.status()),
             _ => code.status(),
         };
         if code == ErrorCode::Internal {
