@@ -31,6 +31,11 @@ pub struct ChannelType {
     /// What the relay serves for this type (balance comes from [`ChannelType::balance`]).
     #[serde(skip)]
     pub caps: Caps,
+    /// The upstream has OpenAI's Responses API beside chat completions, so Responses clients
+    /// reach it as they are (OpenAI, Azure OpenAI); other OpenAI-family types speak Responses
+    /// only when a channel's `setting.upstream_api` says so.
+    #[serde(skip)]
+    pub native_responses: bool,
     /// The channel test's request.
     pub test: TestRequest,
     /// How the provider's balance is read, if it can be.

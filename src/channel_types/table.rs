@@ -162,6 +162,7 @@ const fn openai(id: i32, name: &'static str, base: &'static str) -> ChannelType 
         key_hint: "",
         fields: &[],
         caps: OPENAI_ROUTES,
+        native_responses: false,
         test: TestRequest::Chat,
         balance: None,
         models_api: Some(ModelsApi::OpenAi),
@@ -182,6 +183,7 @@ const fn unsupported(id: i32, name: &'static str, base: &'static str) -> Channel
         key_hint: "",
         fields: &[],
         caps: Caps::NONE,
+        native_responses: false,
         test: TestRequest::None,
         balance: None,
         models_api: None,
@@ -194,6 +196,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
     ChannelType {
         balance: Some(BalanceApi::OpenAiBilling),
         models: OPENAI_MODELS,
+        native_responses: true,
         ..openai(1, "OpenAI", "https://api.openai.com")
     },
     unsupported(2, "Midjourney Proxy", "https://oa.api2d.net"),
@@ -210,6 +213,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         // The Azure transport (`relay::adaptor::azure`): deployment URLs for chat, completions,
         // embeddings, images and audio; Responses at the resource.
         caps: AZURE_CAPS,
+        native_responses: true,
         test: TestRequest::Chat,
         balance: None,
         models_api: None,
@@ -236,6 +240,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         key_hint: "",
         fields: &[],
         caps: CLAUDE_CAPS,
+        native_responses: false,
         test: TestRequest::Chat,
         balance: None,
         models_api: Some(ModelsApi::Anthropic),
@@ -289,6 +294,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         key_hint: "",
         fields: GEMINI_FIELDS,
         caps: GEMINI_CAPS,
+        native_responses: false,
         test: TestRequest::Chat,
         balance: None,
         models_api: Some(ModelsApi::Gemini),
@@ -320,6 +326,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         fields: &[],
         // Claude through InvokeModel, other models through Converse (`relay::adaptor::bedrock`).
         caps: Caps::CHAT.with(Caps::STREAM),
+        native_responses: false,
         test: TestRequest::Chat,
         balance: None,
         models_api: None,
@@ -340,6 +347,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
             .with(Caps::STREAM)
             .with(Caps::EMBEDDINGS)
             .with(Caps::RERANK),
+        native_responses: false,
         test: TestRequest::Chat,
         balance: None,
         models_api: None,
@@ -370,6 +378,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         fields: VERTEX_FIELDS,
         // Gemini and Claude models (`relay::adaptor::vertex`).
         caps: Caps::CHAT.with(Caps::STREAM),
+        native_responses: false,
         test: TestRequest::Chat,
         balance: None,
         models_api: None,

@@ -26,7 +26,7 @@ use serde_json::Value;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use super::wire::Wire;
-use crate::channel_types::effective_base_url;
+use crate::channel_types::{Family, effective_base_url};
 use crate::error::RelayError;
 use crate::state::AppState;
 use crate::upstream::HttpClients;
@@ -46,13 +46,16 @@ pub enum Transport {
 }
 
 impl Transport {
-    /// The transport of a channel type.
+    /// The transport of a channel type: its adaptor family in the channel type table (an
+    /// unknown type, or one without an adaptor, is `Direct`; [`wire`] says it cannot be spoken).
     pub fn of(channel_type: i32) -> Transport {
-        match channel_type {
-            3 => Transport::Azure,
-            33 => Transport::Bedrock,
-            41 => Transport::Vertex,
-            _ => Transport::Direct,
+        match crate::channel_types::family(channel_type) {
+            Some(Family::Azure) => Transport::Azure,
+            Some(Family::Bedrock) => Transport::Bedrock,
+            Some(Family::Vertex) => Transport::Vertex,
+            Some(Family::OpenAi | Family::Anthropic | Family::Gemini | Family::Cohere) | None => {
+                Transport::Direct
+            }
         }
     }
 }
@@ -423,6 +426,29 @@ pub fn segment(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transports_and_wires_come_from_the_type_table() {
+        // The cloud types by their family, every other relayed type directly; a type without an
+        // adaptor (Midjourney 2) or an unknown id cannot be spoken to.
+        assert_eq!(Transport::of(3), Transport::Azure);
+        assert_eq!(Transport::of(33), Transport::Bedrock);
+        assert_eq!(Transport::of(41), Transport::Vertex);
+        for direct in [1, 14, 17, 24, 34, 43, 45] {
+            assert_eq!(Transport::of(direct), Transport::Direct, "type {direct}");
+        }
+        assert_eq!(wire(2, "m"), None);
+        assert_eq!(wire(999, "m"), None);
+        assert_eq!(wire(3, "gpt-4o"), Some(Wire::OpenAi));
+        assert_eq!(wire(14, "claude"), Some(Wire::Anthropic));
+        // Only OpenAI's and Azure's upstreams have the Responses API natively.
+        let native: Vec<i32> = crate::channel_types::CHANNEL_TYPES
+            .iter()
+            .filter(|row| row.native_responses)
+            .map(|row| row.id)
+            .collect();
+        assert_eq!(native, [1, 3]);
+    }
 
     #[test]
     fn segments_keep_unreserved_characters_only() {

@@ -61,8 +61,9 @@ impl Wire {
     /// do for Responses clients.
     #[must_use]
     pub fn upstream(self, channel: &RoutedChannel, client: Wire) -> Wire {
-        let native =
-            client == Wire::Responses && RESPONSES_NATIVE.contains(&channel.channel.channel_type);
+        let native = client == Wire::Responses
+            && crate::channel_types::by_id(channel.channel.channel_type)
+                .is_some_and(|row| row.native_responses);
         if self == Wire::OpenAi && (channel.json.upstream_responses() || native) {
             Wire::Responses
         } else {
@@ -70,10 +71,6 @@ impl Wire {
         }
     }
 }
-
-/// OpenAI-compatible channel types whose upstream has the Responses API beside chat
-/// completions (OpenAI, Azure OpenAI).
-const RESPONSES_NATIVE: &[i32] = &[1, 3];
 
 /// Why a body could not be converted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
