@@ -1,9 +1,8 @@
 //! Public account routes, all behind the per-IP limit and the bot check: registration,
 //! verification mail, password reset request and confirmation.
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, get, post};
 use axum::extract::{Query, State};
-use axum::routing::{get, post};
 use serde::Deserialize;
 
 use super::service::mail_codes;
@@ -16,12 +15,12 @@ use crate::http::extract::ApiJson;
 use crate::state::AppState;
 
 /// Account routes.
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/api/user/register", post(register_user))
-        .route("/api/verification", get(send_verification))
-        .route("/api/reset_password", get(send_reset_link))
-        .route("/api/user/reset", post(reset_password))
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .route("/api/user/register", post(Access::Public, register_user))
+        .route("/api/verification", get(Access::Public, send_verification))
+        .route("/api/reset_password", get(Access::Public, send_reset_link))
+        .route("/api/user/reset", post(Access::Public, reset_password))
 }
 
 async fn register_user(

@@ -1,9 +1,8 @@
 //! Sign-in and sign-out: POST /api/user/login (per-IP limit, bot check), GET /api/user/logout
 //! (ends every session of the user).
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, get, post};
 use axum::extract::{Query, State};
-use axum::routing::{get, post};
 use axum_extra::extract::SignedCookieJar;
 use axum_extra::extract::cookie::Key;
 
@@ -18,10 +17,10 @@ use crate::http::extract::ApiJson;
 use crate::state::AppState;
 
 /// Authentication routes.
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/api/user/login", post(login_user))
-        .route("/api/user/logout", get(logout_user))
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .route("/api/user/login", post(Access::Public, login_user))
+        .route("/api/user/logout", get(Access::Public, logout_user))
 }
 
 async fn login_user(

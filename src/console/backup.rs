@@ -1,12 +1,11 @@
 //! GET /api/backup (root): a consistent copy of the running server's database file, streamed
 //! (what `tollgate backup` asks a running server for; see [`crate::ops`]).
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, get};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
-use axum::routing::get;
 use tokio_util::io::ReaderStream;
 
 use crate::error::ConsoleError;
@@ -14,8 +13,8 @@ use crate::http::extract::RootSession;
 use crate::state::AppState;
 
 /// Backup routes.
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/api/backup", get(get_backup))
+pub fn routes() -> ApiRouter {
+    ApiRouter::new().route("/api/backup", get(Access::Root, get_backup))
 }
 
 async fn get_backup(

@@ -5,9 +5,8 @@
 //! before rendering. The JSON blocks were validated as JSON when saved; a stored value that no
 //! longer parses (an older import) reads as the block's empty default rather than an error.
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, get};
 use axum::extract::State;
-use axum::routing::get;
 use serde_json::Value;
 
 use crate::http::envelope::{Envelope, ok};
@@ -15,41 +14,60 @@ use crate::http::extract::AdminSession;
 use crate::state::AppState;
 
 /// Content routes.
-pub fn routes() -> Router<AppState> {
-    Router::new()
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
         .route(
             "/api/notice",
-            get(|State(s): State<AppState>| async move { text(&s, "Notice") }),
+            get(Access::Public, |State(s): State<AppState>| async move {
+                text(&s, "Notice")
+            }),
         )
         .route(
             "/api/about",
-            get(|State(s): State<AppState>| async move { text(&s, "About") }),
+            get(Access::Public, |State(s): State<AppState>| async move {
+                text(&s, "About")
+            }),
         )
         .route(
             "/api/home_page_content",
-            get(|State(s): State<AppState>| async move { text(&s, "HomePageContent") }),
+            get(Access::Public, |State(s): State<AppState>| async move {
+                text(&s, "HomePageContent")
+            }),
         )
         .route(
             "/api/option/getModelProviders",
-            get(|State(s): State<AppState>| async move { json(&s, "Providers", "[]") }),
+            get(Access::Public, |State(s): State<AppState>| async move {
+                json(&s, "Providers", "[]")
+            }),
         )
         .route(
             "/api/option/getCustomNavLinks",
-            get(|State(s): State<AppState>| async move { json(&s, "CustemNavLinks", "[]") }),
+            get(Access::Public, |State(s): State<AppState>| async move {
+                json(&s, "CustemNavLinks", "[]")
+            }),
         )
         .route(
             "/api/option/getTypingList",
-            get(|State(s): State<AppState>| async move { json(&s, "TypingList", "[]") }),
+            get(Access::Public, |State(s): State<AppState>| async move {
+                json(&s, "TypingList", "[]")
+            }),
         )
         .route(
             "/api/option/getAdvantages",
-            get(|State(s): State<AppState>| async move { json(&s, "Advantages", "[]") }),
+            get(Access::Public, |State(s): State<AppState>| async move {
+                json(&s, "Advantages", "[]")
+            }),
         )
         .route(
             "/api/option/getModelDescriptions",
-            get(|State(s): State<AppState>| async move { json(&s, "ModelDescriptions", "{}") }),
+            get(Access::Public, |State(s): State<AppState>| async move {
+                json(&s, "ModelDescriptions", "{}")
+            }),
         )
-        .route("/api/option/getImageReadProxy", get(image_read_proxy))
+        .route(
+            "/api/option/getImageReadProxy",
+            get(Access::Admin, image_read_proxy),
+        )
 }
 
 fn text(state: &AppState, key: &'static str) -> Envelope<String> {

@@ -1,9 +1,8 @@
 //! Dashboard data: GET /api/data/ (admin; all users or `username`), /api/data/users (admin; by
 //! user) and /api/data/self (own), each `?start_timestamp=&end_timestamp=`.
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, get};
 use axum::extract::State;
-use axum::routing::get;
 
 use super::service::dashboard::{self, DataQuery, DataView};
 use crate::error::ConsoleError;
@@ -12,12 +11,12 @@ use crate::http::extract::{AdminSession, ApiQuery, Session};
 use crate::state::AppState;
 
 /// Dashboard routes.
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/api/data/", get(all))
-        .route("/api/data/users", get(by_user))
-        .route("/api/data/self", get(own))
-        .route("/api/data/self/", get(own))
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .route("/api/data/", get(Access::Admin, all))
+        .route("/api/data/users", get(Access::Admin, by_user))
+        .route("/api/data/self", get(Access::User, own))
+        .route("/api/data/self/", get(Access::User, own))
 }
 
 async fn all(

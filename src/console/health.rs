@@ -2,22 +2,21 @@
 //! otherwise) and GET /api/health/live (liveness: 200 whenever the process answers). Public,
 //! like /api/status, for load balancers and orchestrators; they say nothing secret.
 
+use crate::http::api::{Access, ApiRouter, get};
 use axum::Json;
-use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use serde_json::json;
 
 use super::service::health;
 use crate::state::AppState;
 
 /// Health routes.
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/api/health", get(ready))
-        .route("/api/health/live", get(live))
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .route("/api/health", get(Access::Public, ready))
+        .route("/api/health/live", get(Access::Public, live))
 }
 
 async fn ready(State(state): State<AppState>) -> Response {

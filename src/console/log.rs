@@ -2,9 +2,8 @@
 //! (root only, as in new-api: delete older than a time, in the background) and
 //! GET /api/log/delete_progress.
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, get};
 use axum::extract::State;
-use axum::routing::get;
 use serde::Deserialize;
 
 use super::service::logs::{self, LogPageView, LogQuery, ProgressView, StatView, Viewer};
@@ -15,14 +14,20 @@ use crate::http::page::PageQuery;
 use crate::state::AppState;
 
 /// Log routes.
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/api/log/", get(list_all).delete(delete_logs))
-        .route("/api/log/stat", get(stat_all))
-        .route("/api/log/delete_progress", get(delete_progress))
-        .route("/api/log/self", get(list_own))
-        .route("/api/log/self/", get(list_own))
-        .route("/api/log/self/stat", get(stat_own))
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .route(
+            "/api/log/",
+            get(Access::Admin, list_all).delete(Access::Root, delete_logs),
+        )
+        .route("/api/log/stat", get(Access::Admin, stat_all))
+        .route(
+            "/api/log/delete_progress",
+            get(Access::Admin, delete_progress),
+        )
+        .route("/api/log/self", get(Access::User, list_own))
+        .route("/api/log/self/", get(Access::User, list_own))
+        .route("/api/log/self/stat", get(Access::User, stat_own))
 }
 
 async fn list_all(

@@ -22,13 +22,11 @@ pub mod token;
 pub mod topup;
 pub mod user;
 
-use axum::Router;
-
-use crate::state::AppState;
+use crate::http::api::ApiRouter;
 
 /// Every console route.
-pub fn routes() -> Router<AppState> {
-    Router::new()
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
         .merge(setup::routes())
         .merge(status::routes())
         .merge(backup::routes())

@@ -5,10 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, get};
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use axum_extra::extract::SignedCookieJar;
 use axum_extra::extract::cookie::Key;
 use serde::{Deserialize, Serialize};
@@ -27,14 +26,17 @@ use crate::http::extract::{ApiQuery, Session};
 use crate::state::AppState;
 
 /// Third-party sign-in routes.
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/api/oauth/state", get(issue_state))
-        .route("/api/oauth/telegram/login", get(telegram_login))
-        .route("/api/oauth/telegram/bind", get(telegram_bind))
-        .route("/api/oauth/wechat", get(wechat_login))
-        .route("/api/oauth/wechat/bind", get(wechat_bind))
-        .route("/api/oauth/{provider}", get(callback))
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .route("/api/oauth/state", get(Access::Public, issue_state))
+        .route(
+            "/api/oauth/telegram/login",
+            get(Access::Public, telegram_login),
+        )
+        .route("/api/oauth/telegram/bind", get(Access::User, telegram_bind))
+        .route("/api/oauth/wechat", get(Access::Public, wechat_login))
+        .route("/api/oauth/wechat/bind", get(Access::User, wechat_bind))
+        .route("/api/oauth/{provider}", get(Access::Public, callback))
 }
 
 /// `GET /api/oauth/state?aff=&provider=`.

@@ -2,9 +2,8 @@
 //! server, which the browser cannot (providers rarely send CORS headers), so the settings form
 //! can fill in the authorization, token and userinfo endpoints.
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, post};
 use axum::extract::State;
-use axum::routing::post;
 use serde::Deserialize;
 
 use super::service::oauth::oidc::{self, Endpoints};
@@ -14,8 +13,8 @@ use crate::http::extract::{ApiJson, RootSession};
 use crate::state::AppState;
 
 /// The discovery route.
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/api/option/oidc_discovery", post(discover))
+pub fn routes() -> ApiRouter {
+    ApiRouter::new().route("/api/option/oidc_discovery", post(Access::Root, discover))
 }
 
 /// Body of POST /api/option/oidc_discovery.

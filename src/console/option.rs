@@ -2,9 +2,8 @@
 //! an admin who is not root reads the named operation subset of
 //! [`option_access`](super::service::option_access). Secrets are write-only.
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, get};
 use axum::extract::State;
-use axum::routing::get;
 use serde::{Deserialize, Serialize};
 use tollgate_storage::users::ROLE_ROOT;
 
@@ -15,8 +14,11 @@ use crate::http::extract::{AdminSession, ApiJson, RootSession};
 use crate::state::AppState;
 
 /// Option routes.
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/api/option/", get(list_options).put(update_option))
+pub fn routes() -> ApiRouter {
+    ApiRouter::new().route(
+        "/api/option/",
+        get(Access::Admin, list_options).put(Access::Root, update_option),
+    )
 }
 
 /// One option as the console reads it.

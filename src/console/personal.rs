@@ -3,9 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, get, post, put};
 use axum::extract::{Query, State};
-use axum::routing::{get, post, put};
 use axum_extra::extract::SignedCookieJar;
 use axum_extra::extract::cookie::Key;
 use serde::Deserialize;
@@ -19,19 +18,21 @@ use crate::http::extract::{ApiJson, Session};
 use crate::state::AppState;
 
 /// Personal routes.
-pub fn routes() -> Router<AppState> {
-    Router::new()
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
         .route(
             "/api/user/self",
-            get(get_self).put(update_self).delete(delete_self),
+            get(Access::User, get_self)
+                .put(Access::User, update_self)
+                .delete(Access::User, delete_self),
         )
-        .route("/api/user/token", get(issue_access_token))
-        .route("/api/user/aff", get(get_aff_code))
-        .route("/api/user/aff_transfer", post(transfer_aff))
-        .route("/api/user/setting", put(update_setting))
-        .route("/api/user/self/groups", get(self_groups))
-        .route("/api/user/models", get(usable_models))
-        .route("/api/oauth/email/bind", get(bind_email))
+        .route("/api/user/token", get(Access::User, issue_access_token))
+        .route("/api/user/aff", get(Access::User, get_aff_code))
+        .route("/api/user/aff_transfer", post(Access::User, transfer_aff))
+        .route("/api/user/setting", put(Access::User, update_setting))
+        .route("/api/user/self/groups", get(Access::User, self_groups))
+        .route("/api/user/models", get(Access::User, usable_models))
+        .route("/api/oauth/email/bind", get(Access::User, bind_email))
 }
 
 async fn get_self(session: Session) -> Envelope<UserView> {

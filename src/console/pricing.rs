@@ -1,8 +1,7 @@
 //! GET /api/pricing (public) and POST /api/option/rest_model_ratio (root).
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, get, post};
 use axum::extract::State;
-use axum::routing::{get, post};
 
 use super::service::pricing::{self, PricingList};
 use crate::error::ConsoleError;
@@ -11,10 +10,13 @@ use crate::http::extract::{RootSession, Session};
 use crate::state::AppState;
 
 /// Pricing routes.
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/api/pricing", get(list_pricing))
-        .route("/api/option/rest_model_ratio", post(restore_price_defaults))
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .route("/api/pricing", get(Access::User, list_pricing))
+        .route(
+            "/api/option/rest_model_ratio",
+            post(Access::Root, restore_price_defaults),
+        )
 }
 
 /// Public; a signed-in caller (cookie and `New-Api-User`) sees their own usable groups.

@@ -1,9 +1,8 @@
 //! Redemption codes (admin): /api/redemption/ list, search, read, create, update, status,
 //! delete, delete invalid.
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, delete, get};
 use axum::extract::{Path, State};
-use axum::routing::{delete, get};
 use serde::Deserialize;
 use tollgate_storage::RedemptionId;
 
@@ -15,16 +14,24 @@ use crate::http::page::{Page, PageQuery};
 use crate::state::AppState;
 
 /// Redemption routes.
-pub fn routes() -> Router<AppState> {
-    Router::new()
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
         .route(
             "/api/redemption/",
-            get(list_codes).post(create_codes).put(update_code),
+            get(Access::Admin, list_codes)
+                .post(Access::Admin, create_codes)
+                .put(Access::Admin, update_code),
         )
-        .route("/api/redemption/search", get(search_codes))
-        .route("/api/redemption/invalid", delete(delete_invalid_codes))
-        .route("/api/redemption/{id}", get(get_code).delete(delete_code))
-        .route("/api/redemption/{id}/", delete(delete_code))
+        .route("/api/redemption/search", get(Access::Admin, search_codes))
+        .route(
+            "/api/redemption/invalid",
+            delete(Access::Admin, delete_invalid_codes),
+        )
+        .route(
+            "/api/redemption/{id}",
+            get(Access::Admin, get_code).delete(Access::Admin, delete_code),
+        )
+        .route("/api/redemption/{id}/", delete(Access::Admin, delete_code))
 }
 
 fn page_of(

@@ -1,8 +1,7 @@
 //! First-run setup: GET/POST /api/setup (spec 01 §2, §4, §5).
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, get};
 use axum::extract::State;
-use axum::routing::get;
 
 use super::service::setup::{self, SetupInfo, SetupRequest};
 use crate::error::ConsoleError;
@@ -11,8 +10,11 @@ use crate::http::extract::ApiJson;
 use crate::state::AppState;
 
 /// Setup routes.
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/api/setup", get(get_setup).post(post_setup))
+pub fn routes() -> ApiRouter {
+    ApiRouter::new().route(
+        "/api/setup",
+        get(Access::Public, get_setup).post(Access::Public, post_setup),
+    )
 }
 
 async fn get_setup(State(state): State<AppState>) -> Result<Envelope<SetupInfo>, ConsoleError> {

@@ -1,8 +1,7 @@
 //! GET /api/status: the public system status object the console reads on load.
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, get};
 use axum::extract::State;
-use axum::routing::get;
 
 use super::service::status;
 use crate::error::ConsoleError;
@@ -10,8 +9,8 @@ use crate::http::envelope::{Envelope, ok};
 use crate::state::AppState;
 
 /// Status routes.
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/api/status", get(get_status))
+pub fn routes() -> ApiRouter {
+    ApiRouter::new().route("/api/status", get(Access::Public, get_status))
 }
 
 async fn get_status(

@@ -1,9 +1,8 @@
 //! API tokens (owners only): /api/token/ list, search, read, create, update, status, delete,
 //! and the full key for its owner.
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, delete, get, post};
 use axum::extract::{Path, Query, State};
-use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use tollgate_storage::TokenId;
 
@@ -16,16 +15,21 @@ use crate::http::page::{Page, PageQuery};
 use crate::state::AppState;
 
 /// Token routes.
-pub fn routes() -> Router<AppState> {
-    Router::new()
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
         .route(
             "/api/token/",
-            get(list_tokens).post(create_token).put(update_token),
+            get(Access::User, list_tokens)
+                .post(Access::User, create_token)
+                .put(Access::User, update_token),
         )
-        .route("/api/token/search", get(search_tokens))
-        .route("/api/token/{id}", get(get_token).delete(delete_token))
-        .route("/api/token/{id}/", axum::routing::delete(delete_token))
-        .route("/api/token/{id}/key", post(reveal_key))
+        .route("/api/token/search", get(Access::User, search_tokens))
+        .route(
+            "/api/token/{id}",
+            get(Access::User, get_token).delete(Access::User, delete_token),
+        )
+        .route("/api/token/{id}/", delete(Access::User, delete_token))
+        .route("/api/token/{id}/key", post(Access::User, reveal_key))
 }
 
 fn page_of(page: PageQuery, all: Vec<tollgate_storage::tokens::Token>) -> Page<TokenView> {

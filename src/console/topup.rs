@@ -5,11 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, Body, get, post};
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 
 use super::service::epay::format_cents;
@@ -22,14 +21,25 @@ use crate::http::page::{Page, PageQuery};
 use crate::state::AppState;
 
 /// Wallet routes.
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/api/user/topup", get(list_all_topups).post(redeem_code))
-        .route("/api/user/topup/self", get(list_own_topups))
-        .route("/api/user/topup/complete", post(complete_topup))
-        .route("/api/user/amount", post(quote_amount))
-        .route("/api/user/pay", post(create_payment))
-        .route(NOTIFY_PATH, get(payment_notify).post(payment_notify))
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .route(
+            "/api/user/topup",
+            get(Access::Admin, list_all_topups).post(Access::User, redeem_code),
+        )
+        .route("/api/user/topup/self", get(Access::User, list_own_topups))
+        .route(
+            "/api/user/topup/complete",
+            post(Access::Admin, complete_topup),
+        )
+        .route("/api/user/amount", post(Access::User, quote_amount))
+        .route("/api/user/pay", post(Access::User, create_payment))
+        .route(
+            NOTIFY_PATH,
+            get(Access::Public, payment_notify)
+                .post(Access::Public, payment_notify)
+                .body(Body::Form),
+        )
 }
 
 /// POST /api/user/topup body.

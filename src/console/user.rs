@@ -1,8 +1,7 @@
 //! User administration (admin): /api/user/ list, search, read, create, update, manage.
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, get, post};
 use axum::extract::{Path, Query, State};
-use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use tollgate_storage::UserId;
 
@@ -15,15 +14,17 @@ use crate::http::page::{Page, PageQuery};
 use crate::state::AppState;
 
 /// User administration routes.
-pub fn routes() -> Router<AppState> {
-    Router::new()
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
         .route(
             "/api/user/",
-            get(list_users).post(create_user).put(update_user),
+            get(Access::Admin, list_users)
+                .post(Access::Admin, create_user)
+                .put(Access::Admin, update_user),
         )
-        .route("/api/user/search", get(search_users))
-        .route("/api/user/manage", post(manage_user))
-        .route("/api/user/{id}", get(get_user))
+        .route("/api/user/search", get(Access::Admin, search_users))
+        .route("/api/user/manage", post(Access::Admin, manage_user))
+        .route("/api/user/{id}", get(Access::Admin, get_user))
 }
 
 async fn list_users(

@@ -1,16 +1,22 @@
 //! The HTTP facade: one router merging the console and relay routes, the layers (all added here,
 //! in one place), the extractors and response shapes.
 
+pub mod api;
 pub mod client_ip;
 pub mod envelope;
 pub mod extract;
 pub mod listen;
+pub mod openapi;
 pub mod page;
 pub mod security_headers;
 pub mod spa;
 
-use axum::Router;
+use std::sync::Arc;
+
+use axum::{Extension, Router};
 use tower_http::trace::TraceLayer;
+
+use self::api::{Access, ApiRouter, Endpoint};
 
 use crate::state::AppState;
 use crate::{console, relay};
@@ -21,21 +27,41 @@ fn request_span(req: &axum::http::Request<axum::body::Body>) -> tracing::Span {
     tracing::debug_span!("request", method = %req.method(), path = %req.uri().path())
 }
 
+/// The console's declared routes, `/api/openapi.json` included.
+fn console_routes() -> ApiRouter {
+    console::routes().route(
+        "/api/openapi.json",
+        api::get(Access::Public, openapi::serve),
+    )
+}
+
+/// Every declared route: what the router serves, the OpenAPI document describes and the
+/// authorization matrix test checks.
+pub fn endpoints() -> Vec<Endpoint> {
+    let mut all = console_routes().split().1;
+    all.extend(relay::routes().split().1);
+    all
+}
+
 /// Builds the whole router.
 ///
 /// Layer order (outermost first): tracing spans every request, including the fallback; the
 /// console's routes and pages (the fallback) get the security headers, the relay's do not.
 pub fn router(state: AppState) -> Router {
-    let console =
-        console::routes()
-            .fallback(spa::fallback)
-            .layer(axum::middleware::from_fn_with_state(
-                state.clone(),
-                security_headers::apply,
-            ));
+    let (console, mut endpoints) = console_routes().split();
+    let (relay, relay_endpoints) = relay::routes().split();
+    endpoints.extend(relay_endpoints);
+    let doc = openapi::Document(openapi::to_json(&openapi::document(&endpoints)));
+    let console = console
+        .fallback(spa::fallback)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            security_headers::apply,
+        ));
     Router::new()
         .merge(console)
-        .merge(relay::body_limit::apply(relay::routes(), &state))
+        .merge(relay::body_limit::apply(relay, &state))
+        .layer(Extension(Arc::new(doc)))
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .with_state(state)
 }

@@ -35,41 +35,57 @@ pub mod tokenize;
 pub mod usage;
 pub mod wire;
 
-use axum::Router;
+use crate::http::api::{Access, ApiRouter, Body, any, get, post};
 use axum::http::Uri;
-use axum::routing::{any, get, post};
 
 use crate::error::RelayError;
-use crate::state::AppState;
 
 /// Every relay route.
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/chat/completions", post(chat::relay))
-        .route("/v1/completions", post(chat::relay))
-        .route("/v1/embeddings", post(chat::relay))
-        .route("/v1/moderations", post(chat::relay))
-        .route("/v1/images/generations", post(chat::relay))
-        .route("/v1/rerank", post(chat::relay))
-        .route("/v1/responses", post(chat::relay))
-        .route("/v1/audio/speech", post(audio::speech))
-        .route("/v1/audio/transcriptions", post(audio::upload))
-        .route("/v1/audio/translations", post(audio::upload))
-        .route("/v1/messages", post(messages::messages))
-        .route("/v1/messages/count_tokens", post(messages::count_tokens))
-        .route("/v1beta/models/{target}", post(gemini::generate))
-        .route("/pg/chat/completions", post(playground::chat))
-        .route("/v1/models", get(models::list_models))
-        .route("/v1/models/{model}", get(models::get_model))
-        .route("/v1/files", any(not_implemented))
-        .route("/v1/files/{*rest}", any(not_implemented))
-        .route("/v1/fine_tuning/{*rest}", any(not_implemented))
-        .route("/v1/batches", any(not_implemented))
-        .route("/v1/batches/{*rest}", any(not_implemented))
-        .route("/v1/assistants", any(not_implemented))
-        .route("/v1/assistants/{*rest}", any(not_implemented))
-        .route("/v1/threads", any(not_implemented))
-        .route("/v1/threads/{*rest}", any(not_implemented))
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .route("/v1/chat/completions", post(Access::ApiKey, chat::relay))
+        .route("/v1/completions", post(Access::ApiKey, chat::relay))
+        .route("/v1/embeddings", post(Access::ApiKey, chat::relay))
+        .route("/v1/moderations", post(Access::ApiKey, chat::relay))
+        .route("/v1/images/generations", post(Access::ApiKey, chat::relay))
+        .route("/v1/rerank", post(Access::ApiKey, chat::relay))
+        .route("/v1/responses", post(Access::ApiKey, chat::relay))
+        .route("/v1/audio/speech", post(Access::ApiKey, audio::speech))
+        .route(
+            "/v1/audio/transcriptions",
+            post(Access::ApiKey, audio::upload).body(Body::Multipart),
+        )
+        .route(
+            "/v1/audio/translations",
+            post(Access::ApiKey, audio::upload).body(Body::Multipart),
+        )
+        .route("/v1/messages", post(Access::ApiKey, messages::messages))
+        .route(
+            "/v1/messages/count_tokens",
+            post(Access::ApiKey, messages::count_tokens),
+        )
+        .route(
+            "/v1beta/models/{target}",
+            post(Access::ApiKey, gemini::generate),
+        )
+        .route("/pg/chat/completions", post(Access::User, playground::chat))
+        .route("/v1/models", get(Access::ApiKey, models::list_models))
+        .route("/v1/models/{model}", get(Access::ApiKey, models::get_model))
+        .route("/v1/files", any(Access::Public, not_implemented))
+        .route("/v1/files/{*rest}", any(Access::Public, not_implemented))
+        .route(
+            "/v1/fine_tuning/{*rest}",
+            any(Access::Public, not_implemented),
+        )
+        .route("/v1/batches", any(Access::Public, not_implemented))
+        .route("/v1/batches/{*rest}", any(Access::Public, not_implemented))
+        .route("/v1/assistants", any(Access::Public, not_implemented))
+        .route(
+            "/v1/assistants/{*rest}",
+            any(Access::Public, not_implemented),
+        )
+        .route("/v1/threads", any(Access::Public, not_implemented))
+        .route("/v1/threads/{*rest}", any(Access::Public, not_implemented))
 }
 
 async fn not_implemented(uri: Uri) -> RelayError {
