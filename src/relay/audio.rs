@@ -31,7 +31,9 @@ use axum::response::{IntoResponse, Response};
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
-use super::attempt::{Admission, Ask, Build, admit, forward, post, settle_ctx};
+use super::adaptor::post;
+use super::admission::{Admission, Ask, admit};
+use super::attempt::{Build, forward, settle_ctx};
 use super::auth::Caller;
 use super::price::Usage;
 use super::settle::UsageSource;
@@ -103,7 +105,7 @@ struct Speech {
     chars: i64,
     body: Bytes,
     parsed: Value,
-    price: super::attempt::Price,
+    price: super::admission::Price,
     hold: tollgate_actors::quota::Hold,
     started: Instant,
 }
@@ -151,13 +153,8 @@ impl Speech {
             },
         )
         .await;
-        let won = match won {
-            Ok(won) => won,
-            Err(e) => {
-                hold.release();
-                return Err(e);
-            }
-        };
+        // A failed forward drops `hold`, which releases the reservation.
+        let won = won?;
         let mut ctx = settle_ctx(&caller, &model, price, &won, false, started);
         ctx.first_byte = Some(Instant::now());
         let usage = Usage {
@@ -310,7 +307,7 @@ struct Upload {
     upload: Option<(Vec<Bytes>, Tee)>,
     path: String,
     content_type: HeaderValue,
-    price: super::attempt::Price,
+    price: super::admission::Price,
     hold: tollgate_actors::quota::Hold,
     started: Instant,
 }
@@ -365,13 +362,8 @@ impl Upload {
             },
         )
         .await;
-        let won = match won {
-            Ok(won) => won,
-            Err(e) => {
-                hold.release();
-                return Err(e);
-            }
-        };
+        // A failed forward drops `hold`, which releases the reservation.
+        let won = won?;
         let mut ctx = settle_ctx(&caller, &model, price, &won, false, started);
         let status = won.resp.status();
         let answer_type = won.resp.headers().get(header::CONTENT_TYPE).cloned();

@@ -9,196 +9,39 @@
 //! The body is forwarded as received unless it must change (model mapping, the channel's
 //! param_override, or asking the upstream for a usage chunk); only then is it re-serialised.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderValue, Uri, header};
-use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
+use axum::http::{Uri, header};
+use axum::response::Response;
 use serde_json::Value;
-use tollgate_actors::channel_pool::msg::{Outcome, OutcomeSource};
-use tollgate_actors::channel_pool::routing_table::{RoutedChannel, RoutingTable, select_for};
-use tollgate_actors::quota::rate::RateKind;
-use tollgate_actors::quota::{QuotaError, Refusal};
-use tollgate_storage::secret::Secret;
+use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::attempt::{
-    Admission, Ask, Build, admit, count_prompt, count_prompt_with, forward, post, settle_ctx,
-};
+use super::adaptor::post;
+use super::admission::{Admission, Ask, Price, admit};
+use super::attempt::{Build, forward, settle_ctx};
 use super::auth::Caller;
-use super::estimate::{Estimate, ImageRule};
-use super::meter::{Ending, Meter};
+use super::meter::Meter;
 use super::prompt::Prompt;
-use super::settle::SettleCtx;
+use super::prompt_count::count_prompt_with;
+use super::request_head::ChatHead;
 use super::stream;
 use super::tokenize::Counter;
-use super::usage::{OpenAiUsage, PartialReason, Usage};
+use super::whole::finish_plain;
 use super::wire::Wire;
 use crate::channel_types::serve::Need;
 use crate::error::RelayError;
 use crate::state::AppState;
 
-/// What the relay reads from the request body; everything else passes through untouched.
-#[derive(Debug, Deserialize)]
-struct ChatHead {
-    #[serde(default)]
-    model: String,
-    #[serde(default)]
-    stream: bool,
-    #[serde(default)]
-    stream_options: Option<Value>,
-    #[serde(default)]
-    max_tokens: Option<i64>,
-    #[serde(default)]
-    max_completion_tokens: Option<i64>,
-    /// Responses API.
-    #[serde(default)]
-    max_output_tokens: Option<i64>,
-    #[serde(default)]
-    messages: Vec<Value>,
-    /// Embeddings, moderations, responses, rerank input.
-    #[serde(default)]
-    input: Option<Value>,
-    /// Completions and image prompts.
-    #[serde(default)]
-    prompt: Option<Value>,
-    /// Rerank query.
-    #[serde(default)]
-    query: Option<String>,
-    /// Rerank documents.
-    #[serde(default)]
-    documents: Option<Value>,
-    /// Responses instructions.
-    #[serde(default)]
-    instructions: Option<Value>,
-    /// Chat and completions: how many answers; images: how many images (with their size and
-    /// quality below).
-    #[serde(default)]
-    n: Option<i64>,
-    /// Legacy completions: how many answers are generated (and billed) to return the best `n`.
-    #[serde(default)]
-    best_of: Option<i64>,
-    #[serde(default)]
-    size: Option<String>,
-    #[serde(default)]
-    quality: Option<String>,
-    /// Tool definitions (and the legacy functions).
-    #[serde(default)]
-    tools: Option<Value>,
-    #[serde(default)]
-    functions: Option<Value>,
-}
-
-/// Calls `f` on every text in a prompt-like value (a string, or an array of strings / parts).
-pub(super) fn each_text<'a>(value: &'a Value, f: &mut impl FnMut(&'a str)) {
-    match value {
-        Value::String(s) => f(s),
-        Value::Array(items) => items.iter().for_each(|v| each_text(v, f)),
-        Value::Object(map) => {
-            if let Some(v) = map.get("text").or_else(|| map.get("content")) {
-                each_text(v, f);
-            }
-        }
-        _ => {}
-    }
-}
-
-impl ChatHead {
-    /// Every text of the prompt, whatever the endpoint's input field: the messages' contents,
-    /// else `input` / `prompt` and a rerank `query`.
-    fn texts(&self) -> Vec<&str> {
-        let mut texts = Vec::new();
-        let mut add = |text| texts.push(text);
-        if self.messages.is_empty() {
-            for value in [&self.input, &self.prompt].into_iter().flatten() {
-                each_text(value, &mut add);
-            }
-            if let Some(query) = &self.query {
-                add(query);
-            }
-        } else {
-            self.messages
-                .iter()
-                .for_each(|m| each_text(&m["content"], &mut add));
-        }
-        texts
-    }
-
-    /// The upper-bound prompt estimate the reservation uses: every part of the request, images
-    /// and audio by their size ([`estimate`]).
-    fn reserve_estimate(&self) -> i64 {
-        let mut e = Estimate::new(ImageRule::for_model(&self.model));
-        if !self.messages.is_empty() {
-            e.messages(&self.messages);
-        }
-        let fields = [
-            ("input", &self.input),
-            ("prompt", &self.prompt),
-            ("documents", &self.documents),
-            ("instructions", &self.instructions),
-            ("tools", &self.tools),
-            ("functions", &self.functions),
-        ];
-        for (key, value) in fields {
-            if let Some(value) = value {
-                e.field(key, value);
-            }
-        }
-        if let Some(query) = &self.query {
-            e.field("query", &Value::String(query.clone()));
-        }
-        e.total()
-    }
-
-    /// Chat framing applies when the request has messages.
-    fn framed_messages(&self) -> Option<usize> {
-        (!self.messages.is_empty()).then_some(self.messages.len())
-    }
-
-    /// The request's prompt tokens: Tollgate's estimate of `texts` (from [`ChatHead::texts`])
-    /// now, the exact count of `body` by the model's tokenizer only if settlement needs it.
-    fn prompt(&self, texts: &[&str], body: &Bytes) -> Prompt {
-        let estimate = count_prompt_with(Counter::Estimate, texts, self.framed_messages());
-        if Counter::is_exact(&self.model) {
-            Prompt::deferred(estimate, body, self.model.clone())
-        } else {
-            Prompt::known(estimate)
-        }
-    }
-}
-
-/// The exact prompt tokens of a JSON relay request `body` for `model` (its texts with the
-/// model's counter, plus the chat framing); `None` if the body is not a request.
-pub(super) fn exact_prompt(body: &[u8], model: &str) -> Option<i64> {
-    let head: ChatHead = serde_json::from_slice(body).ok()?;
-    Some(count_prompt(model, &head.texts(), head.framed_messages()))
-}
-
-pub(super) fn quota_error(e: QuotaError) -> RelayError {
-    match e {
-        QuotaError::Refused(Refusal::UserQuota { available, needed }) => {
-            RelayError::InsufficientUserQuota(format!(
-                "insufficient user quota: {available} available, this request needs {needed} \
-                 (its prompt and a share of its output); a lower max_tokens needs less"
-            ))
-        }
-        QuotaError::Refused(Refusal::TokenQuota { available, needed }) => {
-            RelayError::InsufficientTokenQuota(format!(
-                "insufficient token quota: {available} available on this API key, this request \
-                 needs {needed} (its prompt and a share of its output); a lower max_tokens needs less"
-            ))
-        }
-        QuotaError::Refused(Refusal::RateLimited { kind, max, minutes }) => {
-            let what = match kind {
-                RateKind::Total => "requests",
-                RateKind::Success => "successful requests",
-            };
-            RelayError::RateLimited(format!(
-                "rate limit reached: at most {max} {what} per {minutes} minute(s); try again later"
-            ))
-        }
-        QuotaError::Storage(e) => RelayError::Internal(format!("loading the balance: {e}")),
+/// The request's prompt tokens: Tollgate's estimate of `texts` (from [`ChatHead::texts`]) now,
+/// the exact count of `body` by the model's tokenizer only if settlement needs it.
+fn prompt_of(head: &ChatHead, texts: &[&str], body: &Bytes) -> Prompt {
+    let estimate = count_prompt_with(Counter::Estimate, texts, head.framed_messages());
+    if Counter::is_exact(&head.model) {
+        Prompt::deferred(estimate, body, head.model.clone())
+    } else {
+        Prompt::known(estimate)
     }
 }
 
@@ -221,14 +64,14 @@ pub(super) async fn serve(
     path: &str,
 ) -> Result<Response, RelayError> {
     if path == "/v1/chat/completions"
-        && let Some(job) = super::attempt::foreign_chat(&state, &caller, &body)
+        && let Some(job) = super::convert::foreign_chat(&state, &caller, &body)
     {
-        return super::attempt::relay(&state, job?).await;
+        return super::convert::relay(&state, job?).await;
     }
     if path == "/v1/responses"
         && let Some(job) = super::responses::job(&state, &caller, &body)
     {
-        return super::attempt::relay(&state, job?).await;
+        return super::convert::relay(&state, job?).await;
     }
     if super::cohere::serves(&state, &caller, path, &body) {
         return super::cohere::serve(state, caller, body, path).await;
@@ -247,7 +90,7 @@ async fn relay_json(
     let head: ChatHead = serde_json::from_slice(&body)
         .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
     let texts = head.texts();
-    let prompt = head.prompt(&texts, &body);
+    let prompt = prompt_of(&head, &texts, &body);
     // Only text-generating routes produce output tokens to reserve for.
     let generates = matches!(
         path,
@@ -315,7 +158,7 @@ struct Forward {
     path: String,
     head: ChatHead,
     prompt: Prompt,
-    price: super::attempt::Price,
+    price: Price,
     started: Instant,
 }
 
@@ -378,13 +221,8 @@ impl Forward {
             },
         )
         .await;
-        let won = match won {
-            Ok(won) => won,
-            Err(e) => {
-                hold.release();
-                return Err(e);
-            }
-        };
+        // A failed forward drops `hold`, which releases the reservation.
+        let won = won?;
         let ctx = settle_ctx(&caller, &head.model, price, &won, head.stream, started);
         let timeout = state.config.relay_timeout();
         if head.stream {
@@ -399,68 +237,6 @@ impl Forward {
         }
         finish_plain(won.resp, ctx, hold, prompt, timeout, &presence).await
     }
-}
-
-/// Whether another channel may succeed where this one answered `status`: the channel's own
-/// credentials or account (401, 403), a timeout (408), rate limits (429) and server errors.
-/// Other 4xx are the client's mistakes and would fail everywhere.
-pub(super) fn retryable(status: u16) -> bool {
-    matches!(status, 401 | 403 | 408 | 429) || status >= 500
-}
-
-/// The channel for attempt `attempt` among those whose type serves every route-kind bit of
-/// `need` (0: any): the admin's pinned one, else the routing table's choice.
-pub(super) fn pick(
-    table: &RoutingTable,
-    caller: &Caller,
-    model: &str,
-    need: u32,
-    attempt: usize,
-    tried: &[tollgate_storage::ChannelId],
-) -> Option<std::sync::Arc<RoutedChannel>> {
-    if let Some(id) = caller.pinned {
-        return (attempt == 0)
-            .then(|| table.channel(id).filter(|c| c.serves(need)).cloned())
-            .flatten();
-    }
-    let route = table.route(&caller.group, model)?;
-    select_for(route, need, attempt, tried, &mut rand::rng()).cloned()
-}
-
-/// Why no channel could be tried for `model`: a 400 naming the route and the model when the
-/// model has channels (or the pinned channel exists) but none of their types serves the route,
-/// else no channel at all.
-pub(super) fn no_channel(
-    table: &RoutingTable,
-    caller: &Caller,
-    model: &str,
-    need: Need,
-) -> RelayError {
-    let has_channels = match caller.pinned {
-        Some(id) => table.channel(id).is_some(),
-        None => table.route(&caller.group, model).is_some(),
-    };
-    if has_channels {
-        return RelayError::BadRequest(format!(
-            "model {model} has no channel whose type can serve {}",
-            need.route
-        ));
-    }
-    RelayError::NoChannel {
-        model: model.to_owned(),
-        group: caller.group.clone(),
-    }
-}
-
-/// The status the client sees for an upstream error: the channel's `status_code_mapping`
-/// (e.g. `{"429": "503"}`) applied to the upstream's.
-pub(super) fn mapped_status(channel: &RoutedChannel, status: u16) -> u16 {
-    channel.json.mapped_status(status)
-}
-
-/// The model name after the channel's `model_mapping` (chains followed).
-pub(super) fn mapped_model(channel: &RoutedChannel, model: &str) -> String {
-    channel.json.mapped_model(model).to_owned()
 }
 
 /// What may change in a request body on its way upstream.
@@ -510,153 +286,6 @@ fn upstream_body(
     Ok(Bytes::from(bytes))
 }
 
-/// The upstream's error message (OpenAI's `error.message`, or a top-level `message` as Cohere
-/// answers), with every recognisable part of
-/// the channel's keys masked ([`super::redact`]). This is the one place upstream error text
-/// enters Tollgate: the client's error, the error log row and the channel's stored error are
-/// all made from it.
-pub(super) fn upstream_message(text: &str, status: u16, channel: &RoutedChannel) -> String {
-    // OpenAI, Anthropic, Gemini and Vertex put it in `error.message`; AWS in `message`.
-    let parsed: Option<String> = serde_json::from_str::<Value>(text).ok().and_then(|v| {
-        v["error"]["message"]
-            .as_str()
-            .or_else(|| v["message"].as_str())
-            .or_else(|| v["Message"].as_str())
-            .map(str::to_owned)
-    });
-    match parsed {
-        Some(message) => super::redact::redact(&message, channel.channel.key_lines()),
-        None => format!("the upstream answered HTTP {status}"),
-    }
-}
-
-pub(super) fn report(
-    state: &AppState,
-    channel: &RoutedChannel,
-    key: Option<(usize, &Secret)>,
-    status: Option<u16>,
-    sent: Instant,
-    error: Option<String>,
-) {
-    state.channel_pool.report(Outcome {
-        channel: channel.id(),
-        status,
-        latency: sent.elapsed(),
-        error,
-        source: OutcomeSource::Relay,
-        key: key.map(|(index, _)| index),
-    });
-}
-
-/// The usage of a whole answer (the rest is skipped without building values).
-#[derive(Deserialize)]
-struct PlainUsage {
-    #[serde(default)]
-    usage: Option<OpenAiUsage>,
-}
-
-/// Every piece of output of a whole OpenAI-style answer (for counting when it reports no
-/// usage): chat messages' content, reasoning and tool calls, legacy completions' `text`, and
-/// the Responses API's `output` items (message text and refusals, function calls, reasoning).
-pub(super) fn answer_output(answer: &Value, mut out: impl FnMut(&str)) {
-    let mut text = |v: &Value| {
-        if let Some(t) = v.as_str() {
-            out(t);
-        }
-    };
-    for choice in answer["choices"].as_array().into_iter().flatten() {
-        text(&choice["text"]);
-        let message = &choice["message"];
-        for field in ["reasoning_content", "reasoning", "refusal"] {
-            text(&message[field]);
-        }
-        match &message["content"] {
-            Value::Array(parts) => parts.iter().for_each(|p| text(&p["text"])),
-            content => text(content),
-        }
-        for call in message["tool_calls"].as_array().into_iter().flatten() {
-            text(&call["function"]["name"]);
-            text(&call["function"]["arguments"]);
-        }
-    }
-    for item in answer["output"].as_array().into_iter().flatten() {
-        text(&item["name"]);
-        text(&item["arguments"]);
-        text(&item["input"]);
-        for list in ["content", "summary"] {
-            for part in item[list].as_array().into_iter().flatten() {
-                text(&part["text"]);
-                text(&part["refusal"]);
-            }
-        }
-    }
-}
-
-/// Reads a non-stream answer whole, settles, and passes it on unchanged. A body that breaks
-/// off or does not come within the relay timeout, or is not JSON, is billed as partial (the
-/// upstream accepted the request) and answered 502.
-async fn finish_plain(
-    resp: reqwest::Response,
-    ctx: SettleCtx,
-    hold: tollgate_actors::quota::Hold,
-    prompt: Prompt,
-    timeout: Duration,
-    presence: &super::detach::Presence,
-) -> Result<Response, RelayError> {
-    let status = resp.status();
-    let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
-    let mut meter = Meter::new(ctx, hold, prompt);
-    let bytes = read_whole(resp, timeout, &mut meter).await?;
-    let Ok(answer) = serde_json::from_slice::<PlainUsage>(&bytes) else {
-        return Err(not_json(&mut meter).await);
-    };
-    match answer.usage {
-        Some(u) => meter.reported(Usage::from(&u)),
-        None => {
-            if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
-                answer_output(&value, |t| meter.output(t));
-            }
-        }
-    }
-    meter.settle(presence.ending()).await;
-    let mut response = (status, bytes).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        content_type.unwrap_or(HeaderValue::from_static("application/json")),
-    );
-    Ok(response)
-}
-
-/// The whole body of a 2xx answer, within `timeout`; a body that breaks off or comes too late
-/// settles the meter as partial and is answered 502.
-pub(super) async fn read_whole(
-    resp: reqwest::Response,
-    timeout: Duration,
-    meter: &mut Meter,
-) -> Result<Bytes, RelayError> {
-    let read = tokio::time::timeout(timeout, resp.bytes()).await;
-    let ctx = meter.ctx_mut();
-    ctx.first_byte = Some(Instant::now());
-    let reason = match read {
-        Ok(Ok(bytes)) => return Ok(bytes),
-        Ok(Err(_)) => PartialReason::UpstreamCut,
-        Err(_) => PartialReason::IdleTimeout,
-    };
-    meter.settle(Ending::Cut(reason)).await;
-    Err(RelayError::Unreachable(
-        "the upstream answer was cut off".into(),
-    ))
-}
-
-/// A 2xx answer that is not JSON: billed as partial, answered 502.
-pub(super) async fn not_json(meter: &mut Meter) -> RelayError {
-    meter.settle(Ending::Cut(PartialReason::NonJson)).await;
-    RelayError::Upstream {
-        status: 502,
-        message: "the upstream answer is not valid JSON".into(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -670,13 +299,13 @@ mod tests {
     fn estimate(body: &serde_json::Value) -> i64 {
         let head = head(body.clone());
         let bytes = Bytes::from(body.to_string());
-        head.prompt(&head.texts(), &bytes).estimate()
+        prompt_of(&head, &head.texts(), &bytes).estimate()
     }
 
     fn exact(body: &serde_json::Value) -> i64 {
         let head = head(body.clone());
         let bytes = Bytes::from(body.to_string());
-        head.prompt(&head.texts(), &bytes).exact()
+        prompt_of(&head, &head.texts(), &bytes).exact()
     }
 
     #[test]

@@ -27,14 +27,17 @@ use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 use tollgate_actors::options::pricing::ModelPricing;
 use tollgate_actors::quota::Hold;
 
+use super::adaptor::post;
 use super::adaptor::{self, Credential};
-use super::attempt::{self, Admission, Ask, Build, Price, settle_ctx};
+use super::admission::{self, Admission, Ask, Price};
+use super::attempt::{self, Build, settle_ctx};
 use super::auth::Caller;
-use super::chat::{each_text, not_json, read_whole};
 use super::meter::Meter;
 use super::prompt::Prompt;
+use super::prompt_count::each_text;
 use super::tokenize::Counter;
 use super::usage::OpenAiUsage;
+use super::whole::{not_json, read_whole};
 use super::wire::{Wire, cohere};
 use crate::channel_types::effective_base_url;
 use crate::error::RelayError;
@@ -261,7 +264,7 @@ pub async fn serve(
     let estimate = texts
         .iter()
         .fold(0i64, |n, t| n.saturating_add(counter.count(t)));
-    let Admission { price, hold } = attempt::admit(
+    let Admission { price, hold } = admission::admit(
         &state,
         &caller,
         Ask {
@@ -347,7 +350,7 @@ impl Job {
                 ))));
             }
         };
-        let req = attempt::post(state, channel, wire, url, key)?
+        let req = post(state, channel, wire, url, key)?
             .header(header::CONTENT_TYPE, "application/json")
             .body(body);
         Ok(Build::Send(Box::new(req)))
@@ -370,13 +373,8 @@ impl Job {
             },
         )
         .await;
-        let won = match won {
-            Ok(won) => won,
-            Err(e) => {
-                hold.release();
-                return Err(e);
-            }
-        };
+        // A failed forward drops `hold`, which releases the reservation.
+        let won = won?;
         let ctx = settle_ctx(
             &self.caller,
             &self.model,

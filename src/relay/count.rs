@@ -19,10 +19,13 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::attempt::{self, prompt_tokens};
+use super::adaptor::post;
+use super::attempt;
 use super::auth::Caller;
-use super::chat::{each_text, mapped_model, pick};
 use super::embed::gemini_url;
+use super::pick::{mapped_model, pick};
+use super::prompt_count::each_text;
+use super::prompt_count::prompt_tokens;
 use super::tokenize::Counter;
 use super::wire::{Wire, anthropic, gemini};
 use crate::channel_types::effective_base_url;
@@ -84,7 +87,7 @@ async fn forward(
     let key = channel.next_key();
     let key_text = key.map_or("", |(_, k)| k.expose());
     let credential = super::adaptor::Credential::key(key_text);
-    let mut req = attempt::post(state, &channel, wire, path, &credential)
+    let mut req = post(state, &channel, wire, path, &credential)
         .ok()?
         .header(header::CONTENT_TYPE, "application/json")
         .body(body);

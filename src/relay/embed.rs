@@ -22,11 +22,13 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::attempt::{self, Admission, Ask, Build, settle_ctx};
+use super::adaptor::post;
+use super::admission::{self, Admission, Ask};
+use super::attempt::{self, Build, settle_ctx};
 use super::auth::Caller;
-use super::chat::each_text;
 use super::meter::Ending;
 use super::price::Usage;
+use super::prompt_count::each_text;
 use super::settle::UsageSource;
 use super::tokenize::Counter;
 use super::wire::Wire;
@@ -162,7 +164,7 @@ pub async fn gemini(
         calls: 1.0,
         texts: &texts,
     };
-    let Admission { price, hold } = attempt::admit(state, &caller, ask).await?;
+    let Admission { price, hold } = admission::admit(state, &caller, ask).await?;
     let embed = GeminiEmbed {
         state: state.clone(),
         caller,
@@ -190,7 +192,7 @@ struct GeminiEmbed {
     body: Bytes,
     parsed: Value,
     estimate: i64,
-    price: attempt::Price,
+    price: admission::Price,
     hold: tollgate_actors::quota::Hold,
     started: Instant,
 }
@@ -251,20 +253,15 @@ impl GeminiEmbed {
                         ))));
                     }
                 };
-                let req = attempt::post(state, channel, wire, url, key)?
+                let req = post(state, channel, wire, url, key)?
                     .header(header::CONTENT_TYPE, "application/json")
                     .body(upstream);
                 Ok(Build::Send(Box::new(req)))
             },
         )
         .await;
-        let won = match won {
-            Ok(won) => won,
-            Err(e) => {
-                hold.release();
-                return Err(e);
-            }
-        };
+        // A failed forward drops `hold`, which releases the reservation.
+        let won = won?;
         let mut ctx = settle_ctx(&caller, model, price, &won, false, started);
         let status = won.resp.status();
         let content_type = won.resp.headers().get(header::CONTENT_TYPE).cloned();

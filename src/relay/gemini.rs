@@ -17,8 +17,9 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::attempt::{self, Job, prompt_tokens};
 use super::auth::Caller;
+use super::convert::{self, Job};
+use super::prompt_count::prompt_tokens;
 use super::wire::{Wire, gemini};
 use crate::error::RelayError;
 use crate::state::AppState;
@@ -113,7 +114,7 @@ async fn handle(
         caller,
         started,
     };
-    attempt::relay(state, job).await
+    convert::relay(state, job).await
 }
 
 /// Gemini's `error.status` for an HTTP status.

@@ -13,8 +13,9 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::attempt::{self, Job, prompt_tokens};
 use super::auth::Caller;
+use super::convert::{self, Job};
+use super::prompt_count::prompt_tokens;
 use super::wire::{Wire, anthropic};
 use crate::error::RelayError;
 use crate::state::AppState;
@@ -71,7 +72,7 @@ async fn handle(
         caller,
         started,
     };
-    attempt::relay(state, job).await
+    convert::relay(state, job).await
 }
 
 /// POST /v1/messages/count_tokens ([`super::count::anthropic`]).

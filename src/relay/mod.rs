@@ -3,12 +3,14 @@
 //! implement answer 501.
 
 pub mod adaptor;
+pub mod admission;
 pub mod attempt;
 pub mod audio;
 pub mod auth;
 pub mod body_limit;
 pub mod chat;
 pub mod cohere;
+pub mod convert;
 pub mod count;
 pub mod count_guard;
 pub mod detach;
@@ -21,11 +23,15 @@ pub mod keepalive;
 pub mod messages;
 pub mod meter;
 pub mod models;
+pub mod outcome;
+pub mod pick;
 pub mod pipe;
 pub mod playground;
 pub mod price;
 pub mod prompt;
+pub mod prompt_count;
 pub mod redact;
+pub mod request_head;
 pub mod responses;
 pub mod settle;
 pub mod sse;
@@ -33,6 +39,7 @@ pub mod stream;
 pub mod system_prompt;
 pub mod tokenize;
 pub mod usage;
+pub mod whole;
 pub mod wire;
 
 use crate::http::api::{Access, ApiRouter, Body, any, get, post};

@@ -67,7 +67,7 @@ impl Prompt {
         match &self.exact {
             Exact::Known(tokens) => *tokens,
             Exact::Body { body, model } => {
-                super::chat::exact_prompt(body, model).unwrap_or(self.estimate)
+                super::request_head::exact_prompt(body, model).unwrap_or(self.estimate)
             }
         }
     }

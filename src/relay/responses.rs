@@ -18,8 +18,9 @@ use serde_json::Value;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use super::adaptor;
-use super::attempt::{Job, prompt_tokens};
 use super::auth::Caller;
+use super::convert::Job;
+use super::prompt_count::prompt_tokens;
 use super::wire::{self, Wire};
 use crate::error::RelayError;
 use crate::state::AppState;
