@@ -12,7 +12,7 @@ use crate::state::AppState;
 /// Pricing routes.
 pub fn routes() -> ApiRouter {
     ApiRouter::new()
-        .route("/api/pricing", get(Access::User, list_pricing))
+        .route("/api/pricing", get(Access::Public, list_pricing))
         .route(
             "/api/option/rest_model_ratio",
             post(Access::Root, restore_price_defaults),
