@@ -8,6 +8,7 @@
 mod common;
 
 use common::mock_anthropic::MockAnthropic;
+use common::mock_cloud::{Answer, MockCloud, Recorded};
 use common::mock_gemini::MockGemini;
 use common::mock_upstream::MockUpstream;
 use common::relay_fixture::fixture;
@@ -379,4 +380,80 @@ async fn model_lists_come_through_the_type_model_api() {
         )
         .await;
     assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{body}");
+}
+
+/// An OpenAI-compatible upstream answering chat, embeddings and the model list on any path, so
+/// the test sees where requests went.
+fn openai_compatible(request: &Recorded) -> Answer {
+    if request.path.ends_with("/models") {
+        return Answer::Json(
+            200,
+            json!({"object": "list", "data": [{"id": "listed-model"}]}),
+        );
+    }
+    if request.path.ends_with("/embeddings") {
+        return Answer::Json(
+            200,
+            json!({"object": "list", "data": [{"object": "embedding", "index": 0,
+                "embedding": [0.5]}], "model": "m", "usage": {"prompt_tokens": 1, "total_tokens": 1}}),
+        );
+    }
+    Answer::Json(
+        200,
+        json!({"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"},
+            "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}}),
+    )
+}
+
+#[tokio::test]
+async fn qwen_and_volcano_reach_their_openai_compatible_paths() {
+    // DashScope serves OpenAI's API under /compatible-mode/v1
+    // (https://help.aliyun.com/zh/model-studio/compatibility-of-openai-with-dashscope), Volcano
+    // Ark under /api/v3 (https://www.volcengine.com/docs/82379/1298459): with the base URL set to
+    // the mock, the relay, the channel test and the model list use those paths.
+    for (channel_type, prefix) in [(17, "/compatible-mode/v1"), (45, "/api/v3")] {
+        let mock = MockCloud::start(openai_compatible).await;
+        let server = TestServer::start().await;
+        let channel = json!({"name": "c", "type": channel_type, "key": "upstream-key",
+            "base_url": mock.base, "models": "claude-test", "group": "default"});
+        let (root, _, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+        let (status, body) = server
+            .send(
+                server
+                    .client
+                    .post(server.url("/v1/chat/completions"))
+                    .bearer_auth(&key)
+                    .json(&json!({"model": "claude-test",
+                        "messages": [{"role": "user", "content": "hi"}]})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "type {channel_type}: {body}");
+        assert_eq!(body["choices"][0]["message"]["content"], "hi");
+        let (status, body) = embeddings(&server, &key, "claude-test").await;
+        assert_eq!(status, StatusCode::OK, "type {channel_type}: {body}");
+        let (status, body) = root.get("/api/channel/test/1").await;
+        assert_eq!(status, StatusCode::OK, "type {channel_type}: {body}");
+        assert_eq!(body["success"], true, "type {channel_type}: {body}");
+        let (status, body) = root
+            .post(
+                "/api/channel/fetch_models",
+                json!({"type": channel_type, "base_url": mock.base, "key": "upstream-key"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "type {channel_type}: {body}");
+        assert_eq!(body["data"], json!(["listed-model"]));
+        let paths: Vec<String> = mock.requests().into_iter().map(|r| r.path).collect();
+        assert_eq!(
+            paths,
+            [
+                format!("{prefix}/chat/completions"),
+                format!("{prefix}/embeddings"),
+                format!("{prefix}/chat/completions"),
+                format!("{prefix}/models"),
+            ],
+            "type {channel_type}"
+        );
+    }
 }

@@ -31,6 +31,11 @@ pub struct ChannelType {
     /// What the relay serves for this type (balance comes from [`ChannelType::balance`]).
     #[serde(skip)]
     pub caps: Caps,
+    /// Where OpenAI's routes live under the base URL: this replaces their `/v1` (`/v1` for most
+    /// types; DashScope's OpenAI-compatible mode is `/compatible-mode/v1`, Volcano Ark's
+    /// `/api/v3`), so the default base URLs work as they are.
+    #[serde(skip)]
+    pub openai_prefix: &'static str,
     /// The upstream has OpenAI's Responses API beside chat completions, so Responses clients
     /// reach it as they are (OpenAI, Azure OpenAI); other OpenAI-family types speak Responses
     /// only when a channel's `setting.upstream_api` says so.
@@ -75,7 +80,8 @@ impl ChannelType {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Family {
-    /// OpenAI's wire (`{base}/v1/...`, bearer key): OpenAI and the compatible providers.
+    /// OpenAI's wire (`{base}/v1/...`, or the row's `openai_prefix` for `/v1`; bearer key): OpenAI
+    /// and the compatible providers.
     OpenAi,
     /// Azure OpenAI deployments (`api-key` header, `api-version`).
     Azure,

@@ -59,6 +59,17 @@ pub fn effective_base_url(channel_type: i32, base_url: &str) -> String {
     by_id(channel_type).map_or_else(String::new, |t| t.default_base_url.to_owned())
 }
 
+/// The URL of OpenAI route `path` (`/v1/chat/completions`, `/v1/models`, …) at `base` for a
+/// channel of `channel_type`: the row's [`ChannelType::openai_prefix`] replaces `/v1`
+/// (`{base}/compatible-mode/v1/chat/completions` for Qwen, `{base}/api/v3/…` for Volcano Ark).
+pub fn openai_url(channel_type: i32, base: &str, path: &str) -> String {
+    let prefix = by_id(channel_type).map_or("/v1", |t| t.openai_prefix);
+    match path.strip_prefix("/v1") {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{base}{prefix}{rest}"),
+        _ => format!("{base}{path}"),
+    }
+}
+
 /// The channel's `other`, else its type's default for it ("" when neither is set).
 pub fn effective_other(channel_type: i32, other: &str) -> String {
     let own = other.trim();

@@ -162,6 +162,7 @@ const fn openai(id: i32, name: &'static str, base: &'static str) -> ChannelType 
         key_hint: "",
         fields: &[],
         caps: OPENAI_ROUTES,
+        openai_prefix: "/v1",
         native_responses: false,
         test: TestRequest::Chat,
         balance: None,
@@ -183,6 +184,7 @@ const fn unsupported(id: i32, name: &'static str, base: &'static str) -> Channel
         key_hint: "",
         fields: &[],
         caps: Caps::NONE,
+        openai_prefix: "/v1",
         native_responses: false,
         test: TestRequest::None,
         balance: None,
@@ -213,6 +215,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         // The Azure transport (`relay::adaptor::azure`): deployment URLs for chat, completions,
         // embeddings, images and audio; Responses at the resource.
         caps: AZURE_CAPS,
+        openai_prefix: "/v1",
         native_responses: true,
         test: TestRequest::Chat,
         balance: None,
@@ -240,6 +243,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         key_hint: "",
         fields: &[],
         caps: CLAUDE_CAPS,
+        openai_prefix: "/v1",
         native_responses: false,
         test: TestRequest::Chat,
         balance: None,
@@ -257,6 +261,9 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
     },
     ChannelType {
         models: &["qwen-turbo", "qwen-plus", "qwen-max"],
+        // DashScope's OpenAI-compatible mode
+        // (https://help.aliyun.com/zh/model-studio/compatibility-of-openai-with-dashscope).
+        openai_prefix: "/compatible-mode/v1",
         ..openai(17, "Qwen", "https://dashscope.aliyuncs.com")
     },
     ChannelType {
@@ -294,6 +301,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         key_hint: "",
         fields: GEMINI_FIELDS,
         caps: GEMINI_CAPS,
+        openai_prefix: "/v1",
         native_responses: false,
         test: TestRequest::Chat,
         balance: None,
@@ -326,6 +334,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         fields: &[],
         // Claude through InvokeModel, other models through Converse (`relay::adaptor::bedrock`).
         caps: Caps::CHAT.with(Caps::STREAM),
+        openai_prefix: "/v1",
         native_responses: false,
         test: TestRequest::Chat,
         balance: None,
@@ -347,6 +356,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
             .with(Caps::STREAM)
             .with(Caps::EMBEDDINGS)
             .with(Caps::RERANK),
+        openai_prefix: "/v1",
         native_responses: false,
         test: TestRequest::Chat,
         balance: None,
@@ -378,6 +388,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         fields: VERTEX_FIELDS,
         // Gemini and Claude models (`relay::adaptor::vertex`).
         caps: Caps::CHAT.with(Caps::STREAM),
+        openai_prefix: "/v1",
         native_responses: false,
         test: TestRequest::Chat,
         balance: None,
@@ -398,7 +409,11 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         ..openai(43, "DeepSeek", "https://api.deepseek.com")
     },
     unsupported(44, "M3E", "https://api.moka.ai"),
-    openai(45, "Volcano Ark", "https://ark.cn-beijing.volces.com"),
+    ChannelType {
+        // Ark's model-call API (https://www.volcengine.com/docs/82379/1298459).
+        openai_prefix: "/api/v3",
+        ..openai(45, "Volcano Ark", "https://ark.cn-beijing.volces.com")
+    },
     unsupported(46, "Baidu Qianfan v2", "https://qianfan.baidubce.com"),
     openai(47, "Xinference", ""),
     ChannelType {

@@ -301,3 +301,26 @@ fn the_types_serialise_for_the_console() {
         ])
     );
 }
+
+#[test]
+fn openai_routes_live_under_the_row_prefix() {
+    assert_eq!(
+        openai_url(1, "https://api.openai.com", "/v1/chat/completions"),
+        "https://api.openai.com/v1/chat/completions"
+    );
+    assert_eq!(
+        openai_url(17, "https://dashscope.aliyuncs.com", "/v1/chat/completions"),
+        "https://dashscope.aliyuncs.com/compatible-mode/v1/chat/completions"
+    );
+    assert_eq!(
+        openai_url(45, "https://ark.cn-beijing.volces.com", "/v1/embeddings"),
+        "https://ark.cn-beijing.volces.com/api/v3/embeddings"
+    );
+    assert_eq!(
+        openai_url(45, "http://127.0.0.1:9", "/v1/models"),
+        "http://127.0.0.1:9/api/v3/models"
+    );
+    // Only a whole `/v1` segment is replaced.
+    assert_eq!(openai_url(17, "http://h", "/v1beta/x"), "http://h/v1beta/x");
+    assert_eq!(openai_url(999, "http://h", "/v1/x"), "http://h/v1/x");
+}

@@ -26,7 +26,7 @@ use serde_json::Value;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use super::wire::Wire;
-use crate::channel_types::{Family, effective_base_url};
+use crate::channel_types::{self, Family, effective_base_url};
 use crate::error::RelayError;
 use crate::state::AppState;
 use crate::upstream::HttpClients;
@@ -138,7 +138,7 @@ pub fn openai_url(channel: &RoutedChannel, path: &str, model: &str) -> Option<St
     let c = &channel.channel;
     let base = effective_base_url(c.channel_type, &c.base_url);
     match Transport::of(c.channel_type) {
-        Transport::Direct => Some(format!("{base}{path}")),
+        Transport::Direct => Some(channel_types::openai_url(c.channel_type, &base, path)),
         Transport::Azure => azure::url(&base, &c.other, path, model),
         Transport::Vertex | Transport::Bedrock => None,
     }
@@ -168,10 +168,18 @@ pub fn generate_url(
         Transport::Direct => {
             let base = effective_base_url(c.channel_type, &c.base_url);
             match wire {
-                Wire::OpenAi => Some(format!("{base}/v1/chat/completions")),
+                Wire::OpenAi => Some(channel_types::openai_url(
+                    c.channel_type,
+                    &base,
+                    "/v1/chat/completions",
+                )),
                 Wire::Anthropic => Some(format!("{base}/v1/messages")),
                 Wire::Cohere => Some(format!("{base}/v2/chat")),
-                Wire::Responses => Some(format!("{base}/v1/responses")),
+                Wire::Responses => Some(channel_types::openai_url(
+                    c.channel_type,
+                    &base,
+                    "/v1/responses",
+                )),
                 Wire::Gemini => {
                     let version = Some(c.other.trim())
                         .filter(|v| !v.is_empty() && !v.contains('/'))

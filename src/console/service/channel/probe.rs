@@ -132,11 +132,19 @@ fn test_request(
     let hi = json!([{"role": "user", "content": "hi"}]);
     let req = match (row.test, family) {
         (TestRequest::Chat, Family::OpenAi) => client
-            .post(format!("{base}/v1/chat/completions"))
+            .post(channel_types::openai_url(
+                channel.channel_type,
+                &base,
+                "/v1/chat/completions",
+            ))
             .bearer_auth(key)
             .json(&json!({"model": model, "messages": hi, "max_tokens": 1})),
         (TestRequest::Embeddings, Family::OpenAi) => client
-            .post(format!("{base}/v1/embeddings"))
+            .post(channel_types::openai_url(
+                channel.channel_type,
+                &base,
+                "/v1/embeddings",
+            ))
             .bearer_auth(key)
             .json(&json!({"model": model, "input": "hello world"})),
         (TestRequest::Chat, Family::Anthropic) => client
@@ -275,7 +283,7 @@ pub async fn fetch_models(
     let client = http.for_proxy(proxy).map_err(ConsoleError::Invalid)?;
     let req = match api {
         ModelsApi::OpenAi => client
-            .get(format!("{base}/v1/models"))
+            .get(channel_types::openai_url(channel_type, &base, "/v1/models"))
             .bearer_auth(key_line),
         ModelsApi::Anthropic => client
             .get(format!("{base}/v1/models"))
