@@ -519,3 +519,149 @@ async fn inline_images_through_every_inbound_and_upstream() {
 async fn reasoning_through_every_inbound_and_upstream() {
     matrix(Scenario::Reasoning).await;
 }
+
+/// A tiny PDF, base64 (`%PDF-1.4` …).
+const PDF: &str = "JVBERi0xLjQKMSAwIG9iago8PD4+CmVuZG9iagp0cmFpbGVyCjw8Pj4KJSVFT0YK";
+
+/// A coding agent's turn (issue item 5): extended thinking with its signature in the history,
+/// `cache_control` blocks with the 1-hour TTL, a tool use and its result, an image and a PDF
+/// (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking,
+/// https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching (`"ttl": "1h"`),
+/// https://docs.anthropic.com/en/docs/build-with-claude/pdf-support).
+fn coding_agent_turn(model: &str, stream: bool) -> Value {
+    json!({"model": model, "max_tokens": 4096, "stream": stream,
+        "thinking": {"type": "enabled", "budget_tokens": 2048},
+        "system": [{"type": "text", "text": "You are a coding agent.",
+            "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+        "tools": [{"name": "get_weather", "description": "The weather of a city",
+            "input_schema": weather_schema(), "cache_control": {"type": "ephemeral"}}],
+        "messages": [
+            {"role": "user", "content": "scenario-text: what is the weather in Paris?"},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": THINKING, "signature": SIGNATURE},
+                {"type": "tool_use", "id": "toolu_conf_1", "name": "get_weather",
+                    "input": {"city": "Paris"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_conf_1", "content": "sunny, 21 °C"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+                {"type": "document", "source": {"type": "base64", "media_type": "application/pdf",
+                    "data": PDF}},
+                {"type": "text", "text": "Summarise all of it.",
+                    "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}]})
+}
+
+/// What the upstream must have received of the coding agent's turn.
+fn check_coding_agent_body(upstream: Upstream, client: &Value, sent: &Value) -> Result<(), String> {
+    let pdf_url = format!("data:application/pdf;base64,{PDF}");
+    let ok = match upstream {
+        // Claude's own format: intact, the cloud's envelope aside.
+        Upstream::Claude | Upstream::BedrockClaude | Upstream::VertexClaude => {
+            let strip = |v: &Value| {
+                let mut v = v.clone();
+                if let Some(map) = v.as_object_mut() {
+                    for key in ["model", "stream", "anthropic_version"] {
+                        map.remove(key);
+                    }
+                }
+                v
+            };
+            // Bedrock takes the beta header in the body (model-parameters-anthropic-claude-messages).
+            let beta = upstream != Upstream::BedrockClaude
+                || sent["anthropic_beta"] == json!(["extended-cache-ttl-2025-04-11"]);
+            let mut sent = sent.clone();
+            if let Some(map) = sent.as_object_mut() {
+                map.remove("anthropic_beta");
+            }
+            beta && strip(client) == strip(&sent)
+        }
+        Upstream::OpenAi | Upstream::Azure => {
+            upstreams::find(sent, &|v| {
+                v["type"] == "file" && v["file"]["file_data"] == pdf_url.as_str()
+            }) && upstreams::find(sent, &|v| {
+                v["role"] == "tool" && v["tool_call_id"] == "toolu_conf_1"
+            })
+        }
+        Upstream::Gemini | Upstream::VertexGemini => {
+            upstreams::find(sent, &|v| {
+                v["inlineData"]["mimeType"] == "application/pdf" && v["inlineData"]["data"] == PDF
+            }) && upstreams::find(sent, &|v| v["functionResponse"]["name"] == "get_weather")
+        }
+        Upstream::BedrockConverse | Upstream::Cohere => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("the upstream got {sent}"))
+    }
+}
+
+#[tokio::test]
+async fn coding_agent_turns_reach_claude_intact_and_are_converted_for_openai_and_gemini() {
+    let mock = MockCloud::start(upstreams::answer).await;
+    let server = TestServer::start().await;
+    let channels: Vec<Value> = UPSTREAMS.iter().map(|u| u.channel(&mock.base)).collect();
+    let (root, payer, key) = fixture(&server, &channels, 10_000_000, 5_000_000).await;
+    let ratios = |v: i64| {
+        let map: serde_json::Map<String, Value> = UPSTREAMS
+            .iter()
+            .map(|u| (u.model().to_owned(), json!(v)))
+            .collect();
+        json!(Value::Object(map).to_string())
+    };
+    server.set_option(&root, "ModelRatio", ratios(1)).await;
+    server.set_option(&root, "CompletionRatio", ratios(2)).await;
+    let mut failures = Vec::new();
+    let upstreams = [
+        Upstream::Claude,
+        Upstream::BedrockClaude,
+        Upstream::VertexClaude,
+        Upstream::OpenAi,
+        Upstream::Azure,
+        Upstream::Gemini,
+        Upstream::VertexGemini,
+    ];
+    for upstream in upstreams {
+        for stream in [false, true] {
+            let body = coding_agent_turn(upstream.model(), stream);
+            let (quota_before, _, _, _) = balances(&server, payer.id).await;
+            let before = mock.requests().len();
+            let (status, _, text) = raw(server
+                .client
+                .post(server.url("/v1/messages"))
+                .header("x-api-key", &key)
+                .header("anthropic-version", "2023-06-01")
+                .header("anthropic-beta", "extended-cache-ttl-2025-04-11")
+                .json(&body))
+            .await;
+            let cell = format!("coding agent → {upstream:?}, stream {stream}");
+            let result = async {
+                if status != StatusCode::OK {
+                    return Err(format!("status {status}: {text}"));
+                }
+                let calls: Vec<_> = mock.requests()[before..]
+                    .iter()
+                    .filter(|r| r.path != "/token")
+                    .cloned()
+                    .collect();
+                let [call] = calls.as_slice() else {
+                    return Err(format!("{} upstream calls", calls.len()));
+                };
+                check_coding_agent_body(upstream, &body, &call.json())?;
+                let seen = Inbound::Messages.seen(&text, stream)?;
+                if seen.text != TEXT {
+                    return Err(format!("text {:?}", seen.text));
+                }
+                let (quota, _, _, _) = balances(&server, payer.id).await;
+                if quota_before - quota != PROMPT + 2 * COMPLETION {
+                    return Err(format!("billed {}", quota_before - quota));
+                }
+                Ok(())
+            }
+            .await;
+            if let Err(e) = result {
+                failures.push(format!("{cell}: {e}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -115,6 +115,26 @@ fn image_part(block: &Value) -> Option<Value> {
     Some(json!({"type": "image_url", "image_url": {"url": url}}))
 }
 
+/// An Anthropic `document` block (https://docs.anthropic.com/en/docs/build-with-claude/pdf-support)
+/// as a hub part: a base64 PDF becomes OpenAI's `file` part with the bytes as a data URL
+/// (https://platform.openai.com/docs/api-reference/chat/create, content part `file`), plain
+/// text a text part. Documents by URL or file id have no hub form (the hub is built for every
+/// request, Claude's pass-through included, so this is not the place to refuse them).
+fn document_part(block: &Value) -> Option<Value> {
+    let source = &block["source"];
+    match source["type"].as_str()? {
+        "base64" => {
+            let media = source["media_type"].as_str().unwrap_or("application/pdf");
+            let data = source["data"].as_str().unwrap_or_default();
+            let name = block["title"].as_str().unwrap_or("document.pdf");
+            Some(json!({"type": "file", "file": {"filename": name,
+                "file_data": format!("data:{media};base64,{data}")}}))
+        }
+        "text" => Some(json!({"type": "text", "text": source["data"]})),
+        _ => None,
+    }
+}
+
 /// An Anthropic Messages request as a hub request.
 pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
     let mut messages = Vec::new();
@@ -146,6 +166,7 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
             match block["type"].as_str().unwrap_or_default() {
                 "text" => parts.push(json!({"type": "text", "text": block["text"]})),
                 "image" => parts.extend(image_part(block)),
+                "document" => parts.extend(document_part(block)),
                 "thinking" => reasoning.push_str(block["thinking"].as_str().unwrap_or_default()),
                 "tool_use" => tool_calls.push(json!({
                     "id": block["id"], "type": "function",

@@ -259,6 +259,19 @@ pub fn request_from_hub(hub: &Value) -> Value {
                                         parts.push(json!({"fileData": {"mimeType": mime.essence_str(), "fileUri": url}}));
                                     }
                                 }
+                                // A file part's data URL (a PDF) as inline data.
+                                "file" => {
+                                    let url =
+                                        item["file"]["file_data"].as_str().unwrap_or_default();
+                                    if let Some((mime, data)) = url
+                                        .strip_prefix("data:")
+                                        .and_then(|r| r.split_once(";base64,"))
+                                    {
+                                        parts.push(
+                                            json!({"inlineData": {"mimeType": mime, "data": data}}),
+                                        );
+                                    }
+                                }
                                 _ => {}
                             }
                         }
