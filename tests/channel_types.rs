@@ -457,3 +457,62 @@ async fn qwen_and_volcano_reach_their_openai_compatible_paths() {
         );
     }
 }
+
+#[tokio::test]
+async fn deepseek_channels_are_never_sent_routes_deepseek_lacks() {
+    // DeepSeek's API has chat but no embeddings or images
+    // (https://api-docs.deepseek.com/api/deepseek-api): those routes are a 400 naming the route
+    // and the model, and nothing reaches the upstream; chat still does.
+    let upstream = MockUpstream::start().await;
+    let server = TestServer::start().await;
+    let channel = json!({"name": "ds", "type": 43, "key": "ds-key", "base_url": upstream.base,
+        "models": "claude-test", "group": "default"});
+    let (root, _, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let (status, body) = embeddings(&server, &key, "claude-test").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let message = body["error"]["message"].as_str().expect("message");
+    assert!(
+        message.contains("/v1/embeddings") && message.contains("claude-test"),
+        "{message}"
+    );
+    let (status, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/images/generations"))
+                .bearer_auth(&key)
+                .json(&json!({"model": "claude-test", "prompt": "a cat"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let message = body["error"]["message"].as_str().expect("message");
+    assert!(
+        message.contains("/v1/images/generations") && message.contains("claude-test"),
+        "{message}"
+    );
+    assert_eq!(upstream.calls(), 0, "nothing was sent to DeepSeek");
+    let (status, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/chat/completions"))
+                .bearer_auth(&key)
+                .json(&json!({"model": "claude-test",
+                    "messages": [{"role": "user", "content": "hi"}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(upstream.chat_calls(), 1);
+    // The console's type list says the same.
+    let (_, types) = root.get("/api/channel/types").await;
+    let deepseek = types["data"]
+        .as_array()
+        .expect("types")
+        .iter()
+        .find(|t| t["id"] == 43)
+        .expect("DeepSeek");
+    assert_eq!(
+        deepseek["capabilities"],
+        json!(["chat", "stream", "balance"])
+    );
+}

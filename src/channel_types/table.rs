@@ -406,6 +406,10 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
     ChannelType {
         balance: Some(BalanceApi::DeepSeekBalance),
         models: &["deepseek-chat", "deepseek-reasoner"],
+        // DeepSeek's API reference lists chat completions, FIM completions, the model list and
+        // the balance, nothing else (https://api-docs.deepseek.com/api/deepseek-api): no
+        // embeddings, images, audio, rerank or moderations, so such requests never reach it.
+        caps: Caps::CHAT.with(Caps::STREAM),
         ..openai(43, "DeepSeek", "https://api.deepseek.com")
     },
     unsupported(44, "M3E", "https://api.moka.ai"),
