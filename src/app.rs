@@ -31,6 +31,7 @@ use crate::console::service::password::Hasher;
 use crate::console::service::secrets::random_alnum;
 use crate::http::client_ip::{CriticalLimiter, TrustedProxies};
 use crate::http::listen;
+use crate::metrics::Metrics;
 use crate::relay::body_limit::BodyBudget;
 use crate::relay::count_guard::CountGuard;
 use crate::reminder::QuotaReminder;
@@ -83,6 +84,8 @@ pub struct App {
     retention_task: JoinHandle<()>,
     /// Alerts root when storage faults and recovers.
     alert_task: JoinHandle<()>,
+    /// The `--metrics-listen` listener, if configured.
+    metrics_listener: Option<TcpListener>,
 }
 
 impl App {
@@ -119,6 +122,7 @@ impl App {
             .await?
             .map_err(|e| StartupError::Config(format!("cannot start the log writer: {e}")))?
         };
+        let writer_stats = Arc::clone(writer.stats());
         let quota = QuotaBook::new(store.clone(), writer);
         let users = UserDirectory::new(store.clone());
         let reminder = QuotaReminder::new(store.clone(), options.clone(), users.clone())?;
@@ -139,6 +143,13 @@ impl App {
             addr: config.listen,
             source,
         })?;
+        let metrics_listener = match config.metrics_listen {
+            Some(addr) => {
+                Some(listen::bind(addr).map_err(|source| StartupError::Bind { addr, source })?)
+            }
+            None => None,
+        };
+        let metrics = Metrics::new(channel_pool.table().clone(), writer_stats);
         let janitor = LogJanitor::new(store.clone());
         let retention_task = janitor.spawn_auto(options.clone(), now_unix);
         let state = AppState::new(Shared {
@@ -164,6 +175,7 @@ impl App {
             detached: tokio_util::task::TaskTracker::new(),
             setup_token,
             health_probe: ProbeCache::default(),
+            metrics,
         });
         Ok(App {
             state,
@@ -172,12 +184,20 @@ impl App {
             writer_thread,
             retention_task,
             alert_task,
+            metrics_listener,
         })
     }
 
     /// The address actually bound (useful with port 0).
     pub fn local_addr(&self) -> Result<SocketAddr, StartupError> {
         self.listener.local_addr().map_err(StartupError::Serve)
+    }
+
+    /// The address `/metrics` is served on alone (`--metrics-listen`), if configured.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_listener
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
     }
 
     /// The shared state (tests use it to reach the channel pool and the store).
@@ -208,6 +228,17 @@ impl App {
                 tracing::debug!(error = %e, "set_nodelay failed");
             }
         });
+        let metrics_task = self.metrics_listener.map(|listener| {
+            let mut stop = stop_rx.clone();
+            let router = crate::metrics::serve::router(self.state.metrics.clone());
+            tokio::spawn(
+                axum::serve(listener, router)
+                    .with_graceful_shutdown(async move {
+                        let _ = stop.wait_for(|stop| *stop).await;
+                    })
+                    .into_future(),
+            )
+        });
         let mut graceful_rx = stop_rx.clone();
         let service = router.into_make_service_with_connect_info::<SocketAddr>();
         let server = axum::serve(listener, service).with_graceful_shutdown(async move {
@@ -222,6 +253,12 @@ impl App {
         match tokio::time::timeout(grace, server).await {
             Ok(result) => result.map_err(StartupError::Serve)?,
             Err(_) => tracing::warn!(?grace, "in-flight requests did not finish in time; closing"),
+        }
+        if let Some(task) = metrics_task {
+            // A scrape is quick; one still running at the end of the grace period is cut.
+            if tokio::time::timeout(grace, task).await.is_err() {
+                tracing::warn!("the metrics listener did not stop in time");
+            }
         }
         // Upstream calls whose clients left settle before the books close.
         self.state.detached.close();

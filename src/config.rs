@@ -31,6 +31,12 @@ pub struct Config {
     #[arg(long, env = "TOLLGATE_LISTEN", default_value = "0.0.0.0:3000")]
     pub listen: SocketAddr,
 
+    /// A second address serving only `GET /metrics` (Prometheus text) without authentication,
+    /// e.g. `127.0.0.1:9090`: bind it where only the scraper reaches. Without it, `/metrics`
+    /// is served on the main address to root's system access token (`Authorization: Bearer`).
+    #[arg(long, env = "TOLLGATE_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+
     /// Directory holding the database file (tollgate.redb). Persist it when running in a container.
     #[arg(long, env = "TOLLGATE_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
@@ -209,6 +215,7 @@ impl Config {
     pub fn for_data_dir(data_dir: impl Into<PathBuf>) -> Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            metrics_listen: None,
             data_dir: data_dir.into(),
             log_level: "info".into(),
             log_format: LogFormat::Text,

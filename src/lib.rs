@@ -24,6 +24,7 @@ pub mod google_auth;
 pub mod http;
 pub mod huge_pages;
 pub mod mail;
+pub mod metrics;
 pub mod ops;
 pub mod relay;
 pub mod reminder;

@@ -88,6 +88,8 @@ pub struct Shared {
     pub setup_token: Option<String>,
     /// The last database probe of GET /api/health (reused for a few seconds).
     pub health_probe: ProbeCache,
+    /// What `/metrics` exposes (recorded by the relay; atomics only).
+    pub metrics: crate::metrics::Metrics,
 }
 
 impl FromRef<AppState> for Key {

@@ -25,6 +25,7 @@ pub mod log_writer;
 pub mod options;
 pub mod quota;
 pub mod snapshot;
+pub mod stats;
 pub mod storage_health;
 pub mod token_index;
 pub mod user_directory;

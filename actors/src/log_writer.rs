@@ -44,6 +44,7 @@ use tollgate_storage::{StorageError, Store, meta};
 use crate::idle_worker::{IdleWorker, Waited};
 use crate::journal::{self, HoldStart, Journal};
 use crate::options::Options;
+use crate::stats::WriterStats;
 use crate::storage_health::{FaultSource, StorageFault, StorageHealth};
 
 /// Max settlements committed per transaction.
@@ -151,6 +152,8 @@ pub struct LogWriter {
     seq: Arc<Mutex<Sequencer>>,
     /// Set while commits fail.
     health: StorageHealth,
+    /// Queue depth and commit durations (read by `/metrics`).
+    stats: Arc<WriterStats>,
 }
 
 impl LogWriter {
@@ -181,18 +184,21 @@ impl LogWriter {
             journal: Some(journal),
         }));
         let (tx, rx) = mpsc::unbounded_channel();
+        let stats = Arc::new(WriterStats::default());
         let thread = std::thread::Builder::new()
             .name("tollgate-log-writer".into())
             .spawn({
                 let health = health.clone();
                 let seq = Arc::clone(&seq);
-                move || run(store, options, gather, rx, &health, &seq)
+                let stats = Arc::clone(&stats);
+                move || run(store, options, gather, rx, &health, &seq, &stats)
             })?;
         let writer = LogWriter {
             tx,
             thread: thread.thread().clone(),
             seq,
             health,
+            stats,
         };
         Ok((writer, thread))
     }
@@ -223,8 +229,11 @@ impl LogWriter {
             .send(WriterMsg::Record(Settlement { seq, change, log }));
         drop(guard);
         self.journalled(journalled);
-        if sent.is_err() {
-            tracing::error!("the log writer has stopped; a settlement was not recorded");
+        match sent {
+            Ok(()) => self.stats.queued(),
+            Err(_) => {
+                tracing::error!("the log writer has stopped; a settlement was not recorded");
+            }
         }
     }
 
@@ -321,6 +330,11 @@ impl LogWriter {
     pub fn health(&self) -> &StorageHealth {
         &self.health
     }
+
+    /// The queue depth and commit durations.
+    pub fn stats(&self) -> &Arc<WriterStats> {
+        &self.stats
+    }
 }
 
 /// Commits what the journal holds beyond the database (settlements of a crashed process, and
@@ -358,7 +372,7 @@ fn replay(store: &Store, settled: u64) -> std::io::Result<(Journal, u64)> {
                 log: p.log.map(Box::new),
             })
             .collect();
-        let through = commit(store, &mut batch, true).map_err(|f| {
+        let through = commit(store, &mut batch, true, None).map_err(|f| {
             std::io::Error::other(format!("replaying the journal failed: {}", f.message))
         })?;
         if let Some(through) = through {
@@ -376,14 +390,16 @@ fn run(
     mut rx: mpsc::UnboundedReceiver<WriterMsg>,
     health: &StorageHealth,
     seq: &Mutex<Sequencer>,
+    stats: &Arc<WriterStats>,
 ) {
     let mut batch = Vec::with_capacity(LOG_BATCH_MAX);
     let mut waiters = Vec::new();
     let mut last_commit: Option<Instant> = None;
     let mut idle = IdleWorker::spawn("tollgate-log-commit", {
         let store = store.clone();
+        let stats = Arc::clone(stats);
         move |(mut batch, dashboard, _): IdleJob| {
-            let result = commit(&store, &mut batch, dashboard);
+            let result = commit(&store, &mut batch, dashboard, Some(&stats));
             (batch, dashboard, result)
         }
     });
@@ -445,7 +461,7 @@ fn run(
                         }
                     }
                 }
-                _ => commit(&store, &mut batch, dashboard),
+                _ => commit(&store, &mut batch, dashboard, Some(stats)),
             };
             let through = match result {
                 Ok(through) => through,
@@ -456,6 +472,7 @@ fn run(
                     &mut waiters,
                     dashboard,
                     health,
+                    stats,
                     failure,
                 ),
             };
@@ -481,6 +498,10 @@ type IdleJob = (Batch, bool, Result<Option<u64>, Failure>);
 /// the database when the failure may have latched it, pauses (settlements queued meanwhile join
 /// the batch), and tries again. Gives up only after the last handle is gone (shutdown) and
 /// [`ATTEMPTS_AT_SHUTDOWN`] more attempts. Returns the highest number committed.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the writer loop's state, passed apart so each borrow stays visible"
+)]
 fn retry(
     store: &Store,
     rx: &mut mpsc::UnboundedReceiver<WriterMsg>,
@@ -488,6 +509,7 @@ fn retry(
     waiters: &mut Vec<FlushDone>,
     dashboard: bool,
     health: &StorageHealth,
+    stats: &WriterStats,
     mut failure: Failure,
 ) -> Option<u64> {
     let mut pause = RETRY_FIRST;
@@ -517,6 +539,7 @@ fn retry(
                     settlements = batch.len(),
                     "shutting down with settlements that could not be committed; the journal replays them at the next start"
                 );
+                stats.done(batch.len());
                 batch.clear();
                 return None;
             }
@@ -531,7 +554,7 @@ fn retry(
             };
             continue;
         }
-        match commit(store, batch, dashboard) {
+        match commit(store, batch, dashboard, Some(stats)) {
             Ok(through) => {
                 if let Some(fault) = health.recover(FaultSource::Commit) {
                     tracing::info!(
@@ -645,12 +668,30 @@ struct Failure {
     reopen: bool,
 }
 
+/// [`commit_batch`], counted in `stats` when it leaves the batch empty: the batch's
+/// settlements leave the queue, and the commit's duration is recorded.
+fn commit(
+    store: &Store,
+    batch: &mut Batch,
+    dashboard: bool,
+    stats: Option<&WriterStats>,
+) -> Result<Option<u64>, Failure> {
+    let started = Instant::now();
+    let size = batch.len();
+    let result = commit_batch(store, batch, dashboard);
+    if let (Some(stats), Ok(_)) = (stats, &result) {
+        stats.done(size);
+        stats.committed(started.elapsed());
+    }
+    result
+}
+
 /// Commits the batch in one transaction (the batch is emptied once it is committed). A change
 /// whose user vanished is skipped (and said so) without losing the rest. A fault of the storage
 /// (or a panic) is returned with the batch kept; a fault of the data (an overflow, say) makes
 /// the settlements be committed one by one, so only the bad one is dropped. Returns the
 /// highest number the database now covers.
-fn commit(store: &Store, batch: &mut Batch, dashboard: bool) -> Result<Option<u64>, Failure> {
+fn commit_batch(store: &Store, batch: &mut Batch, dashboard: bool) -> Result<Option<u64>, Failure> {
     let through = batch.iter().map(|s| s.seq).max();
     match commit_once(store, batch, dashboard) {
         Ok(()) => {

@@ -288,6 +288,9 @@ impl IntoResponse for RelayError {
         let body = json!({
             "error": { "message": self.to_string(), "type": code.error_type(), "code": code.as_str() }
         });
-        (status, Json(body)).into_response()
+        let mut response = (status, Json(body)).into_response();
+        // For the error counter of `/metrics` (see `crate::http::router`).
+        response.extensions_mut().insert(code);
+        response
     }
 }

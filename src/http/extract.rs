@@ -90,14 +90,11 @@ impl FromRequestParts<AppState> for Session {
                 }
                 _ => None,
             },
-            (None, Some(token)) => {
-                let hash = sha256_hex(&token);
-                let user = state
-                    .store
-                    .read(move |rtx| users::find_by_access_token(rtx, &hash))
-                    .await?;
-                Some(user.ok_or(ConsoleError::InvalidAccessToken)?)
-            }
+            (None, Some(token)) => Some(
+                user_by_access_token(state, &token)
+                    .await?
+                    .ok_or(ConsoleError::InvalidAccessToken)?,
+            ),
             (None, None) => None,
         };
         let user = found
@@ -111,14 +108,26 @@ impl FromRequestParts<AppState> for Session {
     }
 }
 
+/// The user whose system access token is `token`, if any.
+pub async fn user_by_access_token(
+    state: &AppState,
+    token: &str,
+) -> Result<Option<User>, ConsoleError> {
+    let hash = sha256_hex(token);
+    Ok(state
+        .store
+        .read(move |rtx| users::find_by_access_token(rtx, &hash))
+        .await?)
+}
+
 /// The system access token from `Authorization`, if any.
 fn access_token(parts: &Parts) -> Option<String> {
-    let value = parts
-        .headers
-        .get(header::AUTHORIZATION)?
-        .to_str()
-        .ok()?
-        .trim();
+    bearer_token(&parts.headers)
+}
+
+/// The token in an `Authorization` header (optionally `Bearer `-prefixed), if any.
+pub fn bearer_token(headers: &axum::http::HeaderMap) -> Option<String> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
     let token = value
         .strip_prefix("Bearer ")
         .or_else(|| value.strip_prefix("bearer "))

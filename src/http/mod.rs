@@ -29,10 +29,15 @@ fn request_span(req: &axum::http::Request<axum::body::Body>) -> tracing::Span {
 
 /// The console's declared routes, `/api/openapi.json` included.
 fn console_routes() -> ApiRouter {
-    console::routes().route(
-        "/api/openapi.json",
-        api::get(Access::Public, openapi::serve),
-    )
+    console::routes()
+        .route(
+            "/api/openapi.json",
+            api::get(Access::Public, openapi::serve),
+        )
+        .route(
+            "/metrics",
+            api::get(Access::Root, crate::metrics::serve::on_main),
+        )
 }
 
 /// Every declared route: what the router serves, the OpenAPI document describes and the
@@ -58,9 +63,20 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             security_headers::apply,
         ));
+    let metrics = state.metrics.clone();
+    // Error answers of the relay counted by code (RelayError puts its code in the response's
+    // extensions): a synchronous look at each response, no allocation.
+    let relay = relay::body_limit::apply(relay, &state).layer(
+        tower::util::MapResponseLayer::new(move |response: axum::response::Response| {
+            if let Some(code) = response.extensions().get::<crate::error::ErrorCode>() {
+                metrics.relay().error(*code);
+            }
+            response
+        }),
+    );
     Router::new()
         .merge(console)
-        .merge(relay::body_limit::apply(relay, &state))
+        .merge(relay)
         .layer(Extension(Arc::new(doc)))
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .with_state(state)

@@ -46,6 +46,8 @@ pub struct Won {
     pub attempts: Vec<Attempt>,
     /// The channel that answered (its keys are masked in in-band error text).
     pub routed: std::sync::Arc<RoutedChannel>,
+    /// The request's `/metrics` counters (this channel and the model).
+    pub cell: std::sync::Arc<crate::metrics::relay::Cell>,
 }
 
 /// The attempt loop: picks channels that can serve `need` (pinned, else down the priority tiers
@@ -153,7 +155,9 @@ where
                     None,
                 );
                 attempts.push(timeline(&channel, resp.status().as_u16(), sent, ""));
+                let cell = count_attempts(state, Some(channel.id()), model, &attempts);
                 return Ok(Won {
+                    cell,
                     resp,
                     wire,
                     upstream_model,
@@ -194,8 +198,28 @@ where
         }
     }
     let error = last_error.unwrap_or_else(|| no_channel(&table, caller, model, need));
+    let cell = count_attempts(state, tried.last().copied(), model, &attempts);
+    cell.failed
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     failure::record(state, caller, model, &tried, attempts, &error);
     Err(error)
+}
+
+/// Counts a request's failed attempts by class and its retries for `/metrics`, and returns
+/// the counters of `(channel, model)` (`channel`: the one that answered or was tried last).
+fn count_attempts(
+    state: &AppState,
+    channel: Option<tollgate_storage::ChannelId>,
+    model: &str,
+    attempts: &[Attempt],
+) -> std::sync::Arc<crate::metrics::relay::Cell> {
+    let relay = state.metrics.relay();
+    for attempt in attempts.iter().filter(|a| !a.e.is_empty()) {
+        relay.upstream_error(attempt.e);
+    }
+    let cell = relay.cell(state.channel_pool.table(), channel, model);
+    relay.retried(&cell, attempts.len());
+    cell
 }
 
 /// One entry of the attempt timeline.
@@ -232,6 +256,7 @@ pub fn settle_ctx(
         started,
         first_byte: None,
         log_enabled: price.log_enabled,
+        cell: std::sync::Arc::clone(&won.cell),
     }
 }
 

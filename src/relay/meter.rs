@@ -43,6 +43,8 @@ pub struct Meter {
     answered: bool,
     /// What the crash journal last heard of the output.
     progress: Progress,
+    /// Counts a streamed answer as active (`/metrics`) while the meter lives.
+    _active: Option<crate::metrics::relay::ActiveStream>,
 }
 
 impl Meter {
@@ -54,7 +56,11 @@ impl Meter {
             quota_per_unit: ctx.quota_per_unit,
         };
         let progress = Progress::new(pricing, prompt.estimate(), &ctx.upstream_model);
+        let active = ctx
+            .stream
+            .then(|| crate::metrics::relay::ActiveStream::new(std::sync::Arc::clone(&ctx.cell)));
         Meter {
+            _active: active,
             progress,
             ctx,
             hold: Some(hold),

@@ -124,6 +124,8 @@ pub struct SettleCtx {
     pub first_byte: Option<Instant>,
     /// LogConsumeEnabled at request time.
     pub log_enabled: bool,
+    /// The `/metrics` counters of the channel and model.
+    pub cell: std::sync::Arc<crate::metrics::relay::Cell>,
 }
 
 impl SettleCtx {
@@ -145,6 +147,12 @@ impl SettleCtx {
         if billed.debt() {
             tracing::info!(user = %self.caller.user.id, cost, balance = billed.balance, "charge left a debt");
         }
+        let first_token = self
+            .first_byte
+            .filter(|_| self.stream)
+            .map(|t| t.saturating_duration_since(self.started));
+        self.cell
+            .settled(billed.charged, self.started.elapsed(), first_token);
         billed.charged
     }
 

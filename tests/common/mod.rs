@@ -50,6 +50,8 @@ pub const ROOT_PASS: &str = "password123";
 pub struct TestServer {
     /// `http://127.0.0.1:<port>`.
     pub base: String,
+    /// `http://<addr>` of the `--metrics-listen` listener, when configured.
+    pub metrics_base: Option<String>,
     /// Client with a cookie store (keeps the session).
     pub client: reqwest::Client,
     /// The data directory (kept alive as long as the server).
@@ -93,6 +95,7 @@ impl TestServer {
         tune(&mut config);
         let app = App::build_on(config, wrap).await.expect("server builds");
         let addr = app.local_addr().expect("bound");
+        let metrics_base = app.metrics_addr().map(|a| format!("http://{a}"));
         let store = app.state().store.clone();
         let pool = app.state().channel_pool.clone();
         let quota = app.state().quota.clone();
@@ -102,6 +105,7 @@ impl TestServer {
         }));
         TestServer {
             base: format!("http://{addr}"),
+            metrics_base,
             client: new_client(),
             dir,
             store: Some(store),

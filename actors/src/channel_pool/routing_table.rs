@@ -279,6 +279,11 @@ impl RoutingTable {
         self.channels.get(&id)
     }
 
+    /// Every enabled channel, by ascending id.
+    pub fn channels(&self) -> impl Iterator<Item = &Arc<RoutedChannel>> {
+        self.channels.values()
+    }
+
     /// Number of enabled channels.
     pub fn len(&self) -> usize {
         self.channels.len()

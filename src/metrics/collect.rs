@@ -1,0 +1,184 @@
+//! The scrape: reads the atomics of [`super::relay`] and the log writer's stats and writes them
+//! through `prometheus-client`'s encoder (the Prometheus text format, version 0.0.4). Runs only
+//! when `/metrics` is asked for; nothing here is on the request path.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use tollgate_actors::channel_pool::routing_table::RoutingTable;
+use tollgate_actors::snapshot::Published;
+use tollgate_actors::stats::{Histogram, WriterStats};
+
+use super::relay::{Cell, RelayMetrics};
+
+/// Writes a counter family.
+fn counters<S: EncodeLabelSet>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    series: impl IntoIterator<Item = (S, u64)>,
+) -> Result<(), std::fmt::Error> {
+    let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+    for (labels, value) in series {
+        family
+            .encode_family(&labels)?
+            .encode_counter::<NoLabelSet, _, u64>(&value, None)?;
+    }
+    Ok(())
+}
+
+/// Writes a gauge family.
+fn gauges<S: EncodeLabelSet>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    series: impl IntoIterator<Item = (S, i64)>,
+) -> Result<(), std::fmt::Error> {
+    let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+    for (labels, value) in series {
+        family.encode_family(&labels)?.encode_gauge(&value)?;
+    }
+    Ok(())
+}
+
+/// Writes a histogram family.
+fn histograms<'h, S: EncodeLabelSet>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    series: impl IntoIterator<Item = (S, &'h Histogram)>,
+) -> Result<(), std::fmt::Error> {
+    let mut family = encoder.encode_descriptor(name, help, None, MetricType::Histogram)?;
+    for (labels, histogram) in series {
+        let s = histogram.snapshot();
+        family
+            .encode_family(&labels)?
+            .encode_histogram::<NoLabelSet>(s.sum_seconds, s.count, &s.buckets, None)?;
+    }
+    Ok(())
+}
+
+fn pair(cell: &Cell) -> [(&'static str, &str); 2] {
+    [("channel", &cell.channel), ("model", &cell.model)]
+}
+
+/// The relay's families.
+#[derive(Debug)]
+pub struct RelayCollector {
+    /// The counters.
+    pub relay: Arc<RelayMetrics>,
+    /// The routing table the cells are registered from.
+    pub table: Published<RoutingTable>,
+}
+
+impl Collector for RelayCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let cells = self.relay.touched_cells(&self.table);
+        let load = |n: &std::sync::atomic::AtomicU64| n.load(Ordering::Relaxed);
+        let requests = cells.iter().flat_map(|c| {
+            [("answered", load(&c.answered)), ("failed", load(&c.failed))]
+                .into_iter()
+                .map(move |(outcome, n)| {
+                    let labels: [(&'static str, &str); 3] = [
+                        ("channel", &c.channel),
+                        ("model", &c.model),
+                        ("outcome", outcome),
+                    ];
+                    (labels, n)
+                })
+        });
+        counters(
+            &mut encoder,
+            "tollgate_relay_requests",
+            "Relay requests past admission, by channel (the one that answered, or the last \
+             tried; none when no channel could be tried), model (configured models, else \
+             other) and outcome (answered by an upstream, or failed).",
+            requests,
+        )?;
+        histograms(
+            &mut encoder,
+            "tollgate_relay_request_duration_seconds",
+            "From a request's arrival to its settlement, answered requests.",
+            cells.iter().map(|c| (pair(c), &c.duration)),
+        )?;
+        histograms(
+            &mut encoder,
+            "tollgate_relay_time_to_first_token_seconds",
+            "From a streamed request's arrival to the first byte of its answer.",
+            cells
+                .iter()
+                .filter(|c| c.first_token.count() > 0)
+                .map(|c| (pair(c), &c.first_token)),
+        )?;
+        counters(
+            &mut encoder,
+            "tollgate_relay_quota_consumed",
+            "Quota units charged for answered requests.",
+            cells.iter().map(|c| (pair(c), load(&c.quota))),
+        )?;
+        counters(
+            &mut encoder,
+            "tollgate_relay_retries",
+            "Upstream attempts beyond a request's first (failover), on the channel that \
+             answered or was tried last.",
+            cells.iter().map(|c| (pair(c), load(&c.retries))),
+        )?;
+        gauges(
+            &mut encoder,
+            "tollgate_relay_active_streams",
+            "Streamed answers being relayed now.",
+            cells
+                .iter()
+                .map(|c| (pair(c), c.active_streams.load(Ordering::Relaxed))),
+        )?;
+        counters(
+            &mut encoder,
+            "tollgate_relay_upstream_errors",
+            "Failed upstream attempts by class: auth (401/403), rate_limit (429), timeout, \
+             server (5xx), client (other 4xx), connect, network, unsupported.",
+            self.relay.upstream_errors().map(|(class, n)| {
+                let labels: [(&'static str, &str); 1] = [("class", class)];
+                (labels, n)
+            }),
+        )?;
+        counters(
+            &mut encoder,
+            "tollgate_relay_errors",
+            "Error answers of the relay routes, by error code.",
+            self.relay.errors().map(|(code, n)| {
+                let labels: [(&'static str, &str); 1] = [("code", code)];
+                (labels, n)
+            }),
+        )?;
+        Ok(())
+    }
+}
+
+/// The log writer's families.
+#[derive(Debug)]
+pub struct WriterCollector(pub Arc<WriterStats>);
+
+impl Collector for WriterCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let none: [(&'static str, &str); 0] = [];
+        gauges(
+            &mut encoder,
+            "tollgate_log_writer_queue_depth",
+            "Settlements (balance changes and log rows) queued and not yet committed.",
+            [(
+                none,
+                i64::try_from(self.0.queue_depth()).unwrap_or(i64::MAX),
+            )],
+        )?;
+        histograms(
+            &mut encoder,
+            "tollgate_log_writer_commit_seconds",
+            "Duration of each commit of the log writer (one transaction and its fsync).",
+            [(none, self.0.commits())],
+        )?;
+        Ok(())
+    }
+}
