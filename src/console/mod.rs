@@ -2,6 +2,7 @@
 //! `.route(...)` lines and thin handlers; the rules live in [`service`].
 
 pub mod account;
+pub mod audit;
 pub mod auth;
 pub mod backup;
 pub mod channel;
@@ -46,4 +47,5 @@ pub fn routes() -> ApiRouter {
         .merge(pricing::routes())
         .merge(log::routes())
         .merge(data::routes())
+        .merge(audit::routes())
 }

@@ -7,6 +7,7 @@ use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use tollgate_storage::users::ROLE_ROOT;
 
+use super::service::audit::{AuditIp, Auditor};
 use super::service::option_access;
 use crate::error::ConsoleError;
 use crate::http::envelope::{Envelope, done, ok};
@@ -58,6 +59,7 @@ async fn list_options(
 async fn update_option(
     State(state): State<AppState>,
     RootSession(root): RootSession,
+    AuditIp(ip): AuditIp,
     ApiJson(update): ApiJson<OptionUpdate>,
 ) -> Result<Envelope<()>, ConsoleError> {
     let value = match update.value {
@@ -65,7 +67,16 @@ async fn update_option(
         serde_json::Value::Null => String::new(),
         other => other.to_string(),
     };
-    state.options.update(&update.key, &value).await?;
+    let entry = Auditor::user(&root.user, ip).entry(
+        "option.update",
+        format!("option:{}", update.key),
+        &serde_json::Value::Null,
+        &serde_json::Value::Null,
+    );
+    state
+        .options
+        .update_audited(&update.key, &value, entry)
+        .await?;
     tracing::info!(user = %root.user.id, key = %update.key, "option updated");
     Ok(done(""))
 }

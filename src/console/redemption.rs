@@ -6,6 +6,7 @@ use axum::extract::{Path, State};
 use serde::Deserialize;
 use tollgate_storage::RedemptionId;
 
+use super::service::audit::{AuditIp, Auditor};
 use super::service::redemptions::{self, RedemptionInput, RedemptionView};
 use crate::error::ConsoleError;
 use crate::http::envelope::{Envelope, done, ok};
@@ -82,9 +83,11 @@ async fn get_code(
 async fn create_codes(
     State(state): State<AppState>,
     AdminSession(admin): AdminSession,
+    AuditIp(ip): AuditIp,
     ApiJson(input): ApiJson<RedemptionInput>,
 ) -> Result<Envelope<Vec<String>>, ConsoleError> {
-    let keys = redemptions::create(&state, input).await?;
+    let auditor = Auditor::user(&admin.user, ip);
+    let keys = redemptions::create(&state, input, auditor).await?;
     tracing::info!(by = %admin.user.id, count = keys.len(), "redemption codes created");
     Ok(ok(keys))
 }

@@ -11,6 +11,7 @@ use axum::extract::{RawQuery, State};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
+use super::service::audit::{AuditIp, Auditor};
 use super::service::epay::format_cents;
 use super::service::redemptions;
 use super::service::topup::{self, NOTIFY_PATH, NotifyOutcome, PayRequest, TopUpView};
@@ -101,6 +102,7 @@ async fn create_payment(
 /// plain text `success` (credited or nothing to do) or `fail` (refused), as Epay expects.
 async fn payment_notify(
     State(state): State<AppState>,
+    AuditIp(ip): AuditIp,
     RawQuery(query): RawQuery,
     body: Bytes,
 ) -> Response {
@@ -110,7 +112,7 @@ async fn payment_notify(
             params.insert(k.into_owned(), v.into_owned());
         }
     }
-    match topup::notify(&state, params).await {
+    match topup::notify(&state, params, Auditor::system(ip)).await {
         NotifyOutcome::Credited | NotifyOutcome::Ignored => "success".into_response(),
         NotifyOutcome::Rejected => "fail".into_response(),
     }
@@ -152,8 +154,10 @@ struct CompleteRequest {
 async fn complete_topup(
     State(state): State<AppState>,
     AdminSession(admin): AdminSession,
+    AuditIp(ip): AuditIp,
     ApiJson(req): ApiJson<CompleteRequest>,
 ) -> Result<Envelope<()>, ConsoleError> {
-    topup::complete_by_admin(&state, &admin.user, &req.trade_no).await?;
+    let auditor = Auditor::user(&admin.user, ip);
+    topup::complete_by_admin(&state, &admin.user, &req.trade_no, auditor).await?;
     Ok(done("completed"))
 }

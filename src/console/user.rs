@@ -5,6 +5,7 @@ use axum::extract::{Path, Query, State};
 use serde::{Deserialize, Serialize};
 use tollgate_storage::UserId;
 
+use super::service::audit::AuditIp;
 use super::service::user_view::UserView;
 use super::service::users_admin::{self, CreateUser, ManageAction, SearchQuery, UpdateUser};
 use crate::error::ConsoleError;
@@ -76,9 +77,10 @@ async fn create_user(
 async fn update_user(
     State(state): State<AppState>,
     AdminSession(admin): AdminSession,
+    AuditIp(ip): AuditIp,
     ApiJson(req): ApiJson<UpdateUser>,
 ) -> Result<Envelope<UserView>, ConsoleError> {
-    let user = users_admin::update(&state, &admin.user, req).await?;
+    let user = users_admin::update(&state, &admin.user, req, ip).await?;
     tracing::info!(by = %admin.user.id, user = %user.id, "user updated");
     Ok(ok(UserView::from(&user)))
 }
@@ -102,9 +104,10 @@ struct ManageResult {
 async fn manage_user(
     State(state): State<AppState>,
     AdminSession(admin): AdminSession,
+    AuditIp(ip): AuditIp,
     ApiJson(req): ApiJson<ManageRequest>,
 ) -> Result<Envelope<ManageResult>, ConsoleError> {
-    let user = users_admin::manage(&state, &admin.user, req.id, req.action).await?;
+    let user = users_admin::manage(&state, &admin.user, req.id, req.action, ip).await?;
     tracing::info!(by = %admin.user.id, user = %user.id, action = ?req.action, "user managed");
     Ok(ok(ManageResult {
         role: user.role,

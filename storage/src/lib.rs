@@ -10,6 +10,7 @@
 //!
 //! This crate knows nothing about HTTP or actors.
 
+pub mod audit;
 pub mod backup;
 pub mod channels;
 pub mod codec;

@@ -109,6 +109,10 @@ pub const ABILITIES: TableDefinition<(&str, &str, i64), &[u8]> =
 pub const CHANNEL_BY_TAG: TableDefinition<(&str, i64), ()> =
     TableDefinition::new("channel_by_tag.v1");
 
+/// The audit log by id (append-only; see [`crate::audit`]); the value is a postcard
+/// [`crate::audit::AuditEntry`]. Created by its first row.
+pub const AUDIT: TableDefinition<i64, &[u8]> = TableDefinition::new("audit.v1");
+
 /// Redemption codes by id; the value is a postcard [`crate::redemptions::Redemption`].
 pub const REDEMPTIONS: TableDefinition<i64, &[u8]> = TableDefinition::new("redemptions.v1");
 

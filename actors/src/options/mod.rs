@@ -12,11 +12,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use tollgate_storage::Store;
+use tollgate_storage::audit::AuditEntry;
 
 pub use snapshot::OptionsSnapshot;
 
 use crate::ActorError;
 use crate::snapshot::Published;
+
+/// What stands for a secret option's value in an audit row.
+pub const REDACTED: &str = "[redacted]";
 
 /// Why an option value was refused. Messages are shown to the admin as they are.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -112,6 +116,39 @@ impl Options {
         let key_owned = key.to_owned();
         self.store
             .write(move |wtx| tollgate_storage::options::put(wtx, &key_owned, &normalized))
+            .await?;
+        self.republish().await
+    }
+
+    /// [`Options::update`] with an audit row: `entry` (its action, actor and address set by
+    /// the caller) gets the value before and after — `[redacted]` for a secret key, whose
+    /// values never enter the row — and is appended in the option's own transaction.
+    pub async fn update_audited(
+        &self,
+        key: &str,
+        value: &str,
+        mut entry: AuditEntry,
+    ) -> Result<(), ActorError> {
+        let normalized = catalog::normalize(key, value)?;
+        let _order = self.save.lock().await;
+        // Under the save order the published value is the stored one.
+        let before = self.current().text(key).to_owned();
+        let secret = catalog::find(key).is_some_and(|def| def.secret);
+        let shown = |v: &str| {
+            if secret {
+                serde_json::json!({ key: if v.is_empty() { "" } else { REDACTED } })
+            } else {
+                serde_json::json!({ key: v })
+            }
+        };
+        entry.before = shown(&before).to_string();
+        entry.after = shown(&normalized).to_string();
+        let key_owned = key.to_owned();
+        self.store
+            .write(move |wtx| {
+                tollgate_storage::options::put(wtx, &key_owned, &normalized)?;
+                tollgate_storage::audit::append(wtx, entry).map(|_| ())
+            })
             .await?;
         self.republish().await
     }

@@ -8,6 +8,7 @@ use tollgate_storage::channels::abilities::RebuildReport;
 use tollgate_storage::channels::query::{ChannelQuery, Order};
 use tollgate_storage::users::ROLE_ROOT;
 
+use crate::console::service::audit::{AuditIp, Auditor};
 use crate::console::service::channel::input::ChannelInput;
 use crate::console::service::channel::key::{self, RevealedKey};
 use crate::console::service::channel::view::ChannelView;
@@ -123,10 +124,12 @@ pub async fn create_channel(
 pub async fn update_channel(
     State(state): State<AppState>,
     AdminSession(admin): AdminSession,
+    AuditIp(ip): AuditIp,
     ApiJson(input): ApiJson<ChannelInput>,
 ) -> Result<Envelope<ChannelView>, ConsoleError> {
     let root = admin.user.role >= ROLE_ROOT;
-    let (view, notices) = service::update(&state, input, root).await?;
+    let auditor = Auditor::user(&admin.user, ip);
+    let (view, notices) = service::update(&state, input, root, auditor).await?;
     Ok(with_notices(view, notices))
 }
 
@@ -208,6 +211,7 @@ pub struct RevealBody {
 pub async fn reveal_channel_key(
     State(state): State<AppState>,
     RootSession(root): RootSession,
+    AuditIp(ip): AuditIp,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<RevealBody>,
 ) -> Result<Envelope<RevealedKey>, ConsoleError> {
@@ -216,6 +220,7 @@ pub async fn reveal_channel_key(
         &root.user,
         channel_id(&id)?,
         body.password,
+        ip,
     )
     .await?))
 }

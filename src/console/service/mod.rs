@@ -1,6 +1,7 @@
 //! Business rules behind the console handlers. Pure where possible; handlers stay thin.
 
 pub mod accounts;
+pub mod audit;
 pub mod channel;
 pub mod dashboard;
 pub mod epay;

@@ -124,7 +124,12 @@ fn new_key() -> String {
 }
 
 /// Creates `count` codes; returns their keys in creation order.
-pub async fn create(state: &AppState, input: RedemptionInput) -> Result<Vec<String>, ConsoleError> {
+/// Audited: the row names the codes' ids, name, count and quota, never their keys.
+pub async fn create(
+    state: &AppState,
+    input: RedemptionInput,
+    auditor: super::audit::Auditor,
+) -> Result<Vec<String>, ConsoleError> {
     let quota = check_quota(input.quota.unwrap_or(0))?;
     let count = input.count.unwrap_or(1);
     if !(1..=MAX_BATCH).contains(&count) {
@@ -148,6 +153,7 @@ pub async fn create(state: &AppState, input: RedemptionInput) -> Result<Vec<Stri
         .store
         .write(move |wtx| {
             let mut keys = Vec::new();
+            let mut ids = Vec::new();
             for _ in 0..count {
                 let code = redemptions::insert(
                     wtx,
@@ -163,7 +169,15 @@ pub async fn create(state: &AppState, input: RedemptionInput) -> Result<Vec<Stri
                     },
                 )?;
                 keys.push(code.key);
+                ids.push(code.id.0);
             }
+            let entry = auditor.entry(
+                "redemption.create",
+                format!("redemption:{}", ids.first().copied().unwrap_or(0)),
+                &serde_json::Value::Null,
+                &serde_json::json!({"ids": ids, "name": name, "count": count, "quota": quota.0}),
+            );
+            tollgate_storage::audit::append(wtx, entry)?;
             Ok::<_, StorageError>(keys)
         })
         .await?;

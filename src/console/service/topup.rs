@@ -25,6 +25,7 @@ use tollgate_storage::topups::{self, STATUS_PENDING, TopUp};
 use tollgate_storage::users::User;
 use tollgate_storage::{Quota, StorageError, TopUpId, UserId, users};
 
+use super::audit::Auditor;
 use super::epay;
 use super::secrets::random_alnum;
 use crate::clock::now_unix;
@@ -251,7 +252,11 @@ pub enum NotifyOutcome {
 }
 
 /// Handles a payment notification (the query or form parameters of the notify route).
-pub async fn notify(state: &AppState, params: BTreeMap<String, String>) -> NotifyOutcome {
+pub async fn notify(
+    state: &AppState,
+    params: BTreeMap<String, String>,
+    auditor: Auditor,
+) -> NotifyOutcome {
     let options = state.options.current();
     let trade_no = params.get("out_trade_no").cloned().unwrap_or_default();
     if !online_topup_enabled(&options) {
@@ -295,7 +300,16 @@ pub async fn notify(state: &AppState, params: BTreeMap<String, String>) -> Notif
     }
     let paid_type = params.get("type").cloned().unwrap_or_default();
     let gateway_no = params.get("trade_no").cloned().unwrap_or_default();
-    match complete(state, &order, &paid_type, &gateway_no, "online payment").await {
+    match complete(
+        state,
+        &order,
+        &paid_type,
+        &gateway_no,
+        "online payment",
+        auditor,
+    )
+    .await
+    {
         Ok(true) => NotifyOutcome::Credited,
         Ok(false) => {
             tracing::info!(%trade_no, "payment notification ignored: the order was already credited (replay)");
@@ -316,6 +330,7 @@ async fn complete(
     paid_type: &str,
     gateway_no: &str,
     how: &'static str,
+    auditor: Auditor,
 ) -> Result<bool, ConsoleError> {
     let now = now_unix();
     let (trade_no, paid_type, gateway_no) = (
@@ -331,6 +346,20 @@ async fn complete(
                 return Ok::<_, ConsoleError>((false, None));
             };
             let user = users::get_rw(wtx, done.user_id)?;
+            let action = if auditor.id == 0 {
+                "topup.complete.notify"
+            } else {
+                "topup.complete.manual"
+            };
+            let entry = auditor.entry(
+                action,
+                format!("topup:{}", done.trade_no),
+                &serde_json::json!({"status": "pending"}),
+                &serde_json::json!({"status": "success", "user_id": done.user_id.0,
+                    "quota": done.quota.0, "money_cents": done.money_cents,
+                    "paid_type": done.paid_type}),
+            );
+            tollgate_storage::audit::append(wtx, entry)?;
             let log = LogEntry {
                 created_at: now,
                 log_type: LOG_TOPUP,
@@ -370,6 +399,7 @@ pub async fn complete_by_admin(
     state: &AppState,
     admin: &User,
     trade_no: &str,
+    auditor: Auditor,
 ) -> Result<(), ConsoleError> {
     let lookup = trade_no.trim().to_owned();
     let order = state
@@ -377,7 +407,16 @@ pub async fn complete_by_admin(
         .read(move |rtx| topups::find_by_trade_no(rtx, &lookup))
         .await?
         .ok_or(ConsoleError::NotFound("order"))?;
-    if !complete(state, &order, "manual", "", "completed by an admin").await? {
+    if !complete(
+        state,
+        &order,
+        "manual",
+        "",
+        "completed by an admin",
+        auditor,
+    )
+    .await?
+    {
         return Err(ConsoleError::Invalid(
             "the order is not pending any more".into(),
         ));

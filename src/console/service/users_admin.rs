@@ -7,6 +7,7 @@
 
 use serde::Deserialize;
 use tollgate_actors::quota::Credit;
+use tollgate_storage::audit;
 use tollgate_storage::logs::{LOG_MANAGE, LogEntry};
 use tollgate_storage::users::{
     self, NewUser, ROLE_ADMIN, ROLE_COMMON, ROLE_ROOT, STATUS_DISABLED, STATUS_ENABLED, User,
@@ -14,6 +15,7 @@ use tollgate_storage::users::{
 use tollgate_storage::{Quota, UserId};
 
 use super::accounts::{new_aff_code, validate_password, validate_username};
+use super::audit::{Auditor, REDACTED};
 use super::redemptions::format_quota;
 use super::register::log_credits;
 use crate::clock::now_unix;
@@ -35,6 +37,19 @@ pub enum ManageAction {
     Enable,
     /// Deregister (soft delete; irreversible).
     Delete,
+}
+
+impl ManageAction {
+    /// The action's name as the console sends it (and the audit log records it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ManageAction::Promote => "promote",
+            ManageAction::Demote => "demote",
+            ManageAction::Disable => "disable",
+            ManageAction::Enable => "enable",
+            ManageAction::Delete => "delete",
+        }
+    }
 }
 
 /// Whether `actor` may read or change `target`.
@@ -259,7 +274,13 @@ pub struct UpdateUser {
 }
 
 /// Updates a user an admin may change.
-pub async fn update(state: &AppState, actor: &User, req: UpdateUser) -> Result<User, ConsoleError> {
+pub async fn update(
+    state: &AppState,
+    actor: &User,
+    req: UpdateUser,
+    ip: Option<std::net::IpAddr>,
+) -> Result<User, ConsoleError> {
+    let auditor = Auditor::user(actor, ip);
     let username = req.username.as_deref().map(validate_username).transpose()?;
     let group = match req.group.as_deref().map(str::trim) {
         Some(g) if !g.is_empty() => {
@@ -284,6 +305,7 @@ pub async fn update(state: &AppState, actor: &User, req: UpdateUser) -> Result<U
     };
     let editor = actor.clone();
     let (id, display_name, quota) = (req.id, req.display_name, req.quota);
+    let audit = auditor.clone();
     let mut user = state
         .store
         .write(move |wtx| {
@@ -301,18 +323,35 @@ pub async fn update(state: &AppState, actor: &User, req: UpdateUser) -> Result<U
             if let Some(display_name) = display_name {
                 user.display_name = display_name.trim().to_owned();
             }
-            if let Some(group) = group {
+            // A group prices the user's requests; a password is a secret: both audited.
+            let mut before = serde_json::Map::new();
+            let mut after = serde_json::Map::new();
+            if let Some(group) = group.filter(|g| *g != user.group) {
+                before.insert("group".into(), user.group.clone().into());
+                after.insert("group".into(), group.clone().into());
                 user.group = group;
             }
             if let Some(hash) = hash {
                 user.password_hash = hash;
+                before.insert("password".into(), REDACTED.into());
+                after.insert("password".into(), REDACTED.into());
             }
             users::update(wtx, &user)?;
+            if !after.is_empty() {
+                let entry = audit.entry(
+                    "user.update",
+                    format!("user:{}", user.id.0),
+                    &before.into(),
+                    &after.into(),
+                );
+                audit::append(wtx, entry)?;
+            }
             Ok(user)
         })
         .await?;
     if let Some(quota) = quota {
-        user.quota = Quota(set_quota(state, actor, &user, quota, req.quota_before).await?);
+        user.quota =
+            Quota(set_quota(state, &auditor, actor, &user, quota, req.quota_before).await?);
     }
     state.users.upsert(&user);
     Ok(user)
@@ -323,6 +362,7 @@ pub async fn update(state: &AppState, actor: &User, req: UpdateUser) -> Result<U
 /// by the quota book, never written around it.
 async fn set_quota(
     state: &AppState,
+    auditor: &Auditor,
     actor: &User,
     user: &User,
     target: i64,
@@ -370,9 +410,16 @@ async fn set_quota(
         other: other.to_string(),
         ..LogEntry::default()
     };
+    let entry = auditor.entry(
+        "user.quota",
+        format!("user:{}", user.id.0),
+        &serde_json::json!({"quota": before}),
+        &serde_json::json!({"quota": target, "delta": delta}),
+    );
     state
         .quota
-        .credit_with(user.id, move |_| {
+        .credit_with(user.id, move |wtx| {
+            audit::append(wtx, entry)?;
             Ok::<_, ConsoleError>(((), Some(Credit { amount: delta, log })))
         })
         .await?;
@@ -386,7 +433,9 @@ pub async fn manage(
     actor: &User,
     id: UserId,
     action: ManageAction,
+    ip: Option<std::net::IpAddr>,
 ) -> Result<User, ConsoleError> {
+    let auditor = Auditor::user(actor, ip);
     let actor = actor.clone();
     let user = state
         .store
@@ -394,6 +443,16 @@ pub async fn manage(
             let target = users::get_rw(wtx, id)?.ok_or(ConsoleError::NotFound("user"))?;
             let changed = apply_manage(&actor, &target, action, now_unix())?;
             users::update(wtx, &changed)?;
+            let side = |u: &User| {
+                serde_json::json!({"role": u.role, "status": u.status, "deleted_at": u.deleted_at})
+            };
+            let entry = auditor.entry(
+                &format!("user.{}", action.as_str()),
+                format!("user:{}", changed.id.0),
+                &side(&target),
+                &side(&changed),
+            );
+            audit::append(wtx, entry)?;
             Ok::<_, ConsoleError>(changed)
         })
         .await?;

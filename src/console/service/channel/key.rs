@@ -22,6 +22,7 @@ pub async fn reveal(
     root: &User,
     id: ChannelId,
     password: String,
+    ip: Option<std::net::IpAddr>,
 ) -> Result<RevealedKey, ConsoleError> {
     if password.is_empty() {
         return Err(ConsoleError::Invalid(
@@ -41,6 +42,17 @@ pub async fn reveal(
         .read(move |rtx| channels::get(rtx, id))
         .await?
         .ok_or(ConsoleError::NotFound("channel"))?;
+    // No reveal without its audit row.
+    let entry = crate::console::service::audit::Auditor::user(root, ip).entry(
+        "channel.key.reveal",
+        format!("channel:{}", id.0),
+        &serde_json::Value::Null,
+        &serde_json::Value::Null,
+    );
+    state
+        .store
+        .write(move |wtx| tollgate_storage::audit::append(wtx, entry))
+        .await?;
     tracing::warn!(user = %root.id, channel = %id, "channel key revealed to root");
     Ok(RevealedKey {
         key: channel.key.expose().to_owned(),

@@ -144,6 +144,7 @@ pub async fn update(
     state: &AppState,
     input: ChannelInput,
     root: bool,
+    auditor: crate::console::service::audit::Auditor,
 ) -> Result<(ChannelView, Vec<String>), ConsoleError> {
     let key_entered = input
         .key
@@ -166,6 +167,9 @@ pub async fn update(
                 next.other_info = other_info::retain_keys(&next.other_info, &next.key_lines());
             }
             channels::update(wtx, &next)?;
+            if let Some(entry) = auditor.channel_change(&current, &next) {
+                tollgate_storage::audit::append(wtx, entry)?;
+            }
             Ok::<_, ConsoleError>((next, notices))
         })
         .await?;
