@@ -1,21 +1,20 @@
 //! `GET /api/audit` (root only): the audit log, newest first, paged, filtered by action
 //! (exact, or a prefix ending in `.` such as `user.`), actor, target and time.
 
-use axum::Router;
 use axum::extract::State;
-use axum::routing::get;
 use serde::Deserialize;
 use tollgate_storage::audit::{self, AuditEntry, AuditFilter};
 
 use crate::error::ConsoleError;
+use crate::http::api::{Access, ApiRouter, get};
 use crate::http::envelope::{Envelope, ok};
 use crate::http::extract::{ApiQuery, RootSession};
 use crate::http::page::{Page, PageQuery};
 use crate::state::AppState;
 
 /// Audit log routes.
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/api/audit", get(list_audit))
+pub fn routes() -> ApiRouter {
+    ApiRouter::new().route("/api/audit", get(Access::Root, list_audit))
 }
 
 /// The filters of GET /api/audit (beside `p` and `page_size`).
