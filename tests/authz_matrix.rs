@@ -72,6 +72,8 @@ const MATRIX: &[(&str, &str, Access)] = &[
     ("get", "/api/data/users", Admin),
     ("get", "/api/data/self", User),
     ("get", "/api/data/self/", User),
+    ("get", "/metrics", Root),
+    ("get", "/api/audit", Root),
     ("get", "/api/health", Public),
     ("get", "/api/health/live", Public),
     ("get", "/api/log/", Admin),

@@ -66,14 +66,14 @@ pub fn router(state: AppState) -> Router {
     let metrics = state.metrics.clone();
     // Error answers of the relay counted by code (RelayError puts its code in the response's
     // extensions): a synchronous look at each response, no allocation.
-    let relay = relay::body_limit::apply(relay, &state).layer(
-        tower::util::MapResponseLayer::new(move |response: axum::response::Response| {
+    let relay = relay::body_limit::apply(relay, &state).layer(tower::util::MapResponseLayer::new(
+        move |response: axum::response::Response| {
             if let Some(code) = response.extensions().get::<crate::error::ErrorCode>() {
                 metrics.relay().error(*code);
             }
             response
-        }),
-    );
+        },
+    ));
     Router::new()
         .merge(console)
         .merge(relay)
