@@ -23,7 +23,7 @@ use tollgate_storage::store::BackendWrap;
 use tollgate_storage::{StorageError, Store, meta};
 
 use crate::clock::now_unix;
-use crate::config::{Config, MIN_SESSION_SECRET_LEN};
+use crate::config::{Config, MIN_SESSION_SECRET_LEN, read_keyring};
 use crate::console::service::channel::probe::ChannelProber;
 use crate::console::service::health::ProbeCache;
 use crate::console::service::oauth::state::StateRegistry;
@@ -100,9 +100,21 @@ impl App {
     pub async fn build_on(config: Config, wrap: Option<BackendWrap>) -> Result<App, StartupError> {
         let data_dir = config.data_dir.clone();
         let cache = config.db_cache();
-        let store =
-            tokio::task::spawn_blocking(move || Store::open_dir_wrapped(&data_dir, cache, wrap))
-                .await??;
+        let (key_file, key) = (config.secret_key_file.clone(), config.secret_key.clone());
+        let store = tokio::task::spawn_blocking(move || {
+            let keyring =
+                read_keyring(key_file.as_deref(), key.as_deref()).map_err(StartupError::Config)?;
+            Ok::<_, StartupError>(Store::open_dir_wrapped(&data_dir, cache, wrap, keyring)?)
+        })
+        .await??;
+        if store.keyring().is_sealing() {
+            tracing::info!("secrets in the database are encrypted with the configured secret key");
+        } else {
+            tracing::warn!(
+                "no secret key configured (--secret-key-file or TOLLGATE_SECRET_KEY): channel \
+                 keys, API keys and stored secrets are kept in the database in plain text"
+            );
+        }
         let secret = session_secret(&config, &store).await?;
         let setup_token = setup_token(&config, &store).await?;
         let options = {

@@ -3,12 +3,13 @@
 //! database, not configuration.
 
 use std::net::{IpAddr, SocketAddr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use ipnet::IpNet;
 use tollgate_actors::log_writer::GATHER;
+use tollgate_storage::Keyring;
 
 /// Log line format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -72,6 +73,23 @@ pub struct Config {
     /// is generated on first start and kept in the database, so restarts keep sessions.
     #[arg(long, env = "TOLLGATE_SESSION_SECRET", hide_env_values = true)]
     pub session_secret: Option<String>,
+
+    /// File holding the secret key that encrypts the secrets kept in the database: channel
+    /// keys, API keys, secret options (SMTP password, OAuth client secrets, payment keys) and
+    /// the session secret. At least 32 characters, e.g. `openssl rand -hex 32 > secret.key`.
+    /// Without a key (this or TOLLGATE_SECRET_KEY) they are stored as plain text; a database
+    /// encrypted with a key refuses to start without it. Change it with `tollgate rekey`.
+    #[arg(long, env = "TOLLGATE_SECRET_KEY_FILE")]
+    pub secret_key_file: Option<PathBuf>,
+
+    /// The secret key itself (see --secret-key-file, which keeps it out of the process list).
+    #[arg(
+        long,
+        env = "TOLLGATE_SECRET_KEY",
+        hide_env_values = true,
+        conflicts_with = "secret_key_file"
+    )]
+    pub secret_key: Option<String>,
 
     /// Mark session cookies `Secure` (set this when the console is served over HTTPS).
     #[arg(long, env = "TOLLGATE_SECURE_COOKIE", default_value_t = false)]
@@ -155,6 +173,17 @@ pub enum Command {
     /// Account administration on the data file (the server must be stopped).
     #[command(subcommand)]
     Admin(AdminCommand),
+    /// Re-encrypts the database's secrets under a new secret key (the server must be stopped).
+    /// The current key comes from --secret-key-file / TOLLGATE_SECRET_KEY as usual; start the
+    /// server with the new key afterwards.
+    Rekey {
+        /// File holding the new secret key.
+        #[arg(long, required_unless_present = "decrypt")]
+        new_key_file: Option<PathBuf>,
+        /// Store the secrets as plain text again instead.
+        #[arg(long, conflicts_with = "new_key_file")]
+        decrypt: bool,
+    },
 }
 
 /// `tollgate backup`.
@@ -199,6 +228,18 @@ pub const DEFAULT_COMMIT_INTERVAL_MS: u64 = GATHER.as_millis() as u64;
 /// Shortest session secret accepted from the operator, in bytes.
 pub const MIN_SESSION_SECRET_LEN: usize = 32;
 
+/// The keyring of a key file or a key given in the environment (neither: plain text).
+/// Blocking when a file is given.
+pub fn read_keyring(file: Option<&Path>, key: Option<&str>) -> Result<Keyring, String> {
+    let text = match (file, key) {
+        (Some(file), _) => std::fs::read_to_string(file)
+            .map_err(|e| format!("cannot read the secret key file {}: {e}", file.display()))?,
+        (None, Some(key)) => key.to_owned(),
+        (None, None) => return Ok(Keyring::plaintext()),
+    };
+    Keyring::from_secret(&text).map_err(|e| e.to_string())
+}
+
 /// A `--trusted-proxies` entry: a CIDR (`10.0.0.0/8`, `fd00::/8`) or one address.
 pub fn parse_trusted(value: &str) -> Result<IpNet, String> {
     let value = value.trim();
@@ -220,6 +261,8 @@ impl Config {
             log_level: "info".into(),
             log_format: LogFormat::Text,
             session_secret: None,
+            secret_key_file: None,
+            secret_key: None,
             secure_cookie: false,
             critical_rate_limit: 1_000,
             trusted_proxies: Vec::new(),
@@ -237,6 +280,12 @@ impl Config {
             shutdown_timeout_secs: 30,
             webhook_allow_loopback_http: false,
         }
+    }
+
+    /// The keyring that seals the database's secrets: from `--secret-key-file` (read here:
+    /// blocking) or `TOLLGATE_SECRET_KEY`; plain text when neither is given.
+    pub fn keyring(&self) -> Result<Keyring, String> {
+        read_keyring(self.secret_key_file.as_deref(), self.secret_key.as_deref())
     }
 
     /// The database page cache in bytes.

@@ -8,15 +8,18 @@
 //!   the backup is not a Tollgate database this build can open. The replaced file is kept as
 //!   `tollgate.redb.before-restore`.
 //! - **admin reset-password** sets a user's password; refused while a server holds the file.
+//! - **rekey** re-encrypts the database's secrets under a new secret key (or stores them as
+//!   plain text again) and compacts the file; refused while a server holds the file.
 
 use std::path::Path;
 
 use rand::Rng;
 use rand::distr::Alphanumeric;
 use thiserror::Error;
-use tollgate_storage::{StorageError, Store, backup, users};
+use tollgate_storage::store::DB_FILE_NAME;
+use tollgate_storage::{Keyring, StorageError, Store, backup, users};
 
-use crate::config::{AdminCommand, BackupArgs, Command, Config};
+use crate::config::{AdminCommand, BackupArgs, Command, Config, read_keyring};
 use crate::console::service::accounts::validate_password;
 use crate::console::service::password::Hasher;
 
@@ -44,6 +47,14 @@ pub enum OpsError {
     /// The new password is not acceptable.
     #[error("{0}")]
     Password(String),
+    /// A secret key cannot be read or is too short.
+    #[error("{0}")]
+    SecretKey(String),
+}
+
+/// The configured keyring (reads the key file: blocking).
+fn keyring(config: &Config) -> Result<Keyring, OpsError> {
+    config.keyring().map_err(OpsError::SecretKey)
 }
 
 /// Runs `command`; returns what to tell the operator.
@@ -52,7 +63,8 @@ pub async fn run(command: Command, config: &Config) -> Result<String, OpsError> 
         Command::Backup(args) => backup(args, config).await,
         Command::Restore { file } => {
             let (from, dir) = (file.clone(), config.data_dir.clone());
-            let before = blocking(move || backup::restore(&from, &dir)).await?;
+            let keyring = keyring(config)?;
+            let before = blocking(move || backup::restore(&from, &dir, &keyring)).await?;
             Ok(format!(
                 "restored {} into {} (the file it replaced, if any, is {})",
                 file.display(),
@@ -62,6 +74,25 @@ pub async fn run(command: Command, config: &Config) -> Result<String, OpsError> 
         }
         Command::Admin(AdminCommand::ResetPassword { username, password }) => {
             reset_password(config, username, password).await
+        }
+        Command::Rekey {
+            new_key_file,
+            decrypt,
+        } => {
+            let from = keyring(config)?;
+            let to = if decrypt {
+                Keyring::plaintext()
+            } else {
+                read_keyring(new_key_file.as_deref(), None).map_err(OpsError::SecretKey)?
+            };
+            let path = config.data_dir.join(DB_FILE_NAME);
+            let sealing = to.is_sealing();
+            blocking(move || Store::rekey(&path, from, &to)).await?;
+            Ok(if sealing {
+                "the secrets are now encrypted with the new key: start Tollgate with it".to_owned()
+            } else {
+                "the secrets are now stored as plain text: start Tollgate without a key".to_owned()
+            })
         }
     }
 }
@@ -78,8 +109,14 @@ async fn blocking<T: Send + 'static>(
 async fn backup(args: BackupArgs, config: &Config) -> Result<String, OpsError> {
     let dir = config.data_dir.clone();
     let dest = args.file.clone();
+    let keyring = keyring(config)?;
     let local = blocking(move || {
-        let store = Store::open_dir(&dir)?;
+        let store = Store::open_dir_wrapped(
+            &dir,
+            tollgate_storage::store::DEFAULT_CACHE_BYTES,
+            None,
+            keyring,
+        )?;
         store.backup_to(&dest)
     })
     .await;
@@ -144,8 +181,14 @@ async fn reset_password(
         .map_err(|e| OpsError::Password(e.to_string()))?;
     let dir = config.data_dir.clone();
     let name = username.clone();
+    let keyring = keyring(config)?;
     let found = blocking(move || {
-        let store = Store::open_dir(&dir)?;
+        let store = Store::open_dir_wrapped(
+            &dir,
+            tollgate_storage::store::DEFAULT_CACHE_BYTES,
+            None,
+            keyring,
+        )?;
         store.write_blocking(|wtx| {
             let Some(mut user) = users::find_by_username_rw(wtx, &name)? else {
                 return Ok(false);

@@ -11,7 +11,8 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::store::{DB_FILE_NAME, Store};
+use crate::sealing::Keyring;
+use crate::store::{DB_FILE_NAME, DEFAULT_CACHE_BYTES, Store};
 use crate::{Result, StorageError};
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StorageError + '_ {
@@ -57,15 +58,17 @@ impl Store {
 /// Puts the backup `from` in place as `dir`'s database. Refuses (leaving everything as it was)
 /// when the backup is not a Tollgate database this build can open, or when a server holds
 /// `dir`'s database; the file it replaces is kept beside it as `tollgate.redb.before-restore`.
-pub fn restore(from: &Path, dir: &Path) -> Result<PathBuf> {
+/// Both files are opened with `keyring` (a backup of an encrypted database needs its key).
+pub fn restore(from: &Path, dir: &Path, keyring: &Keyring) -> Result<PathBuf> {
     let live = dir.join(DB_FILE_NAME);
+    let open = |path: &Path| Store::open_wrapped(path, DEFAULT_CACHE_BYTES, None, keyring.clone());
     // Held open (and so locked) until the swap is done: no server can start on it meanwhile.
-    let current = live.exists().then(|| Store::open(&live)).transpose()?;
+    let current = live.exists().then(|| open(&live)).transpose()?;
     fs::create_dir_all(dir).map_err(io(dir))?;
     let staged = dir.join(format!("{DB_FILE_NAME}.restoring"));
     copy_durably(from, &staged)?;
     // Opening it checks the file and brings its schema up to this build's.
-    if let Err(e) = Store::open(&staged) {
+    if let Err(e) = open(&staged) {
         let _ = fs::remove_file(&staged);
         return Err(e);
     }
@@ -137,11 +140,11 @@ mod tests {
         let later = user(&store, "later");
         // A server holds the live file: restoring over it is refused.
         assert!(matches!(
-            restore(&copy, &live),
+            restore(&copy, &live, &Keyring::plaintext()),
             Err(StorageError::AlreadyOpen { .. })
         ));
         drop(store);
-        restore(&copy, &live).unwrap_or_else(|e| unreachable!("{e}"));
+        restore(&copy, &live, &Keyring::plaintext()).unwrap_or_else(|e| unreachable!("{e}"));
         let back = Store::open_dir(&live).unwrap_or_else(|e| unreachable!("{e}"));
         let (a, b) = back
             .read_blocking(|rtx| {
@@ -160,7 +163,7 @@ mod tests {
         fs::write(&junk, b"not a database").unwrap_or_else(|e| unreachable!("{e}"));
         let live = dir.path().join("live");
         drop(Store::open_dir(&live).unwrap_or_else(|e| unreachable!("{e}")));
-        assert!(restore(&junk, &live).is_err());
+        assert!(restore(&junk, &live, &Keyring::plaintext()).is_err());
         assert!(Store::open_dir(&live).is_ok(), "the live file is untouched");
         assert!(!live.join(format!("{DB_FILE_NAME}.restoring")).exists());
     }

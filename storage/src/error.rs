@@ -86,6 +86,21 @@ pub enum StorageError {
     /// The database is being reopened after an I/O error (or reopening it failed so far).
     #[error("the database is being reopened after a storage error")]
     Reopening,
+    /// The file's secrets are sealed and no secret key was configured.
+    #[error(
+        "the database's secrets are encrypted: start Tollgate with its secret key \
+         (--secret-key-file or TOLLGATE_SECRET_KEY)"
+    )]
+    SecretKeyRequired,
+    /// The configured secret key is not the one the file's secrets are sealed with.
+    #[error(
+        "the configured secret key does not open this database's secrets: \
+         start Tollgate with the key it was encrypted with"
+    )]
+    WrongSecretKey,
+    /// Sealing or opening a secret failed for another reason.
+    #[error("secret sealing: {0}")]
+    Sealing(&'static str),
 }
 
 impl StorageError {
@@ -101,6 +116,9 @@ impl StorageError {
                 | StorageError::Codec(_)
                 | StorageError::NewerSchema { .. }
                 | StorageError::Migration { .. }
+                | StorageError::SecretKeyRequired
+                | StorageError::WrongSecretKey
+                | StorageError::Sealing(_)
         )
     }
 }

@@ -23,6 +23,7 @@ pub mod migrate;
 pub mod options;
 pub mod redemptions;
 pub mod reminders;
+pub mod sealing;
 pub mod secret;
 pub mod store;
 pub mod tables;
@@ -34,6 +35,7 @@ pub mod users;
 pub use error::StorageError;
 pub use ids::{ChannelId, Quota, RedemptionId, TokenId, TopUpId, UserId};
 pub use redb::{ReadTransaction, WriteTransaction};
+pub use sealing::Keyring;
 pub use store::Store;
 
 /// Result alias used throughout the crate.

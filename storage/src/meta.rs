@@ -3,11 +3,15 @@
 use redb::{ReadTransaction, ReadableTable, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
+use crate::sealing::{self, Keyring};
 use crate::{Result, StorageError, codec, tables::META};
 
 const SCHEMA_VERSION: &str = "schema_version";
 const SETUP: &str = "setup";
-const SESSION_SECRET: &str = "session_secret";
+/// The session secret: sealed hex ([`crate::sealing`]); not postcard.
+const SESSION_SECRET: &str = "session_secret.sealed";
+/// Where schema 5 and older kept the session secret (postcard bytes, plain).
+pub(crate) const SESSION_SECRET_V1: &str = "session_secret";
 const SETTLED_THROUGH: &str = "settled_through";
 const HEALTH_PROBE: &str = "health_probe";
 
@@ -128,10 +132,57 @@ pub fn session_secret_or_init(
     wtx: &WriteTransaction,
     generate: impl FnOnce() -> Vec<u8>,
 ) -> Result<Vec<u8>> {
-    if let Some(secret) = get_rw::<Vec<u8>>(wtx, SESSION_SECRET)? {
-        return Ok(secret);
+    let keyring = sealing::current()?;
+    let mut table = wtx.open_table(META)?;
+    if let Some(stored) = table.get(SESSION_SECRET)? {
+        return from_hex(&keyring.open_str(stored.value())?);
     }
     let secret = generate();
-    put(wtx, SESSION_SECRET, &secret)?;
+    table.insert(
+        SESSION_SECRET,
+        keyring.seal_str(&to_hex(&secret))?.as_slice(),
+    )?;
     Ok(secret)
+}
+
+/// Moves the session secret of schema 5 (plain postcard bytes) to its sealed entry.
+pub(crate) fn move_session_secret(wtx: &WriteTransaction) -> Result<()> {
+    let Some(old) = get_rw::<Vec<u8>>(wtx, SESSION_SECRET_V1)? else {
+        return Ok(());
+    };
+    let sealed = sealing::current()?.seal_str(&to_hex(&old))?;
+    let mut table = wtx.open_table(META)?;
+    table.insert(SESSION_SECRET, sealed.as_slice())?;
+    table.remove(SESSION_SECRET_V1)?;
+    Ok(())
+}
+
+/// Re-encodes the session secret: opened under `from`, sealed under `to`.
+pub(crate) fn reseal(wtx: &WriteTransaction, from: &Keyring, to: &Keyring) -> Result<()> {
+    let mut table = wtx.open_table(META)?;
+    let Some(stored) = table.get(SESSION_SECRET)?.map(|v| v.value().to_vec()) else {
+        return Ok(());
+    };
+    let plain = from.open(&stored)?;
+    table.insert(SESSION_SECRET, to.seal(&plain)?.as_slice())?;
+    Ok(())
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn from_hex(text: &str) -> Result<Vec<u8>> {
+    let bad = || StorageError::Sealing("the stored session secret is not hex");
+    if !text.len().is_multiple_of(2) {
+        return Err(bad());
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| {
+            text.get(i..i + 2)
+                .and_then(|pair| u8::from_str_radix(pair, 16).ok())
+                .ok_or_else(bad)
+        })
+        .collect()
 }

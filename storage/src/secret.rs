@@ -3,7 +3,8 @@
 //! Channel keys live in a `Secret`. Printing or JSON-encoding a struct that holds one yields
 //! `*****`. The only ways to the text are [`Secret::expose`] (for the one place that sends it
 //! upstream or reveals it to root) and the [`stored`] serde adaptor, which the storage records
-//! opt into field by field so that postcard keeps the real value on disk.
+//! opt into field by field so that postcard keeps the value on disk, sealed when the operator
+//! configured a secret key ([`crate::sealing`]).
 
 use std::fmt;
 
@@ -57,21 +58,21 @@ impl<'de> Deserialize<'de> for Secret {
     }
 }
 
-/// Serde adaptor that writes the real text: `#[serde(with = "crate::secret::stored")]`.
-/// Only storage records use it.
+/// Serde adaptor that writes the real text, sealed under the transaction's keyring:
+/// `#[serde(with = "crate::secret::stored")]`. Only storage records use it.
 pub mod stored {
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::{Deserializer, Serializer};
 
     use super::Secret;
 
-    /// Serialises the exposed text.
+    /// Serialises the exposed text, sealed.
     pub fn serialize<S: Serializer>(secret: &Secret, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(secret.expose())
+        crate::sealing::serialize_sealed(secret.expose(), serializer)
     }
 
-    /// Deserialises a plain string.
+    /// Deserialises a sealed or plain string.
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Secret, D::Error> {
-        String::deserialize(deserializer).map(Secret::new)
+        crate::sealing::deserialize_sealed(deserializer).map(Secret::new)
     }
 }
 
@@ -100,8 +101,10 @@ mod tests {
         let rec = Rec {
             key: Secret::new("sk-abc"),
         };
-        let bytes = postcard::to_stdvec(&rec).expect("encode");
-        let back: Rec = postcard::from_bytes(&bytes).expect("decode");
+        let plain = crate::sealing::Keyring::plaintext();
+        let bytes = crate::sealing::scoped(&plain, || postcard::to_stdvec(&rec)).expect("encode");
+        let back: Rec =
+            crate::sealing::scoped(&plain, || postcard::from_bytes(&bytes)).expect("decode");
         assert_eq!(back, rec);
         assert!(!format!("{back:?}").contains("sk-abc"));
     }

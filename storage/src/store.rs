@@ -13,6 +13,7 @@ use redb::{
     Builder, Database, ReadTransaction, ReadableDatabase, StorageBackend, WriteTransaction,
 };
 
+use crate::sealing::{self, Keyring, Settled};
 use crate::{Result, StorageError, migrate};
 
 /// The database file name inside the data directory.
@@ -48,6 +49,8 @@ struct Inner {
     cache_bytes: usize,
     /// The backend wrapper it is opened with (tests only).
     wrap: Option<BackendWrap>,
+    /// What secrets are sealed with; installed on the thread of every transaction.
+    keyring: Keyring,
 }
 
 /// A boxed backend is a backend (redb takes `impl StorageBackend`).
@@ -149,6 +152,13 @@ fn open_db(path: &Path, cache_bytes: usize, wrap: Option<&BackendWrap>) -> Resul
     })
 }
 
+/// Compacts the file: its freed pages (old versions of records, plain secrets before sealing)
+/// are dropped and the file shrinks to its live pages.
+fn compact(db: &mut Database) -> Result<()> {
+    db.compact()?;
+    Ok(())
+}
+
 impl Store {
     /// Opens `dir/tollgate.redb`, creating the directory and the file if needed, and upgrades
     /// the schema. Blocking: call it at startup or from `spawn_blocking`.
@@ -158,20 +168,22 @@ impl Store {
 
     /// [`Store::open_dir`] with a page cache of `cache_bytes` (see [`DEFAULT_CACHE_BYTES`]).
     pub fn open_dir_with_cache(dir: &Path, cache_bytes: usize) -> Result<Store> {
-        Store::open_dir_wrapped(dir, cache_bytes, None)
+        Store::open_dir_wrapped(dir, cache_bytes, None, Keyring::plaintext())
     }
 
-    /// [`Store::open_dir_with_cache`] on a wrapped file backend ([`Store::open_wrapped`]).
+    /// [`Store::open_dir_with_cache`] on a wrapped file backend ([`Store::open_wrapped`]),
+    /// sealing secrets with `keyring`.
     pub fn open_dir_wrapped(
         dir: &Path,
         cache_bytes: usize,
         wrap: Option<BackendWrap>,
+        keyring: Keyring,
     ) -> Result<Store> {
         std::fs::create_dir_all(dir).map_err(|source| StorageError::Io {
             path: dir.to_path_buf(),
             source,
         })?;
-        Store::open_wrapped(&dir.join(DB_FILE_NAME), cache_bytes, wrap)
+        Store::open_wrapped(&dir.join(DB_FILE_NAME), cache_bytes, wrap, keyring)
     }
 
     /// Opens (or creates) the database file at `path` and runs pending migrations.
@@ -181,27 +193,61 @@ impl Store {
 
     /// [`Store::open`] with a page cache of `cache_bytes`.
     pub fn open_with_cache(path: &Path, cache_bytes: usize) -> Result<Store> {
-        Store::open_wrapped(path, cache_bytes, None)
+        Store::open_wrapped(path, cache_bytes, None, Keyring::plaintext())
     }
 
     /// [`Store::open_with_cache`] on a file backend wrapped by `wrap` (fault injection in
-    /// tests; `None` is the plain file).
+    /// tests; `None` is the plain file), sealing secrets with `keyring` ([`crate::sealing`]).
+    /// A file whose secrets are sealed refuses to open without its key
+    /// ([`StorageError::SecretKeyRequired`], [`StorageError::WrongSecretKey`]); a plain file
+    /// opened with a key is sealed and compacted, so no freed page keeps a plain secret.
     pub fn open_wrapped(
         path: &Path,
         cache_bytes: usize,
         wrap: Option<BackendWrap>,
+        keyring: Keyring,
     ) -> Result<Store> {
         let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        let db = open_db(&abs, cache_bytes, wrap.as_ref())?;
-        migrate::run(&db)?;
+        let mut db = open_db(&abs, cache_bytes, wrap.as_ref())?;
+        let settled = sealing::scoped(&keyring, || migrate::run(&db, &keyring))?;
+        if settled == Settled::JustSealed {
+            compact(&mut db)?;
+            tracing::info!("encrypted the secrets of the database and compacted the file");
+        }
         Ok(Store {
             inner: Arc::new(Inner {
                 db: ArcSwapOption::from_pointee(db),
                 path: abs,
                 cache_bytes,
                 wrap,
+                keyring,
             }),
         })
+    }
+
+    /// Changes the key the secrets of the (closed) database file at `path` are sealed with:
+    /// opens it under `from`, re-seals every secret under `to` (plain text when `to` has no
+    /// key) in one transaction, and compacts the file. Blocking.
+    pub fn rekey(path: &Path, from: Keyring, to: &Keyring) -> Result<()> {
+        let store = Store::open_wrapped(path, DEFAULT_CACHE_BYTES, None, from.clone())?;
+        let Ok(inner) = Arc::try_unwrap(store.inner) else {
+            return Err(StorageError::Sealing("the store is shared"));
+        };
+        let Some(db) = inner.db.swap(None) else {
+            return Err(StorageError::Reopening);
+        };
+        let Ok(mut db) = Arc::try_unwrap(db) else {
+            return Err(StorageError::Sealing("the database is shared"));
+        };
+        let wtx = db.begin_write()?;
+        sealing::reseal(&wtx, &from, to)?;
+        wtx.commit()?;
+        compact(&mut db)
+    }
+
+    /// What secrets are sealed with.
+    pub fn keyring(&self) -> &Keyring {
+        &self.inner.keyring
     }
 
     /// Closes the database and opens the file again: after an I/O error redb refuses every
@@ -270,7 +316,7 @@ impl Store {
     {
         let db = self.db()?;
         let rtx = db.begin_read().map_err(StorageError::from)?;
-        f(&rtx)
+        sealing::scoped(&self.inner.keyring, || f(&rtx))
     }
 
     /// Like [`Store::write_blocking`], but the commit is not flushed to disk (no fsync): it
@@ -286,7 +332,7 @@ impl Store {
         let mut wtx = db.begin_write().map_err(StorageError::from)?;
         wtx.set_durability(redb::Durability::None)
             .map_err(StorageError::from)?;
-        match f(&wtx) {
+        match sealing::scoped(&self.inner.keyring, || f(&wtx)) {
             Ok(value) => {
                 wtx.commit().map_err(StorageError::from)?;
                 Ok(value)
@@ -308,7 +354,7 @@ impl Store {
     {
         let db = self.db()?;
         let wtx = db.begin_write().map_err(StorageError::from)?;
-        match f(&wtx) {
+        match sealing::scoped(&self.inner.keyring, || f(&wtx)) {
             Ok(value) => {
                 wtx.commit().map_err(StorageError::from)?;
                 Ok(value)

@@ -6,8 +6,9 @@ use redb::TableDefinition;
 /// Metadata: schema version, id counters, setup state, generated secrets. Values are postcard.
 pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 
-/// Runtime options: key → value text, exactly as the console sends them.
-pub const OPTIONS: TableDefinition<&str, &str> = TableDefinition::new("options.v1");
+/// Runtime options: key → value text, exactly as the console sends them, sealed when a secret
+/// key is configured ([`crate::sealing`]).
+pub const OPTIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("options.v2");
 
 /// Users by id; the value is a postcard [`crate::users::User`].
 pub const USERS: TableDefinition<i64, &[u8]> = TableDefinition::new("users.v2");
@@ -51,7 +52,8 @@ pub const ONE_TIME_CODES: TableDefinition<&str, &[u8]> = TableDefinition::new("o
 /// API tokens by id; the value is a postcard [`crate::tokens::Token`].
 pub const TOKENS: TableDefinition<i64, &[u8]> = TableDefinition::new("tokens.v1");
 
-/// Unique index: token key (without `sk-`) → token id.
+/// Unique index: token key (without `sk-`) → token id; keyed by the key's HMAC when a secret
+/// key is configured ([`crate::sealing::Keyring::index_key`]).
 pub const TOKEN_BY_KEY: TableDefinition<&str, i64> = TableDefinition::new("token_by_key.v1");
 
 /// Index: (user id, token id) → (), a user's tokens in id order.

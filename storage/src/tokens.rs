@@ -2,13 +2,20 @@
 //! user, kept in step in one transaction.
 //!
 //! The key is kept in full because its owner may ask for it again (POST /api/token/{id}/key);
-//! every other answer shows it masked.
+//! every other answer shows it masked. It is sealed in the record when a secret key is
+//! configured, and the key index is then keyed by its HMAC ([`crate::sealing`]), so the file
+//! holds no key in the clear.
 
 use redb::{ReadTransaction, ReadableTable, ReadableTableMetadata, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
 use crate::tables::{TOKEN_BY_KEY, TOKENS, TOKENS_BY_USER};
-use crate::{Quota, Result, StorageError, TokenId, UserId, codec, meta};
+use crate::{Quota, Result, StorageError, TokenId, UserId, codec, meta, sealing};
+
+/// The key of `key` in the key index.
+fn index_key(key: &str) -> Result<String> {
+    Ok(sealing::current()?.index_key(key))
+}
 
 /// Token status: usable.
 pub const STATUS_ENABLED: i32 = 1;
@@ -28,7 +35,8 @@ pub struct Token {
     pub user_id: UserId,
     /// Name chosen by the owner.
     pub name: String,
-    /// The key without `sk-`: 48 characters of `[0-9A-Za-z]`. Secret.
+    /// The key without `sk-`: 48 characters of `[0-9A-Za-z]`. Secret (sealed in storage).
+    #[serde(with = "crate::sealing::string")]
     pub key: String,
     /// 1 enabled, 2 disabled, 3 expired, 4 exhausted.
     pub status: i32,
@@ -76,11 +84,12 @@ fn load(table: &impl ReadableTable<i64, &'static [u8]>, id: TokenId) -> Result<O
 /// Stores a new token (its `id` is assigned here) and indexes it.
 pub fn insert(wtx: &WriteTransaction, mut token: Token) -> Result<Token> {
     let mut by_key = wtx.open_table(TOKEN_BY_KEY)?;
-    if by_key.get(token.key.as_str())?.is_some() {
+    let indexed = index_key(&token.key)?;
+    if by_key.get(indexed.as_str())?.is_some() {
         return Err(StorageError::Duplicate { what: "token key" });
     }
     token.id = TokenId(meta::next_id(wtx, "tokens")?);
-    by_key.insert(token.key.as_str(), token.id.0)?;
+    by_key.insert(indexed.as_str(), token.id.0)?;
     wtx.open_table(TOKENS_BY_USER)?
         .insert((token.user_id.0, token.id.0), ())?;
     wtx.open_table(TOKENS)?
@@ -105,7 +114,8 @@ pub fn delete(wtx: &WriteTransaction, id: TokenId) -> Result<Option<Token>> {
         return Ok(None);
     };
     wtx.open_table(TOKENS)?.remove(id.0)?;
-    wtx.open_table(TOKEN_BY_KEY)?.remove(old.key.as_str())?;
+    wtx.open_table(TOKEN_BY_KEY)?
+        .remove(index_key(&old.key)?.as_str())?;
     wtx.open_table(TOKENS_BY_USER)?
         .remove((old.user_id.0, id.0))?;
     Ok(Some(old))
@@ -123,7 +133,10 @@ pub fn get_rw(wtx: &WriteTransaction, id: TokenId) -> Result<Option<Token>> {
 
 /// Finds a token by its key (without `sk-`).
 pub fn find_by_key(rtx: &ReadTransaction, key: &str) -> Result<Option<Token>> {
-    let id = match rtx.open_table(TOKEN_BY_KEY)?.get(key)? {
+    let id = match rtx
+        .open_table(TOKEN_BY_KEY)?
+        .get(index_key(key)?.as_str())?
+    {
         Some(id) => TokenId(id.value()),
         None => return Ok(None),
     };

@@ -18,14 +18,21 @@
 //! - 4: more log filter keys (user + group, model + channel, typed keys of rows other than
 //!   consume) in `log_by_key.v1` and `log_counts.v1`, rebuilt from the rows.
 //! - 5: `user_credited.v1`, each user's credited total, filled as balance + used quota.
+//! - 6: `options.v2` holds option values as bytes (sealed when a secret key is configured);
+//!   the session secret moves to a sealed entry ([`crate::sealing`]).
+//!
+//! After the steps, in the same transaction, [`crate::sealing::settle`] checks the file's
+//! secrets against the configured key (and seals a plain file when a key is given).
 
 mod v1_to_v2;
 mod v2_to_v3;
 mod v3_to_v4;
 mod v4_to_v5;
+mod v5_to_v6;
 
 use redb::{Database, WriteTransaction};
 
+use crate::sealing::{self, Keyring, Settled};
 use crate::tables::{
     ABILITIES, CHANNEL_BY_TAG, CHANNELS, DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL,
     LOG_BY_KEY, LOG_BY_TIME, LOG_COUNTS, LOGS, META, ONE_TIME_CODES, OPTIONS, REDEMPTION_BY_KEY,
@@ -36,16 +43,23 @@ use crate::tables::{
 use crate::{Result, StorageError, meta};
 
 /// The schema version this build writes.
-pub const CURRENT_SCHEMA: u32 = 5;
+pub const CURRENT_SCHEMA: u32 = 6;
 
 /// One upgrade step: from version `n` to `n + 1`.
 type Step = fn(&WriteTransaction) -> Result<()>;
 
 /// Steps indexed by the version they start from (`STEPS[0]` upgrades 1 → 2).
-const STEPS: [Step; 4] = [v1_to_v2::run, v2_to_v3::run, v3_to_v4::run, v4_to_v5::run];
+const STEPS: [Step; 5] = [
+    v1_to_v2::run,
+    v2_to_v3::run,
+    v3_to_v4::run,
+    v4_to_v5::run,
+    v5_to_v6::run,
+];
 
-/// Brings the file to [`CURRENT_SCHEMA`]. Blocking.
-pub fn run(db: &Database) -> Result<()> {
+/// Brings the file to [`CURRENT_SCHEMA`] and settles its secrets under `keyring` (which must
+/// be installed on this thread: [`sealing::scoped`]). Blocking.
+pub fn run(db: &Database, keyring: &Keyring) -> Result<Settled> {
     let wtx = db.begin_write()?;
     match meta::schema_version(&wtx)? {
         None => {
@@ -75,8 +89,9 @@ pub fn run(db: &Database) -> Result<()> {
         }
     }
     create_tables(&wtx)?;
+    let settled = sealing::settle(&wtx, keyring)?;
     wtx.commit()?;
-    Ok(())
+    Ok(settled)
 }
 
 /// Creates every current table, so readers never meet a missing one.

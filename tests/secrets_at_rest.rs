@@ -1,0 +1,209 @@
+//! Secrets at rest (issue #22 item 5): with a secret key configured, channel keys, API keys,
+//! secret options and the session secret are encrypted in the database file; a plain file is
+//! encrypted and compacted on its first start with a key (the raw bytes of the file hold none of
+//! the secrets afterwards); keys can still be revealed and used; an encrypted file refuses to
+//! start without its key or with another one; `Store::rekey` (`tollgate rekey`) changes the key.
+
+#![expect(clippy::expect_used, reason = "test helpers fail the test loudly")]
+
+mod common;
+
+use common::{ROOT_PASS, TestServer};
+use reqwest::StatusCode;
+use serde_json::json;
+use tollgate::app::App;
+use tollgate::config::Config;
+use tollgate_storage::Keyring;
+use tollgate_storage::store::{DB_FILE_NAME, Store};
+
+const KEY: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a6978";
+const NEW_KEY: &str = "a-brand-new-secret-key-for-the-rotation-0123456789";
+const CHANNEL_KEY: &str = "sk-upstream-CHANNEL-secret-7f3a9c";
+const SMTP_PASSWORD: &str = "smtp-password-SECRET-51b2";
+const OAUTH_SECRET: &str = "github-client-SECRET-a8e4d1";
+
+fn with_key(key: &str) -> impl FnOnce(&mut Config) + '_ {
+    move |config| config.secret_key = Some(key.to_owned())
+}
+
+/// Where each secret is in the raw bytes of the database file (empty: nowhere).
+fn found_in_file(dir: &std::path::Path, secrets: &[&str]) -> Vec<String> {
+    let bytes = std::fs::read(dir.join(DB_FILE_NAME)).expect("read the database file");
+    secrets
+        .iter()
+        .filter(|s| bytes.windows(s.len()).any(|w| w == s.as_bytes()))
+        .map(|s| (*s).to_owned())
+        .collect()
+}
+
+/// Stores a channel key, an API key, the SMTP password and an OAuth client secret; returns
+/// (channel id, token id, the API key without `sk-`).
+async fn store_secrets(server: &TestServer, root: i64) -> (i64, i64, String) {
+    let (status, body) = server
+        .post_as(
+            root,
+            "/api/channel/",
+            json!({"mode": "single", "channel": {"name": "up", "key": CHANNEL_KEY, "models": "gpt-4o"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let channel = body["data"]["ids"][0].as_i64().expect("channel id");
+    let (status, body) = server
+        .post_as(
+            root,
+            "/api/token/",
+            json!({"name": "ci", "remain_quota": 1000, "expired_time": -1}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let token = body["data"]["id"].as_i64().expect("token id");
+    let key = reveal_token(server, root, token).await;
+    server.set_option_as(root, "SMTPToken", SMTP_PASSWORD).await;
+    server
+        .set_option_as(root, "GitHubClientSecret", OAUTH_SECRET)
+        .await;
+    (channel, token, key)
+}
+
+async fn reveal_token(server: &TestServer, root: i64, token: i64) -> String {
+    let (status, body) = server
+        .post_as(root, &format!("/api/token/{token}/key"), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let key = body["data"]["key"].as_str().expect("key");
+    key.strip_prefix("sk-").expect("sk- prefix").to_owned()
+}
+
+async fn reveal_channel(server: &TestServer, root: i64, channel: i64) -> String {
+    let (status, body) = server
+        .post_as(
+            root,
+            &format!("/api/channel/{channel}/key"),
+            json!({"password": ROOT_PASS}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["data"]["key"].as_str().expect("key").to_owned()
+}
+
+/// The API key authenticates at the relay (the in-memory index was built from the file).
+async fn key_works(server: &TestServer, key: &str) -> StatusCode {
+    server
+        .client
+        .get(server.url("/v1/models"))
+        .bearer_auth(format!("sk-{key}"))
+        .send()
+        .await
+        .expect("sent")
+        .status()
+}
+
+async fn refused(dir: &std::path::Path, key: Option<&str>) -> String {
+    let mut config = Config::for_data_dir(dir);
+    config.secret_key = key.map(str::to_owned);
+    App::build(config)
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .expect("an encrypted database does not start without its key")
+}
+
+#[tokio::test]
+async fn a_plain_database_is_encrypted_and_compacted_on_the_first_start_with_a_key() {
+    let server = TestServer::start().await;
+    let root = server.root().await;
+    let (channel, token, key) = store_secrets(&server, root).await;
+    let secrets = [CHANNEL_KEY, key.as_str(), SMTP_PASSWORD, OAUTH_SECRET];
+    let dir = server.stop().await;
+    assert_eq!(
+        found_in_file(dir.path(), &secrets).len(),
+        secrets.len(),
+        "without a key every secret is in the file in plain text"
+    );
+
+    let server = TestServer::start_with(dir, with_key(KEY)).await;
+    let root = server.login(common::ROOT_USER, ROOT_PASS).await;
+    assert_eq!(
+        found_in_file(server.data_dir(), &secrets),
+        Vec::<String>::new(),
+        "after the first start with a key no secret is left in the file"
+    );
+    assert_eq!(reveal_channel(&server, root, channel).await, CHANNEL_KEY);
+    assert_eq!(reveal_token(&server, root, token).await, key);
+    assert_eq!(key_works(&server, &key).await, StatusCode::OK);
+    assert_eq!(
+        key_works(&server, "not-a-key").await,
+        StatusCode::UNAUTHORIZED
+    );
+    // A key created under encryption is written encrypted, and found through the HMAC index.
+    let (status, body) = server
+        .post_as(
+            root,
+            "/api/token/",
+            json!({"name": "new", "remain_quota": 10, "expired_time": -1}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let fresh = reveal_token(&server, root, body["data"]["id"].as_i64().expect("id")).await;
+    let found = server
+        .store()
+        .read(move |rtx| tollgate_storage::tokens::find_by_key(rtx, &fresh))
+        .await
+        .expect("lookup");
+    assert!(found.is_some(), "the key index finds the new key");
+    server
+        .set_option_as(root, "SMTPToken", "smtp-password-LATER-93c1")
+        .await;
+    let dir = server.stop().await;
+    assert_eq!(
+        found_in_file(
+            dir.path(),
+            &[CHANNEL_KEY, key.as_str(), "smtp-password-LATER-93c1"]
+        ),
+        Vec::<String>::new()
+    );
+
+    // The sessions survive: the session secret was carried over.
+    let server = TestServer::start_with(dir, with_key(KEY)).await;
+    assert_eq!(key_works(&server, &key).await, StatusCode::OK);
+    let dir = server.stop().await;
+
+    // Without its key, or with another, the file does not open.
+    let message = refused(dir.path(), None).await;
+    assert!(message.contains("secret key"), "{message}");
+    assert!(message.contains("TOLLGATE_SECRET_KEY"), "{message}");
+    let message = refused(dir.path(), Some(NEW_KEY)).await;
+    assert!(message.contains("does not open"), "{message}");
+}
+
+#[tokio::test]
+async fn rekey_moves_the_secrets_to_a_new_key_and_back_to_plain_text() {
+    let server = TestServer::start_with(tempfile::tempdir().expect("dir"), with_key(KEY)).await;
+    let root = server.root().await;
+    let (channel, _, key) = store_secrets(&server, root).await;
+    let secrets = [CHANNEL_KEY, key.as_str(), SMTP_PASSWORD, OAUTH_SECRET];
+    let dir = server.stop().await;
+    assert_eq!(found_in_file(dir.path(), &secrets), Vec::<String>::new());
+
+    let path = dir.path().join(DB_FILE_NAME);
+    let old = Keyring::from_secret(KEY).expect("key");
+    let new = Keyring::from_secret(NEW_KEY).expect("key");
+    Store::rekey(&path, old.clone(), &new).expect("rekey");
+    assert!(
+        refused(dir.path(), Some(KEY))
+            .await
+            .contains("does not open")
+    );
+    let server = TestServer::start_with(dir, with_key(NEW_KEY)).await;
+    let root = server.login(common::ROOT_USER, ROOT_PASS).await;
+    assert_eq!(reveal_channel(&server, root, channel).await, CHANNEL_KEY);
+    assert_eq!(key_works(&server, &key).await, StatusCode::OK);
+    let dir = server.stop().await;
+    assert_eq!(found_in_file(dir.path(), &secrets), Vec::<String>::new());
+
+    Store::rekey(&path, new, &Keyring::plaintext()).expect("decrypt");
+    let server = TestServer::start_in(dir).await;
+    assert_eq!(key_works(&server, &key).await, StatusCode::OK);
+    let dir = server.stop().await;
+    assert_eq!(found_in_file(dir.path(), &secrets).len(), secrets.len());
+}
