@@ -32,6 +32,8 @@ use crate::console::service::secrets::random_alnum;
 use crate::http::client_ip::{CriticalLimiter, TrustedProxies};
 use crate::http::listen;
 use crate::metrics::Metrics;
+use crate::outbound::media::MediaFetcher;
+use crate::outbound::{Guard, GuardedClient};
 use crate::relay::body_limit::BodyBudget;
 use crate::relay::count_guard::CountGuard;
 use crate::reminder::QuotaReminder;
@@ -137,9 +139,27 @@ impl App {
         let writer_stats = Arc::clone(writer.stats());
         let quota = QuotaBook::new(store.clone(), writer);
         let users = UserDirectory::new(store.clone());
-        let reminder = QuotaReminder::new(store.clone(), options.clone(), users.clone())?;
+        // User webhooks: guarded (loopback only with --webhook-allow-loopback-http), no redirects.
+        let webhooks = GuardedClient::new(
+            Guard::new(
+                Arc::clone(&config.outbound_overrides),
+                config.webhook_allow_loopback_http,
+            ),
+            0,
+        )?;
+        let reminder = QuotaReminder::new(
+            store.clone(),
+            options.clone(),
+            users.clone(),
+            webhooks.clone(),
+        );
         quota.watch_settlements(Arc::new(reminder));
-        let http = HttpClients::new()?;
+        let media = MediaFetcher::new(
+            Guard::new(Arc::clone(&config.outbound_overrides), false),
+            config.media_fetch_max_mb,
+            config.media_fetch_timeout_secs,
+        )?;
+        let http = HttpClients::new()?.with_media(media);
         let prober = Arc::new(ChannelProber { http: http.clone() });
         let (channel_pool, pool_task) = ChannelPool::spawn(
             store.clone(),
@@ -148,7 +168,7 @@ impl App {
             crate::channel_types::serve::mask,
         )
         .await?;
-        let alerts = RootAlerts::new(store.clone(), options.clone())?;
+        let alerts = RootAlerts::new(store.clone(), options.clone(), webhooks);
         channel_pool.watch_channels(Arc::new(alerts.clone()));
         let alert_task = alerts.watch_storage(quota.storage_health().clone());
         let listener = listen::bind(config.listen).map_err(|source| StartupError::Bind {

@@ -154,6 +154,21 @@ pub struct Config {
     )]
     pub webhook_allow_loopback_http: bool,
 
+    /// Largest image or document the relay reads for a client that names it by URL (for
+    /// upstreams that take media only as bytes: Gemini, Bedrock, Claude on Vertex or Bedrock),
+    /// in MiB. Larger media are refused with a 400 naming the part.
+    #[arg(long, env = "TOLLGATE_MEDIA_FETCH_MAX_MB", default_value_t = crate::outbound::media::DEFAULT_MAX_MB)]
+    pub media_fetch_max_mb: u64,
+
+    /// Seconds one read of a client's media URL may take in all (connecting, redirects, body).
+    #[arg(long, env = "TOLLGATE_MEDIA_FETCH_TIMEOUT", default_value_t = crate::outbound::media::DEFAULT_TIMEOUT_SECS)]
+    pub media_fetch_timeout_secs: u64,
+
+    /// Tests only (not settable from the command line or the environment): fixed DNS answers,
+    /// and names exempt from the address check, for the clients of user-controlled URLs.
+    #[arg(skip)]
+    pub outbound_overrides: std::sync::Arc<crate::outbound::Overrides>,
+
     /// An operation to run instead of serving (see `tollgate help <command>`).
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -279,6 +294,9 @@ impl Config {
             command: None,
             shutdown_timeout_secs: 30,
             webhook_allow_loopback_http: false,
+            media_fetch_max_mb: crate::outbound::media::DEFAULT_MAX_MB,
+            media_fetch_timeout_secs: crate::outbound::media::DEFAULT_TIMEOUT_SECS,
+            outbound_overrides: std::sync::Arc::default(),
         }
     }
 

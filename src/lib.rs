@@ -26,6 +26,7 @@ pub mod huge_pages;
 pub mod mail;
 pub mod metrics;
 pub mod ops;
+pub mod outbound;
 pub mod relay;
 pub mod reminder;
 pub mod shutdown;

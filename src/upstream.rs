@@ -18,6 +18,8 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 
+use crate::outbound::media::MediaFetcher;
+
 /// How long establishing a TCP connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -33,6 +35,8 @@ pub struct HttpClients {
     urls: Arc<DashMap<String, reqwest::Url>>,
     /// Google access tokens of Vertex AI keys (shared by the relay and the channel tests).
     google: Arc<crate::google_auth::TokenCache>,
+    /// The guarded reader of media URLs clients name ([`crate::outbound::media`]).
+    media: MediaFetcher,
 }
 
 /// Most upstream URLs [`HttpClients::url`] keeps parsed (it starts over when full). One per
@@ -97,7 +101,24 @@ impl HttpClients {
             proxied: Arc::new(Mutex::new(HashMap::new())),
             urls: Arc::new(DashMap::new()),
             google: Arc::default(),
+            media: MediaFetcher::new(
+                crate::outbound::Guard::new(Arc::default(), false),
+                crate::outbound::media::DEFAULT_MAX_MB,
+                crate::outbound::media::DEFAULT_TIMEOUT_SECS,
+            )?,
         })
+    }
+
+    /// These clients with `media` as the media fetcher.
+    #[must_use]
+    pub fn with_media(mut self, media: MediaFetcher) -> HttpClients {
+        self.media = media;
+        self
+    }
+
+    /// The guarded reader of the media URLs clients name.
+    pub fn media(&self) -> &MediaFetcher {
+        &self.media
     }
 
     /// `url` parsed. Parsing runs IDNA processing of the host, a measurable share of a relayed

@@ -131,12 +131,16 @@ pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
 /// [`super::detach`]), settling `hold`.
 async fn forward_job(
     state: AppState,
-    job: Job,
+    mut job: Job,
     price: Price,
     hold: Hold,
     presence: super::detach::Presence,
 ) -> Result<Response, RelayError> {
     let state = &state;
+    if let Err(e) = super::media::inline_remote(state, &mut job).await {
+        hold.release();
+        return Err(e);
+    }
     let pass_through = price.pass_through;
     let route = match job.client {
         Wire::OpenAi => "/v1/chat/completions",

@@ -20,6 +20,7 @@ pub mod estimate;
 pub mod failure;
 pub mod gemini;
 pub mod keepalive;
+pub mod media;
 pub mod messages;
 pub mod meter;
 pub mod models;

@@ -29,6 +29,7 @@ use crate::clock::now_unix;
 use crate::console::service::personal::UserSetting;
 use crate::console::service::redemptions::format_quota;
 use crate::mail;
+use crate::outbound::GuardedClient;
 use webhook::Notice;
 
 /// At most one low-balance reminder per user in this many seconds.
@@ -49,8 +50,8 @@ struct Inner {
     users: UserDirectory,
     /// user → when a reminder was last claimed (or found claimed) by this process.
     recent: DashMap<UserId, i64>,
-    /// For webhooks: no redirects.
-    http: reqwest::Client,
+    /// For webhooks: guarded, no redirects.
+    http: GuardedClient,
 }
 
 /// A reminder that is due, as handed to the sending task.
@@ -61,17 +62,14 @@ struct Due {
 }
 
 impl QuotaReminder {
-    /// A reminder over these handles.
+    /// A reminder over these handles, posting webhooks with `http`.
     pub fn new(
         store: Store,
         options: Options,
         users: UserDirectory,
-    ) -> Result<QuotaReminder, reqwest::Error> {
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("tollgate/", env!("CARGO_PKG_VERSION")))
-            .build()?;
-        Ok(QuotaReminder {
+        http: GuardedClient,
+    ) -> QuotaReminder {
+        QuotaReminder {
             inner: Arc::new(Inner {
                 store,
                 options,
@@ -79,7 +77,7 @@ impl QuotaReminder {
                 recent: DashMap::new(),
                 http,
             }),
-        })
+        }
     }
 
     /// The threshold of `user` (their own, else the site's), if their facts are loaded.
@@ -143,7 +141,7 @@ impl QuotaReminder {
 /// notification address, else their account's) when an address and SMTP are set. `Ok(None)`:
 /// nothing to send with; `Ok(Some(how))` once sent.
 pub async fn deliver(
-    http: &reqwest::Client,
+    http: &GuardedClient,
     options: &OptionsSnapshot,
     user: &users::User,
     notice: &Notice,

@@ -20,6 +20,7 @@ use tollgate_storage::{ChannelId, StorageError, Store};
 use super::deliver;
 use super::webhook::Notice;
 use crate::clock::now_unix;
+use crate::outbound::GuardedClient;
 
 /// How often the storage watcher looks at the storage health.
 pub const STORAGE_POLL: Duration = Duration::from_secs(2);
@@ -36,27 +37,23 @@ pub struct RootAlerts {
 struct Inner {
     store: Store,
     options: Options,
-    /// For webhooks: no redirects.
-    http: reqwest::Client,
+    /// For webhooks: guarded, no redirects.
+    http: GuardedClient,
     /// Root as last read (the contact used while storage cannot be read).
     root: Mutex<Option<User>>,
 }
 
 impl RootAlerts {
-    /// Alerts over these handles.
-    pub fn new(store: Store, options: Options) -> Result<RootAlerts, reqwest::Error> {
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("tollgate/", env!("CARGO_PKG_VERSION")))
-            .build()?;
-        Ok(RootAlerts {
+    /// Alerts over these handles, posting webhooks with `http`.
+    pub fn new(store: Store, options: Options, http: GuardedClient) -> RootAlerts {
+        RootAlerts {
             inner: Arc::new(Inner {
                 store,
                 options,
                 http,
                 root: Mutex::new(None),
             }),
-        })
+        }
     }
 
     /// Watches `health` until the runtime stops, alerting on every change.

@@ -16,6 +16,8 @@ use hmac::{Hmac, Mac};
 use serde::Serialize;
 use sha2::Sha256;
 
+use crate::outbound::{GuardedClient, refusal_of};
+
 /// The signature header.
 pub const SIGNATURE_HEADER: &str = "X-Webhook-Signature";
 
@@ -87,10 +89,11 @@ pub fn signature(secret: &str, body: &[u8]) -> String {
     format!("sha256={hex}")
 }
 
-/// Posts `notice` to `url`, signed with `secret` when one is set. Redirects are not followed
-/// (a user-supplied URL must not bounce the server elsewhere).
+/// Posts `notice` to `url`, signed with `secret` when one is set, through the guarded client
+/// ([`crate::outbound`]: public addresses only, checked after resolution). Redirects are not
+/// followed (a user-supplied URL must not bounce the server elsewhere).
 pub async fn post(
-    client: &reqwest::Client,
+    client: &GuardedClient,
     url: &str,
     secret: &str,
     notice: &Notice,
@@ -98,6 +101,7 @@ pub async fn post(
     let body = serde_json::to_vec(notice).map_err(|e| format!("encoding the notice: {e}"))?;
     let mut req = client
         .post(url)
+        .map_err(|e| format!("the webhook address is refused: {e}"))?
         .timeout(WEBHOOK_TIMEOUT)
         .header(reqwest::header::CONTENT_TYPE, "application/json");
     if !secret.is_empty() {
@@ -109,7 +113,10 @@ pub async fn post(
         .body(body)
         .send()
         .await
-        .map_err(|e| format!("the webhook could not be reached: {}", e.without_url()))?;
+        .map_err(|e| match refusal_of(&e) {
+            Some(refusal) => format!("the webhook address is refused: {refusal}"),
+            None => format!("the webhook could not be reached: {}", e.without_url()),
+        })?;
     if resp.status().is_success() {
         Ok(())
     } else {
