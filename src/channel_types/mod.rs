@@ -82,4 +82,6 @@ pub fn effective_other(channel_type: i32, other: &str) -> String {
 }
 
 #[cfg(test)]
+mod readme;
+#[cfg(test)]
 mod tests;
