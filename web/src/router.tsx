@@ -120,6 +120,11 @@ const consoleRoutes: RouteObject[] = [
         lazy: async () => ({ Component: (await import('@/pages/settings')).SettingsPage }),
       },
       {
+        // Root only: the server refuses anyone else (403), the menu shows it to root alone.
+        path: 'audit',
+        lazy: async () => ({ Component: (await import('@/pages/audit')).AuditPage }),
+      },
+      {
         path: 'user/edit/:id',
         lazy: async () => ({
           Component: (await import('@/pages/users/user-edit-page')).UserEditPage,

@@ -3,6 +3,7 @@ import { initReactI18next } from 'react-i18next';
 
 import { fallbackLanguage, usePreferences } from '@/stores/preferences';
 
+import enAudit from './locales/en/audit.json';
 import enAuth from './locales/en/auth.json';
 import enChannels from './locales/en/channels.json';
 import enCommon from './locales/en/common.json';
@@ -18,6 +19,7 @@ import enSetup from './locales/en/setup.json';
 import enTokens from './locales/en/tokens.json';
 import enTopUp from './locales/en/topup.json';
 import enUsers from './locales/en/users.json';
+import zhAudit from './locales/zh/audit.json';
 import zhAuth from './locales/zh/auth.json';
 import zhChannels from './locales/zh/channels.json';
 import zhCommon from './locales/zh/common.json';
@@ -39,6 +41,7 @@ export const resources = {
   zh: {
     common: zhCommon,
     auth: zhAuth,
+    audit: zhAudit,
     setup: zhSetup,
     users: zhUsers,
     personal: zhPersonal,
@@ -56,6 +59,7 @@ export const resources = {
   en: {
     common: enCommon,
     auth: enAuth,
+    audit: enAudit,
     setup: enSetup,
     users: enUsers,
     personal: enPersonal,

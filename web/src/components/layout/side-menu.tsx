@@ -9,6 +9,7 @@ import {
   PanelLeftOpen,
   ScrollText,
   Settings,
+  ShieldCheck,
   Ticket,
   UserCog,
   Users,
@@ -21,7 +22,7 @@ import { NavLink } from 'react-router';
 
 import { useStatus } from '@/api/status';
 import type { Status } from '@/api/status';
-import { isAdmin } from '@/api/user';
+import { isAdmin, ROLE_ROOT } from '@/api/user';
 import type { User } from '@/api/user';
 import { Tooltip } from '@/components/ui/tooltip';
 import type zhCommon from '@/i18n/locales/zh/common.json';
@@ -79,6 +80,7 @@ function menuGroups(status: Status, user: User | null, chatLinks: ChatLink[]): M
         item('/redemption', Ticket, 'redemption'),
         item('/user', Users, 'user'),
         item('/setting', Settings, 'setting'),
+        ...(user?.role === ROLE_ROOT ? [item('/audit', ShieldCheck, 'audit')] : []),
       ],
     });
   }
