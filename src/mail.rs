@@ -1,8 +1,10 @@
 //! Outgoing mail over SMTP (lettre), configured by the SMTP* options at send time, so an admin's
 //! change applies to the next mail without a restart.
 //!
-//! `SMTPSSLEnabled` selects implicit TLS (usually port 465); otherwise the connection is plain
-//! and upgraded with STARTTLS when the server offers it. `SMTPAccount`/`SMTPToken` authenticate
+//! `SMTPSSLEnabled` selects implicit TLS (usually port 465); otherwise the connection is
+//! upgraded with STARTTLS, which is required (a server that does not offer it gets no mail, so
+//! the password and reset links never cross the network in the clear) unless the operator
+//! turns on `SMTPAllowPlaintext`. `SMTPAccount`/`SMTPToken` authenticate
 //! when an account is set. The SMTP password never appears in errors or logs.
 
 use lettre::message::{Mailbox, header::ContentType};
@@ -52,11 +54,11 @@ pub async fn send(
     let port = u16::try_from(options.int("SMTPPort")).unwrap_or(587);
     let tls_params = TlsParameters::new(server.to_owned())
         .map_err(|e| ConsoleError::Mail(format!("SMTP TLS setup failed: {e}")))?;
-    let tls = if options.flag("SMTPSSLEnabled") {
-        Tls::Wrapper(tls_params)
-    } else {
-        Tls::Opportunistic(tls_params)
-    };
+    let tls = tls_mode(
+        options.flag("SMTPSSLEnabled"),
+        options.flag("SMTPAllowPlaintext"),
+        tls_params,
+    );
     let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(server)
         .port(port)
         .tls(tls)
@@ -72,4 +74,31 @@ pub async fn send(
         ConsoleError::Mail("sending the mail failed; ask the administrator to check SMTP".into())
     })?;
     Ok(())
+}
+
+/// The TLS mode: implicit TLS when `ssl`, else STARTTLS, required unless `allow_plaintext`.
+fn tls_mode(ssl: bool, allow_plaintext: bool, params: TlsParameters) -> Tls {
+    match (ssl, allow_plaintext) {
+        (true, _) => Tls::Wrapper(params),
+        (false, false) => Tls::Required(params),
+        (false, true) => Tls::Opportunistic(params),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn starttls_is_required_unless_the_operator_allows_plain_text() {
+        let params = || {
+            TlsParameters::new("smtp.example.com".into()).unwrap_or_else(|e| unreachable!("{e}"))
+        };
+        assert!(matches!(tls_mode(false, false, params()), Tls::Required(_)));
+        assert!(matches!(
+            tls_mode(false, true, params()),
+            Tls::Opportunistic(_)
+        ));
+        assert!(matches!(tls_mode(true, false, params()), Tls::Wrapper(_)));
+    }
 }

@@ -23,6 +23,10 @@ async fn with_smtp(server: &TestServer, smtp: &SmtpServer) -> Actor {
     server
         .set_option(&root, "SMTPFrom", json!("gate@tollgate.test"))
         .await;
+    // The test server speaks no TLS.
+    server
+        .set_option(&root, "SMTPAllowPlaintext", json!("true"))
+        .await;
     root
 }
 

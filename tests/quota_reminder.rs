@@ -59,6 +59,7 @@ async fn crossing_the_threshold_mails_once_per_window_even_across_a_restart() {
         ("SMTPServer", "127.0.0.1".to_owned()),
         ("SMTPPort", smtp.port.to_string()),
         ("SMTPFrom", "gate@tollgate.test".to_owned()),
+        ("SMTPAllowPlaintext", "true".to_owned()),
         ("DisplayInCurrencyEnabled", "false".to_owned()),
     ] {
         server.set_option(&root, k, json!(v)).await;

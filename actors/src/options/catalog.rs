@@ -183,6 +183,7 @@ pub const CATALOG: &[OptionDef] = &[
     def("SMTPFrom", "", T),
     secret("SMTPToken"),
     def("SMTPSSLEnabled", "false", B),
+    def("SMTPAllowPlaintext", "false", B),
     // Server and payment.
     def("ServerAddress", "http://localhost:3000", U),
     def("WorkerUrl", "", U),

@@ -138,6 +138,7 @@ export const sections = {
     text('SMTPFrom'),
     secret('SMTPToken'),
     bool('SMTPSSLEnabled'),
+    bool('SMTPAllowPlaintext'),
   ],
   github: [bool('GitHubOAuthEnabled'), text('GitHubClientId'), secret('GitHubClientSecret')],
   oidc: [
