@@ -20,13 +20,30 @@ import pytest
 ROOT = {"username": "root", "password": "password123"}
 
 
-class MockOpenAI(BaseHTTPRequestHandler):
-    """Answers chat completions (plain and SSE) with usage, like OpenAI."""
+class MockProvider(BaseHTTPRequestHandler):
+    """What every mock upstream shares: HTTP/1.1, quiet logs, JSON answers and chunked SSE."""
 
     protocol_version = "HTTP/1.1"
 
     def log_message(self, *args):  # keep pytest output clean
         pass
+
+    def _json(self, answer, status=200):
+        data = json.dumps(answer).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _chunk(self, text):
+        data = text.encode()
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+class MockOpenAI(MockProvider):
+    """Answers chat completions (plain and SSE) with usage, like OpenAI."""
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -61,28 +78,10 @@ class MockOpenAI(BaseHTTPRequestHandler):
         }
         self._json(answer)
 
-    def _json(self, answer):
-        data = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
-    def _chunk(self, text):
-        data = text.encode()
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
-
-
-class MockAnthropic(BaseHTTPRequestHandler):
+class MockAnthropic(MockProvider):
     """Answers /v1/messages (whole and streamed) with usage, and /v1/messages/count_tokens
     (always 13), like Anthropic."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):  # keep pytest output clean
-        pass
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -121,29 +120,11 @@ class MockAnthropic(BaseHTTPRequestHandler):
                     "content": [{"type": "text", "text": "Hello"}], "stop_reason": "end_turn",
                     "stop_sequence": None, "usage": usage})
 
-    def _json(self, answer, status=200):
-        data = json.dumps(answer).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
-    def _chunk(self, text):
-        data = text.encode()
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
-
-
-class MockGemini(BaseHTTPRequestHandler):
+class MockGemini(MockProvider):
     """Answers :generateContent, :streamGenerateContent (SSE), :countTokens (always 9),
     :embedContent and :batchEmbedContents like the Gemini API
     (https://ai.google.dev/api/generate-content, /api/tokens, /api/embeddings)."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):  # keep pytest output clean
-        pass
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -179,19 +160,6 @@ class MockGemini(BaseHTTPRequestHandler):
             return
         self._json({"candidates": [candidate("Hello", True)], "usageMetadata": usage,
                     "modelVersion": model})
-
-    def _json(self, answer, status=200):
-        data = json.dumps(answer).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _chunk(self, text):
-        data = text.encode()
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
 
 
 def free_port():
