@@ -5,8 +5,10 @@ The suite talks only to 127.0.0.1. TOLLGATE_BIN names the server binary (scripts
 target/debug/tollgate).
 """
 
+import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -168,17 +170,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def gateway():
-    """Yields (base_url, api_key, poor_key) of a configured Tollgate."""
-    upstream = ThreadingHTTPServer(("127.0.0.1", 0), MockOpenAI)
-    threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    claude = ThreadingHTTPServer(("127.0.0.1", 0), MockAnthropic)
-    threading.Thread(target=claude.serve_forever, daemon=True).start()
-    gemini = ThreadingHTTPServer(("127.0.0.1", 0), MockGemini)
-    threading.Thread(target=gemini.serve_forever, daemon=True).start()
+@contextlib.contextmanager
+def signed_in_root(prefix):
+    """A throw-away Tollgate (temporary database, free port, 127.0.0.1) set up and signed in as
+    root: yields (base_url, client, root's user id); the server stops on exit."""
     binary = os.environ.get("TOLLGATE_BIN", "target/debug/tollgate")
-    data = tempfile.mkdtemp(prefix="tollgate-sdk-")
+    data = tempfile.mkdtemp(prefix=prefix)
     port = free_port()
     server = subprocess.Popen([binary, "--listen", f"127.0.0.1:{port}", "--data-dir", data],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -196,6 +193,23 @@ def gateway():
         api = httpx.Client(base_url=base)
         api.post("/api/setup", json={**ROOT, "confirmPassword": ROOT["password"]}).raise_for_status()
         uid = str(api.post("/api/user/login", json=ROOT).json()["data"]["id"])
+        yield base, api, uid
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def gateway():
+    """Yields (base_url, api_key, poor_key) of a configured Tollgate."""
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), MockOpenAI)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    claude = ThreadingHTTPServer(("127.0.0.1", 0), MockAnthropic)
+    threading.Thread(target=claude.serve_forever, daemon=True).start()
+    gemini = ThreadingHTTPServer(("127.0.0.1", 0), MockGemini)
+    threading.Thread(target=gemini.serve_forever, daemon=True).start()
+    with signed_in_root("tollgate-sdk-") as (base, api, uid):
         api.headers["New-Api-User"] = uid
         channel = {"name": "mock", "type": 1, "key": "upstream-key", "models": "gpt-4o-mini,text-embedding-3-small",
                    "group": "default", "base_url": f"http://127.0.0.1:{upstream.server_port}"}
@@ -213,10 +227,9 @@ def gateway():
             token = api.post("/api/token/", json={"name": "sdk", "remain_quota": quota}).json()["data"]
             return api.post(f"/api/token/{token['id']}/key").json()["data"]["key"]
 
-        yield base, key(5_000_000), key(1)
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-        upstream.shutdown()
-        claude.shutdown()
-        gemini.shutdown()
+        try:
+            yield base, key(5_000_000), key(1)
+        finally:
+            upstream.shutdown()
+            claude.shutdown()
+            gemini.shutdown()

@@ -9,45 +9,16 @@ with the access token, which is not an API key: they are fuzzed up to their auth
 """
 import os
 import re
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 
-import httpx
+from conftest import signed_in_root
 
-ROOT = {"username": "root", "password": "password123"}
 NOT_IMPLEMENTED = r"^/v1/(files|fine_tuning|batches|assistants|threads)"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_no_operation_answers_a_server_error():
-    binary = os.environ.get("TOLLGATE_BIN", "target/debug/tollgate")
-    data = tempfile.mkdtemp(prefix="tollgate-fuzz-")
-    port = free_port()
-    server = subprocess.Popen([binary, "--listen", f"127.0.0.1:{port}", "--data-dir", data],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"{base}/api/status", timeout=1).raise_for_status()
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise RuntimeError("tollgate did not start")
-                time.sleep(0.05)
-        api = httpx.Client(base_url=base)
-        api.post("/api/setup", json={**ROOT, "confirmPassword": ROOT["password"]}).raise_for_status()
-        uid = str(api.post("/api/user/login", json=ROOT).json()["data"]["id"])
+    with signed_in_root("tollgate-fuzz-") as (base, api, uid):
         token = api.get("/api/user/token", headers={"New-Api-User": uid}).json()["data"]
         st = os.path.join(os.path.dirname(sys.executable), "schemathesis")
         run = subprocess.run(
@@ -66,7 +37,3 @@ def test_no_operation_answers_a_server_error():
         assert selected, run.stdout[-2000:]
         tested, total = int(selected[1]), int(selected[2])
         assert 100 <= tested < total, selected[0]
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-        shutil.rmtree(data, ignore_errors=True)
