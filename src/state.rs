@@ -16,8 +16,9 @@ use crate::config::Config;
 use crate::console::service::health::ProbeCache;
 use crate::console::service::oauth::state::StateRegistry;
 use crate::console::service::password::Hasher;
-use crate::http::client_ip::{CriticalLimiter, TrustedProxies};
-use crate::relay::body_limit::BodyBudget;
+use crate::http::critical_limiter::CriticalLimiter;
+use crate::http::trusted_proxies::TrustedProxies;
+use crate::relay::body_budget::BodyBudget;
 use crate::relay::count_guard::CountGuard;
 use crate::upstream::HttpClients;
 

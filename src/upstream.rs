@@ -19,6 +19,7 @@ use std::time::Duration;
 use dashmap::DashMap;
 
 use crate::outbound::media::MediaFetcher;
+use crate::outbound::proxy::validate_proxy;
 
 /// How long establishing a TCP connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -73,24 +74,6 @@ fn builder() -> reqwest::ClientBuilder {
         .tcp_nodelay(true)
         .connect_timeout(CONNECT_TIMEOUT)
         .user_agent(concat!("tollgate/", env!("CARGO_PKG_VERSION")))
-}
-
-/// Checks that `proxy` is a usable proxy URL; the message says what is wrong.
-pub fn validate_proxy(proxy: &str) -> Result<reqwest::Url, String> {
-    let url = reqwest::Url::parse(proxy.trim())
-        .map_err(|e| format!("the proxy address is not a valid URL: {e}"))?;
-    match url.scheme() {
-        "http" | "https" | "socks5" | "socks5h" => {}
-        other => {
-            return Err(format!(
-                "unsupported proxy scheme {other}:// (use http, https, socks5 or socks5h)"
-            ));
-        }
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err("the proxy address has no host".into());
-    }
-    Ok(url)
 }
 
 impl HttpClients {
@@ -217,14 +200,7 @@ mod tests {
     }
 
     #[test]
-    fn proxies_are_validated_and_cached() {
-        assert!(validate_proxy("http://127.0.0.1:3128").is_ok());
-        assert!(validate_proxy("https://user:pw@proxy.example:443").is_ok());
-        assert!(validate_proxy("socks5://x:1").is_ok());
-        assert!(validate_proxy("socks5h://user:pw@x:1080").is_ok());
-        assert!(validate_proxy("socks4://x:1").is_err());
-        assert!(validate_proxy("not a url").is_err());
-        assert!(validate_proxy("ftp://x").is_err());
+    fn proxied_clients_are_cached() {
         let clients = HttpClients::new().expect("client");
         assert!(clients.for_proxy("").is_ok());
         assert!(clients.for_proxy("http://127.0.0.1:9").is_ok());

@@ -20,7 +20,14 @@ pub fn routes() -> ApiRouter {
 }
 
 async fn ready(State(state): State<AppState>) -> Response {
-    let found = health::check(&state).await;
+    let found = health::check(health::Subjects {
+        store: &state.store,
+        quota: &state.quota,
+        channel_pool: &state.channel_pool,
+        probe: &state.health_probe,
+        started_at: state.started_at,
+    })
+    .await;
     let status = if found.ready {
         StatusCode::OK
     } else {

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod client_ip;
+pub mod critical_limiter;
 pub mod envelope;
 pub mod extract;
 pub mod listen;
@@ -10,6 +11,7 @@ pub mod openapi;
 pub mod page;
 pub mod security_headers;
 pub mod spa;
+pub mod trusted_proxies;
 
 use std::sync::Arc;
 

@@ -105,7 +105,7 @@ impl MediaFetcher {
         {
             return Ok(client.clone());
         }
-        let url = crate::upstream::validate_proxy(proxy)
+        let url = super::proxy::validate_proxy(proxy)
             .map_err(|e| FetchError::Failed(format!("the image read proxy: {e}")))?;
         // The proxy is the operator's and may be on a private network: it is reached with the
         // ordinary resolver; what is checked is the medium's URL (see the module header).

@@ -11,6 +11,7 @@
 
 pub mod address;
 pub mod media;
+pub mod proxy;
 pub mod resolver;
 
 use std::net::IpAddr;

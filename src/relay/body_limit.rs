@@ -9,9 +9,6 @@
 //!   body (no Content-Length) counts as 1 MiB, a GET as nothing. The share is held until the
 //!   handler answers.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{Method, header};
@@ -30,39 +27,6 @@ pub fn apply(routes: Router<AppState>, state: &AppState) -> Router<AppState> {
 
 /// What a chunked body (no Content-Length) counts against the budget, in bytes.
 const UNANNOUNCED_BODY: u64 = 1024 * 1024;
-
-/// Bytes of request bodies in flight on the relay routes. Cheap to clone.
-#[derive(Debug, Clone, Default)]
-pub struct BodyBudget {
-    /// Sum of the shares currently held.
-    in_flight: Arc<AtomicU64>,
-}
-
-/// One request's share of the [`BodyBudget`], given back on drop.
-struct Share {
-    budget: BodyBudget,
-    bytes: u64,
-}
-
-impl Drop for Share {
-    fn drop(&mut self) {
-        self.budget
-            .in_flight
-            .fetch_sub(self.bytes, Ordering::AcqRel);
-    }
-}
-
-impl BodyBudget {
-    /// Takes `bytes` if the total stays within `limit` bytes (0: no limit).
-    fn take(&self, bytes: u64, limit: u64) -> Option<Share> {
-        let before = self.in_flight.fetch_add(bytes, Ordering::AcqRel);
-        let share = Share {
-            budget: self.clone(),
-            bytes,
-        };
-        (limit == 0 || before.saturating_add(bytes) <= limit).then_some(share)
-    }
-}
 
 async fn check(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let announced = req

@@ -7,6 +7,7 @@ pub mod admission;
 pub mod attempt;
 pub mod audio;
 pub mod auth;
+pub mod body_budget;
 pub mod body_limit;
 pub mod chat;
 pub mod cohere;

@@ -5,8 +5,8 @@
 use std::time::Instant;
 
 use serde_json::Value;
-use tollgate_actors::channel_pool::msg::{Outcome, OutcomeSource};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
+use tollgate_actors::channel_pool::{Outcome, OutcomeSource};
 use tollgate_storage::secret::Secret;
 
 use crate::state::AppState;

@@ -19,7 +19,8 @@ use tollgate_storage::channels::{self, Channel, STATUS_AUTO_DISABLED, STATUS_ENA
 use tollgate_storage::{ChannelId, Store};
 
 use super::health::{Counters, HealthPolicy, Verdict, judge};
-use super::msg::{ChannelPoolMsg, Outcome, OutcomeSource, RetestSummary};
+use super::msg::{ChannelPoolMsg, RetestSummary};
+use super::outcome::{Outcome, OutcomeSource};
 use super::routing_table::RoutingTable;
 use super::{ChannelWatch, Prober};
 use crate::ActorError;

@@ -25,7 +25,7 @@ use std::time::Duration;
 use tollgate_storage::ChannelId;
 use tollgate_storage::channels::{Channel, STATUS_AUTO_DISABLED, STATUS_ENABLED, other_info};
 
-use super::msg::{Outcome, OutcomeSource};
+use super::outcome::{Outcome, OutcomeSource};
 use crate::options::OptionsSnapshot;
 
 /// Consecutive transient failures that auto-disable a channel.

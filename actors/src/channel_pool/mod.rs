@@ -16,6 +16,7 @@ mod actor;
 pub mod channel_json;
 pub mod health;
 pub mod msg;
+pub mod outcome;
 pub mod routing_table;
 
 use std::future::Future;
@@ -31,7 +32,8 @@ use tollgate_storage::channels::Channel;
 use tollgate_storage::{ChannelId, Store};
 
 pub use health::Verdict;
-pub use msg::{ChannelPoolMsg, Outcome, OutcomeSource, RetestSummary};
+pub use msg::{ChannelPoolMsg, RetestSummary};
+pub use outcome::{Outcome, OutcomeSource};
 pub use routing_table::{RoutedChannel, RoutingTable, select, select_for};
 
 use self::actor::{ChannelPoolActor, ChannelPoolArgs};

@@ -11,8 +11,11 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tollgate_storage::meta;
 
+use tollgate_actors::channel_pool::ChannelPool;
+use tollgate_actors::quota::QuotaBook;
+use tollgate_storage::Store;
+
 use crate::clock::now_unix;
-use crate::state::AppState;
 
 /// How long a database probe's answer is reused.
 pub const PROBE_REUSE: Duration = Duration::from_secs(5);
@@ -76,10 +79,24 @@ pub struct Health {
     pub uptime_secs: i64,
 }
 
+/// What the readiness checks look at.
+pub struct Subjects<'a> {
+    /// The database file.
+    pub store: &'a Store,
+    /// The quota book, whose log writer commits settlements.
+    pub quota: &'a QuotaBook,
+    /// The channel pool actor.
+    pub channel_pool: &'a ChannelPool,
+    /// The last database probe.
+    pub probe: &'a ProbeCache,
+    /// Unix seconds when the process started.
+    pub started_at: i64,
+}
+
 /// Runs the readiness checks.
-pub async fn check(state: &AppState) -> Health {
-    let (database, log_writer) = tokio::join!(database(state), log_writer(state));
-    let channel_pool = if state.channel_pool.is_alive() {
+pub async fn check(on: Subjects<'_>) -> Health {
+    let (database, log_writer) = tokio::join!(database(on.store, on.probe), log_writer(on.quota));
+    let channel_pool = if on.channel_pool.is_alive() {
         Check::pass()
     } else {
         Check::fail("the channel pool actor has stopped")
@@ -93,21 +110,19 @@ pub async fn check(state: &AppState) -> Health {
             log_writer,
             channel_pool,
         },
-        uptime_secs: now_unix().saturating_sub(state.started_at),
+        uptime_secs: now_unix().saturating_sub(on.started_at),
     }
 }
 
-async fn database(state: &AppState) -> Check {
-    let mut last = state.health_probe.last.lock().await;
+async fn database(store: &Store, probe: &ProbeCache) -> Check {
+    let mut last = probe.last.lock().await;
     if let Some(at) = *last
         && at.elapsed() < PROBE_REUSE
     {
         return Check::pass();
     }
     let now = now_unix();
-    let write = state
-        .store
-        .write(move |wtx| meta::touch_health_probe(wtx, now));
+    let write = store.write(move |wtx| meta::touch_health_probe(wtx, now));
     let found = match tokio::time::timeout(PROBE_TIMEOUT, write).await {
         Ok(Ok(())) => Check::pass(),
         Ok(Err(e)) => Check::fail(format!("the database does not take a write: {e}")),
@@ -117,11 +132,11 @@ async fn database(state: &AppState) -> Check {
     found
 }
 
-async fn log_writer(state: &AppState) -> Check {
-    if let Some(fault) = state.quota.storage_health().fault() {
+async fn log_writer(quota: &QuotaBook) -> Check {
+    if let Some(fault) = quota.storage_health().fault() {
         return Check::fail(fault.to_string());
     }
-    match tokio::time::timeout(PROBE_TIMEOUT, state.quota.flush()).await {
+    match tokio::time::timeout(PROBE_TIMEOUT, quota.flush()).await {
         Ok(Ok(())) => Check::pass(),
         Ok(Err(fault)) => Check::fail(fault.to_string()),
         Err(_) => Check::fail("the log writer did not commit its queue in time"),

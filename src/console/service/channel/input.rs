@@ -14,7 +14,7 @@ use tollgate_storage::{ChannelId, Quota};
 
 use crate::channel_types::{self, ChannelType, FieldKind, Target, keys};
 use crate::error::ConsoleError;
-use crate::upstream::validate_proxy;
+use crate::outbound::proxy::validate_proxy;
 
 /// Lowest accepted priority.
 pub const MIN_PRIORITY: i64 = -999;

@@ -19,7 +19,8 @@ use tollgate_storage::secret::Secret;
 
 use crate::channel_types::{self, Caps, ChannelType, Family, ModelsApi, TestRequest};
 use crate::error::ConsoleError;
-use crate::upstream::{HttpClients, validate_proxy};
+use crate::outbound::proxy::validate_proxy;
+use crate::upstream::HttpClients;
 
 /// How long a channel test may take end to end.
 pub const TEST_TIMEOUT: Duration = Duration::from_secs(30);
