@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use super::openai::usage_json;
-use super::{ConvertError, Decode, Encode, EncodeCtx, Piece, content_text, int, now, sse};
+use super::{ConvertError, Decode, Encode, EncodeCtx, Piece, content_text, int, now, parts, sse};
 use crate::relay::price::Usage;
 
 /// max_tokens sent to Anthropic when an OpenAI request sets none (new-api's
@@ -100,7 +100,8 @@ fn system_text(system: &Value) -> String {
     }
 }
 
-/// An Anthropic image block as an OpenAI `image_url` part.
+/// An Anthropic image block as an OpenAI `image_url` part (an image given by Files API id has
+/// no hub form: marked, and refused if the request is converted, see [`parts`]).
 fn image_part(block: &Value) -> Option<Value> {
     let source = &block["source"];
     let url = match source["type"].as_str()? {
@@ -110,28 +111,65 @@ fn image_part(block: &Value) -> Option<Value> {
             source["data"].as_str().unwrap_or_default()
         ),
         "url" => source["url"].as_str()?.to_owned(),
+        "file" => {
+            return Some(parts::unsupported(format!(
+                "an image given by Files API id ({})",
+                source["file_id"].as_str().unwrap_or_default()
+            )));
+        }
         _ => return None,
     };
     Some(json!({"type": "image_url", "image_url": {"url": url}}))
 }
 
-/// An Anthropic `document` block (https://docs.anthropic.com/en/docs/build-with-claude/pdf-support)
-/// as a hub part: a base64 PDF becomes OpenAI's `file` part with the bytes as a data URL
-/// (https://platform.openai.com/docs/api-reference/chat/create, content part `file`), plain
-/// text a text part. Documents by URL or file id have no hub form (the hub is built for every
-/// request, Claude's pass-through included, so this is not the place to refuse them).
-fn document_part(block: &Value) -> Option<Value> {
+/// An Anthropic `document` block (https://docs.anthropic.com/en/docs/build-with-claude/pdf-support,
+/// sources in https://docs.anthropic.com/en/api/messages) as hub parts: a base64 PDF becomes
+/// OpenAI's `file` part with the bytes as a data URL
+/// (https://platform.openai.com/docs/api-reference/chat/create, content part `file`); a PDF by
+/// URL a `file` part with a `file_url` (Tollgate's own field: the relay reads the URL through
+/// the guarded media fetcher before converting, see `relay::media`); plain text a text part;
+/// custom content its text and image blocks. A document by Files API id has no hub form: it is
+/// marked and refused if the request is converted (the hub is built for every request, Claude's
+/// pass-through included, so this is not the place to refuse it).
+fn document_parts(block: &Value) -> Vec<Value> {
     let source = &block["source"];
-    match source["type"].as_str()? {
+    let name = block["title"].as_str().filter(|t| !t.is_empty());
+    match source["type"].as_str().unwrap_or_default() {
         "base64" => {
             let media = source["media_type"].as_str().unwrap_or("application/pdf");
             let data = source["data"].as_str().unwrap_or_default();
-            let name = block["title"].as_str().unwrap_or("document.pdf");
-            Some(json!({"type": "file", "file": {"filename": name,
-                "file_data": format!("data:{media};base64,{data}")}}))
+            vec![
+                json!({"type": "file", "file": {"filename": name.unwrap_or("document.pdf"),
+                "file_data": format!("data:{media};base64,{data}")}}),
+            ]
         }
-        "text" => Some(json!({"type": "text", "text": source["data"]})),
-        _ => None,
+        "url" => {
+            let mut file = json!({"file_url": source["url"]});
+            if let Some(name) = name {
+                file["filename"] = json!(name);
+            }
+            vec![json!({"type": "file", "file": file})]
+        }
+        "text" => vec![json!({"type": "text", "text": source["data"]})],
+        "content" => match &source["content"] {
+            Value::String(text) => vec![json!({"type": "text", "text": text})],
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| match b["type"].as_str() {
+                    Some("text") => Some(json!({"type": "text", "text": b["text"]})),
+                    Some("image") => image_part(b),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        },
+        "file" => vec![parts::unsupported(format!(
+            "a document given by Files API id ({})",
+            source["file_id"].as_str().unwrap_or_default()
+        ))],
+        other => vec![parts::unsupported(format!(
+            "a document with a {other:?} source"
+        ))],
     }
 }
 
@@ -166,7 +204,7 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
             match block["type"].as_str().unwrap_or_default() {
                 "text" => parts.push(json!({"type": "text", "text": block["text"]})),
                 "image" => parts.extend(image_part(block)),
-                "document" => parts.extend(document_part(block)),
+                "document" => parts.extend(document_parts(block)),
                 "thinking" => reasoning.push_str(block["thinking"].as_str().unwrap_or_default()),
                 "tool_use" => tool_calls.push(json!({
                     "id": block["id"], "type": "function",
@@ -260,6 +298,33 @@ fn image_block(part: &Value) -> Value {
     json!({"type": "image", "source": {"type": "url", "url": url}})
 }
 
+/// A hub `file` part given by its bytes as an Anthropic `document` block: a PDF as a base64
+/// source, plain text as a text source (https://docs.anthropic.com/en/docs/build-with-claude/pdf-support,
+/// https://docs.anthropic.com/en/docs/build-with-claude/citations for plain-text documents).
+/// Other files were refused by `parts::check`.
+fn document_block(part: &Value) -> Option<Value> {
+    let (mime, data) = parts::file_bytes(part)?;
+    let source = match mime {
+        "application/pdf" => {
+            json!({"type": "base64", "media_type": "application/pdf", "data": data})
+        }
+        "text/plain" => {
+            use base64::Engine;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .ok()?;
+            json!({"type": "text", "media_type": "text/plain",
+                "data": String::from_utf8_lossy(&bytes)})
+        }
+        _ => return None,
+    };
+    let mut block = json!({"type": "document", "source": source});
+    if let Some(name) = parts::file_name(part) {
+        block["title"] = json!(name);
+    }
+    Some(block)
+}
+
 /// Appends `blocks` as a `role` message, merging into the previous message of the same role.
 fn push_blocks(messages: &mut Vec<Value>, role: &str, mut blocks: Vec<Value>) {
     if blocks.is_empty() {
@@ -311,6 +376,8 @@ pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
                                     blocks.push(json!({"type": "text", "text": part["text"]}));
                                 }
                                 "image_url" => blocks.push(image_block(part)),
+                                "file" => blocks.extend(document_block(part)),
+                                // Audio and the rest were refused by `parts::check`.
                                 _ => {}
                             }
                         }

@@ -55,7 +55,9 @@ pub fn finish_of(reason: &str) -> &'static str {
     }
 }
 
-/// An OpenAI content part as a Cohere user content block (text and images; others dropped).
+/// An OpenAI content part as a Cohere user content block: text and images, the only parts
+/// Cohere's chat takes. Files and audio never get here: `parts::check` refuses them by name
+/// before the request is converted.
 fn user_part(part: &Value) -> Option<Value> {
     match part["type"].as_str()? {
         "text" => Some(json!({"type": "text", "text": part["text"]})),

@@ -9,13 +9,13 @@
 //! ContentBlock, ToolConfiguration, InferenceConfiguration and TokenUsage
 //! (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_TokenUsage.html).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use base64::Engine;
 use serde_json::{Map, Value, json};
 
 use super::openai::usage_json;
-use super::{ConvertError, Decode, Piece, int, now};
+use super::{ConvertError, Decode, Piece, int, now, parts};
 use crate::relay::price::Usage;
 
 /// A Converse `usage` (TokenUsage) as [`Usage`]: cache reads and writes are counted beside
@@ -56,8 +56,71 @@ fn image_format(media: &str) -> Option<&'static str> {
     }
 }
 
+/// The document names given so far in one request (Converse names every document; the names
+/// are kept distinct so no document shadows another).
+#[derive(Debug, Default)]
+struct Names(HashSet<String>);
+
+impl Names {
+    /// A DocumentBlock `name` for a file called `file` (DocumentBlock: alphanumerics, single
+    /// whitespace, hyphens, parentheses and square brackets, 1 to 64 characters): the extension
+    /// dropped, any other character a space, runs of spaces one, distinct within the request.
+    fn give(&mut self, file: Option<&str>) -> String {
+        const MAX: usize = 64;
+        let stem = file
+            .map(|f| f.rsplit_once('.').map_or(f, |(stem, _)| stem))
+            .unwrap_or_default();
+        let mut name = String::new();
+        for c in stem.chars() {
+            let c = if c.is_ascii_alphanumeric() || matches!(c, '-' | '(' | ')' | '[' | ']') {
+                c
+            } else {
+                ' '
+            };
+            if c == ' ' && (name.is_empty() || name.ends_with(' ')) {
+                continue;
+            }
+            name.push(c);
+        }
+        let mut name: String = name.trim_end().chars().take(MAX).collect();
+        name.truncate(name.trim_end().len());
+        if name.is_empty() {
+            name.push_str("document");
+        }
+        let mut unique = name.clone();
+        let mut n = 1;
+        while self.0.contains(&unique) {
+            n += 1;
+            let suffix = format!(" ({n})");
+            let keep: String = name.chars().take(MAX - suffix.len()).collect();
+            unique = format!("{}{suffix}", keep.trim_end());
+        }
+        self.0.insert(unique.clone());
+        unique
+    }
+}
+
+/// A hub `file` part given by its bytes as a Converse `document` block (DocumentBlock, source
+/// `bytes`: base64 in JSON). Files Converse cannot take were refused by `parts::check`.
+fn document(part: &Value, names: &mut Names) -> Result<Value, ConvertError> {
+    let refused = || {
+        ConvertError(format!(
+            "{} cannot be sent to a Bedrock Converse model: documents must be data: URLs of pdf, csv, doc, docx, xls, xlsx, html, txt or md",
+            parts::describe(part)
+        ))
+    };
+    let (mime, data) = parts::file_bytes(part).ok_or_else(refused)?;
+    let format = parts::converse_document_format(mime).ok_or_else(refused)?;
+    // Checked here so a broken document is the client's 400, not the upstream's.
+    base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|_| refused())?;
+    let name = names.give(parts::file_name(part));
+    Ok(json!({"document": {"format": format, "name": name, "source": {"bytes": data}}}))
+}
+
 /// The content blocks of a hub message `content` (a string or OpenAI parts).
-fn blocks(content: &Value) -> Result<Vec<Value>, ConvertError> {
+fn blocks(content: &Value, names: &mut Names) -> Result<Vec<Value>, ConvertError> {
     let mut out = Vec::new();
     match content {
         Value::String(text) if !text.is_empty() => out.push(json!({"text": text})),
@@ -76,9 +139,11 @@ fn blocks(content: &Value) -> Result<Vec<Value>, ConvertError> {
                             .unwrap_or_default();
                         out.push(image(url)?);
                     }
-                    other => {
+                    "file" => out.push(document(part, names)?),
+                    _ => {
                         return Err(ConvertError(format!(
-                            "a {other} content part cannot be sent to a Bedrock Converse model"
+                            "{} cannot be sent to a Bedrock Converse model",
+                            parts::describe(part)
                         )));
                     }
                 }
@@ -127,11 +192,12 @@ fn push(messages: &mut Vec<Value>, role: &str, content: Vec<Value>) {
 pub fn request_from_hub(hub: &Value) -> Result<Value, ConvertError> {
     let mut system = Vec::new();
     let mut messages: Vec<Value> = Vec::new();
+    let mut names = Names::default();
     for message in hub["messages"].as_array().into_iter().flatten() {
         match message["role"].as_str().unwrap_or_default() {
-            "system" | "developer" => system.extend(blocks(&message["content"])?),
+            "system" | "developer" => system.extend(blocks(&message["content"], &mut names)?),
             "assistant" => {
-                let mut content = blocks(&message["content"])?;
+                let mut content = blocks(&message["content"], &mut names)?;
                 for call in message["tool_calls"].as_array().into_iter().flatten() {
                     let input: Value = serde_json::from_str(
                         call["function"]["arguments"].as_str().unwrap_or("{}"),
@@ -149,7 +215,7 @@ pub fn request_from_hub(hub: &Value) -> Result<Value, ConvertError> {
                 push(&mut messages, "user", vec![result]);
             }
             _ => {
-                let content = blocks(&message["content"])?;
+                let content = blocks(&message["content"], &mut names)?;
                 push(&mut messages, "user", content);
             }
         }
@@ -379,6 +445,48 @@ mod tests {
         let remote = json!({"messages": [{"role": "user", "content": [
             {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}]});
         assert!(request_from_hub(&remote).is_err());
+    }
+
+    /// DocumentBlock (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_DocumentBlock.html):
+    /// format from the MIME type, a name of the allowed characters, the bytes as base64.
+    #[test]
+    fn file_parts_become_documents_with_valid_distinct_names() {
+        let pdf = |name: &str| {
+            json!({"type": "file", "file": {"filename": name,
+                "file_data": "data:application/pdf;base64,JVBERi0xLjQK"}})
+        };
+        let hub = json!({"messages": [{"role": "user", "content": [
+            {"type": "text", "text": "Compare"},
+            pdf("Q3 report (final).v2.pdf"),
+            pdf("Q3 report (final).v2.pdf"),
+            {"type": "file", "file": {"file_data": "data:text/csv;base64,YSxiCg=="}},
+            pdf("ветер__ü.pdf")]}]});
+        let body = request_from_hub(&hub).unwrap_or_else(|e| panic!("{e}"));
+        let content = &body["messages"][0]["content"];
+        assert_eq!(
+            content[1],
+            json!({"document": {"format": "pdf", "name": "Q3 report (final) v2",
+                "source": {"bytes": "JVBERi0xLjQK"}}})
+        );
+        assert_eq!(content[2]["document"]["name"], "Q3 report (final) v2 (2)");
+        assert_eq!(
+            (
+                &content[3]["document"]["format"],
+                &content[3]["document"]["name"]
+            ),
+            (&json!("csv"), &json!("document"))
+        );
+        assert_eq!(content[4]["document"]["name"], "document (2)");
+        let mut names = Names::default();
+        let long = names.give(Some(&format!("{}.pdf", "a".repeat(100))));
+        assert_eq!(long.len(), 64);
+        assert_eq!(
+            names.give(Some(&format!("{}.pdf", "a".repeat(100)))).len(),
+            64
+        );
+        let broken = json!({"messages": [{"role": "user", "content": [
+            {"type": "file", "file": {"file_data": "data:application/pdf;base64,@@@"}}]}]});
+        assert!(request_from_hub(&broken).is_err());
     }
 
     #[test]

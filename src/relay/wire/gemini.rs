@@ -70,6 +70,42 @@ fn parts_text(content: &Value) -> String {
         .join("")
 }
 
+/// An `inlineData` blob (https://ai.google.dev/api/caching#Blob) as a hub part: images as
+/// `image_url`, WAV and MP3 audio as `input_audio` (OpenAI's two audio formats), anything else
+/// (a PDF, other audio, video) as a `file` part with the bytes as a data URL — each upstream
+/// then takes it or refuses it by name, never drops it (see [`super::parts`]).
+fn blob_part(mime: &str, data: &str) -> Value {
+    let audio = match mime {
+        "audio/wav" | "audio/x-wav" | "audio/wave" => Some("wav"),
+        "audio/mp3" | "audio/mpeg" => Some("mp3"),
+        _ => None,
+    };
+    if mime.starts_with("image/") {
+        json!({"type": "image_url", "image_url": {"url": format!("data:{mime};base64,{data}")}})
+    } else if let Some(format) = audio {
+        json!({"type": "input_audio", "input_audio": {"data": data, "format": format}})
+    } else {
+        let mut file = json!({"file_data": format!("data:{mime};base64,{data}")});
+        if mime == "application/pdf" {
+            file["filename"] = json!("document.pdf");
+        }
+        json!({"type": "file", "file": file})
+    }
+}
+
+/// A `fileData` part (https://ai.google.dev/api/caching#FileData) as a hub part: an image (or a
+/// URI of no stated type) as an `image_url`, anything else as a `file` part by URL
+/// (`file_url`, Tollgate's own field: http(s) URLs are read by the relay's guarded media
+/// fetcher before the request is converted; other URIs are refused by name).
+fn file_uri_part(uri: &str, mime: Option<&str>) -> Value {
+    match mime {
+        Some(mime) if !mime.starts_with("image/") => {
+            json!({"type": "file", "file": {"file_url": uri, "mime_type": mime}})
+        }
+        _ => json!({"type": "image_url", "image_url": {"url": uri}}),
+    }
+}
+
 /// A Gemini request as a hub request (the model comes from the URL, set by the caller).
 pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
     let mut messages = Vec::new();
@@ -97,16 +133,13 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
                 let mime = either(data, "mimeType", "mime_type")
                     .and_then(Value::as_str)
                     .unwrap_or("image/png");
-                let url = format!(
-                    "data:{mime};base64,{}",
-                    data["data"].as_str().unwrap_or_default()
-                );
-                parts_out.push(json!({"type": "image_url", "image_url": {"url": url}}));
+                parts_out.push(blob_part(mime, data["data"].as_str().unwrap_or_default()));
             } else if let Some(file) = either(part, "fileData", "file_data") {
                 let uri = either(file, "fileUri", "file_uri")
-                    .cloned()
+                    .and_then(Value::as_str)
                     .unwrap_or_default();
-                parts_out.push(json!({"type": "image_url", "image_url": {"url": uri}}));
+                let mime = either(file, "mimeType", "mime_type").and_then(Value::as_str);
+                parts_out.push(file_uri_part(uri, mime));
             } else if let Some(call) = either(part, "functionCall", "function_call") {
                 let name = call["name"].as_str().unwrap_or_default().to_owned();
                 let id = format!("call_{calls}");
@@ -259,7 +292,17 @@ pub fn request_from_hub(hub: &Value) -> Value {
                                         parts.push(json!({"fileData": {"mimeType": mime.essence_str(), "fileUri": url}}));
                                     }
                                 }
-                                // A file part's data URL (a PDF) as inline data.
+                                "input_audio" => {
+                                    let audio = &item["input_audio"];
+                                    let mime = match audio["format"].as_str() {
+                                        Some("mp3") => "audio/mp3",
+                                        _ => "audio/wav",
+                                    };
+                                    parts.push(json!({"inlineData": {"mimeType": mime,
+                                        "data": audio["data"]}}));
+                                }
+                                // A file part's data URL (a PDF) as inline data (files by id
+                                // were refused by `parts::check`).
                                 "file" => {
                                     let url =
                                         item["file"]["file_data"].as_str().unwrap_or_default();

@@ -13,6 +13,7 @@ pub mod cohere;
 pub mod converse;
 pub mod gemini;
 pub mod openai;
+pub mod parts;
 pub mod responses;
 
 use serde_json::Value;
@@ -183,14 +184,16 @@ pub fn to_hub_request(wire: Wire, body: &Value) -> Result<Value, ConvertError> {
     }
 }
 
-/// An OpenAI chat completions request in format `wire`, for `model`. A request Converse cannot
-/// take is refused.
+/// An OpenAI chat completions request in format `wire`, for `model`. A request `wire` cannot
+/// carry is refused: a content part it cannot take ([`parts::check`]), or what Converse or the
+/// Responses API have no field for.
 pub fn from_hub_request(
     wire: Wire,
     hub: &Value,
     model: &str,
     stream: bool,
 ) -> Result<Value, ConvertError> {
+    parts::check(wire, hub)?;
     match wire {
         Wire::OpenAi => Ok(openai::request_for_upstream(hub, model, stream)),
         Wire::Anthropic => Ok(anthropic::request_from_hub(hub, model, stream)),

@@ -1,0 +1,254 @@
+//! The content parts of a hub request (OpenAI chat content parts: `text`, `image_url`,
+//! `input_audio`, `file`) and which of them each upstream wire can take. A part an upstream
+//! cannot take is refused before the request is converted — a 400 naming the part — rather than
+//! dropped on the way (the model would answer without having seen it).
+//!
+//! What each wire takes, by its documentation:
+//! - OpenAI chat: all four (https://platform.openai.com/docs/api-reference/chat/create, user
+//!   message content parts); a file by `file_data` or `file_id`.
+//! - Responses: text, images and files (`input_file`), no audio
+//!   (https://platform.openai.com/docs/api-reference/responses/create).
+//! - Anthropic Messages: text, images, and `document` blocks of a base64 PDF or plain text
+//!   (https://docs.anthropic.com/en/docs/build-with-claude/pdf-support); no audio.
+//! - Gemini: text and any medium as `inlineData` bytes with its MIME type
+//!   (https://ai.google.dev/api/caching#Blob), audio included.
+//! - Bedrock Converse: text, images, and `document` blocks of the formats DocumentBlock lists
+//!   (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_DocumentBlock.html).
+//! - Cohere chat v2: text and `image_url` only; its `documents` field takes text documents
+//!   (strings or objects) for citations, not files (https://docs.cohere.com/v2/reference/chat).
+//!
+//! The hub also carries one part of its own: [`UNSUPPORTED`], for a client part no hub part can
+//! hold (e.g. an Anthropic document given by Files API id). The hub is built for every request,
+//! Claude's pass-through included, so such a part is marked there and refused here, only when
+//! the request really is converted.
+
+use serde_json::Value;
+
+use super::{ConvertError, Wire};
+
+/// The type of the hub part standing for a client part no hub part can hold; its `detail` says
+/// what it was.
+pub const UNSUPPORTED: &str = "x-tollgate-unsupported";
+
+/// A hub part for a client part no hub part can hold, `detail` naming it (e.g. `a document
+/// given by Files API id`).
+pub fn unsupported(detail: String) -> Value {
+    serde_json::json!({"type": UNSUPPORTED, "detail": detail})
+}
+
+/// The MIME type and base64 data of a `data:` URL.
+pub fn data_url(url: &str) -> Option<(&str, &str)> {
+    url.strip_prefix("data:")?.split_once(";base64,")
+}
+
+/// The MIME type and base64 data of a hub `file` part given by its bytes.
+pub fn file_bytes(part: &Value) -> Option<(&str, &str)> {
+    data_url(part["file"]["file_data"].as_str()?)
+}
+
+/// The name a hub `file` part gives its file, if any.
+pub fn file_name(part: &Value) -> Option<&str> {
+    part["file"]["filename"].as_str().filter(|n| !n.is_empty())
+}
+
+/// The part at `messages[m].content[p]`, described for a message: its kind and what names it.
+pub fn describe(part: &Value) -> String {
+    match part["type"].as_str().unwrap_or_default() {
+        "file" => {
+            let file = &part["file"];
+            let mut what = String::from("a file part");
+            let mut said = Vec::new();
+            if let Some(name) = file_name(part) {
+                said.push(format!("{name:?}"));
+            }
+            if let Some((mime, _)) = file_bytes(part) {
+                said.push(mime.to_owned());
+            } else if let Some(id) = file["file_id"].as_str() {
+                said.push(format!("file_id {id}"));
+            } else if let Some(url) = file["file_url"].as_str() {
+                said.push(format!("URL {}", shown(url)));
+            }
+            if !said.is_empty() {
+                what.push_str(&format!(" ({})", said.join(", ")));
+            }
+            what
+        }
+        "input_audio" => {
+            let format = part["input_audio"]["format"].as_str().unwrap_or("audio");
+            format!("an input_audio part ({format})")
+        }
+        "image_url" => "an image_url part".to_owned(),
+        UNSUPPORTED => part["detail"].as_str().unwrap_or("a part").to_owned(),
+        other => format!("a {other} part"),
+    }
+}
+
+/// `url` shortened for a message.
+fn shown(url: &str) -> String {
+    const MAX: usize = 80;
+    match url.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &url[..at]),
+        None => url.to_owned(),
+    }
+}
+
+/// The name of an upstream wire in a refusal.
+fn upstream_name(wire: Wire) -> &'static str {
+    match wire {
+        Wire::OpenAi => "an OpenAI chat model",
+        Wire::Responses => "a model behind the Responses API",
+        Wire::Anthropic => "a Claude model",
+        Wire::Gemini => "a Gemini model",
+        Wire::Converse => "a Bedrock Converse model",
+        Wire::Cohere => "a Cohere model",
+    }
+}
+
+/// The Converse document `format` of a MIME type (DocumentBlock's valid values).
+pub fn converse_document_format(mime: &str) -> Option<&'static str> {
+    match mime {
+        "application/pdf" => Some("pdf"),
+        "text/csv" => Some("csv"),
+        "application/msword" => Some("doc"),
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => Some("docx"),
+        "application/vnd.ms-excel" => Some("xls"),
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" => Some("xlsx"),
+        "text/html" => Some("html"),
+        "text/plain" => Some("txt"),
+        "text/markdown" => Some("md"),
+        _ => None,
+    }
+}
+
+/// Why `wire` cannot take `part` (`None`: it can).
+fn refusal(wire: Wire, part: &Value) -> Option<&'static str> {
+    let kind = part["type"].as_str().unwrap_or_default();
+    let file = &part["file"];
+    let by_id = file["file_id"].is_string();
+    let bytes = file_bytes(part);
+    match (kind, wire) {
+        (UNSUPPORTED, _) => Some("no part of the converted request can hold it"),
+        ("text" | "image_url", _) => None,
+        ("input_audio", Wire::OpenAi | Wire::Gemini) => None,
+        ("input_audio", _) => Some("it takes no audio input"),
+        ("file", Wire::OpenAi | Wire::Responses) if by_id || bytes.is_some() => None,
+        ("file", Wire::Cohere) => Some(
+            "Cohere's chat takes only text and images (its documents field takes text, not files)",
+        ),
+        ("file", _) if by_id => {
+            Some("a file_id names a file stored at OpenAI; send the file's bytes")
+        }
+        ("file", _) if bytes.is_none() => Some(
+            "files must be sent as bytes (a data: URL in file_data, or an http(s) URL Tollgate reads)",
+        ),
+        ("file", Wire::Anthropic) => match bytes {
+            Some(("application/pdf", _)) => None,
+            // A plain-text document goes as text: its bytes must decode.
+            Some(("text/plain", data)) => {
+                use base64::Engine;
+                match base64::engine::general_purpose::STANDARD.decode(data) {
+                    Ok(_) => None,
+                    Err(_) => Some("its file_data is not valid base64"),
+                }
+            }
+            _ => Some("Claude takes PDF and plain-text documents only"),
+        },
+        ("file", Wire::Converse) => {
+            match bytes.and_then(|(mime, _)| converse_document_format(mime)) {
+                Some(_) => None,
+                None => Some(
+                    "Converse takes documents of type pdf, csv, doc, docx, xls, xlsx, html, txt or md only",
+                ),
+            }
+        }
+        ("file", _) => None,
+        _ => None,
+    }
+}
+
+/// Checks that `wire` can take every content part of the hub request `hub`: the first one it
+/// cannot is refused, named by its place in the request and what it is.
+pub fn check(wire: Wire, hub: &Value) -> Result<(), ConvertError> {
+    for (i, message) in hub["messages"].as_array().into_iter().flatten().enumerate() {
+        for (j, part) in message["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            if let Some(why) = refusal(wire, part) {
+                return Err(ConvertError(format!(
+                    "messages[{i}].content[{j}]: {} cannot be sent to {}: {why}",
+                    describe(part),
+                    upstream_name(wire)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn hub(part: Value) -> Value {
+        json!({"messages": [{"role": "system", "content": "be brief"},
+            {"role": "user", "content": [{"type": "text", "text": "look"}, part]}]})
+    }
+
+    #[test]
+    fn each_wire_refuses_what_it_cannot_take_and_names_the_part() {
+        let pdf = json!({"type": "file", "file": {"filename": "report.pdf",
+            "file_data": "data:application/pdf;base64,JVBERi0="}});
+        let audio =
+            json!({"type": "input_audio", "input_audio": {"data": "UklG", "format": "wav"}});
+        let by_id = json!({"type": "file", "file": {"file_id": "file-abc"}});
+        let xml =
+            json!({"type": "file", "file": {"file_data": "data:application/xml;base64,PA=="}});
+        let marker = unsupported("a document given by Files API id (file_011)".into());
+        let taken = |wire: Wire, part: &Value| check(wire, &hub(part.clone())).is_ok();
+        for wire in [
+            Wire::OpenAi,
+            Wire::Responses,
+            Wire::Anthropic,
+            Wire::Gemini,
+            Wire::Converse,
+        ] {
+            assert!(taken(wire, &pdf), "{wire:?} takes a PDF");
+        }
+        assert!(!taken(Wire::Cohere, &pdf));
+        assert!(taken(Wire::OpenAi, &audio) && taken(Wire::Gemini, &audio));
+        for wire in [
+            Wire::Responses,
+            Wire::Anthropic,
+            Wire::Converse,
+            Wire::Cohere,
+        ] {
+            assert!(!taken(wire, &audio), "{wire:?} takes no audio");
+        }
+        assert!(taken(Wire::OpenAi, &by_id) && !taken(Wire::Gemini, &by_id));
+        assert!(taken(Wire::Gemini, &xml) && !taken(Wire::Converse, &xml));
+        assert!(!taken(Wire::Anthropic, &xml));
+        for wire in [Wire::OpenAi, Wire::Anthropic, Wire::Gemini] {
+            assert!(!taken(wire, &marker));
+        }
+        let e = check(Wire::Cohere, &hub(pdf)).err().map(|e| e.0);
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "messages[1].content[1]: a file part (\"report.pdf\", application/pdf) cannot be \
+                 sent to a Cohere model: Cohere's chat takes only text and images (its documents \
+                 field takes text, not files)"
+            )
+        );
+        let e = check(Wire::Anthropic, &hub(marker)).err().map(|e| e.0);
+        assert!(
+            e.as_deref()
+                .is_some_and(|e| e.contains("a document given by Files API id (file_011)")),
+            "{e:?}"
+        );
+    }
+}

@@ -1,0 +1,394 @@
+//! Content beyond text across formats (#19 P7a, coding-agent traffic): documents (PDFs) and
+//! audio from every client format reach each upstream in that upstream's own form, or are
+//! refused with a 400 naming the part — never dropped on the way. Through the public HTTP API
+//! against the conformance matrix's mock of the nine upstreams
+//! (tests/common/conformance_upstreams.rs), asserting the upstream request, the client's answer
+//! and the bill.
+//!
+//! Formats, as documented:
+//! - OpenAI chat content parts `file` (`file_data` a data URL, `filename`) and `input_audio`
+//!   (`data`, `format` wav | mp3): https://platform.openai.com/docs/api-reference/chat/create
+//! - Responses `input_file` (`file_data`, `filename`):
+//!   https://platform.openai.com/docs/api-reference/responses/create
+//! - Anthropic `document` blocks (base64 PDF source, `title`):
+//!   https://docs.anthropic.com/en/docs/build-with-claude/pdf-support
+//! - Gemini `inlineData` (`mimeType`, `data`): https://ai.google.dev/api/caching#Blob, PDFs
+//!   https://ai.google.dev/gemini-api/docs/document-processing, audio
+//!   https://ai.google.dev/gemini-api/docs/audio
+//! - Bedrock Converse DocumentBlock (`format` pdf | csv | doc | docx | xls | xlsx | html | txt |
+//!   md; `name` of alphanumerics, single whitespace, hyphens, parentheses and square brackets;
+//!   `source.bytes`): https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_DocumentBlock.html
+//! - Cohere chat v2: user content is text and `image_url` only; `documents` are text for
+//!   citations (https://docs.cohere.com/v2/reference/chat), so a PDF cannot be sent.
+
+mod common;
+#[expect(
+    dead_code,
+    reason = "the matrix's mock is shared; this file uses part of it"
+)]
+#[path = "common/conformance_upstreams.rs"]
+mod upstreams;
+
+use common::TestServer;
+use common::mock_cloud::MockCloud;
+use common::relay_fixture::{balances, fixture, raw};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use upstreams::{COMPLETION, PROMPT, TEXT, UPSTREAMS, Upstream, find};
+
+/// A tiny PDF, base64 (`%PDF-1.4` …).
+const PDF: &str = "JVBERi0xLjQKMSAwIG9iago8PD4+CmVuZG9iagp0cmFpbGVyCjw8Pj4KJSVFT0YK";
+/// A few bytes of WAV audio, base64 (`RIFF` …).
+const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
+/// The prompt: the mock answers plain text to it.
+const PROMPT_TEXT: &str = "scenario-text: summarise the attachment";
+
+/// The client formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Client {
+    Chat,
+    Responses,
+    Messages,
+    Gemini,
+}
+
+const CLIENTS: [Client; 4] = [
+    Client::Chat,
+    Client::Responses,
+    Client::Messages,
+    Client::Gemini,
+];
+
+impl Client {
+    /// The client's request with the prompt and `part` (in the client's own format).
+    fn request(
+        self,
+        server: &TestServer,
+        key: &str,
+        model: &str,
+        part: Value,
+        stream: bool,
+    ) -> reqwest::RequestBuilder {
+        let client = &server.client;
+        match self {
+            Client::Chat => client
+                .post(server.url("/v1/chat/completions"))
+                .bearer_auth(key)
+                .json(&json!({"model": model, "max_tokens": 256, "stream": stream,
+                    "messages": [{"role": "user", "content": [
+                        {"type": "text", "text": PROMPT_TEXT}, part]}]})),
+            Client::Responses => client
+                .post(server.url("/v1/responses"))
+                .bearer_auth(key)
+                .json(
+                    &json!({"model": model, "max_output_tokens": 256, "stream": stream,
+                    "input": [{"role": "user", "content": [
+                        {"type": "input_text", "text": PROMPT_TEXT}, part]}]}),
+                ),
+            Client::Messages => client
+                .post(server.url("/v1/messages"))
+                .header("x-api-key", key)
+                .header("anthropic-version", "2023-06-01")
+                .json(&json!({"model": model, "max_tokens": 256, "stream": stream,
+                    "messages": [{"role": "user", "content": [
+                        part, {"type": "text", "text": PROMPT_TEXT}]}]})),
+            Client::Gemini => {
+                let path = if stream {
+                    format!("/v1beta/models/{model}:streamGenerateContent?alt=sse")
+                } else {
+                    format!("/v1beta/models/{model}:generateContent")
+                };
+                client
+                    .post(server.url(&path))
+                    .header("x-goog-api-key", key)
+                    .json(&json!({"contents": [{"role": "user", "parts": [
+                        {"text": PROMPT_TEXT}, part]}]}))
+            }
+        }
+    }
+
+    /// A PDF named "Q3 report.pdf" (Gemini's inline data has no name) in this format.
+    fn pdf(self) -> Value {
+        match self {
+            Client::Chat => json!({"type": "file", "file": {"filename": "Q3 report.pdf",
+                "file_data": format!("data:application/pdf;base64,{PDF}")}}),
+            Client::Responses => json!({"type": "input_file", "filename": "Q3 report.pdf",
+                "file_data": format!("data:application/pdf;base64,{PDF}")}),
+            Client::Messages => json!({"type": "document", "title": "Q3 report.pdf",
+                "source": {"type": "base64", "media_type": "application/pdf", "data": PDF}}),
+            Client::Gemini => json!({"inlineData": {"mimeType": "application/pdf", "data": PDF}}),
+        }
+    }
+
+    /// Whether the answer (whole or SSE) carries the mock's text.
+    fn answered(self, text: &str) -> bool {
+        // Streams split the text in two ("Hi " + "there"); either way both halves are there.
+        match self {
+            Client::Chat | Client::Responses | Client::Messages | Client::Gemini => {
+                text.contains(TEXT) || (text.contains("Hi ") && text.contains("there"))
+            }
+        }
+    }
+}
+
+/// A server with the nine upstreams of the matrix, each at ratio 1 / completion 2.
+async fn start() -> (MockCloud, TestServer, i64, String) {
+    let mock = MockCloud::start(upstreams::answer).await;
+    let server = TestServer::start().await;
+    let channels: Vec<Value> = UPSTREAMS.iter().map(|u| u.channel(&mock.base)).collect();
+    let (root, payer, key) = fixture(&server, &channels, 10_000_000, 5_000_000).await;
+    let ratios = |v: i64| {
+        let map: serde_json::Map<String, Value> = UPSTREAMS
+            .iter()
+            .map(|u| (u.model().to_owned(), json!(v)))
+            .collect();
+        json!(Value::Object(map).to_string())
+    };
+    server.set_option(&root, "ModelRatio", ratios(1)).await;
+    server.set_option(&root, "CompletionRatio", ratios(2)).await;
+    (mock, server, payer.id, key)
+}
+
+/// Sends one request; checks it reached the upstream once and was answered and billed like
+/// any other; returns the body the upstream got.
+async fn relayed(
+    server: &TestServer,
+    mock: &MockCloud,
+    payer: i64,
+    req: reqwest::RequestBuilder,
+    client: Client,
+) -> Result<Value, String> {
+    let (quota_before, _, _, _) = balances(server, payer).await;
+    let before = mock.requests().len();
+    let (status, _, text) = raw(req).await;
+    if status != StatusCode::OK {
+        return Err(format!("status {status}: {text}"));
+    }
+    let calls: Vec<_> = mock.requests()[before..]
+        .iter()
+        .filter(|r| r.path != "/token")
+        .cloned()
+        .collect();
+    let [call] = calls.as_slice() else {
+        return Err(format!("{} upstream calls, expected 1", calls.len()));
+    };
+    if !client.answered(&text) {
+        return Err(format!("answer without the upstream's text: {text}"));
+    }
+    let (quota, _, _, _) = balances(server, payer).await;
+    if quota_before - quota != PROMPT + 2 * COMPLETION {
+        return Err(format!("billed {}", quota_before - quota));
+    }
+    Ok(call.json())
+}
+
+/// Sends one request that must be refused: a 400 whose message has every piece of `names`, no
+/// upstream call, nothing billed.
+async fn refused(
+    server: &TestServer,
+    mock: &MockCloud,
+    payer: i64,
+    req: reqwest::RequestBuilder,
+    names: &[&str],
+) -> Result<(), String> {
+    let (quota_before, _, count_before, _) = balances(server, payer).await;
+    let before = mock.requests().len();
+    let (status, _, text) = raw(req).await;
+    let calls = mock.requests().len() - before;
+    let (quota, _, count, _) = balances(server, payer).await;
+    if status != StatusCode::BAD_REQUEST || names.iter().any(|n| !text.contains(n)) {
+        return Err(format!(
+            "expected a 400 naming {names:?}, got {status}: {text}"
+        ));
+    }
+    if calls != 0 {
+        return Err(format!("{calls} upstream calls for a refused request"));
+    }
+    if quota != quota_before || count != count_before {
+        return Err("a refused request was billed".into());
+    }
+    Ok(())
+}
+
+fn report(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} cells failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Item 2: a PDF from every client format reaches a non-Claude Bedrock model as a Converse
+/// `document` block: format `pdf`, a name of the characters DocumentBlock allows (the client's
+/// file name without its extension; "document" when it has none), the bytes.
+#[tokio::test]
+async fn pdfs_from_every_client_format_reach_converse_as_document_blocks() {
+    let (mock, server, payer, key) = start().await;
+    let model = Upstream::BedrockConverse.model();
+    let mut failures = Vec::new();
+    for client in CLIENTS {
+        for stream in [false, true] {
+            let req = client.request(&server, &key, model, client.pdf(), stream);
+            let name = if client == Client::Gemini {
+                "document"
+            } else {
+                "Q3 report"
+            };
+            let result = relayed(&server, &mock, payer, req, client)
+                .await
+                .and_then(|sent| {
+                    let expected = json!({"document": {"format": "pdf", "name": name,
+                        "source": {"bytes": PDF}}});
+                    if find(&sent["messages"], &|v| v == &expected) {
+                        Ok(())
+                    } else {
+                        Err(format!("no {expected} in the Converse body {sent}"))
+                    }
+                });
+            if let Err(e) = result {
+                failures.push(format!("{client:?} → Converse, stream {stream}: {e}"));
+            }
+        }
+    }
+    report(&failures);
+}
+
+/// Item 1: Cohere's chat takes only text and images, so a PDF from any client format is refused
+/// with a 400 naming the part, before anything is sent or billed; so is audio, for every
+/// upstream that takes none.
+#[tokio::test]
+async fn cohere_refuses_pdfs_by_name_and_audio_is_refused_where_no_audio_is_taken() {
+    let (mock, server, payer, key) = start().await;
+    let mut failures = Vec::new();
+    let cohere = Upstream::Cohere.model();
+    for client in CLIENTS {
+        let req = client.request(&server, &key, cohere, client.pdf(), false);
+        // Gemini's inline data has no name: a PDF is called document.pdf.
+        let named = if client == Client::Gemini {
+            "a file part (\\\"document.pdf\\\", application/pdf)"
+        } else {
+            "a file part (\\\"Q3 report.pdf\\\", application/pdf)"
+        };
+        if let Err(e) = refused(
+            &server,
+            &mock,
+            payer,
+            req,
+            &[named, "cannot be sent to a Cohere model"],
+        )
+        .await
+        {
+            failures.push(format!("{client:?} PDF → Cohere: {e}"));
+        }
+    }
+    let audio = json!({"type": "input_audio", "input_audio": {"data": WAV, "format": "wav"}});
+    for upstream in [
+        Upstream::Cohere,
+        Upstream::Claude,
+        Upstream::BedrockConverse,
+    ] {
+        let req = Client::Chat.request(&server, &key, upstream.model(), audio.clone(), false);
+        if let Err(e) = refused(
+            &server,
+            &mock,
+            payer,
+            req,
+            &["an input_audio part (wav)", "takes no audio input"],
+        )
+        .await
+        {
+            failures.push(format!("Chat audio → {upstream:?}: {e}"));
+        }
+    }
+    report(&failures);
+}
+
+/// Item 1's faithful mappings: a PDF from an OpenAI client reaches Claude as a `document`
+/// block; audio crosses between OpenAI's `input_audio` and Gemini's inline data both ways; an
+/// Anthropic document given by Files API id (no bytes to send) is refused by name for every
+/// upstream that is not Claude.
+#[tokio::test]
+async fn documents_and_audio_cross_formats_faithfully_or_are_refused_by_name() {
+    let (mock, server, payer, key) = start().await;
+    let mut failures = Vec::new();
+    let mut cell = |name: &str, result: Result<(), String>| {
+        if let Err(e) = result {
+            failures.push(format!("{name}: {e}"));
+        }
+    };
+    let check = |sent: &Value, expected: &Value| {
+        if find(sent, &|v| v == expected) {
+            Ok(())
+        } else {
+            Err(format!("no {expected} in the upstream body {sent}"))
+        }
+    };
+
+    let req = Client::Chat.request(
+        &server,
+        &key,
+        Upstream::Claude.model(),
+        Client::Chat.pdf(),
+        false,
+    );
+    let result = relayed(&server, &mock, payer, req, Client::Chat).await;
+    cell(
+        "Chat PDF → Claude",
+        result.and_then(|sent| {
+            check(
+                &sent,
+                &json!({"type": "document", "title": "Q3 report.pdf", "source": {
+                    "type": "base64", "media_type": "application/pdf", "data": PDF}}),
+            )
+        }),
+    );
+
+    let audio = json!({"type": "input_audio", "input_audio": {"data": WAV, "format": "wav"}});
+    let req = Client::Chat.request(&server, &key, Upstream::Gemini.model(), audio, true);
+    let result = relayed(&server, &mock, payer, req, Client::Chat).await;
+    cell(
+        "Chat audio → Gemini",
+        result.and_then(|sent| {
+            check(
+                &sent,
+                &json!({"inlineData": {"mimeType": "audio/wav", "data": WAV}}),
+            )
+        }),
+    );
+
+    let mp3 = json!({"inlineData": {"mimeType": "audio/mp3", "data": WAV}});
+    let req = Client::Gemini.request(&server, &key, Upstream::OpenAi.model(), mp3, false);
+    let result = relayed(&server, &mock, payer, req, Client::Gemini).await;
+    cell(
+        "Gemini audio → OpenAI",
+        result.and_then(|sent| {
+            check(
+                &sent,
+                &json!({"type": "input_audio", "input_audio": {"data": WAV, "format": "mp3"}}),
+            )
+        }),
+    );
+
+    let by_id = json!({"type": "document", "source": {"type": "file", "file_id": "file_011CNha8iCJcU1wXNR6q4V8w"}});
+    for upstream in [
+        Upstream::OpenAi,
+        Upstream::Gemini,
+        Upstream::BedrockConverse,
+        Upstream::Cohere,
+    ] {
+        let req = Client::Messages.request(&server, &key, upstream.model(), by_id.clone(), false);
+        cell(
+            &format!("Messages document by file id → {upstream:?}"),
+            refused(
+                &server,
+                &mock,
+                payer,
+                req,
+                &["a document given by Files API id (file_011CNha8iCJcU1wXNR6q4V8w)"],
+            )
+            .await,
+        );
+    }
+    report(&failures);
+}
