@@ -1,5 +1,5 @@
 //! Secrets at rest (issue #22 item 5): with a secret key configured, channel keys, API keys,
-//! secret options and the session secret are encrypted in the database file; a plain file is
+//! redemption codes, secret options and the session secret are encrypted in the database file; a plain file is
 //! encrypted and compacted on its first start with a key (the raw bytes of the file hold none of
 //! the secrets afterwards); keys can still be revealed and used; an encrypted file refuses to
 //! start without its key or with another one; `Store::rekey` (`tollgate rekey`) changes the key.
@@ -36,9 +36,68 @@ fn found_in_file(dir: &std::path::Path, secrets: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// Stores a channel key, an API key, the SMTP password and an OAuth client secret; returns
-/// (channel id, token id, the API key without `sk-`).
-async fn store_secrets(server: &TestServer, root: i64) -> (i64, i64, String) {
+/// The secrets [`store_secrets`] stored.
+struct Stored {
+    channel: i64,
+    token: i64,
+    /// The API key without `sk-`.
+    key: String,
+    /// Two unused redemption codes.
+    codes: Vec<String>,
+}
+
+impl Stored {
+    /// Every secret value, to look for in the raw file.
+    fn secrets(&self) -> Vec<&str> {
+        let mut all = vec![CHANNEL_KEY, self.key.as_str(), SMTP_PASSWORD, OAUTH_SECRET];
+        all.extend(self.codes.iter().map(String::as_str));
+        all
+    }
+}
+
+/// Creates `count` redemption codes worth 1000 each; returns them.
+async fn create_codes(server: &TestServer, root: i64, name: &str, count: i64) -> Vec<String> {
+    let (status, body) = server
+        .post_as(
+            root,
+            "/api/redemption/",
+            json!({"name": name, "quota": 1000, "count": count}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["data"]
+        .as_array()
+        .expect("codes")
+        .iter()
+        .map(|c| c.as_str().expect("code").to_owned())
+        .collect()
+}
+
+/// The codes the console lists (it shows them in full, for the admin to copy).
+async fn listed_codes(server: &TestServer, root: i64) -> Vec<String> {
+    let (status, body) = server
+        .get_as(root, "/api/redemption/?p=1&page_size=100")
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["data"]["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|c| c["key"].as_str().expect("key").to_owned())
+        .collect()
+}
+
+/// Redeems `code` as `user`: the answer's status and success flag.
+async fn redeem(server: &TestServer, user: i64, code: &str) -> (StatusCode, bool) {
+    let (status, body) = server
+        .post_as(user, "/api/user/topup", json!({"key": code}))
+        .await;
+    (status, body["success"].as_bool().unwrap_or(false))
+}
+
+/// Stores a channel key, an API key, two redemption codes, the SMTP password and an OAuth
+/// client secret.
+async fn store_secrets(server: &TestServer, root: i64) -> Stored {
     let (status, body) = server
         .post_as(
             root,
@@ -62,7 +121,13 @@ async fn store_secrets(server: &TestServer, root: i64) -> (i64, i64, String) {
     server
         .set_option_as(root, "GitHubClientSecret", OAUTH_SECRET)
         .await;
-    (channel, token, key)
+    let codes = create_codes(server, root, "gift", 2).await;
+    Stored {
+        channel,
+        token,
+        key,
+        codes,
+    }
 }
 
 async fn reveal_token(server: &TestServer, root: i64, token: i64) -> String {
@@ -112,8 +177,9 @@ async fn refused(dir: &std::path::Path, key: Option<&str>) -> String {
 async fn a_plain_database_is_encrypted_and_compacted_on_the_first_start_with_a_key() {
     let server = TestServer::start().await;
     let root = server.root().await;
-    let (channel, token, key) = store_secrets(&server, root).await;
-    let secrets = [CHANNEL_KEY, key.as_str(), SMTP_PASSWORD, OAUTH_SECRET];
+    let stored = store_secrets(&server, root).await;
+    let (channel, token, key) = (stored.channel, stored.token, stored.key.clone());
+    let secrets = stored.secrets();
     let dir = server.stop().await;
     assert_eq!(
         found_in_file(dir.path(), &secrets).len(),
@@ -135,6 +201,24 @@ async fn a_plain_database_is_encrypted_and_compacted_on_the_first_start_with_a_k
         key_works(&server, "not-a-key").await,
         StatusCode::UNAUTHORIZED
     );
+    // The console still lists the codes in full, and a code is found through its HMAC index:
+    // redeemed once, refused the second time.
+    let mut listed = listed_codes(&server, root).await;
+    listed.sort();
+    let mut codes = stored.codes.clone();
+    codes.sort();
+    assert_eq!(listed, codes);
+    assert_eq!(
+        redeem(&server, root, &codes[0]).await,
+        (StatusCode::OK, true)
+    );
+    assert!(!redeem(&server, root, &codes[0]).await.1, "used already");
+    assert!(
+        !redeem(&server, root, "0123456789abcdef0123456789abcdef")
+            .await
+            .1
+    );
+    let fresh_codes = create_codes(&server, root, "later", 1).await;
     // A key created under encryption is written encrypted, and found through the HMAC index.
     let (status, body) = server
         .post_as(
@@ -158,7 +242,13 @@ async fn a_plain_database_is_encrypted_and_compacted_on_the_first_start_with_a_k
     assert_eq!(
         found_in_file(
             dir.path(),
-            &[CHANNEL_KEY, key.as_str(), "smtp-password-LATER-93c1"]
+            &[
+                CHANNEL_KEY,
+                key.as_str(),
+                "smtp-password-LATER-93c1",
+                &codes[1],
+                &fresh_codes[0]
+            ]
         ),
         Vec::<String>::new()
     );
@@ -166,6 +256,12 @@ async fn a_plain_database_is_encrypted_and_compacted_on_the_first_start_with_a_k
     // The sessions survive: the session secret was carried over.
     let server = TestServer::start_with(dir, with_key(KEY)).await;
     assert_eq!(key_works(&server, &key).await, StatusCode::OK);
+    let root = server.login(common::ROOT_USER, ROOT_PASS).await;
+    assert_eq!(
+        redeem(&server, root, &fresh_codes[0]).await,
+        (StatusCode::OK, true),
+        "a code created under the key is redeemable after a restart"
+    );
     let dir = server.stop().await;
 
     // Without its key, or with another, the file does not open.
@@ -180,8 +276,9 @@ async fn a_plain_database_is_encrypted_and_compacted_on_the_first_start_with_a_k
 async fn rekey_moves_the_secrets_to_a_new_key_and_back_to_plain_text() {
     let server = TestServer::start_with(tempfile::tempdir().expect("dir"), with_key(KEY)).await;
     let root = server.root().await;
-    let (channel, _, key) = store_secrets(&server, root).await;
-    let secrets = [CHANNEL_KEY, key.as_str(), SMTP_PASSWORD, OAUTH_SECRET];
+    let stored = store_secrets(&server, root).await;
+    let (channel, key) = (stored.channel, stored.key.clone());
+    let secrets = stored.secrets();
     let dir = server.stop().await;
     assert_eq!(found_in_file(dir.path(), &secrets), Vec::<String>::new());
 
@@ -198,12 +295,22 @@ async fn rekey_moves_the_secrets_to_a_new_key_and_back_to_plain_text() {
     let root = server.login(common::ROOT_USER, ROOT_PASS).await;
     assert_eq!(reveal_channel(&server, root, channel).await, CHANNEL_KEY);
     assert_eq!(key_works(&server, &key).await, StatusCode::OK);
+    assert_eq!(
+        redeem(&server, root, &stored.codes[0]).await,
+        (StatusCode::OK, true),
+        "the code index was rebuilt under the new key"
+    );
     let dir = server.stop().await;
     assert_eq!(found_in_file(dir.path(), &secrets), Vec::<String>::new());
 
     Store::rekey(&path, new, &Keyring::plaintext()).expect("decrypt");
     let server = TestServer::start_in(dir).await;
+    let root = server.login(common::ROOT_USER, ROOT_PASS).await;
     assert_eq!(key_works(&server, &key).await, StatusCode::OK);
+    assert_eq!(
+        redeem(&server, root, &stored.codes[1]).await,
+        (StatusCode::OK, true)
+    );
     let dir = server.stop().await;
     assert_eq!(found_in_file(dir.path(), &secrets).len(), secrets.len());
 }

@@ -5,12 +5,21 @@
 //! ([`redeem`]); the caller credits the balance and writes the top-up log in that same
 //! transaction, so a code is credited exactly once however many requests race for it (redb
 //! serialises write transactions).
+//!
+//! The code is kept in full (admins list and copy it), sealed in the record when a secret key
+//! is configured, and the key index is then keyed by its HMAC ([`crate::sealing`]), as for API
+//! keys: the file holds no redeemable code in the clear.
 
 use redb::{ReadTransaction, ReadableTable, ReadableTableMetadata, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
 use crate::tables::{REDEMPTION_BY_KEY, REDEMPTIONS};
-use crate::{Quota, RedemptionId, Result, StorageError, UserId, codec, meta};
+use crate::{Quota, RedemptionId, Result, StorageError, UserId, codec, meta, sealing};
+
+/// The key of `code` in the code index.
+fn index_key(code: &str) -> Result<String> {
+    Ok(sealing::current()?.index_key(code))
+}
 
 /// Redemption status: not used yet (redeemable).
 pub const STATUS_UNUSED: i32 = 1;
@@ -26,7 +35,8 @@ pub struct Redemption {
     pub id: RedemptionId,
     /// Name chosen by the admin (1–20 characters).
     pub name: String,
-    /// The code users type: 32 lower-case hex characters.
+    /// The code users type: 32 lower-case hex characters. Secret (sealed in storage).
+    #[serde(with = "crate::sealing::string")]
     pub key: String,
     /// 1 unused, 2 disabled, 3 used.
     pub status: i32,
@@ -74,13 +84,14 @@ fn load(
 /// Stores a new code (its `id` is assigned here) and indexes its key.
 pub fn insert(wtx: &WriteTransaction, mut code: Redemption) -> Result<Redemption> {
     let mut by_key = wtx.open_table(REDEMPTION_BY_KEY)?;
-    if by_key.get(code.key.as_str())?.is_some() {
+    let indexed = index_key(&code.key)?;
+    if by_key.get(indexed.as_str())?.is_some() {
         return Err(StorageError::Duplicate {
             what: "redemption code",
         });
     }
     code.id = RedemptionId(meta::next_id(wtx, "redemptions")?);
-    by_key.insert(code.key.as_str(), code.id.0)?;
+    by_key.insert(indexed.as_str(), code.id.0)?;
     wtx.open_table(REDEMPTIONS)?
         .insert(code.id.0, codec::encode(&code)?.as_slice())?;
     Ok(code)
@@ -108,7 +119,7 @@ pub fn delete(wtx: &WriteTransaction, id: RedemptionId) -> Result<Option<Redempt
     };
     wtx.open_table(REDEMPTIONS)?.remove(id.0)?;
     wtx.open_table(REDEMPTION_BY_KEY)?
-        .remove(old.key.as_str())?;
+        .remove(index_key(&old.key)?.as_str())?;
     Ok(Some(old))
 }
 
@@ -147,7 +158,10 @@ pub fn redeem(
     now: i64,
 ) -> Result<std::result::Result<Redemption, RedeemRefusal>> {
     let by_key = wtx.open_table(REDEMPTION_BY_KEY)?;
-    let Some(id) = by_key.get(key)?.map(|id| RedemptionId(id.value())) else {
+    let Some(id) = by_key
+        .get(index_key(key)?.as_str())?
+        .map(|id| RedemptionId(id.value()))
+    else {
         return Ok(Err(RedeemRefusal::Invalid));
     };
     drop(by_key);

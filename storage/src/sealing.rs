@@ -1,9 +1,11 @@
-//! Secrets at rest: channel keys, API keys, option values and the session secret are sealed
-//! (XChaCha20-Poly1305) in their records when the operator configures a secret key.
+//! Secrets at rest: channel keys, API keys, redemption codes, option values and the session
+//! secret are sealed (XChaCha20-Poly1305) in their records when the operator configures a
+//! secret key.
 //!
 //! - [`Keyring`] holds the keys derived from the operator's secret (HKDF-SHA256): one for the
-//!   AEAD, one for the HMAC that keys the API-key index, so the index never holds a key. A
-//!   keyring without a key ([`Keyring::plaintext`]) stores secrets as plain text.
+//!   AEAD, one for the HMAC that keys the API-key and redemption-code indexes, so no index
+//!   holds a key. A keyring without a key ([`Keyring::plaintext`]) stores secrets as plain
+//!   text.
 //! - A sealed value is `0xFE ‖ nonce (24) ‖ ciphertext ‖ tag`. A value not starting with `0xFE`
 //!   is plain text: a UTF-8 string never starts with that byte, so plain records written
 //!   before sealing existed (postcard writes a string and a byte string alike) still decode.
@@ -28,7 +30,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sha2::Sha256;
 
-use crate::tables::{CHANNELS, META, TOKEN_BY_KEY, TOKENS};
+use crate::tables::{CHANNELS, META, REDEMPTION_BY_KEY, REDEMPTIONS, TOKEN_BY_KEY, TOKENS};
 use crate::{Result, StorageError, codec};
 
 /// First byte of a sealed value (never the first byte of UTF-8 text).
@@ -284,7 +286,7 @@ pub fn settle(wtx: &WriteTransaction, keyring: &Keyring) -> Result<Settled> {
 }
 
 /// Re-encodes every secret of the file: opened under `from`, sealed under `to` (a plain value
-/// opens under any keyring), the API-key index rebuilt under `to`, and the check value written
+/// opens under any keyring), the API-key and redemption-code indexes rebuilt under `to`, and the check value written
 /// for `to` (removed when `to` is plain). Used to seal a plain file and to change the key.
 pub fn reseal(wtx: &WriteTransaction, from: &Keyring, to: &Keyring) -> Result<()> {
     reseal_records::<crate::channels::Channel>(wtx, CHANNELS, from, to)?;
@@ -294,6 +296,14 @@ pub fn reseal(wtx: &WriteTransaction, from: &Keyring, to: &Keyring) -> Result<()
         index.retain(|_, _| false)?;
         for token in &tokens {
             index.insert(to.index_key(&token.key).as_str(), token.id.0)?;
+        }
+    }
+    let codes = reseal_records::<crate::redemptions::Redemption>(wtx, REDEMPTIONS, from, to)?;
+    {
+        let mut index = wtx.open_table(REDEMPTION_BY_KEY)?;
+        index.retain(|_, _| false)?;
+        for code in &codes {
+            index.insert(to.index_key(&code.key).as_str(), code.id.0)?;
         }
     }
     crate::options::reseal(wtx, from, to)?;
