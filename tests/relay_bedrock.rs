@@ -7,7 +7,13 @@
 //! Converse / ConverseStream (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html,
 //! https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html), and
 //! the `application/vnd.amazon.eventstream` framing of the streams, written by the maintained
-//! `aws-smithy-eventstream` crate.
+//! `aws-smithy-eventstream` crate, and CountTokens (`POST /model/{modelId}/count-tokens` with
+//! `input.invokeModel.body` — the InvokeModel body as a base64 blob — or `input.converse`,
+//! answering `{"inputTokens": N}`;
+//! https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokens.html,
+//! https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokensInput.html,
+//! https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModelTokensRequest.html,
+//! https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseTokensRequest.html).
 
 mod common;
 
@@ -190,8 +196,39 @@ fn bedrock(req: &Recorded) -> Answer {
                 vec![a.to_vec(), b.to_vec()]
             },
         ),
+        "count-tokens" => count_tokens(model, &req.json()),
         _ => aws_error(404, "UnknownOperationException"),
     }
+}
+
+/// CountTokens: 31 tokens for an InvokeModel body (decoded from its base64 blob and checked to
+/// be a Claude InvokeModel body), 12 for a Converse input; a model whose id says `nocount`
+/// cannot count (AWS's ValidationException).
+fn count_tokens(model: &str, body: &Value) -> Answer {
+    if model.contains("nocount") {
+        return Answer::JsonWith(
+            400,
+            vec![("x-amzn-errortype", "ValidationException".into())],
+            json!({"message": "The provided model doesn't support counting tokens."}),
+        );
+    }
+    let input = &body["input"];
+    if let Some(blob) = input["invokeModel"]["body"].as_str() {
+        let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(blob) else {
+            return aws_error(400, "body is not base64");
+        };
+        let Ok(invoke) = serde_json::from_slice::<Value>(&bytes) else {
+            return aws_error(400, "body is not JSON");
+        };
+        if invoke["anthropic_version"] != "bedrock-2023-05-31" || invoke.get("model").is_some() {
+            return aws_error(400, "not a Claude InvokeModel body");
+        }
+        return Answer::Json(200, json!({"inputTokens": 31}));
+    }
+    if input["converse"]["messages"].is_array() {
+        return Answer::Json(200, json!({"inputTokens": 12}));
+    }
+    aws_error(400, "input must be invokeModel or converse")
 }
 
 fn bedrock_channel(mock: &MockCloud, key: &str, models: &str, mapping: Value) -> Value {
@@ -699,4 +736,98 @@ async fn gemini_clients_and_images_reach_converse() {
     );
     let (quota, _, _, _) = balances(&server, payer.id).await;
     assert_eq!(quota, 1_000_000 - 76);
+}
+
+fn count(server: &TestServer, key: &str, body: Value) -> reqwest::RequestBuilder {
+    server
+        .client
+        .post(server.url("/v1/messages/count_tokens"))
+        .header("x-api-key", key)
+        .header("anthropic-version", "2023-06-01")
+        .json(&body)
+}
+
+#[tokio::test]
+async fn count_tokens_asks_bedrock_count_tokens_and_counts_itself_when_it_cannot() {
+    let mock = MockCloud::start(bedrock).await;
+    let server = TestServer::start().await;
+    let channel = bedrock_channel(
+        &mock,
+        &sigv4_key(),
+        "claude-test,nova-test,claude-nocount",
+        json!({"claude-test": "anthropic.claude-3-5-sonnet-20241022-v2:0",
+            "nova-test": "amazon.nova-pro-v1:0",
+            "claude-nocount": "us.anthropic.claude-nocount-v1:0"}),
+    );
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let body = |model: &str| {
+        json!({"model": model, "system": "Be brief.",
+            "messages": [{"role": "user", "content": "Hello, Claude"}]})
+    };
+
+    // Claude: CountTokens with the InvokeModel body Tollgate would send, signed with SigV4.
+    let (status, _, text) = raw(count(&server, &key, body("claude-test"))
+        .header("anthropic-beta", "token-counting-2024-11-01"))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap_or_default(),
+        json!({"input_tokens": 31}),
+        "Bedrock's inputTokens in Anthropic's shape"
+    );
+    let sent = mock.last();
+    assert_eq!(
+        sent.path,
+        "/model/anthropic.claude-3-5-sonnet-20241022-v2%3A0/count-tokens"
+    );
+    assert!(
+        sent.header("authorization")
+            .is_some_and(|a| a.contains(&format!("Credential={ACCESS_KEY}/"))),
+        "SigV4-signed (the mock verified the signature)"
+    );
+    let blob = sent.json()["input"]["invokeModel"]["body"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_default();
+    let invoke: Value = base64::engine::general_purpose::STANDARD
+        .decode(blob)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    assert_eq!(
+        invoke,
+        json!({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 1,
+            "system": "Be brief.", "messages": [{"role": "user", "content": "Hello, Claude"}],
+            "anthropic_beta": ["token-counting-2024-11-01"]})
+    );
+
+    // Another model: CountTokens with the Converse messages and system.
+    let (status, answer) = server.send(count(&server, &key, body("nova-test"))).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer, json!({"input_tokens": 12}));
+    let sent = mock.last();
+    assert_eq!(sent.path, "/model/amazon.nova-pro-v1%3A0/count-tokens");
+    assert_eq!(
+        sent.json(),
+        json!({"input": {"converse": {"system": [{"text": "Be brief."}],
+            "messages": [{"role": "user", "content": [{"text": "Hello, Claude"}]}]}}})
+    );
+
+    // A model Bedrock cannot count for (ValidationException): Tollgate counts — "Be brief."
+    // (3) + "Hello, Claude" (4) + 3 per message × 2 + 3 = 16.
+    let calls = mock.requests_to("/model/").len();
+    let (status, answer) = server
+        .send(count(&server, &key, body("claude-nocount")))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer, json!({"input_tokens": 16}));
+    assert_eq!(
+        mock.requests_to("/model/").len(),
+        calls + 1,
+        "Bedrock was asked"
+    );
+
+    // Counting is free.
+    let (quota, _, requests, logs) = balances(&server, payer.id).await;
+    assert_eq!((quota, requests, logs.len()), (1_000_000, 0, 0));
 }

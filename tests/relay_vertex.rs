@@ -4,7 +4,15 @@
 //! Gemini `generateContent` / `streamGenerateContent?alt=sse` under the project and location
 //! (https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/inference), and Claude
 //! `rawPredict` / `streamRawPredict` with `anthropic_version` in the body
-//! (https://cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude/use-claude).
+//! (https://cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude/use-claude),
+//! token counts — Gemini `:countTokens` with `contents` / `systemInstruction` / `tools`,
+//! answering `totalTokens` and `totalBillableCharacters`
+//! (https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.endpoints/countTokens)
+//! and Claude's `count-tokens:rawPredict` with the model in the body
+//! (https://cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude/count-tokens) —
+//! and express mode: an API key in `x-goog-api-key` on
+//! `/v1/publishers/google/models/{model}:{method}`, no project or location
+//! (https://cloud.google.com/vertex-ai/generative-ai/docs/start/express-mode/vertex-ai-express-mode-api-reference).
 
 mod common;
 
@@ -16,6 +24,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 const TOKEN: &str = "ya29.vertex-test-token";
+const EXPRESS_KEY: &str = "AQ.Ab8RN6Lexpress-test-key";
 
 /// A Gemini answer of the reference's response shape.
 fn gemini_answer() -> Value {
@@ -122,7 +131,14 @@ fn google(req: &Recorded) -> Answer {
             json!({"error": "invalid_grant", "error_description": "Invalid JWT Signature."}),
         );
     }
-    if req.header("authorization").as_deref() != Some(&format!("Bearer {TOKEN}")) {
+    let express = req.path.starts_with("/v1/publishers/google/models/");
+    let authorized = if express {
+        req.header("x-goog-api-key").as_deref() == Some(EXPRESS_KEY)
+            && req.header("authorization").is_none()
+    } else {
+        req.header("authorization").as_deref() == Some(&format!("Bearer {TOKEN}"))
+    };
+    if !authorized {
         return Answer::Json(
             401,
             json!({"error": {"code": 401, "status": "UNAUTHENTICATED",
@@ -133,7 +149,34 @@ fn google(req: &Recorded) -> Answer {
     let Some((_, method)) = req.path.rsplit_once(':') else {
         return Answer::Json(404, json!({"error": {"code": 404, "message": "not found"}}));
     };
+    if req
+        .path
+        .ends_with("/publishers/anthropic/models/count-tokens:rawPredict")
+    {
+        return if body["model"]
+            .as_str()
+            .is_some_and(|m| m.contains("nocount"))
+        {
+            Answer::Json(
+                404,
+                json!({"error": {"code": 404, "status": "NOT_FOUND",
+                    "message": "Publisher model count-tokens is not servable in this region."}}),
+            )
+        } else {
+            Answer::Json(200, json!({"input_tokens": 23}))
+        };
+    }
     match method {
+        "countTokens" if body.to_string().contains("invalid") => Answer::Json(
+            400,
+            json!({"error": {"code": 400, "status": "INVALID_ARGUMENT",
+                "message": "Request contains an invalid argument."}}),
+        ),
+        "countTokens" => Answer::Json(
+            200,
+            json!({"totalTokens": 14, "totalBillableCharacters": 52,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 14}]}),
+        ),
         "generateContent" if body["tools"].is_array() => Answer::Json(200, gemini_tool_answer()),
         "generateContent" => Answer::Json(200, gemini_answer()),
         "streamGenerateContent" => Answer::Chunks("text/event-stream", vec![gemini_stream()]),
@@ -489,4 +532,222 @@ async fn gemini_clients_reach_claude_on_vertex_converted() {
     );
     let (quota, _, _, _) = balances(&server, payer.id).await;
     assert_eq!(quota, 1_000_000 - 122);
+}
+
+#[tokio::test]
+async fn token_counts_go_to_the_vertex_count_endpoints() {
+    let mock = MockCloud::start(google).await;
+    let server = TestServer::start().await;
+    let channel = vertex_channel(
+        &mock,
+        "us-east5",
+        "claude-test,claude-nocount,gemini-test",
+        json!({"claude-test": "claude-sonnet-4@20250514", "gemini-test": "gemini-2.5-flash"}),
+    );
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let anthropic = |body: Value| {
+        server
+            .client
+            .post(server.url("/v1/messages/count_tokens"))
+            .header("x-api-key", &key)
+            .header("anthropic-version", "2023-06-01")
+            .json(&body)
+    };
+    let gemini = |body: Value| {
+        server
+            .client
+            .post(server.url("/v1beta/models/gemini-test:countTokens"))
+            .header("x-goog-api-key", &key)
+            .json(&body)
+    };
+
+    // Claude: the count-tokens model's rawPredict, the (mapped) model in the body, the token.
+    let messages = json!([{"role": "user", "content": "Hello, Claude"}]);
+    let (status, answer) = server
+        .send(anthropic(
+            json!({"model": "claude-test", "system": "Be brief.", "messages": messages}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer, json!({"input_tokens": 23}));
+    let call = mock.last();
+    assert_eq!(
+        call.path,
+        format!(
+            "/v1/projects/{PROJECT}/locations/us-east5/publishers/anthropic/models/count-tokens:rawPredict"
+        )
+    );
+    assert_eq!(
+        call.header("authorization"),
+        Some(format!("Bearer {TOKEN}"))
+    );
+    assert_eq!(
+        call.json(),
+        json!({"model": "claude-sonnet-4@20250514", "system": "Be brief.", "messages": messages})
+    );
+
+    // Where Vertex cannot count (404 in this region): Tollgate counts — "Be brief." (3) +
+    // "Hello, Claude" (4) + 3 per message × 2 + 3 = 16.
+    let (status, answer) = server
+        .send(anthropic(
+            json!({"model": "claude-nocount", "system": "Be brief.", "messages": messages}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer, json!({"input_tokens": 16}));
+    assert!(
+        mock.last().path.ends_with("count-tokens:rawPredict"),
+        "Vertex was asked"
+    );
+
+    // Gemini: `:countTokens` on the publisher model, the wrapped request unwrapped (Vertex takes
+    // contents, systemInstruction and tools at the top), the answer in the Gemini API's fields.
+    let contents = json!([{"role": "user", "parts": [{"text": "hello world!"}]}]);
+    let system = json!({"parts": [{"text": "Be brief."}]});
+    let (status, answer) = server
+        .send(gemini(
+            json!({"generateContentRequest": {"model": "models/gemini-test",
+            "contents": contents, "systemInstruction": system}}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(
+        answer,
+        json!({"totalTokens": 14, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 14}]})
+    );
+    let call = mock.last();
+    assert_eq!(
+        call.path,
+        format!(
+            "/v1/projects/{PROJECT}/locations/us-east5/publishers/google/models/gemini-2.5-flash:countTokens"
+        )
+    );
+    assert_eq!(
+        call.json(),
+        json!({"contents": contents, "systemInstruction": system})
+    );
+
+    // A request Vertex calls invalid is the client's fault: a 400 with Google's message.
+    let (status, answer) = server
+        .send(gemini(
+            json!({"contents": [{"role": "user", "parts": [{"text": "invalid"}]}]}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert!(
+        answer
+            .to_string()
+            .contains("Request contains an invalid argument."),
+        "{answer}"
+    );
+
+    // Counting is free; the token was fetched once.
+    let (quota, _, requests, logs) = balances(&server, payer.id).await;
+    assert_eq!((quota, requests, logs.len()), (1_000_000, 0, 0));
+    assert_eq!(mock.requests_to("/token").len(), 1);
+}
+
+/// A Vertex channel whose key is an express-mode API key.
+fn express_channel(mock: &MockCloud, models: &str) -> Value {
+    json!({"name": "vertex-express", "type": 41, "key": EXPRESS_KEY, "base_url": mock.base,
+        "other": "us-central1", "setting": r#"{"vertex_key_type": "api_key"}"#,
+        "models": models, "group": "default"})
+}
+
+#[tokio::test]
+async fn express_mode_api_keys_call_gemini_without_project_or_token() {
+    let mock = MockCloud::start(google).await;
+    let server = TestServer::start().await;
+    let channel = express_channel(&mock, "gemini-test,claude-test");
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+
+    // OpenAI client → Gemini on express mode: the global publisher path, the key in the header.
+    let (status, _, text) = raw(chat(
+        &server,
+        &key,
+        json!({"model": "gemini-test", "messages": [{"role": "user", "content": "Why is the sky blue?"}]}),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let answer: Value = serde_json::from_str(&text).unwrap_or_default();
+    assert_eq!(
+        answer["choices"][0]["message"]["content"],
+        "The sky is blue."
+    );
+    let call = mock.last();
+    assert_eq!(
+        call.path,
+        "/v1/publishers/google/models/gemini-test:generateContent"
+    );
+    assert_eq!(call.header("x-goog-api-key").as_deref(), Some(EXPRESS_KEY));
+    assert!(mock.requests_to("/token").is_empty(), "no token grant");
+
+    // A Gemini client streams through it unchanged.
+    let (status, _, text) = raw(server
+        .client
+        .post(server.url("/v1beta/models/gemini-test:streamGenerateContent?alt=sse"))
+        .header("x-goog-api-key", &key)
+        .json(&json!({"contents": [{"role": "user", "parts": [{"text": "Why?"}]}]})))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(text.as_bytes(), gemini_stream());
+    let call = mock.last();
+    assert_eq!(
+        call.path,
+        "/v1/publishers/google/models/gemini-test:streamGenerateContent"
+    );
+    assert_eq!(call.query, "alt=sse");
+
+    // Token counts go to express mode's countTokens.
+    let (status, answer) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1beta/models/gemini-test:countTokens"))
+                .header("x-goog-api-key", &key)
+                .json(&json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["totalTokens"], 14);
+    assert_eq!(
+        mock.last().path,
+        "/v1/publishers/google/models/gemini-test:countTokens"
+    );
+
+    // Billing as for a service account: gemini-test 0.5 × (6 + 12 × 4) = 27, once per answer.
+    let (quota, _, requests, _) = balances(&server, payer.id).await;
+    assert_eq!((quota, requests), (1_000_000 - 54, 2));
+
+    // Express mode has no Claude: such a request is not sent anywhere.
+    let calls = mock.requests().len();
+    let (status, _, text) = raw(chat(
+        &server,
+        &key,
+        json!({"model": "claude-test", "messages": [{"role": "user", "content": "hi"}]}),
+    ))
+    .await;
+    assert!(
+        status.is_client_error() || status.is_server_error(),
+        "{text}"
+    );
+    assert!(!text.contains(EXPRESS_KEY), "{text}");
+    assert_eq!(mock.requests().len(), calls, "nothing sent");
+
+    // The channel test uses express mode too.
+    let server = TestServer::start().await;
+    let (root, _, _) = fixture(
+        &server,
+        &[express_channel(&mock, "gemini-test")],
+        1_000_000,
+        500_000,
+    )
+    .await;
+    let (status, answer) = root.get("/api/channel/test/1").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["success"], true, "{answer}");
+    assert_eq!(
+        mock.last().path,
+        "/v1/publishers/google/models/gemini-test:generateContent"
+    );
 }

@@ -136,6 +136,14 @@ fn json_values(text: &str) -> Result<Vec<Value>, KeyError> {
 
 /// Service-account keys: parsed whole, one compact object per line.
 fn service_account_lines(text: &str) -> Result<Vec<String>, KeyError> {
+    if !text.is_empty() && !text.starts_with(['{', '[']) {
+        // Most likely an express-mode API key pasted with the default key type.
+        return Err(KeyError(
+            "the key is not a service-account JSON key; for Vertex AI express-mode API keys \
+             set the key type (setting vertex_key_type) to api_key"
+                .into(),
+        ));
+    }
     let mut objects = Vec::new();
     for value in json_values(text)? {
         match value {

@@ -332,8 +332,9 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         key_format: KeyFormat::Aws,
         key_hint: "",
         fields: &[],
-        // Claude through InvokeModel, other models through Converse (`relay::adaptor::bedrock`).
-        caps: Caps::CHAT.with(Caps::STREAM),
+        // Claude through InvokeModel, other models through Converse, token counts through
+        // CountTokens (`relay::adaptor::bedrock`, `relay::count`).
+        caps: Caps::CHAT.with(Caps::STREAM).with(Caps::COUNT_TOKENS),
         openai_prefix: "/v1",
         native_responses: false,
         test: TestRequest::Chat,
@@ -386,8 +387,9 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         key_format: KeyFormat::ServiceAccountJson,
         key_hint: "",
         fields: VERTEX_FIELDS,
-        // Gemini and Claude models (`relay::adaptor::vertex`).
-        caps: Caps::CHAT.with(Caps::STREAM),
+        // Gemini and Claude models, their token counts (`relay::adaptor::vertex`,
+        // `relay::count`).
+        caps: Caps::CHAT.with(Caps::STREAM).with(Caps::COUNT_TOKENS),
         openai_prefix: "/v1",
         native_responses: false,
         test: TestRequest::Chat,

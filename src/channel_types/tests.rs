@@ -252,6 +252,10 @@ fn service_account_keys_are_never_split_by_lines() {
         "{err}"
     );
     assert!(normalize(json, "").is_err());
+    // An API key pasted with the default key type says how to use it.
+    let err = normalize(json, "AQ.Ab8RN6Lsecret").unwrap_err();
+    assert!(err.0.contains("set the key type"), "{err}");
+    assert!(!err.0.contains("Ab8RN6Lsecret"));
 }
 
 #[test]

@@ -94,6 +94,19 @@ impl AwsKey {
     }
 }
 
+/// The runtime host of `key`'s region, or the channel's base URL when set.
+fn host(channel: &RoutedChannel, key: &AwsKey) -> String {
+    let own = channel.channel.base_url.trim().trim_end_matches('/');
+    if own.is_empty() {
+        format!(
+            "https://bedrock-runtime.{}.amazonaws.com",
+            super::segment(key.region())
+        )
+    } else {
+        own.to_owned()
+    }
+}
+
 /// The URL of a generation in `wire` for `model` (a model id or an inference profile).
 pub fn url(
     channel: &RoutedChannel,
@@ -105,15 +118,6 @@ pub fn url(
     let Credential::Aws(key) = credential else {
         return None;
     };
-    let own = channel.channel.base_url.trim().trim_end_matches('/');
-    let host = if own.is_empty() {
-        format!(
-            "https://bedrock-runtime.{}.amazonaws.com",
-            super::segment(key.region())
-        )
-    } else {
-        own.to_owned()
-    };
     let action = match (wire, stream) {
         (Wire::Anthropic, false) => "invoke",
         (Wire::Anthropic, true) => "invoke-with-response-stream",
@@ -121,7 +125,50 @@ pub fn url(
         (Wire::Converse, true) => "converse-stream",
         _ => return None,
     };
-    Some(format!("{host}/model/{}/{action}", super::segment(model)))
+    Some(format!(
+        "{}/model/{}/{action}",
+        host(channel, key),
+        super::segment(model)
+    ))
+}
+
+/// The URL of `operation` on `model`: `count-tokens` (`CountTokens`,
+/// https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokens.html) or
+/// `invoke` (`InvokeModel`, for embedding models).
+pub fn model_url(
+    channel: &RoutedChannel,
+    credential: &Credential<'_>,
+    model: &str,
+    operation: &str,
+) -> Option<String> {
+    let Credential::Aws(key) = credential else {
+        return None;
+    };
+    Some(format!(
+        "{}/model/{}/{operation}",
+        host(channel, key),
+        super::segment(model)
+    ))
+}
+
+/// The `CountTokens` body for an InvokeModel request body (`input.invokeModel.body`, a blob:
+/// base64 in the JSON protocol; https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModelTokensRequest.html).
+pub fn count_invoke_body(invoke_body: &Value) -> Value {
+    use base64::Engine;
+    let blob = base64::engine::general_purpose::STANDARD.encode(invoke_body.to_string());
+    serde_json::json!({"input": {"invokeModel": {"body": blob}}})
+}
+
+/// The `CountTokens` body for a Converse request: its `messages` and `system`, the members of
+/// `ConverseTokensRequest` (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseTokensRequest.html).
+pub fn count_converse_body(converse: &Value) -> Value {
+    let mut tokens = serde_json::Map::new();
+    for field in ["messages", "system"] {
+        if let Some(value) = converse.get(field).filter(|v| !v.is_null()) {
+            tokens.insert(field.to_owned(), value.clone());
+        }
+    }
+    serde_json::json!({"input": {"converse": Value::Object(tokens)}})
 }
 
 /// An Anthropic Messages body made Bedrock's: `anthropic_version` in the body, no `model` (it is

@@ -1,7 +1,11 @@
 //! Google Vertex AI (type 41): publisher models under a project and a location, authenticated
 //! with an OAuth2 access token made from the channel's service-account JSON key
 //! ([`crate::google_auth`]); the project is the key's, the location the channel's `other`
-//! (`global` when empty).
+//! (`global` when empty). A key line that is not JSON is an express-mode API key: Google's
+//! models at `https://aiplatform.googleapis.com/v1/publishers/google/models/{model}:{method}`
+//! with no project or location, the key in `x-goog-api-key`
+//! (https://cloud.google.com/vertex-ai/generative-ai/docs/start/express-mode/vertex-ai-express-mode-api-reference);
+//! express mode has no partner models, so Claude needs a service account.
 //!
 //! - Host: `https://{location}-aiplatform.googleapis.com`, or `https://aiplatform.googleapis.com`
 //!   for `global`; the channel's base URL replaces it when set.
@@ -51,8 +55,12 @@ pub fn location(other: &str) -> &str {
 pub async fn authorize<'a>(
     http: &HttpClients,
     channel: &RoutedChannel,
-    key: &str,
+    key: &'a str,
 ) -> Result<Credential<'a>, AuthFailure> {
+    if is_api_key(key) {
+        // Express mode: the API key itself, sent as `x-goog-api-key`.
+        return Ok(Credential::Key(key.trim()));
+    }
     let parsed = ServiceAccountKey::parse(key).map_err(failure)?;
     let client = http
         .for_proxy(&channel.channel.proxy)
@@ -87,6 +95,53 @@ fn failure(e: TokenError) -> AuthFailure {
     }
 }
 
+/// The host a channel's calls go to: its base URL when set, else the location's endpoint
+/// (`aiplatform.googleapis.com` for `global` and for express mode, which has no locations).
+fn host(channel: &RoutedChannel, express: bool) -> String {
+    let c = &channel.channel;
+    let own = c.base_url.trim().trim_end_matches('/');
+    let location = location(&c.other);
+    if !own.is_empty() {
+        own.to_owned()
+    } else if express || location == "global" {
+        "https://aiplatform.googleapis.com".to_owned()
+    } else {
+        format!(
+            "https://{}-aiplatform.googleapis.com",
+            super::segment(location)
+        )
+    }
+}
+
+/// `{host}/v1/{model resource}:{action}` for `publisher`'s `model`: under the key's project
+/// and the channel's location with a service account, or (express mode, an API key)
+/// `publishers/google/models/{model}` with no project or location
+/// (https://cloud.google.com/vertex-ai/generative-ai/docs/start/express-mode/vertex-ai-express-mode-api-reference).
+fn method_url(
+    channel: &RoutedChannel,
+    credential: &Credential<'_>,
+    publisher: &str,
+    model: &str,
+    action: &str,
+) -> Option<String> {
+    match credential {
+        Credential::Google { project, .. } => Some(format!(
+            "{}/v1/projects/{}/locations/{}/publishers/{publisher}/models/{}:{action}",
+            host(channel, false),
+            super::segment(project),
+            super::segment(location(&channel.channel.other)),
+            super::segment(model),
+        )),
+        // Express mode serves Google's own models only.
+        Credential::Key(_) if publisher == "google" => Some(format!(
+            "{}/v1/publishers/google/models/{}:{action}",
+            host(channel, true),
+            super::segment(model),
+        )),
+        Credential::Key(_) | Credential::Aws(_) => None,
+    }
+}
+
 /// The URL of a generation in `wire` for `model`.
 pub fn url(
     channel: &RoutedChannel,
@@ -95,22 +150,6 @@ pub fn url(
     model: &str,
     stream: bool,
 ) -> Option<String> {
-    let Credential::Google { project, .. } = credential else {
-        return None;
-    };
-    let c = &channel.channel;
-    let location = location(&c.other);
-    let own = c.base_url.trim().trim_end_matches('/');
-    let host = if !own.is_empty() {
-        own.to_owned()
-    } else if location == "global" {
-        "https://aiplatform.googleapis.com".to_owned()
-    } else {
-        format!(
-            "https://{}-aiplatform.googleapis.com",
-            super::segment(location)
-        )
-    };
     let (publisher, action) = match (wire, stream) {
         (Wire::Gemini, false) => ("google", "generateContent"),
         (Wire::Gemini, true) => ("google", "streamGenerateContent?alt=sse"),
@@ -118,12 +157,53 @@ pub fn url(
         (Wire::Anthropic, true) => ("anthropic", "streamRawPredict"),
         _ => return None,
     };
-    Some(format!(
-        "{host}/v1/projects/{}/locations/{}/publishers/{publisher}/models/{}:{action}",
-        super::segment(project),
-        super::segment(location),
-        super::segment(model),
-    ))
+    method_url(channel, credential, publisher, model, action)
+}
+
+/// The URL of a token count in `wire` for `model`: Gemini's `:countTokens` on the publisher
+/// model (https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.endpoints/countTokens),
+/// or for Claude the `count-tokens` model's `rawPredict`, which takes the model in the body
+/// (https://cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude/count-tokens).
+pub fn count_url(
+    channel: &RoutedChannel,
+    credential: &Credential<'_>,
+    wire: Wire,
+    model: &str,
+) -> Option<String> {
+    match wire {
+        Wire::Gemini => method_url(channel, credential, "google", model, "countTokens"),
+        Wire::Anthropic => method_url(
+            channel,
+            credential,
+            "anthropic",
+            "count-tokens",
+            "rawPredict",
+        ),
+        _ => None,
+    }
+}
+
+/// The body of a Gemini `:countTokens` on Vertex AI from a Gemini API count request: Vertex
+/// takes `contents`, `systemInstruction` and `tools` at the top (the Gemini API also accepts
+/// them wrapped in `generateContentRequest`, which Vertex does not know).
+pub fn count_body(request: &Value) -> Value {
+    let inner = match request.get("generateContentRequest") {
+        Some(wrapped @ Value::Object(_)) => wrapped,
+        _ => request,
+    };
+    let mut body = serde_json::Map::new();
+    for field in ["contents", "systemInstruction", "tools"] {
+        if let Some(value) = inner.get(field).filter(|v| !v.is_null()) {
+            body.insert(field.to_owned(), value.clone());
+        }
+    }
+    Value::Object(body)
+}
+
+/// Whether `key` (one line of a Vertex channel's key field) is an express-mode API key rather
+/// than a service account's JSON key.
+pub fn is_api_key(key: &str) -> bool {
+    !key.trim_start().starts_with('{')
 }
 
 /// An Anthropic Messages body made Vertex's: `anthropic_version` in the body, no `model` (it is

@@ -405,8 +405,12 @@ describe('channel editor from the type table', () => {
     const keyType = screen.getByLabelText('密钥类型') as HTMLSelectElement;
     expect([...keyType.options].map((o) => o.textContent)).toEqual(['服务账号 JSON', 'API Key']);
     expect(screen.getByText(/服务账号 JSON 密钥（整个 JSON 文件内容）/)).toBeTruthy();
+    // Both key forms are named: the key type's help and the service-account hint.
+    expect(screen.getByText(/或 Vertex AI 快速模式（express mode）API Key/)).toBeTruthy();
+    expect(screen.getByText(/也可使用快速模式（express mode）API Key/)).toBeTruthy();
     await user.selectOptions(keyType, 'api_key');
     expect(screen.queryByText(/服务账号 JSON 密钥（整个 JSON 文件内容）/)).toBeNull();
+    expect(screen.getByText(/^格式：Vertex AI 快速模式（express mode）API Key/)).toBeTruthy();
     expect((screen.getByLabelText('渠道额外设置') as HTMLTextAreaElement).value).toBe(
       '{"vertex_key_type":"api_key"}',
     );

@@ -59,9 +59,9 @@ export function keyFormatHint(
     case 'aws':
       return t('edit.keyFormat.aws');
     case 'service_account_json':
-      // A key-type select set to API keys takes plain keys, one per line.
+      // A key-type select set to API keys takes express-mode API keys, one per line.
       return settingText(setting, 'vertex_key_type') === 'api_key'
-        ? undefined
+        ? t('edit.keyFormat.vertexApiKey')
         : t('edit.keyFormat.serviceAccountJson');
     default:
       return row.key_hint ? t(key(row.key_hint)) : undefined;
