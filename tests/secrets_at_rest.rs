@@ -314,3 +314,120 @@ async fn rekey_moves_the_secrets_to_a_new_key_and_back_to_plain_text() {
     let dir = server.stop().await;
     assert_eq!(found_in_file(dir.path(), &secrets).len(), secrets.len());
 }
+
+/// Runs the built binary on `data_dir` with `args`: (success, what it printed).
+async fn tollgate(data_dir: &std::path::Path, args: &[&str]) -> (bool, String) {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(args)
+        .env_remove("TOLLGATE_SECRET_KEY")
+        .env_remove("TOLLGATE_SECRET_KEY_FILE")
+        .output()
+        .await
+        .expect("the binary runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[tokio::test]
+async fn tollgate_rekey_through_the_binary_rotates_the_key_of_a_stopped_database() {
+    let keys = tempfile::tempdir().expect("dir");
+    let old_file = keys.path().join("old.key");
+    let new_file = keys.path().join("new.key");
+    // Key files end with a newline, as `openssl rand -hex 32 > file` writes them.
+    std::fs::write(&old_file, format!("{KEY}\n")).expect("write");
+    std::fs::write(&new_file, format!("{NEW_KEY}\n")).expect("write");
+    let (old_arg, new_arg) = (
+        old_file.to_string_lossy().into_owned(),
+        new_file.to_string_lossy().into_owned(),
+    );
+    let server = TestServer::start_with(tempfile::tempdir().expect("dir"), |c| {
+        c.secret_key_file = Some(old_file.clone());
+    })
+    .await;
+    let root = server.root().await;
+    let stored = store_secrets(&server, root).await;
+    let secrets = stored.secrets();
+
+    // Refused while a server holds the file.
+    let data = server.data_dir().to_path_buf();
+    let (ok, said) = tollgate(
+        &data,
+        &[
+            "--secret-key-file",
+            &old_arg,
+            "rekey",
+            "--new-key-file",
+            &new_arg,
+        ],
+    )
+    .await;
+    assert!(!ok, "rekey must not run beside a server: {said}");
+    let dir = server.stop().await;
+    let data = dir.path().to_path_buf();
+
+    // Refused with a key the file was not sealed with, and without one; the file is unchanged.
+    let (ok, said) = tollgate(
+        &data,
+        &[
+            "--secret-key-file",
+            &new_arg,
+            "rekey",
+            "--new-key-file",
+            &old_arg,
+        ],
+    )
+    .await;
+    assert!(!ok && said.contains("does not open"), "{said}");
+    let (ok, said) = tollgate(&data, &["rekey", "--new-key-file", &new_arg]).await;
+    assert!(!ok && said.contains("secret key"), "{said}");
+
+    let (ok, said) = tollgate(
+        &data,
+        &[
+            "--secret-key-file",
+            &old_arg,
+            "rekey",
+            "--new-key-file",
+            &new_arg,
+        ],
+    )
+    .await;
+    assert!(ok, "{said}");
+    assert!(said.contains("new key"), "{said}");
+    assert_eq!(found_in_file(&data, &secrets), Vec::<String>::new());
+
+    // The old key no longer opens the file; the new one does and every secret reads back.
+    let message = refused(&data, Some(KEY)).await;
+    assert!(message.contains("does not open"), "{message}");
+    let server = TestServer::start_with(dir, |c| c.secret_key_file = Some(new_file.clone())).await;
+    let root = server.login(common::ROOT_USER, ROOT_PASS).await;
+    assert_eq!(
+        reveal_channel(&server, root, stored.channel).await,
+        CHANNEL_KEY
+    );
+    assert_eq!(reveal_token(&server, root, stored.token).await, stored.key);
+    assert_eq!(key_works(&server, &stored.key).await, StatusCode::OK);
+    assert_eq!(
+        redeem(&server, root, &stored.codes[0]).await,
+        (StatusCode::OK, true)
+    );
+    let dir = server.stop().await;
+
+    // `rekey --decrypt` goes back to plain text: the file starts without a key.
+    let (ok, said) = tollgate(
+        dir.path(),
+        &["--secret-key-file", &new_arg, "rekey", "--decrypt"],
+    )
+    .await;
+    assert!(ok && said.contains("plain text"), "{said}");
+    let server = TestServer::start_in(dir).await;
+    assert_eq!(key_works(&server, &stored.key).await, StatusCode::OK);
+    let dir = server.stop().await;
+    assert_eq!(found_in_file(dir.path(), &secrets).len(), secrets.len());
+}
