@@ -6,9 +6,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::TestServer;
+use common::fault::{Script, Tail};
 use common::mock_audio::{AUDIO, MockAudio};
 use common::relay_fixture::{balances, fixture, other};
+use common::{ROOT_PASS, ROOT_USER, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -234,6 +235,57 @@ async fn audio_errors_refund_and_uploads_are_not_replayed() {
     let (quota, _, count, _) = balances(&server, payer.id).await;
     // Only the speech request cost anything: 2 × 7.5 = 15.
     assert_eq!((quota, count), (1_000_000 - 15, 1));
+}
+
+/// A transcription whose answer broke off used to release its reservation (its own read, not
+/// the whole-answer reader): the upstream had done the work and nobody paid. It is billed as
+/// partial now, like every whole answer, and answered 502.
+#[tokio::test]
+async fn a_transcription_cut_off_by_the_upstream_is_billed_as_partial() {
+    let mock = MockAudio::start().await;
+    let server = TestServer::start().await;
+    let (_, payer, key) = fixture(
+        &server,
+        &[audio_channel(&mock, json!({}))],
+        1_000_000,
+        500_000,
+    )
+    .await;
+    let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+    // A per-call price: the audio is not counted up front, so a cut costs the call.
+    server
+        .set_option(&root, "ModelPrice", json!(r#"{"whisper-test": 0.01}"#))
+        .await;
+    let mut script = Script::ok("application/json", vec![r#"{"text":"hel"#.to_owned()]);
+    script.tail = Tail::Cut;
+    mock.push_script(script);
+    let (content_type, body) = form("whisper-test", 1024, "json");
+    let (status, answer) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/audio/transcriptions"))
+                .bearer_auth(&key)
+                .header("content-type", &content_type)
+                .body(body),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{answer}");
+    let logs = rows_after(&server, payer.id, 1).await;
+    // 0.01 × QuotaPerUnit 500,000 = 5,000 per call.
+    assert_eq!(
+        (
+            logs[0].log_type,
+            logs[0].prompt_tokens,
+            logs[0].completion_tokens,
+            logs[0].quota
+        ),
+        (tollgate_storage::logs::LOG_CONSUME, 0, 0, 5000)
+    );
+    assert_eq!(other(&logs[0])["usage_source"], "partial");
+    assert_eq!(other(&logs[0])["partial_reason"], "upstream_cut");
+    let (quota, _, _, _) = balances(&server, payer.id).await;
+    assert_eq!(quota, 1_000_000 - 5000);
 }
 
 /// Before audio was forwarded in a task of its own, a client that hung up while the upstream

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::fault::{Script, Tail};
 use common::mock_gemini::MockGemini;
 use common::mock_upstream::MockUpstream;
 use common::relay_fixture::{balances, fixture, other, raw, sse_events};
@@ -473,6 +474,59 @@ async fn gemini_embeddings_are_forwarded_and_billed_for_prompt_tokens_only() {
         (1_000_000 - 550, 2),
         "failures cost nothing"
     );
+}
+
+/// Gemini embeddings read their answer on their own and released the reservation when it broke
+/// off or was not JSON: the upstream had embedded the texts and nobody paid. They go through
+/// the whole-answer reader now: billed as partial at the counted prompt, answered 502.
+#[tokio::test]
+async fn gemini_embeddings_cut_off_or_not_json_are_billed_as_partial() {
+    let mock = MockGemini::start().await;
+    let server = TestServer::start().await;
+    let (_, payer, key) = fixture(
+        &server,
+        &[gemini_channel(&mock, json!({}))],
+        1_000_000,
+        500_000,
+    )
+    .await;
+    // 400 characters → 100 tokens by Tollgate's count; gemini-test at ratio 0.5 → 50.
+    let ask = json!({"content": {"parts": [{"text": "a".repeat(400)}]}});
+    let mut cut = Script::ok(
+        "application/json",
+        vec![r#"{"embedding": {"values": [0.25,"#.to_owned()],
+    );
+    cut.tail = Tail::Cut;
+    mock.push_script(cut);
+    let (status, answer) = server
+        .send(
+            generate(&server, "gemini-test:embedContent")
+                .header("x-goog-api-key", &key)
+                .json(&ask),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{answer}");
+    let (quota, _, count, logs) = balances(&server, payer.id).await;
+    assert_eq!((quota, count), (1_000_000 - 50, 1), "{logs:?}");
+    assert_eq!((logs[0].prompt_tokens, logs[0].quota), (100, 50));
+    assert_eq!(other(&logs[0])["usage_source"], "partial");
+    assert_eq!(other(&logs[0])["partial_reason"], "upstream_cut");
+
+    mock.push_script(Script::ok(
+        "text/html",
+        vec!["<html><body>502 Bad Gateway</body></html>".to_owned()],
+    ));
+    let (status, answer) = server
+        .send(
+            generate(&server, "gemini-test:embedContent")
+                .header("x-goog-api-key", &key)
+                .json(&ask),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{answer}");
+    let (quota, _, count, logs) = balances(&server, payer.id).await;
+    assert_eq!((quota, count), (1_000_000 - 100, 2), "{logs:?}");
+    assert_eq!(other(&logs[0])["partial_reason"], "non_json");
 }
 
 #[tokio::test]

@@ -14,6 +14,10 @@
 //!   the audio duration (`usage.seconds` or verbose_json's `duration`) at 1,000 prompt tokens
 //!   per minute (`ceil(seconds) / 60 × 1000`) plus the transcript's tokens by Tollgate's
 //!   estimator as completion (usage source "estimated"); with neither, the transcript only.
+//!   The answer is read by the whole-answer reader ([`super::whole::read_whole`]) into the one
+//!   meter: one cut off or later than the relay timeout is billed `partial` (the audio is not
+//!   counted up front, so a ratio-priced model costs nothing then; a per-call price is charged)
+//!   and answered 502.
 //!
 //! Both are forwarded in a task of their own ([`super::detach`]): a client that leaves while
 //! the upstream works does not cancel the call, and pays what the upstream spent (usage source
@@ -35,9 +39,11 @@ use super::adaptor::post;
 use super::admission::{Admission, Ask, admit};
 use super::attempt::{Build, forward, settle_ctx};
 use super::auth::Caller;
+use super::meter::Meter;
 use super::price::Usage;
+use super::prompt::Prompt;
 use super::settle::UsageSource;
-use super::tokenize::Counter;
+use super::whole::read_whole;
 use super::wire::Wire;
 use crate::channel_types::serve::{Need, Serve};
 use crate::error::RelayError;
@@ -364,36 +370,21 @@ impl Upload {
         .await;
         // A failed forward drops `hold`, which releases the reservation.
         let won = won?;
-        let mut ctx = settle_ctx(&caller, &model, price, &won, false, started);
+        let ctx = settle_ctx(&caller, &model, price, &won, false, started);
         let status = won.resp.status();
         let answer_type = won.resp.headers().get(header::CONTENT_TYPE).cloned();
-        let timeout = state.config.relay_timeout();
-        let bytes = match tokio::time::timeout(timeout, won.resp.bytes()).await {
-            Ok(Ok(bytes)) => bytes,
-            _ => {
-                hold.release();
-                return Err(RelayError::Unreachable(
-                    "the upstream answer was cut off".into(),
-                ));
-            }
-        };
-        ctx.first_byte = Some(Instant::now());
-        // The transcript is counted (an exact encoding is BPE) on the blocking pool.
-        let counter = Counter::for_model(&ctx.upstream_model);
-        let answer = bytes.clone();
-        let (usage, counted) = if matches!(counter, Counter::Estimate) {
-            transcript_usage(&answer, counter)
-        } else {
-            tokio::task::spawn_blocking(move || transcript_usage(&answer, counter))
-                .await
-                .map_err(|e| RelayError::Internal(format!("counting failed: {e}")))?
-        };
-        let billed_as = if presence.gone() {
-            source(&presence)
-        } else {
-            counted
-        };
-        ctx.settle(hold, usage.with_source(billed_as));
+        // The audio's worth in tokens is its duration, which only the answer tells: the prompt
+        // starts at 0 and is learned from the transcription. An answer cut off or too late is
+        // billed as partial like every whole answer (`whole::read_whole`): the upstream worked.
+        let mut meter = Meter::new(ctx, hold, Prompt::known(0));
+        let bytes = read_whole(won.resp, state.config.relay_timeout(), &mut meter).await?;
+        let transcript = transcript_usage(&bytes);
+        meter.output(&transcript.text);
+        match transcript.reported {
+            Some(usage) => meter.reported(usage),
+            None => meter.prompt_learned(transcript.duration_tokens),
+        }
+        meter.settle(presence.ending()).await;
         let mut response = (status, bytes).into_response();
         response.headers_mut().insert(
             header::CONTENT_TYPE,
@@ -458,32 +449,38 @@ fn replace_model(form: &[u8], model: &str) -> Vec<u8> {
     }
 }
 
-/// Usage of a transcription answer (see the module doc).
-fn transcript_usage(bytes: &[u8], counter: Counter) -> (Usage, UsageSource) {
+/// What a transcription answer says of its usage (see the module doc).
+#[derive(Debug, PartialEq)]
+struct Transcript {
+    /// The transcript (the `text` of a JSON answer, or the whole text / srt / vtt answer).
+    text: String,
+    /// The upstream's token usage (`usage.type = tokens`).
+    reported: Option<Usage>,
+    /// The audio's duration in prompt tokens (0 when the answer does not say it).
+    duration_tokens: i64,
+}
+
+/// Reads a transcription answer (see the module doc).
+fn transcript_usage(bytes: &[u8]) -> Transcript {
     let answer: Option<Value> = serde_json::from_slice(bytes).ok();
-    let transcript = match &answer {
+    let text = match &answer {
         Some(v) => v["text"].as_str().unwrap_or_default().to_owned(),
         None => String::from_utf8_lossy(bytes).into_owned(),
     };
     let usage = answer.as_ref().map(|v| &v["usage"]);
-    if let Some(u) = usage.filter(|u| u["type"] == "tokens") {
-        let usage = Usage {
-            prompt_tokens: u["input_tokens"].as_i64().unwrap_or(0),
-            completion_tokens: u["output_tokens"].as_i64().unwrap_or(0),
-            ..Usage::default()
-        };
-        return (usage, UsageSource::Upstream);
-    }
+    let reported = usage.filter(|u| u["type"] == "tokens").map(|u| Usage {
+        prompt_tokens: u["input_tokens"].as_i64().unwrap_or(0),
+        completion_tokens: u["output_tokens"].as_i64().unwrap_or(0),
+        ..Usage::default()
+    });
     let seconds = usage
         .and_then(|u| u["seconds"].as_f64())
         .or_else(|| answer.as_ref().and_then(|v| v["duration"].as_f64()));
-    let prompt = seconds.map_or(0, duration_tokens);
-    let usage = Usage {
-        prompt_tokens: prompt,
-        completion_tokens: counter.count(&transcript),
-        ..Usage::default()
-    };
-    (usage, UsageSource::Estimated)
+    Transcript {
+        text,
+        reported,
+        duration_tokens: seconds.map_or(0, duration_tokens),
+    }
 }
 
 /// new-api's audio duration rule: `ceil(seconds) / 60 × 1000` tokens, rounded.
@@ -515,22 +512,24 @@ mod tests {
 
     #[test]
     fn transcripts_are_billed_by_tokens_duration_or_text() {
-        let (u, s) = transcript_usage(
+        let t = transcript_usage(
             br#"{"text":"hi","usage":{"type":"tokens","input_tokens":50,"output_tokens":3}}"#,
-            Counter::Estimate,
         );
+        let reported = t.reported.map(|u| (u.prompt_tokens, u.completion_tokens));
+        assert_eq!((t.text.as_str(), reported), ("hi", Some((50, 3))));
+        let t = transcript_usage(br#"{"text":"hello world!","duration":61.2}"#);
+        // ceil(61.2) = 62 s → 62 / 60 × 1000 = 1033.3 → 1033
         assert_eq!(
-            (u.prompt_tokens, u.completion_tokens, s),
-            (50, 3, UsageSource::Upstream)
+            (t.text.as_str(), t.reported.is_none(), t.duration_tokens),
+            ("hello world!", true, 1033)
         );
-        let (u, _) = transcript_usage(
-            br#"{"text":"hello world!","duration":61.2}"#,
-            Counter::Estimate,
+        let t = transcript_usage(br#"{"text":"x","usage":{"type":"duration","seconds":3}}"#);
+        assert_eq!(t.duration_tokens, 50);
+        let t = transcript_usage(b"plain transcript");
+        assert_eq!(
+            (t.text.as_str(), t.reported.is_none(), t.duration_tokens),
+            ("plain transcript", true, 0)
         );
-        // ceil(61.2) = 62 s → 62 / 60 × 1000 = 1033.3 → 1033; 12 chars → 3 tokens
-        assert_eq!((u.prompt_tokens, u.completion_tokens), (1033, 3));
-        let (u, _) = transcript_usage(b"plain transcript", Counter::Estimate);
-        assert_eq!((u.prompt_tokens, u.completion_tokens), (0, 4));
         assert_eq!(duration_tokens(f64::NAN), 0);
     }
 }

@@ -10,8 +10,11 @@
 //! tokens only, through the same admission (price, reservation) and settlement as every adaptor
 //! request. The prompt tokens are the upstream's (`usageMetadata.promptTokenCount`, or OpenAI's
 //! `usage.prompt_tokens`) when reported, else Tollgate's count of the text parts (the log says
-//! `estimated`). The request is forwarded in a task of its own ([`super::detach`]): a client
-//! that leaves does not cancel it, and it is billed `partial` / `client_gone`.
+//! `estimated`). The answer is read by the whole-answer reader ([`super::whole::read_whole`])
+//! into the one meter: one cut off, later than the relay timeout or not JSON is billed
+//! `partial` at the counted prompt and answered 502. The request is forwarded in a task of its
+//! own ([`super::detach`]): a client that leaves does not cancel it, and it is billed
+//! `partial` / `client_gone`.
 
 use std::time::Instant;
 
@@ -26,11 +29,12 @@ use super::adaptor::post;
 use super::admission::{self, Admission, Ask};
 use super::attempt::{self, Build, settle_ctx};
 use super::auth::Caller;
-use super::meter::Ending;
+use super::meter::Meter;
 use super::price::Usage;
+use super::prompt::Prompt;
 use super::prompt_count::each_text;
-use super::settle::UsageSource;
 use super::tokenize::Counter;
+use super::whole::{not_json, read_whole};
 use super::wire::Wire;
 use crate::channel_types::effective_base_url;
 use crate::channel_types::serve::{Need, Serve};
@@ -262,45 +266,28 @@ impl GeminiEmbed {
         .await;
         // A failed forward drops `hold`, which releases the reservation.
         let won = won?;
-        let mut ctx = settle_ctx(&caller, model, price, &won, false, started);
+        let ctx = settle_ctx(&caller, model, price, &won, false, started);
         let status = won.resp.status();
         let content_type = won.resp.headers().get(header::CONTENT_TYPE).cloned();
-        let timeout = state.config.relay_timeout();
-        let bytes = match tokio::time::timeout(timeout, won.resp.bytes()).await {
-            Ok(Ok(bytes)) => bytes,
-            _ => {
-                hold.release();
-                return Err(RelayError::Unreachable(
-                    "the upstream answer was cut off".into(),
-                ));
-            }
-        };
-        ctx.first_byte = Some(Instant::now());
+        // Read and billed like every whole answer (`whole`): one cut off, too late or not JSON
+        // is billed as partial at the counted prompt (the upstream accepted it) and answered 502.
+        let mut meter = Meter::new(ctx, hold, Prompt::known(estimate));
+        let bytes = read_whole(won.resp, state.config.relay_timeout(), &mut meter).await?;
         let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
-            hold.release();
-            return Err(RelayError::Upstream {
-                status: 502,
-                message: "the upstream answer is not valid JSON".into(),
-            });
+            return Err(not_json(&mut meter).await);
         };
         let converted = (won.wire == Wire::OpenAi).then(|| gemini_answer(&answer, batch));
         let reported = match &converted {
             Some((_, tokens)) => *tokens,
             None => answer["usageMetadata"]["promptTokenCount"].as_i64(),
         };
-        let (prompt_tokens, source) = match reported {
-            Some(tokens) if tokens >= 0 => (tokens, UsageSource::Upstream),
-            _ => (estimate, UsageSource::Estimated),
-        };
-        let source = match presence.ending() {
-            Ending::Cut(reason) => UsageSource::Partial(reason),
-            Ending::Complete => source,
-        };
-        let usage = Usage {
-            prompt_tokens,
-            ..Usage::default()
-        };
-        ctx.settle(hold, usage.with_source(source));
+        if let Some(tokens) = reported.filter(|t| *t >= 0) {
+            meter.reported(Usage {
+                prompt_tokens: tokens,
+                ..Usage::default()
+            });
+        }
+        meter.settle(presence.ending()).await;
         if let Some((converted, _)) = converted {
             return Ok(Json(converted).into_response());
         }

@@ -82,6 +82,12 @@ impl Meter {
         self.progress.tick(self.hold.as_ref(), &self.output);
     }
 
+    /// The prompt's size as the answer tells it, for requests whose prompt cannot be counted
+    /// before (an audio upload is worth its duration, which only the transcription says).
+    pub fn prompt_learned(&mut self, tokens: i64) {
+        self.prompt = Prompt::known(tokens);
+    }
+
     /// A usage report of the upstream (replaces any earlier one).
     pub fn reported(&mut self, usage: Usage) {
         self.reported = Some(usage);

@@ -1,6 +1,7 @@
 //! A real OpenAI audio server on 127.0.0.1:0 for tests: `/v1/audio/speech` answers fixed audio
 //! bytes, `/v1/audio/transcriptions` and `/translations` answer a configurable body. Records
-//! the path, raw body, content type and key of the last call, and can fail the next call.
+//! the path, raw body, content type and key of the last call, and can fail the next call or
+//! answer it with a scripted fault ([`MockAudio::push_script`]).
 #![allow(
     dead_code,
     reason = "each test binary uses a different subset of the mock"
@@ -10,6 +11,7 @@
     reason = "a broken mock must fail the test loudly"
 )]
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -20,6 +22,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
+use super::fault::Script;
+
 /// The audio the speech route answers.
 pub const AUDIO: &[u8] = b"ID3\x04\x00fake-mp3-frames\xff\xfb";
 
@@ -27,6 +31,7 @@ pub const AUDIO: &[u8] = b"ID3\x04\x00fake-mp3-frames\xff\xfb";
 struct MockState {
     calls: AtomicUsize,
     fail_next: Mutex<Option<u16>>,
+    scripts: Mutex<VecDeque<Script>>,
     answer: Mutex<(String, String)>,
     last_path: Mutex<String>,
     last_body: Mutex<Bytes>,
@@ -106,6 +111,10 @@ async fn transcribe(
         return fail;
     }
     gate(&s).await;
+    let script = s.scripts.lock().expect("lock").pop_front();
+    if let Some(script) = script {
+        return script.respond().await;
+    }
     let (content_type, answer) = s.answer.lock().expect("lock").clone();
     let mut response = Response::new(Body::from(answer));
     response.headers_mut().insert(
@@ -144,6 +153,11 @@ impl MockAudio {
     /// Sets the transcription answer.
     pub fn set_answer(&self, content_type: &str, body: &str) {
         *self.state.answer.lock().expect("lock") = (content_type.to_owned(), body.to_owned());
+    }
+
+    /// Answers the next transcription or translation with `script`.
+    pub fn push_script(&self, script: Script) {
+        self.state.scripts.lock().expect("lock").push_back(script);
     }
 
     /// Fails the next call with `status`.
