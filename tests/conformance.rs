@@ -339,11 +339,15 @@ impl Inbound {
     }
 }
 
-/// Whether the upstream answers thinking with a signature that a Claude client can send back.
+/// Whether the upstream answers thinking with a signature that a Claude client can send back
+/// (Claude's own, and Converse's `reasoningText.signature`).
 fn claude_family(upstream: Upstream) -> bool {
     matches!(
         upstream,
-        Upstream::Claude | Upstream::BedrockClaude | Upstream::VertexClaude
+        Upstream::Claude
+            | Upstream::BedrockClaude
+            | Upstream::VertexClaude
+            | Upstream::BedrockConverse
     )
 }
 

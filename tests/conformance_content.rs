@@ -30,11 +30,12 @@ mod common;
 mod upstreams;
 
 use common::TestServer;
-use common::mock_cloud::MockCloud;
+use common::mock_cloud::{Answer, MockCloud, Recorded, sse};
+use common::relay_fixture::sse_events;
 use common::relay_fixture::{balances, fixture, raw};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use upstreams::{COMPLETION, PROMPT, TEXT, UPSTREAMS, Upstream, find};
+use upstreams::{COMPLETION, PROMPT, SIGNATURE, TEXT, THINKING, UPSTREAMS, Upstream, find};
 
 /// A tiny PDF, base64 (`%PDF-1.4` …).
 const PDF: &str = "JVBERi0xLjQKMSAwIG9iago8PD4+CmVuZG9iagp0cmFpbGVyCjw8Pj4KJSVFT0YK";
@@ -133,7 +134,14 @@ impl Client {
 
 /// A server with the nine upstreams of the matrix, each at ratio 1 / completion 2.
 async fn start() -> (MockCloud, TestServer, i64, String) {
-    let mock = MockCloud::start(upstreams::answer).await;
+    start_with(upstreams::answer).await
+}
+
+/// [`start`] with the mock answering through `handler`.
+async fn start_with(
+    handler: impl Fn(&Recorded) -> Answer + Send + Sync + 'static,
+) -> (MockCloud, TestServer, i64, String) {
+    let mock = MockCloud::start(handler).await;
     let server = TestServer::start().await;
     let channels: Vec<Value> = UPSTREAMS.iter().map(|u| u.channel(&mock.base)).collect();
     let (root, payer, key) = fixture(&server, &channels, 10_000_000, 5_000_000).await;
@@ -389,6 +397,334 @@ async fn documents_and_audio_cross_formats_faithfully_or_are_refused_by_name() {
             )
             .await,
         );
+    }
+    report(&failures);
+}
+
+// ---- item 4: thinking signatures across formats ----
+
+/// The marker of the turns the signing mock answers.
+const SIGNED: &str = "scenario-signed: what is the weather in Paris?";
+/// A redacted thinking block's data (opaque base64).
+const REDACTED: &str = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP";
+/// Gemini's thought signature of a function call.
+const GEMINI_SIGNATURE: &str = "CiQB0e2Kb8SigNedByGemini/Ab1ZZ=";
+
+/// The conformance mock, except that a turn with [`SIGNED`] gets a signed answer: Converse
+/// answers signed thinking, redacted thinking and a tool call (ReasoningContentBlock,
+/// https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ReasoningContentBlock.html;
+/// the stream's ReasoningContentBlockDelta `text` | `signature` | `redactedContent`,
+/// https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ReasoningContentBlockDelta.html),
+/// Gemini a function call with its `thoughtSignature`
+/// (https://ai.google.dev/gemini-api/docs/thought-signatures).
+fn signing(req: &Recorded) -> Answer {
+    if !String::from_utf8_lossy(&req.body).contains("scenario-signed") {
+        return upstreams::answer(req);
+    }
+    let usage = json!({"inputTokens": PROMPT, "outputTokens": COMPLETION,
+        "totalTokens": PROMPT + COMPLETION});
+    let call = json!({"toolUseId": "tooluse_signed_1", "name": "get_weather",
+        "input": {"city": "Paris"}});
+    let gemini_part = json!({"functionCall": {"name": "get_weather", "args": {"city": "Paris"}},
+        "thoughtSignature": GEMINI_SIGNATURE});
+    let gemini = json!({"candidates": [{"content": {"role": "model", "parts": [gemini_part]},
+            "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": PROMPT, "candidatesTokenCount": COMPLETION,
+            "totalTokenCount": PROMPT + COMPLETION},
+        "modelVersion": "gemini-3-pro-preview", "responseId": "signed"});
+    match req.path.rsplit_once(['/', ':']).map(|(_, op)| op) {
+        Some("converse") => Answer::Json(
+            200,
+            json!({"output": {"message": {"role": "assistant", "content": [
+                {"reasoningContent": {"reasoningText": {"text": THINKING, "signature": SIGNATURE}}},
+                {"reasoningContent": {"redactedContent": REDACTED}},
+                {"toolUse": call}]}},
+                "stopReason": "tool_use", "usage": usage, "metrics": {"latencyMs": 9}}),
+        ),
+        Some("converse-stream") => {
+            let events = [
+                ("messageStart", json!({"role": "assistant"})),
+                (
+                    "contentBlockDelta",
+                    json!({"contentBlockIndex": 0,
+                    "delta": {"reasoningContent": {"text": THINKING}}}),
+                ),
+                (
+                    "contentBlockDelta",
+                    json!({"contentBlockIndex": 0,
+                    "delta": {"reasoningContent": {"signature": SIGNATURE}}}),
+                ),
+                ("contentBlockStop", json!({"contentBlockIndex": 0})),
+                (
+                    "contentBlockDelta",
+                    json!({"contentBlockIndex": 1,
+                    "delta": {"reasoningContent": {"redactedContent": REDACTED}}}),
+                ),
+                ("contentBlockStop", json!({"contentBlockIndex": 1})),
+                (
+                    "contentBlockStart",
+                    json!({"contentBlockIndex": 2, "start": {"toolUse":
+                    {"toolUseId": "tooluse_signed_1", "name": "get_weather"}}}),
+                ),
+                (
+                    "contentBlockDelta",
+                    json!({"contentBlockIndex": 2,
+                    "delta": {"toolUse": {"input": "{\"city\": \"Paris\"}"}}}),
+                ),
+                ("contentBlockStop", json!({"contentBlockIndex": 2})),
+                ("messageStop", json!({"stopReason": "tool_use"})),
+                (
+                    "metadata",
+                    json!({"usage": usage, "metrics": {"latencyMs": 9}}),
+                ),
+            ];
+            Answer::Chunks(
+                "application/vnd.amazon.eventstream",
+                events
+                    .iter()
+                    .map(|(name, payload)| upstreams::aws_frame(name, payload))
+                    .collect(),
+            )
+        }
+        Some("generateContent") => Answer::Json(200, gemini),
+        Some("streamGenerateContent") => {
+            Answer::Chunks("text/event-stream", vec![sse(&[("", gemini)])])
+        }
+        _ => upstreams::answer(req),
+    }
+}
+
+/// Item 4: an Anthropic client on a non-Claude Bedrock model (Converse) gets the thinking with
+/// its signature and the redacted thinking, whole and streamed, and its next turn gives them
+/// back to Converse as they were; an OpenAI client gets them in the hub's `thinking_blocks`
+/// and gives them back the same way; unsigned reasoning is left out of the next turn (Converse
+/// cannot check it).
+#[tokio::test]
+async fn thinking_signatures_go_to_anthropic_and_openai_clients_and_back_to_converse() {
+    let (mock, server, _payer, key) = start_with(signing).await;
+    let model = Upstream::BedrockConverse.model();
+    let mut failures = Vec::new();
+    let tools = json!([{"name": "get_weather", "description": "The weather of a city",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}]);
+    for stream in [false, true] {
+        let req = server
+            .client
+            .post(server.url("/v1/messages"))
+            .header("x-api-key", &key)
+            .header("anthropic-version", "2023-06-01")
+            .json(
+                &json!({"model": model, "max_tokens": 2048, "stream": stream,
+                "thinking": {"type": "enabled", "budget_tokens": 1024}, "tools": tools,
+                "messages": [{"role": "user", "content": SIGNED}]}),
+            );
+        let (status, _, text) = raw(req).await;
+        let blocks: Vec<Value> = if stream {
+            // The blocks as the stream builds them: start, then deltas.
+            let mut blocks: Vec<Value> = Vec::new();
+            for (name, event) in sse_events(&text) {
+                match name.as_str() {
+                    "content_block_start" => blocks.push(event["content_block"].clone()),
+                    "content_block_delta" => {
+                        let (Some(block), delta) = (blocks.last_mut(), &event["delta"]) else {
+                            continue;
+                        };
+                        for (field, kind) in [
+                            ("thinking", "thinking_delta"),
+                            ("signature", "signature_delta"),
+                        ] {
+                            if delta["type"] == kind {
+                                let so_far = block[field].as_str().unwrap_or_default().to_owned();
+                                block[field] =
+                                    json!(so_far + delta[field].as_str().unwrap_or_default());
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            blocks
+        } else {
+            serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| v["content"].as_array().cloned())
+                .unwrap_or_default()
+        };
+        let kinds: Vec<&str> = blocks.iter().filter_map(|b| b["type"].as_str()).collect();
+        let ok = status == StatusCode::OK
+            && kinds == ["thinking", "redacted_thinking", "tool_use"]
+            && blocks[0]["thinking"] == THINKING
+            && blocks[0]["signature"] == SIGNATURE
+            && blocks[1]["data"] == REDACTED;
+        if !ok {
+            failures.push(format!(
+                "Messages ← Converse, stream {stream}: {status} {kinds:?}: {text}"
+            ));
+        }
+    }
+
+    // The next turn: the history as the Anthropic client keeps it.
+    let expected_assistant = json!([
+        {"reasoningContent": {"reasoningText": {"text": THINKING, "signature": SIGNATURE}}},
+        {"reasoningContent": {"redactedContent": REDACTED}},
+        {"toolUse": {"toolUseId": "tooluse_signed_1", "name": "get_weather",
+            "input": {"city": "Paris"}}}]);
+    let history = json!([
+        {"role": "user", "content": SIGNED},
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": THINKING, "signature": SIGNATURE},
+            {"type": "redacted_thinking", "data": REDACTED},
+            {"type": "tool_use", "id": "tooluse_signed_1", "name": "get_weather",
+                "input": {"city": "Paris"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tooluse_signed_1",
+            "content": "sunny"}]}]);
+    let before = mock.requests().len();
+    let (status, _, text) = raw(server
+        .client
+        .post(server.url("/v1/messages"))
+        .header("x-api-key", &key)
+        .header("anthropic-version", "2023-06-01")
+        .json(&json!({"model": model, "max_tokens": 2048, "tools": tools,
+            "thinking": {"type": "enabled", "budget_tokens": 1024}, "messages": history})))
+    .await;
+    let sent = mock.requests().get(before).map(|r| r.json());
+    let assistant = sent.as_ref().map(|b| b["messages"][1].clone());
+    if status != StatusCode::OK
+        || assistant.as_ref().map(|a| &a["content"]) != Some(&expected_assistant)
+    {
+        failures.push(format!(
+            "Messages next turn → Converse: {status} {text}; the assistant turn sent: {assistant:?}"
+        ));
+    }
+
+    // An OpenAI client: the whole answer's thinking_blocks, given back in the next turn.
+    let (status, _, text) = raw(server
+        .client
+        .post(server.url("/v1/chat/completions"))
+        .bearer_auth(&key)
+        .json(&json!({"model": model, "messages": [{"role": "user", "content": SIGNED}]})))
+    .await;
+    let message = serde_json::from_str::<Value>(&text)
+        .map(|v| v["choices"][0]["message"].clone())
+        .unwrap_or_default();
+    let expected_blocks = json!([
+        {"type": "thinking", "thinking": THINKING, "signature": SIGNATURE},
+        {"type": "redacted_thinking", "data": REDACTED}]);
+    if status != StatusCode::OK || message["thinking_blocks"] != expected_blocks {
+        failures.push(format!("Chat ← Converse: {status} {text}"));
+    }
+    for (label, extra, expected) in [
+        (
+            "signed",
+            json!({"thinking_blocks": expected_blocks, "reasoning_content": THINKING}),
+            expected_assistant.clone(),
+        ),
+        (
+            "unsigned reasoning only",
+            json!({"reasoning_content": THINKING}),
+            json!([expected_assistant[2]]),
+        ),
+    ] {
+        let mut assistant = json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "tooluse_signed_1", "type": "function",
+                "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]});
+        if let (Some(a), Some(e)) = (assistant.as_object_mut(), extra.as_object()) {
+            a.extend(e.clone());
+        }
+        let before = mock.requests().len();
+        let (status, _, text) = raw(server
+            .client
+            .post(server.url("/v1/chat/completions"))
+            .bearer_auth(&key)
+            .json(&json!({"model": model, "messages": [
+                {"role": "user", "content": SIGNED}, assistant,
+                {"role": "tool", "tool_call_id": "tooluse_signed_1", "content": "sunny"}]})))
+        .await;
+        let sent = mock.requests().get(before).map(|r| r.json());
+        let content = sent.as_ref().map(|b| b["messages"][1]["content"].clone());
+        if status != StatusCode::OK || content.as_ref() != Some(&expected) {
+            failures.push(format!(
+                "Chat next turn ({label}) → Converse: {status} {text}; sent {content:?}"
+            ));
+        }
+    }
+    report(&failures);
+}
+
+/// Item 4 for Gemini: an OpenAI client on a Gemini upstream gets a function call's
+/// `thoughtSignature` in `extra_content.google.thought_signature` (where Gemini's own
+/// OpenAI-compatible API puts it, https://ai.google.dev/gemini-api/docs/thought-signatures),
+/// whole and streamed, and its next turn gives it back on the function call part.
+#[tokio::test]
+async fn gemini_thought_signatures_reach_openai_clients_and_come_back() {
+    let (mock, server, _payer, key) = start_with(signing).await;
+    let mut failures = Vec::new();
+    let tools = json!([{"type": "function", "function": {"name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]);
+    for upstream in [Upstream::Gemini, Upstream::VertexGemini] {
+        for stream in [false, true] {
+            let (status, _, text) = raw(server
+                .client
+                .post(server.url("/v1/chat/completions"))
+                .bearer_auth(&key)
+                .json(
+                    &json!({"model": upstream.model(), "stream": stream, "tools": tools,
+                    "messages": [{"role": "user", "content": SIGNED}]}),
+                ))
+            .await;
+            let signature = if stream {
+                sse_events(&text)
+                    .iter()
+                    .find_map(|(_, c)| {
+                        c["choices"][0]["delta"]["tool_calls"][0]["extra_content"]["google"]
+                            ["thought_signature"]
+                            .as_str()
+                            .map(str::to_owned)
+                    })
+                    .unwrap_or_default()
+            } else {
+                serde_json::from_str::<Value>(&text)
+                    .ok()
+                    .and_then(|v| {
+                        v["choices"][0]["message"]["tool_calls"][0]["extra_content"]["google"]
+                            ["thought_signature"]
+                            .as_str()
+                            .map(str::to_owned)
+                    })
+                    .unwrap_or_default()
+            };
+            if status != StatusCode::OK || signature != GEMINI_SIGNATURE {
+                failures.push(format!(
+                    "Chat ← {upstream:?}, stream {stream}: {status} {text}"
+                ));
+            }
+        }
+        let before = mock.requests().len();
+        let (status, _, text) = raw(server
+            .client
+            .post(server.url("/v1/chat/completions"))
+            .bearer_auth(&key)
+            .json(
+                &json!({"model": upstream.model(), "tools": tools, "messages": [
+                {"role": "user", "content": SIGNED},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "call_0",
+                    "type": "function", "function": {"name": "get_weather",
+                        "arguments": "{\"city\":\"Paris\"}"},
+                    "extra_content": {"google": {"thought_signature": GEMINI_SIGNATURE}}}]},
+                {"role": "tool", "tool_call_id": "call_0", "content": "{\"sky\":\"sunny\"}"}]}),
+            ))
+        .await;
+        let sent = mock
+            .requests()
+            .get(before..)
+            .and_then(|r| r.iter().find(|r| r.path != "/token").map(|r| r.json()));
+        let part = sent.as_ref().map(|b| b["contents"][1]["parts"][0].clone());
+        let expected = json!({"functionCall": {"name": "get_weather", "args": {"city": "Paris"}},
+            "thoughtSignature": GEMINI_SIGNATURE});
+        if status != StatusCode::OK || part.as_ref() != Some(&expected) {
+            failures.push(format!(
+                "Chat next turn → {upstream:?}: {status} {text}; the model turn sent: {part:?}"
+            ));
+        }
     }
     report(&failures);
 }

@@ -32,7 +32,14 @@ fn observe(meter: &mut Meter, piece: &Piece) {
         Piece::ToolArgs { json, .. } => meter.output(json),
         Piece::ToolStart { name, .. } => meter.output(name),
         Piece::Usage(u) => meter.reported(*u),
-        Piece::Start { .. } | Piece::Stop(_) | Piece::Error(_) => {}
+        // Signatures are opaque checks, not text the model wrote (the upstream's usage, when it
+        // reports one, counts the thinking they sign).
+        Piece::Start { .. }
+        | Piece::Stop(_)
+        | Piece::Error(_)
+        | Piece::ThinkingSignature(_)
+        | Piece::RedactedThinking(_)
+        | Piece::ToolSignature { .. } => {}
     }
 }
 

@@ -591,7 +591,7 @@ pub fn answer(req: &Recorded) -> Answer {
 }
 
 /// One `application/vnd.amazon.eventstream` message.
-fn aws_frame(event_type: &str, payload: &Value) -> Vec<u8> {
+pub fn aws_frame(event_type: &str, payload: &Value) -> Vec<u8> {
     use aws_smithy_eventstream::frame::write_message_to;
     use aws_smithy_types::event_stream::{Header, HeaderValue, Message};
     let message = Message::new(bytes::Bytes::from(payload.to_string()))

@@ -173,6 +173,41 @@ fn document_parts(block: &Value) -> Vec<Value> {
     }
 }
 
+/// A `thinking` or `redacted_thinking` block as the hub keeps it in `thinking_blocks` (see
+/// [`super`]): the text and signature, or the redacted data; `None` for a block of another
+/// type.
+pub(crate) fn thinking_block(block: &Value) -> Option<Value> {
+    match block["type"].as_str()? {
+        "thinking" => Some(json!({"type": "thinking",
+            "thinking": block["thinking"].as_str().unwrap_or_default(),
+            "signature": block["signature"].as_str().unwrap_or_default()})),
+        "redacted_thinking" => Some(json!({"type": "redacted_thinking",
+            "data": block["data"].as_str().unwrap_or_default()})),
+        _ => None,
+    }
+}
+
+/// The thinking blocks of a hub assistant message for an Anthropic answer (`answer`) or
+/// request. An answer gets its `thinking_blocks` as they are, else its `reasoning_content` as
+/// one thinking block with an empty signature (the field is required; the upstream signed
+/// nothing). A request gets only signed blocks: Claude refuses thinking whose signature it
+/// cannot check, and leaving it out keeps the turn valid.
+fn hub_thinking(message: &Value, answer: bool) -> Vec<Value> {
+    if let Some(blocks) = message["thinking_blocks"].as_array() {
+        return blocks
+            .iter()
+            .filter_map(thinking_block)
+            .filter(|b| answer || b["type"] != "thinking" || b["signature"] != "")
+            .collect();
+    }
+    match message["reasoning_content"].as_str() {
+        Some(r) if answer && !r.is_empty() => {
+            vec![json!({"type": "thinking", "thinking": r, "signature": ""})]
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// An Anthropic Messages request as a hub request.
 pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
     let mut messages = Vec::new();
@@ -200,12 +235,17 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
         let mut parts = Vec::new();
         let mut tool_calls = Vec::new();
         let mut reasoning = String::new();
+        let mut thinking = Vec::new();
         for block in blocks {
             match block["type"].as_str().unwrap_or_default() {
                 "text" => parts.push(json!({"type": "text", "text": block["text"]})),
                 "image" => parts.extend(image_part(block)),
                 "document" => parts.extend(document_parts(block)),
-                "thinking" => reasoning.push_str(block["thinking"].as_str().unwrap_or_default()),
+                "thinking" => {
+                    reasoning.push_str(block["thinking"].as_str().unwrap_or_default());
+                    thinking.extend(thinking_block(block));
+                }
+                "redacted_thinking" => thinking.extend(thinking_block(block)),
                 "tool_use" => tool_calls.push(json!({
                     "id": block["id"], "type": "function",
                     "function": {"name": block["name"], "arguments": block["input"].to_string()},
@@ -220,7 +260,7 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
                 _ => {}
             }
         }
-        if parts.is_empty() && tool_calls.is_empty() {
+        if parts.is_empty() && tool_calls.is_empty() && thinking.is_empty() {
             continue;
         }
         let only_text = parts.iter().all(|p| p["type"] == "text");
@@ -240,6 +280,9 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
         }
         if !reasoning.is_empty() {
             out["reasoning_content"] = Value::String(reasoning);
+        }
+        if !thinking.is_empty() && role == "assistant" {
+            out["thinking_blocks"] = Value::Array(thinking);
         }
         messages.push(out);
     }
@@ -364,7 +407,12 @@ pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
                 } else {
                     "user"
                 };
-                let mut blocks = Vec::new();
+                // Thinking first, as Claude answered it (signed blocks only: see hub_thinking).
+                let mut blocks = if role == "assistant" {
+                    hub_thinking(message, false)
+                } else {
+                    Vec::new()
+                };
                 match &message["content"] {
                     Value::String(text) if !text.is_empty() => {
                         blocks.push(json!({"type": "text", "text": text}));
@@ -454,11 +502,16 @@ pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
 pub fn answer_to_hub(answer: &Value) -> Value {
     let mut text = String::new();
     let mut reasoning = String::new();
+    let mut thinking = Vec::new();
     let mut tool_calls = Vec::new();
     for block in answer["content"].as_array().into_iter().flatten() {
         match block["type"].as_str().unwrap_or_default() {
             "text" => text.push_str(block["text"].as_str().unwrap_or_default()),
-            "thinking" => reasoning.push_str(block["thinking"].as_str().unwrap_or_default()),
+            "thinking" => {
+                reasoning.push_str(block["thinking"].as_str().unwrap_or_default());
+                thinking.extend(thinking_block(block));
+            }
+            "redacted_thinking" => thinking.extend(thinking_block(block)),
             "tool_use" => tool_calls.push(json!({"id": block["id"], "type": "function",
                 "function": {"name": block["name"], "arguments": block["input"].to_string()}})),
             _ => {}
@@ -471,6 +524,9 @@ pub fn answer_to_hub(answer: &Value) -> Value {
     }
     if !reasoning.is_empty() {
         message["reasoning_content"] = Value::String(reasoning);
+    }
+    if !thinking.is_empty() {
+        message["thinking_blocks"] = Value::Array(thinking);
     }
     let finish = finish_of(answer["stop_reason"].as_str().unwrap_or_default());
     let mut hub = json!({
@@ -488,13 +544,9 @@ pub fn answer_to_hub(answer: &Value) -> Value {
 pub fn answer_from_hub(hub: &Value, model: &str) -> Value {
     let choice = &hub["choices"][0];
     let message = &choice["message"];
-    let mut content = Vec::new();
-    if let Some(r) = message["reasoning_content"]
-        .as_str()
-        .filter(|r| !r.is_empty())
-    {
-        content.push(json!({"type": "thinking", "thinking": r, "signature": ""}));
-    }
+    // Signed thinking as the upstream signed it; reasoning from an upstream that signs nothing
+    // with the empty signature (the field is required in an answer).
+    let mut content = hub_thinking(message, true);
     let text = content_text(&message["content"]);
     if !text.is_empty() {
         content.push(json!({"type": "text", "text": text}));
@@ -588,6 +640,9 @@ impl Decode for Decoder {
                             pieces.push(Piece::Text(t.to_owned()));
                         }
                     }
+                    "redacted_thinking" => pieces.push(Piece::RedactedThinking(
+                        block["data"].as_str().unwrap_or_default().to_owned(),
+                    )),
                     _ => {}
                 }
             }
@@ -601,6 +656,9 @@ impl Decode for Decoder {
                     }
                     "thinking_delta" => pieces.push(Piece::Thinking(
                         delta["thinking"].as_str().unwrap_or_default().to_owned(),
+                    )),
+                    "signature_delta" => pieces.push(Piece::ThinkingSignature(
+                        delta["signature"].as_str().unwrap_or_default().to_owned(),
                     )),
                     "input_json_delta" => {
                         let block = value["index"].as_u64().unwrap_or(0);
@@ -645,6 +703,7 @@ impl Decode for Decoder {
 enum Block {
     Text,
     Thinking,
+    Redacted,
     Tool(usize),
 }
 
@@ -750,6 +809,36 @@ impl Encode for Encoder {
                 );
                 self.delta(out, json!({"type": "thinking_delta", "thinking": text}));
             }
+            Piece::ThinkingSignature(signature) => {
+                self.start(out);
+                // The signature closes the thinking it signs (Converse may send it in a block
+                // of its own): a thinking block is open, or opened, to carry it.
+                self.open(
+                    Block::Thinking,
+                    out,
+                    json!({"type": "thinking", "thinking": ""}),
+                );
+                self.delta(
+                    out,
+                    json!({"type": "signature_delta", "signature": signature}),
+                );
+                // A signature ends its block: more thinking is another block.
+                self.close(out);
+            }
+            Piece::RedactedThinking(data) => {
+                self.start(out);
+                self.close(out);
+                self.open(
+                    Block::Redacted,
+                    out,
+                    json!({"type": "redacted_thinking", "data": data}),
+                );
+                self.close(out);
+            }
+            // Anthropic's tool_use blocks have no field for Gemini's signature: an Anthropic
+            // client cannot send it back, and a Gemini upstream that requires it (Gemini 3 with
+            // tools) will say so in its own 400.
+            Piece::ToolSignature { .. } => {}
             Piece::ToolStart { index, id, name } => {
                 self.start(out);
                 self.open(

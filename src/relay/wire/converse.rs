@@ -172,6 +172,35 @@ fn image(url: &str) -> Result<Value, ConvertError> {
     Ok(json!({"image": {"format": format, "source": {"bytes": data}}}))
 }
 
+/// The `reasoningContent` blocks of a hub assistant message's `thinking_blocks`
+/// (ReasoningContentBlock: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ReasoningContentBlock.html):
+/// signed thinking as `reasoningText` with its `signature` — which Converse wants back
+/// unmodified in the next turn — and redacted thinking as `redactedContent` (a blob: base64 in
+/// JSON, as Anthropic's `data` is). Thinking without a signature (reasoning another upstream
+/// wrote, or a client format that cannot carry signatures) is left out: Converse cannot check
+/// it, and the turn stays valid without it.
+fn reasoning_blocks(message: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    for block in message["thinking_blocks"].as_array().into_iter().flatten() {
+        match block["type"].as_str().unwrap_or_default() {
+            "thinking" => {
+                if let Some(signature) = block["signature"].as_str().filter(|s| !s.is_empty()) {
+                    out.push(json!({"reasoningContent": {"reasoningText": {
+                        "text": block["thinking"].as_str().unwrap_or_default(),
+                        "signature": signature}}}));
+                }
+            }
+            "redacted_thinking" => {
+                if let Some(data) = block["data"].as_str().filter(|d| !d.is_empty()) {
+                    out.push(json!({"reasoningContent": {"redactedContent": data}}));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Appends `content` to `messages` as a message of `role`, merged into the last one when it has
 /// the same role (Converse wants user and assistant turns to alternate).
 fn push(messages: &mut Vec<Value>, role: &str, content: Vec<Value>) {
@@ -197,7 +226,8 @@ pub fn request_from_hub(hub: &Value) -> Result<Value, ConvertError> {
         match message["role"].as_str().unwrap_or_default() {
             "system" | "developer" => system.extend(blocks(&message["content"], &mut names)?),
             "assistant" => {
-                let mut content = blocks(&message["content"], &mut names)?;
+                let mut content = reasoning_blocks(message);
+                content.extend(blocks(&message["content"], &mut names)?);
                 for call in message["tool_calls"].as_array().into_iter().flatten() {
                     let input: Value = serde_json::from_str(
                         call["function"]["arguments"].as_str().unwrap_or("{}"),
@@ -297,20 +327,26 @@ fn tool_config(hub: &Value) -> Option<Value> {
 pub fn answer_to_hub(answer: &Value) -> Value {
     let mut text = String::new();
     let mut reasoning = String::new();
+    let mut thinking = Vec::new();
     let mut tool_calls = Vec::new();
     for block in answer["output"]["message"]["content"]
         .as_array()
         .into_iter()
         .flatten()
     {
+        let reasoned = &block["reasoningContent"];
         if let Some(t) = block["text"].as_str() {
             text.push_str(t);
         } else if let Some(call) = block.get("toolUse") {
             tool_calls.push(json!({"id": call["toolUseId"], "type": "function",
                 "function": {"name": call["name"],
                     "arguments": call.get("input").cloned().unwrap_or_else(|| json!({})).to_string()}}));
-        } else if let Some(r) = block["reasoningContent"]["reasoningText"]["text"].as_str() {
+        } else if let Some(r) = reasoned["reasoningText"]["text"].as_str() {
             reasoning.push_str(r);
+            thinking.push(json!({"type": "thinking", "thinking": r,
+                "signature": reasoned["reasoningText"]["signature"].as_str().unwrap_or_default()}));
+        } else if let Some(data) = reasoned["redactedContent"].as_str() {
+            thinking.push(json!({"type": "redacted_thinking", "data": data}));
         }
     }
     let finish = finish_of(answer["stopReason"].as_str().unwrap_or("end_turn"));
@@ -321,6 +357,9 @@ pub fn answer_to_hub(answer: &Value) -> Value {
     }
     if !reasoning.is_empty() {
         message["reasoning_content"] = Value::String(reasoning);
+    }
+    if !thinking.is_empty() {
+        message["thinking_blocks"] = Value::Array(thinking);
     }
     let mut hub = json!({
         "id": "chatcmpl-bedrock", "object": "chat.completion", "created": now(), "model": "",
@@ -376,6 +415,11 @@ impl Decode for Decoder {
                     }
                 } else if let Some(r) = delta["reasoningContent"]["text"].as_str() {
                     pieces.push(Piece::Thinking(r.to_owned()));
+                } else if let Some(s) = delta["reasoningContent"]["signature"].as_str() {
+                    // ReasoningContentBlockDelta: text, signature or redactedContent.
+                    pieces.push(Piece::ThinkingSignature(s.to_owned()));
+                } else if let Some(data) = delta["reasoningContent"]["redactedContent"].as_str() {
+                    pieces.push(Piece::RedactedThinking(data.to_owned()));
                 }
             }
             "messageStop" => {

@@ -70,6 +70,39 @@ fn parts_text(content: &Value) -> String {
         .join("")
 }
 
+/// A part's `thoughtSignature` (https://ai.google.dev/gemini-api/docs/thought-signatures), if
+/// any.
+fn signature_of(part: &Value) -> Option<&str> {
+    either(part, "thoughtSignature", "thought_signature")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+/// Carries a function call part's `thoughtSignature` onto the hub tool call `call`, where
+/// Gemini's OpenAI-compatible API keeps it (`extra_content.google.thought_signature`).
+fn sign(call: &mut Value, part: &Value) {
+    if let Some(signature) = signature_of(part) {
+        call["extra_content"] = json!({"google": {"thought_signature": signature}});
+    }
+}
+
+/// The Gemini signature a hub tool call carries, if any.
+fn hub_signature(call: &Value) -> Option<&str> {
+    call["extra_content"]["google"]["thought_signature"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+}
+
+/// A `functionCall` part for a hub tool call, with its thought signature when it has one
+/// (Gemini 3 refuses a function call of the current turn without the signature it gave).
+fn call_part(call: &Value, args: Value) -> Value {
+    let mut part = json!({"functionCall": {"name": call["function"]["name"], "args": args}});
+    if let Some(signature) = hub_signature(call) {
+        part["thoughtSignature"] = json!(signature);
+    }
+    part
+}
+
 /// An `inlineData` blob (https://ai.google.dev/api/caching#Blob) as a hub part: images as
 /// `image_url`, WAV and MP3 audio as `input_audio` (OpenAI's two audio formats), anything else
 /// (a PDF, other audio, video) as a `file` part with the bytes as a data URL — each upstream
@@ -146,8 +179,10 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
                 calls += 1;
                 call_ids.entry(name.clone()).or_default().push(id.clone());
                 let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
-                tool_calls.push(json!({"id": id, "type": "function",
-                    "function": {"name": name, "arguments": args.to_string()}}));
+                let mut out = json!({"id": id, "type": "function",
+                    "function": {"name": name, "arguments": args.to_string()}});
+                sign(&mut out, part);
+                tool_calls.push(out);
             } else if let Some(response) = either(part, "functionResponse", "function_response") {
                 let name = response["name"].as_str().unwrap_or_default();
                 let id = call_ids
@@ -332,7 +367,7 @@ pub fn request_from_hub(hub: &Value) -> Value {
                     .ok()
                     .filter(Value::is_object)
                     .unwrap_or_else(|| json!({}));
-                    parts.push(json!({"functionCall": {"name": name, "args": args}}));
+                    parts.push(call_part(call, args));
                 }
                 let role = if role == "assistant" { "model" } else { "user" };
                 push_parts(&mut contents, role, parts);
@@ -414,8 +449,10 @@ pub fn answer_to_hub(answer: &Value) -> Value {
                     text.push_str(t);
                 }
             } else if let Some(call) = either(part, "functionCall", "function_call") {
-                tool_calls.push(json!({"id": format!("call_{}", tool_calls.len()), "type": "function",
-                    "function": {"name": call["name"], "arguments": call.get("args").cloned().unwrap_or_else(|| json!({})).to_string()}}));
+                let mut out = json!({"id": format!("call_{}", tool_calls.len()), "type": "function",
+                    "function": {"name": call["name"], "arguments": call.get("args").cloned().unwrap_or_else(|| json!({})).to_string()}});
+                sign(&mut out, part);
+                tool_calls.push(out);
             }
         }
         let finish = finish_of(
@@ -467,9 +504,7 @@ pub fn answer_from_hub(hub: &Value, model: &str) -> Value {
                 let args: Value =
                     serde_json::from_str(call["function"]["arguments"].as_str().unwrap_or("{}"))
                         .unwrap_or_else(|_| json!({}));
-                parts.push(
-                    json!({"functionCall": {"name": call["function"]["name"], "args": args}}),
-                );
+                parts.push(call_part(call, args));
             }
             if parts.is_empty() {
                 parts.push(json!({"text": ""}));
@@ -543,6 +578,12 @@ impl Decode for Decoder {
                     index,
                     json: args.to_string(),
                 });
+                if let Some(signature) = signature_of(part) {
+                    pieces.push(Piece::ToolSignature {
+                        index,
+                        signature: signature.to_owned(),
+                    });
+                }
             }
         }
         if let Some(reason) = candidate["finishReason"].as_str() {
@@ -564,7 +605,8 @@ impl Decode for Decoder {
 pub struct Encoder {
     ctx: EncodeCtx,
     id: String,
-    calls: Vec<(String, String)>,
+    /// Tool calls so far: name, JSON arguments, thought signature (empty: none).
+    calls: Vec<(String, String, String)>,
     stop: Option<String>,
     usage: Option<Usage>,
 }
@@ -601,7 +643,8 @@ impl Encode for Encoder {
             }
             Piece::ToolStart { index, name, .. } => {
                 if self.calls.len() <= *index {
-                    self.calls.resize(index + 1, (String::new(), String::new()));
+                    self.calls
+                        .resize(index + 1, (String::new(), String::new(), String::new()));
                 }
                 if let Some(call) = self.calls.get_mut(*index) {
                     call.0.clone_from(name);
@@ -612,6 +655,14 @@ impl Encode for Encoder {
                     call.1.push_str(json);
                 }
             }
+            Piece::ToolSignature { index, signature } => {
+                if let Some(call) = self.calls.get_mut(*index) {
+                    call.2.clone_from(signature);
+                }
+            }
+            // Gemini has no field for Anthropic's or Converse's signatures (a thoughtSignature
+            // is Gemini's own): the thinking text reaches the client, the signature cannot.
+            Piece::ThinkingSignature(_) | Piece::RedactedThinking(_) => {}
             Piece::Stop(reason) => self.stop = Some(reason.clone()),
             Piece::Usage(usage) => self.usage = Some(*usage),
             Piece::Error(message) => sse(
@@ -626,9 +677,13 @@ impl Encode for Encoder {
         let mut parts: Vec<Value> = self
             .calls
             .iter()
-            .map(|(name, args)| {
+            .map(|(name, args, signature)| {
                 let args: Value = serde_json::from_str(args).unwrap_or_else(|_| json!({}));
-                json!({"functionCall": {"name": name, "args": args}})
+                let mut part = json!({"functionCall": {"name": name, "args": args}});
+                if !signature.is_empty() {
+                    part["thoughtSignature"] = json!(signature);
+                }
+                part
             })
             .collect();
         if parts.is_empty() {

@@ -7,6 +7,16 @@
 //!   [`to_hub_answer`] / [`from_hub_answer`]).
 //! - Streams convert event by event: a format's [`Decode`] turns its upstream SSE events into
 //!   [`Piece`]s, another format's [`Encode`] turns pieces into the client's SSE bytes.
+//!
+//! Thinking signatures ride the hub in two fields of its own, so that a client can send them
+//! back in the next turn to an upstream that checks them:
+//! - an assistant message's `thinking_blocks`: Anthropic-shaped `{"type": "thinking",
+//!   "thinking", "signature"}` and `{"type": "redacted_thinking", "data"}` blocks (the shape
+//!   LiteLLM gives OpenAI-format clients), beside `reasoning_content` (their text). Anthropic
+//!   and Bedrock Converse read and write them.
+//! - a tool call's `extra_content.google.thought_signature`: Gemini's `thoughtSignature` of a
+//!   function call, in the field Gemini's own OpenAI-compatible API uses
+//!   (https://ai.google.dev/gemini-api/docs/thought-signatures).
 
 pub mod anthropic;
 pub mod cohere;
@@ -92,6 +102,20 @@ pub enum Piece {
     Text(String),
     /// Reasoning ("thinking") text.
     Thinking(String),
+    /// The signature of the thinking just streamed (Anthropic's `signature_delta`, Converse's
+    /// `reasoningContent.signature`): the upstream checks it when the thinking comes back in
+    /// the next turn.
+    ThinkingSignature(String),
+    /// A redacted (encrypted) thinking block's data (Anthropic's `redacted_thinking.data`,
+    /// Converse's `reasoningContent.redactedContent`, base64).
+    RedactedThinking(String),
+    /// Gemini's `thoughtSignature` of a tool call (`index` as in [`Piece::ToolStart`]).
+    ToolSignature {
+        /// Tool call index.
+        index: usize,
+        /// The signature.
+        signature: String,
+    },
     /// A tool call begins (`index` counts tool calls from 0).
     ToolStart {
         /// Tool call index.
@@ -195,7 +219,7 @@ pub fn from_hub_request(
 ) -> Result<Value, ConvertError> {
     parts::check(wire, hub)?;
     match wire {
-        Wire::OpenAi => Ok(openai::request_for_upstream(hub, model, stream)),
+        Wire::OpenAi => Ok(openai::request_from_hub(hub, model, stream)),
         Wire::Anthropic => Ok(anthropic::request_from_hub(hub, model, stream)),
         Wire::Gemini => Ok(gemini::request_from_hub(hub)),
         Wire::Converse => converse::request_from_hub(hub),

@@ -24,6 +24,21 @@ pub fn request_for_upstream(hub: &Value, model: &str, stream: bool) -> Value {
     Value::Object(body)
 }
 
+/// A hub request converted from another client format for an OpenAI-compatible upstream:
+/// [`request_for_upstream`], without the hub's `thinking_blocks` (Anthropic and Converse
+/// signatures, which an OpenAI-compatible model cannot check and a strict API refuses as an
+/// unknown field). Gemini's signatures of tool calls stay: `extra_content` is where Gemini's
+/// OpenAI-compatible API takes them back.
+pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
+    let mut body = request_for_upstream(hub, model, stream);
+    for message in body["messages"].as_array_mut().into_iter().flatten() {
+        if let Some(message) = message.as_object_mut() {
+            message.remove("thinking_blocks");
+        }
+    }
+    body
+}
+
 /// A hub answer for an OpenAI client: the model the client asked for.
 pub fn answer_for_client(hub: &Value, model: &str) -> Value {
     let mut answer = object(hub);
@@ -204,6 +219,15 @@ impl Encode for Encoder {
                 "function": {"name": name, "arguments": ""}}]}),
             Piece::ToolArgs { index, json } => json!({"tool_calls": [{
                 "index": index, "function": {"arguments": json}}]}),
+            // Where Gemini's OpenAI-compatible API puts a tool call's thought signature
+            // (https://ai.google.dev/gemini-api/docs/thought-signatures): a client sending the
+            // call back with it keeps a Gemini upstream's check satisfied.
+            Piece::ToolSignature { index, signature } => json!({"tool_calls": [{
+                "index": index, "extra_content": {"google": {"thought_signature": signature}}}]}),
+            // Chat completions chunks have no field for Anthropic or Converse signatures: the
+            // client's next turn comes back with the reasoning text only, which those
+            // upstreams' converters leave out rather than send unsigned.
+            Piece::ThinkingSignature(_) | Piece::RedactedThinking(_) => return,
             Piece::Stop(reason) => {
                 self.start(out);
                 let chunk = self.chunk(json!({}), Some(reason));

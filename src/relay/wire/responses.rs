@@ -996,6 +996,13 @@ impl Encode for Encoder {
                     json!({"item_id": id, "output_index": at, "delta": json}),
                 );
             }
+            // A Responses reasoning item carries OpenAI's own encrypted content, not another
+            // provider's signature; a function_call item has no field for Gemini's. The
+            // client's next turn comes back without them, and the converters for those
+            // upstreams leave unsigned thinking out (see `wire`'s module comment).
+            Piece::ThinkingSignature(_)
+            | Piece::RedactedThinking(_)
+            | Piece::ToolSignature { .. } => {}
             Piece::Stop(reason) => self.stop = Some(reason.clone()),
             Piece::Usage(usage) => self.usage = Some(*usage),
             Piece::Error(message) => self.emit(
