@@ -256,7 +256,7 @@ async fn every_money_or_secret_action_leaves_a_row_without_secrets() {
     );
     assert_eq!(only_users.len(), 5);
     let on_channel = audit(&root, &format!("&target=channel:{channel}")).await;
-    assert_eq!(on_channel.len(), 2);
+    assert_eq!(on_channel.len(), 3, "created, updated, key revealed");
 
     // Log deletion leaves the audit log alone.
     let before = rows.len();
@@ -288,4 +288,155 @@ async fn only_root_reads_the_audit_log() {
     let (status, _) = Actor::guest(&server).get("/api/audit").await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert!(!audit(&root, "").await.is_empty(), "root reads it");
+}
+
+#[tokio::test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one walk through channel creation and code edits"
+)]
+async fn channel_creation_and_redemption_edits_leave_rows_without_secrets() {
+    let server = TestServer::start().await;
+    server.setup_root().await;
+    let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+    let proxy = "http://user:proxy-PASSWORD-4d2@127.0.0.1:3128";
+
+    // One channel with a key and a proxy, two by batch (one key a line).
+    let (status, body) = root
+        .post(
+            "/api/channel/",
+            json!({"mode": "single", "channel": {"name": "one", "type": 1, "key": CHANNEL_KEY,
+                   "models": "m", "base_url": "https://one.example.com", "proxy": proxy}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let one = body["data"]["ids"][0].as_i64().expect("id");
+    let (status, body) = root
+        .post(
+            "/api/channel/",
+            json!({"mode": "batch", "channel": {"name": "many", "type": 1,
+                   "key": format!("{NEW_CHANNEL_KEY}\nsk-audit-channel-key-3"), "models": "m"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let batch: Vec<i64> = body["data"]["ids"]
+        .as_array()
+        .expect("ids")
+        .iter()
+        .map(|id| id.as_i64().expect("id"))
+        .collect();
+    assert_eq!(batch.len(), 2, "{body}");
+    // A copy carries the key over: it is a creation too.
+    let (status, body) = root
+        .post(&format!("/api/channel/copy/{one}"), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let copy = body["data"]["id"].as_i64().expect("id");
+
+    // Redemption codes: an edit, a status change, and an edit refused on a used code.
+    let (status, codes) = root
+        .post(
+            "/api/redemption/",
+            json!({"name": "gift", "count": 2, "quota": 700}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{codes}");
+    let code_of = |i: usize| codes["data"][i].as_str().expect("code").to_owned();
+    let (_, list) = root.get("/api/redemption/?p=1&page_size=10").await;
+    let id_of = |code: &str| {
+        list["data"]["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .find(|c| c["key"] == code)
+            .and_then(|c| c["id"].as_i64())
+            .expect("listed")
+    };
+    let (edited, used) = (id_of(&code_of(0)), id_of(&code_of(1)));
+    let (status, body) = root
+        .put(
+            "/api/redemption/",
+            json!({"id": edited, "name": "bigger", "quota": 900}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = root
+        .put(
+            "/api/redemption/?status_only=true",
+            json!({"id": edited, "status": 2}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = root
+        .post("/api/user/topup", json!({"key": code_of(1)}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, body) = root
+        .put("/api/redemption/", json!({"id": used, "quota": 5}))
+        .await;
+    assert_eq!(
+        body["success"], false,
+        "a used code cannot be edited: {body}"
+    );
+
+    let rows = audit(&root, "").await;
+    let created = find(&rows, "channel.create", &format!("channel:{one}"));
+    assert_eq!(created["actor_name"], ROOT_USER);
+    assert_eq!(created["ip"], "127.0.0.1");
+    assert_eq!(created["before"], "");
+    let after = json_of(&created["after"]);
+    assert_eq!(after["name"], "one");
+    assert_eq!(after["type"], 1);
+    assert_eq!(after["base_url"], "https://one.example.com");
+    assert_eq!(after["key"], "[redacted]");
+    assert_eq!(after["proxy"], "[redacted]");
+    for id in &batch {
+        let row = find(&rows, "channel.create", &format!("channel:{id}"));
+        assert_eq!(json_of(&row["after"])["key"], "[redacted]");
+    }
+    let row = find(&rows, "channel.create", &format!("channel:{copy}"));
+    let after = json_of(&row["after"]);
+    assert_eq!(after["copied_from"], one);
+    assert_eq!(after["key"], "[redacted]");
+
+    let on_code = audit(
+        &root,
+        &format!("&action=redemption.update&target=redemption:{edited}"),
+    )
+    .await;
+    assert_eq!(on_code.len(), 2, "{on_code:#?}");
+    let status_row = &on_code[0];
+    assert_eq!(status_row["action"], "redemption.update");
+    assert_eq!(json_of(&status_row["before"])["status"], 1);
+    assert_eq!(json_of(&status_row["after"])["status"], 2);
+    let edit_row = &on_code[1];
+    assert_eq!(
+        json_of(&edit_row["before"]),
+        json!({"name": "gift", "quota": 700, "status": 1})
+    );
+    assert_eq!(
+        json_of(&edit_row["after"]),
+        json!({"name": "bigger", "quota": 900, "status": 1})
+    );
+    assert!(
+        audit(
+            &root,
+            &format!("&action=redemption.update&target=redemption:{used}"),
+        )
+        .await
+        .is_empty(),
+        "a refused edit leaves no row"
+    );
+
+    let text = serde_json::to_string(&rows).expect("text");
+    for secret in [
+        CHANNEL_KEY.to_owned(),
+        NEW_CHANNEL_KEY.to_owned(),
+        "sk-audit-channel-key-3".to_owned(),
+        "proxy-PASSWORD-4d2".to_owned(),
+        code_of(0),
+        code_of(1),
+    ] {
+        assert!(!text.contains(secret.as_str()), "{secret} in the audit log");
+    }
 }

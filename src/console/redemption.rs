@@ -102,10 +102,12 @@ struct UpdateMode {
 async fn update_code(
     State(state): State<AppState>,
     AdminSession(admin): AdminSession,
+    AuditIp(ip): AuditIp,
     ApiQuery(mode): ApiQuery<UpdateMode>,
     ApiJson(input): ApiJson<RedemptionInput>,
 ) -> Result<Envelope<RedemptionView>, ConsoleError> {
-    let code = redemptions::update(&state, input, mode.status_only).await?;
+    let auditor = Auditor::user(&admin.user, ip);
+    let code = redemptions::update(&state, input, mode.status_only, auditor).await?;
     tracing::info!(by = %admin.user.id, code = %code.id, status = code.status, "redemption code updated");
     Ok(ok(RedemptionView::from(&code)))
 }

@@ -113,10 +113,12 @@ fn with_notices<T: serde::Serialize>(data: T, notices: Vec<String>) -> Envelope<
 /// POST /api/channel/
 pub async fn create_channel(
     State(state): State<AppState>,
-    _admin: AdminSession,
+    AdminSession(admin): AdminSession,
+    AuditIp(ip): AuditIp,
     ApiJson(req): ApiJson<CreateRequest>,
 ) -> Result<Envelope<Created>, ConsoleError> {
-    let (created, notices) = service::create(&state, req).await?;
+    let auditor = Auditor::user(&admin.user, ip);
+    let (created, notices) = service::create(&state, req, auditor).await?;
     Ok(with_notices(created, notices))
 }
 
@@ -146,13 +148,15 @@ pub struct CopyParams {
 /// POST /api/channel/copy/{id}
 pub async fn copy_channel(
     State(state): State<AppState>,
-    _admin: AdminSession,
+    AdminSession(admin): AdminSession,
+    AuditIp(ip): AuditIp,
     Path(id): Path<String>,
     ApiQuery(params): ApiQuery<CopyParams>,
 ) -> Result<Envelope<Value>, ConsoleError> {
     let suffix = params.suffix.unwrap_or_else(|| "_copy".into());
     let reset = params.reset_balance.unwrap_or(true);
-    let new_id = service::copy(&state, channel_id(&id)?, suffix, reset).await?;
+    let auditor = Auditor::user(&admin.user, ip);
+    let new_id = service::copy(&state, channel_id(&id)?, suffix, reset, auditor).await?;
     Ok(ok(json!({ "id": new_id })))
 }
 

@@ -122,4 +122,29 @@ impl Auditor {
             &side(after),
         ))
     }
+
+    /// The row of a channel created (by the console's create or copy): where its key goes
+    /// (base URL and type in clear) and whether it holds a key and a proxy, as [`REDACTED`]
+    /// (absent when empty); `copied_from` names the channel a copy was made from.
+    pub fn channel_created(&self, channel: &Channel, copied_from: Option<i64>) -> AuditEntry {
+        let mut after = serde_json::Map::new();
+        after.insert("name".into(), Value::String(channel.name.clone()));
+        after.insert("type".into(), Value::from(channel.channel_type));
+        after.insert("base_url".into(), Value::String(channel.base_url.clone()));
+        if !channel.key.is_empty() {
+            after.insert("key".into(), Value::String(REDACTED.into()));
+        }
+        if !channel.proxy.is_empty() {
+            after.insert("proxy".into(), Value::String(REDACTED.into()));
+        }
+        if let Some(from) = copied_from {
+            after.insert("copied_from".into(), Value::from(from));
+        }
+        self.entry(
+            "channel.create",
+            format!("channel:{}", channel.id.0),
+            &Value::Null,
+            &Value::Object(after),
+        )
+    }
 }

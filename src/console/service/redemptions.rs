@@ -225,10 +225,12 @@ pub async fn search(
 }
 
 /// Changes a code's name and quota (only while unused), or only its status.
+/// Audited (`redemption.update`): name, quota and status before and after, never the code.
 pub async fn update(
     state: &AppState,
     input: RedemptionInput,
     status_only: bool,
+    auditor: super::audit::Auditor,
 ) -> Result<Redemption, ConsoleError> {
     let id = input
         .id
@@ -253,6 +255,7 @@ pub async fn update(
         .write(move |wtx| {
             let mut code =
                 redemptions::get_rw(wtx, id)?.ok_or(ConsoleError::NotFound("redemption code"))?;
+            let before = audited(&code);
             if code.status == STATUS_USED {
                 return Err(ConsoleError::Invalid(
                     "this redemption code has been used and cannot be changed".into(),
@@ -274,9 +277,21 @@ pub async fn update(
                 }
             }
             redemptions::update(wtx, &code)?;
+            let entry = auditor.entry(
+                "redemption.update",
+                format!("redemption:{}", code.id.0),
+                &before,
+                &audited(&code),
+            );
+            tollgate_storage::audit::append(wtx, entry)?;
             Ok(code)
         })
         .await
+}
+
+/// What an audit row says of a code: everything an admin can change, never the code itself.
+fn audited(code: &Redemption) -> serde_json::Value {
+    serde_json::json!({"name": code.name, "quota": code.quota.0, "status": code.status})
 }
 
 /// Deletes a code.

@@ -103,6 +103,7 @@ pub async fn get(state: &AppState, id: ChannelId) -> Result<ChannelView, Console
 pub async fn create(
     state: &AppState,
     req: CreateRequest,
+    auditor: crate::console::service::audit::Auditor,
 ) -> Result<(Created, Vec<String>), ConsoleError> {
     let batch = match req.mode.as_deref().unwrap_or("single") {
         "single" | "multi_to_single" | "" => false,
@@ -126,10 +127,13 @@ pub async fn create(
     let ids = state
         .store
         .write(move |wtx| {
-            records
-                .into_iter()
-                .map(|c| channels::insert(wtx, c).map(|c| c.id.0))
-                .collect::<Result<Vec<_>, _>>()
+            let mut ids = Vec::with_capacity(records.len());
+            for record in records {
+                let created = channels::insert(wtx, record)?;
+                tollgate_storage::audit::append(wtx, auditor.channel_created(&created, None))?;
+                ids.push(created.id.0);
+            }
+            Ok::<_, tollgate_storage::StorageError>(ids)
         })
         .await?;
     reload(state).await?;
@@ -185,6 +189,7 @@ pub async fn copy(
     id: ChannelId,
     suffix: String,
     reset_balance: bool,
+    auditor: crate::console::service::audit::Auditor,
 ) -> Result<i64, ConsoleError> {
     let now = now_unix();
     let new_id = state
@@ -200,7 +205,9 @@ pub async fn copy(
                 c.balance_updated_time = 0;
                 c.used_quota = tollgate_storage::Quota::ZERO;
             }
-            Ok::<_, ConsoleError>(channels::insert(wtx, c)?.id.0)
+            let created = channels::insert(wtx, c)?;
+            tollgate_storage::audit::append(wtx, auditor.channel_created(&created, Some(id.0)))?;
+            Ok::<_, ConsoleError>(created.id.0)
         })
         .await?;
     reload(state).await?;
