@@ -23,6 +23,7 @@ pub mod migrate;
 pub mod options;
 pub mod redemptions;
 pub mod reminders;
+pub mod seal_file;
 pub mod sealing;
 pub mod secret;
 pub mod store;

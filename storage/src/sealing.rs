@@ -15,9 +15,8 @@
 //!   length of that transaction ([`scoped`]), and the field adaptors ([`string`], and
 //!   [`crate::secret::stored`]) read it. Encoding a secret with no keyring installed is an
 //!   error, never a silent plain-text write.
-//! - The file records whether it is sealed and under which key (a sealed check value in the
-//!   metadata); [`settle`] refuses a sealed file opened without its key or with another key,
-//!   and seals a plain file opened with a key ([`reseal`], also used to change the key).
+//! - Whole-file operations (the check value, sealing a plain file, changing the key) are in
+//!   [`crate::seal_file`].
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -25,13 +24,9 @@ use std::sync::Arc;
 use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use hmac::{Hmac, Mac};
-use redb::{ReadableTable, TableDefinition, WriteTransaction};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use sha2::Sha256;
 
-use crate::tables::{CHANNELS, META, REDEMPTION_BY_KEY, REDEMPTIONS, TOKEN_BY_KEY, TOKENS};
-use crate::{Result, StorageError, codec};
+use crate::{Result, StorageError};
 
 /// First byte of a sealed value (never the first byte of UTF-8 text).
 const SEALED: u8 = 0xFE;
@@ -39,10 +34,6 @@ const SEALED: u8 = 0xFE;
 const NONCE_LEN: usize = 24;
 /// Shortest secret key accepted, in characters (e.g. `openssl rand -hex 32` gives 64).
 pub const MIN_SECRET_KEY_LEN: usize = 32;
-/// The metadata entry holding the check value of a sealed file.
-const CHECK_KEY: &str = "secrets_check";
-/// What the check value seals.
-const CHECK_TEXT: &[u8] = b"tollgate secrets at rest v1";
 
 /// The keys derived from one secret.
 struct Keys {
@@ -248,104 +239,10 @@ impl<'de> serde::de::Visitor<'de> for BytesVisitor {
     }
 }
 
-/// What opening the file found about its secrets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Settled {
-    /// No key: secrets are plain text.
-    Plain,
-    /// Sealed under the configured key already.
-    Sealed,
-    /// The file was plain and has just been sealed: its freed pages still hold the plain
-    /// values until the file is compacted.
-    JustSealed,
-}
-
-/// Checks the file's secrets against `keyring` inside the opening transaction: refuses a sealed
-/// file without its key ([`StorageError::SecretKeyRequired`]) or under another key
-/// ([`StorageError::WrongSecretKey`]); seals a plain file when a key is given.
-pub fn settle(wtx: &WriteTransaction, keyring: &Keyring) -> Result<Settled> {
-    let check = wtx
-        .open_table(META)?
-        .get(CHECK_KEY)?
-        .map(|v| v.value().to_vec());
-    match (check, keyring.is_sealing()) {
-        (Some(_), false) => Err(StorageError::SecretKeyRequired),
-        (Some(check), true) => {
-            if keyring.open(&check)? == CHECK_TEXT {
-                Ok(Settled::Sealed)
-            } else {
-                Err(StorageError::WrongSecretKey)
-            }
-        }
-        (None, false) => Ok(Settled::Plain),
-        (None, true) => {
-            reseal(wtx, keyring, keyring)?;
-            Ok(Settled::JustSealed)
-        }
-    }
-}
-
-/// Re-encodes every secret of the file: opened under `from`, sealed under `to` (a plain value
-/// opens under any keyring), the API-key and redemption-code indexes rebuilt under `to`, and the check value written
-/// for `to` (removed when `to` is plain). Used to seal a plain file and to change the key.
-pub fn reseal(wtx: &WriteTransaction, from: &Keyring, to: &Keyring) -> Result<()> {
-    reseal_records::<crate::channels::Channel>(wtx, CHANNELS, from, to)?;
-    let tokens = reseal_records::<crate::tokens::Token>(wtx, TOKENS, from, to)?;
-    {
-        let mut index = wtx.open_table(TOKEN_BY_KEY)?;
-        index.retain(|_, _| false)?;
-        for token in &tokens {
-            index.insert(to.index_key(&token.key).as_str(), token.id.0)?;
-        }
-    }
-    let codes = reseal_records::<crate::redemptions::Redemption>(wtx, REDEMPTIONS, from, to)?;
-    {
-        let mut index = wtx.open_table(REDEMPTION_BY_KEY)?;
-        index.retain(|_, _| false)?;
-        for code in &codes {
-            index.insert(to.index_key(&code.key).as_str(), code.id.0)?;
-        }
-    }
-    crate::options::reseal(wtx, from, to)?;
-    crate::meta::reseal(wtx, from, to)?;
-    let mut meta = wtx.open_table(META)?;
-    if to.is_sealing() {
-        meta.insert(CHECK_KEY, to.seal(CHECK_TEXT)?.as_slice())?;
-    } else {
-        meta.remove(CHECK_KEY)?;
-    }
-    Ok(())
-}
-
-/// Decodes every record of `table` under `from` and writes it back encoded under `to`; returns
-/// the records.
-fn reseal_records<T: Serialize + DeserializeOwned>(
-    wtx: &WriteTransaction,
-    table: TableDefinition<i64, &[u8]>,
-    from: &Keyring,
-    to: &Keyring,
-) -> Result<Vec<T>> {
-    let mut table = wtx.open_table(table)?;
-    let mut records = Vec::new();
-    scoped(from, || -> Result<()> {
-        for entry in table.iter()? {
-            let (id, bytes) = entry?;
-            records.push((id.value(), codec::decode::<T>(bytes.value())?));
-        }
-        Ok(())
-    })?;
-    scoped(to, || -> Result<()> {
-        for (id, record) in &records {
-            table.insert(*id, codec::encode(record)?.as_slice())?;
-        }
-        Ok(())
-    })?;
-    Ok(records.into_iter().map(|(_, r)| r).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec;
 
     fn key(text: &str) -> Keyring {
         Keyring::from_secret(text).unwrap_or_else(|e| unreachable!("{e}"))

@@ -13,7 +13,8 @@ use redb::{
     Builder, Database, ReadTransaction, ReadableDatabase, StorageBackend, WriteTransaction,
 };
 
-use crate::sealing::{self, Keyring, Settled};
+use crate::seal_file::{self, Settled};
+use crate::sealing::{self, Keyring};
 use crate::{Result, StorageError, migrate};
 
 /// The database file name inside the data directory.
@@ -240,7 +241,7 @@ impl Store {
             return Err(StorageError::Sealing("the database is shared"));
         };
         let wtx = db.begin_write()?;
-        sealing::reseal(&wtx, &from, to)?;
+        seal_file::reseal(&wtx, &from, to)?;
         wtx.commit()?;
         compact(&mut db)
     }

@@ -21,7 +21,7 @@
 //! - 6: `options.v2` holds option values as bytes (sealed when a secret key is configured);
 //!   the session secret moves to a sealed entry ([`crate::sealing`]).
 //!
-//! After the steps, in the same transaction, [`crate::sealing::settle`] checks the file's
+//! After the steps, in the same transaction, [`crate::seal_file::settle`] checks the file's
 //! secrets against the configured key (and seals a plain file when a key is given).
 
 mod v1_to_v2;
@@ -32,7 +32,8 @@ mod v5_to_v6;
 
 use redb::{Database, WriteTransaction};
 
-use crate::sealing::{self, Keyring, Settled};
+use crate::seal_file::{self, Settled};
+use crate::sealing::Keyring;
 use crate::tables::{
     ABILITIES, CHANNEL_BY_TAG, CHANNELS, DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL,
     LOG_BY_KEY, LOG_BY_TIME, LOG_COUNTS, LOGS, META, ONE_TIME_CODES, OPTIONS, REDEMPTION_BY_KEY,
@@ -89,7 +90,7 @@ pub fn run(db: &Database, keyring: &Keyring) -> Result<Settled> {
         }
     }
     create_tables(&wtx)?;
-    let settled = sealing::settle(&wtx, keyring)?;
+    let settled = seal_file::settle(&wtx, keyring)?;
     wtx.commit()?;
     Ok(settled)
 }
