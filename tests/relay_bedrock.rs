@@ -13,7 +13,12 @@
 //! https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokens.html,
 //! https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokensInput.html,
 //! https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModelTokensRequest.html,
-//! https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseTokensRequest.html).
+//! https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseTokensRequest.html),
+//! and embeddings through InvokeModel: Titan Text Embeddings V2 (`inputText` / `dimensions` →
+//! `embedding`, `inputTextTokenCount`;
+//! https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-titan-embed-text.html)
+//! and Cohere Embed (`texts`, `input_type`, `embedding_types` → `embeddings.float`;
+//! https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed.html).
 
 mod common;
 
@@ -180,7 +185,23 @@ fn bedrock(req: &Recorded) -> Answer {
     if model.contains("throttled") {
         return aws_error(429, "Too many requests, please wait before trying again.");
     }
+    let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
     match operation {
+        // Titan text embeddings V2 and Cohere Embed through InvokeModel.
+        "invoke" if model.contains("titan-embed") => Answer::Json(
+            200,
+            json!({"embedding": [0.5, 0.25], "inputTextTokenCount": 7,
+                "embeddingsByType": {"float": [0.5, 0.25]}}),
+        ),
+        "invoke" if model.contains("cohere.embed") => {
+            let texts = body["texts"].as_array().cloned().unwrap_or_default();
+            let vectors: Vec<Value> = (0..texts.len()).map(|i| json!([0.75, i])).collect();
+            Answer::Json(
+                200,
+                json!({"id": "emb-1", "response_type": "embeddings_by_type", "texts": texts,
+                    "embeddings": {"float": vectors}}),
+            )
+        }
         "invoke" => Answer::Json(200, claude_answer()),
         "invoke-with-response-stream" => Answer::Chunks(
             "application/vnd.amazon.eventstream",
@@ -830,4 +851,92 @@ async fn count_tokens_asks_bedrock_count_tokens_and_counts_itself_when_it_cannot
     // Counting is free.
     let (quota, _, requests, logs) = balances(&server, payer.id).await;
     assert_eq!((quota, requests, logs.len()), (1_000_000, 0, 0));
+}
+
+fn embeddings(server: &TestServer, key: &str, body: Value) -> reqwest::RequestBuilder {
+    server
+        .client
+        .post(server.url("/v1/embeddings"))
+        .bearer_auth(key)
+        .json(&body)
+}
+
+#[tokio::test]
+async fn titan_and_cohere_embeddings_go_through_invoke_model_signed() {
+    let mock = MockCloud::start(bedrock).await;
+    let server = TestServer::start().await;
+    let channel = bedrock_channel(
+        &mock,
+        &sigv4_key(),
+        "nova-test,gemini-test",
+        json!({"nova-test": "amazon.titan-embed-text-v2:0",
+            "gemini-test": "cohere.embed-multilingual-v3"}),
+    );
+    let (root, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    prices(&server, &root).await;
+
+    // Titan: one text, `dimensions` passed on, billed from inputTextTokenCount (1 × 7).
+    let (status, answer) = server
+        .send(embeddings(
+            &server,
+            &key,
+            json!({"model": "nova-test", "input": "hello bedrock", "dimensions": 256}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["data"][0]["embedding"], json!([0.5, 0.25]));
+    assert_eq!(answer["usage"]["prompt_tokens"], 7);
+    let sent = mock.last();
+    assert_eq!(sent.path, "/model/amazon.titan-embed-text-v2%3A0/invoke");
+    assert!(
+        sent.header("authorization")
+            .is_some_and(|a| a.contains(&format!("Credential={ACCESS_KEY}/"))),
+        "SigV4-signed (the mock verified it)"
+    );
+    assert_eq!(
+        sent.json(),
+        json!({"inputText": "hello bedrock", "dimensions": 256})
+    );
+    let (quota, _, _, logs) = balances(&server, payer.id).await;
+    assert_eq!(quota, 1_000_000 - 7);
+    assert_eq!(logs[0].prompt_tokens, 7);
+
+    // Titan takes one text per call: a list of two is the client's to split, nothing is sent.
+    let calls = mock.requests().len();
+    let (status, answer) = server
+        .send(embeddings(
+            &server,
+            &key,
+            json!({"model": "nova-test", "input": ["a", "b"]}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert!(
+        answer.to_string().contains("one text per request"),
+        "{answer}"
+    );
+    assert_eq!(mock.requests().len(), calls);
+
+    // Cohere Embed: every text in one call; no token count in its body, so Tollgate's count
+    // of the texts is billed (two 8-letter texts: 2 + 2 tokens; gemini-test 0.5 × 4 = 2).
+    let (status, answer) = server
+        .send(embeddings(
+            &server,
+            &key,
+            json!({"model": "gemini-test", "input": ["abcdefgh", "ijklmnop"],
+                "input_type": "search_query"}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["data"][1]["embedding"], json!([0.75, 1]));
+    assert_eq!(answer["usage"]["prompt_tokens"], 4);
+    let sent = mock.last();
+    assert_eq!(sent.path, "/model/cohere.embed-multilingual-v3/invoke");
+    assert_eq!(
+        sent.json(),
+        json!({"texts": ["abcdefgh", "ijklmnop"], "input_type": "search_query",
+            "embedding_types": ["float"]})
+    );
+    let (quota, _, requests, _) = balances(&server, payer.id).await;
+    assert_eq!((quota, requests), (1_000_000 - 7 - 2, 2));
 }

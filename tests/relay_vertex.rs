@@ -10,6 +10,9 @@
 //! (https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.endpoints/countTokens)
 //! and Claude's `count-tokens:rawPredict` with the model in the body
 //! (https://cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude/count-tokens) —
+//! text embeddings through `:predict` (`instances[].content`, `parameters.outputDimensionality`,
+//! answered `predictions[].embeddings.{values, statistics.token_count}`;
+//! https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/text-embeddings-api),
 //! and express mode: an API key in `x-goog-api-key` on
 //! `/v1/publishers/google/models/{model}:{method}`, no project or location
 //! (https://cloud.google.com/vertex-ai/generative-ai/docs/start/express-mode/vertex-ai-express-mode-api-reference).
@@ -172,6 +175,20 @@ fn google(req: &Recorded) -> Answer {
             json!({"error": {"code": 400, "status": "INVALID_ARGUMENT",
                 "message": "Request contains an invalid argument."}}),
         ),
+        // Text embeddings: one prediction per instance, token counts in the statistics.
+        "predict" => {
+            let instances = body["instances"].as_array().cloned().unwrap_or_default();
+            let predictions: Vec<Value> = instances
+                .iter()
+                .enumerate()
+                .map(|(i, instance)| {
+                    let len = instance["content"].as_str().map_or(0, str::len);
+                    json!({"embeddings": {"values": [0.25, i],
+                        "statistics": {"truncated": false, "token_count": len}}})
+                })
+                .collect();
+            Answer::Json(200, json!({"predictions": predictions}))
+        }
         "countTokens" => Answer::Json(
             200,
             json!({"totalTokens": 14, "totalBillableCharacters": 52,
@@ -750,4 +767,54 @@ async fn express_mode_api_keys_call_gemini_without_project_or_token() {
         mock.last().path,
         "/v1/publishers/google/models/gemini-test:generateContent"
     );
+}
+
+#[tokio::test]
+async fn openai_embeddings_reach_vertex_predict_and_are_billed_from_its_token_counts() {
+    let mock = MockCloud::start(google).await;
+    let server = TestServer::start().await;
+    let channel = vertex_channel(
+        &mock,
+        "us-central1",
+        "gemini-test",
+        json!({"gemini-test": "text-embedding-005"}),
+    );
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let (status, _, text) = raw(server
+        .client
+        .post(server.url("/v1/embeddings"))
+        .bearer_auth(&key)
+        .json(&json!({"model": "gemini-test", "input": ["four", "sixsix"], "dimensions": 256})))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let answer: Value = serde_json::from_str(&text).unwrap_or_default();
+    assert_eq!(answer["object"], "list");
+    assert_eq!(answer["model"], "gemini-test");
+    assert_eq!(answer["data"][0]["embedding"], json!([0.25, 0]));
+    assert_eq!(answer["data"][1]["index"], 1);
+    assert_eq!(answer["data"][1]["embedding"], json!([0.25, 1]));
+    assert_eq!(
+        answer["usage"]["prompt_tokens"], 10,
+        "4 + 6 from the statistics"
+    );
+    let call = mock.last();
+    assert_eq!(
+        call.path,
+        format!(
+            "/v1/projects/{PROJECT}/locations/us-central1/publishers/google/models/text-embedding-005:predict"
+        )
+    );
+    assert_eq!(
+        call.header("authorization"),
+        Some(format!("Bearer {TOKEN}"))
+    );
+    assert_eq!(
+        call.json(),
+        json!({"instances": [{"content": "four"}, {"content": "sixsix"}],
+            "parameters": {"outputDimensionality": 256}})
+    );
+    // gemini-test: 0.5 × 10 prompt tokens = 5, no completion.
+    let (quota, _, requests, logs) = balances(&server, payer.id).await;
+    assert_eq!((quota, requests), (1_000_000 - 5, 1));
+    assert_eq!((logs[0].prompt_tokens, logs[0].completion_tokens), (10, 0));
 }

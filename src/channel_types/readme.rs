@@ -26,7 +26,9 @@ fn key_text(row: &ChannelType) -> String {
             "`AK\\|SK\\|region[\\|session token]` or `APIKey\\|region`, one per line".to_owned()
         }
         KeyFormat::ServiceAccountJson => {
-            "service-account JSON: one object, an array, or objects one after another".to_owned()
+            "service-account JSON: one object, an array, or objects one after another (or, with \
+             `setting.vertex_key_type` `api_key`, express-mode API keys one per line)"
+                .to_owned()
         }
     };
     if row.base_url_required {

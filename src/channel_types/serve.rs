@@ -67,7 +67,13 @@ impl Serve {
             Serve::ChatStream => caps.has(Caps::CHAT.with(Caps::STREAM)),
             Serve::Completions => caps.has(Caps::CHAT) && openai,
             Serve::Responses => caps.has(Caps::RESPONSES) && openai,
-            Serve::Embeddings => caps.has(Caps::EMBEDDINGS) && (openai || cohere),
+            // Vertex AI and Bedrock embed through `relay::cloud_embed`.
+            Serve::Embeddings => {
+                caps.has(Caps::EMBEDDINGS)
+                    && (openai
+                        || cohere
+                        || matches!(row.family, Some(Family::Vertex | Family::Bedrock)))
+            }
             Serve::GeminiEmbeddings => {
                 caps.has(Caps::EMBEDDINGS) && (openai || row.family == Some(Family::Gemini))
             }

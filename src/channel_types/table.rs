@@ -333,8 +333,12 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         key_hint: "",
         fields: &[],
         // Claude through InvokeModel, other models through Converse, token counts through
-        // CountTokens (`relay::adaptor::bedrock`, `relay::count`).
-        caps: Caps::CHAT.with(Caps::STREAM).with(Caps::COUNT_TOKENS),
+        // CountTokens, Titan and Cohere embeddings through InvokeModel (`relay::adaptor::bedrock`,
+        // `relay::count`, `relay::cloud_embed`).
+        caps: Caps::CHAT
+            .with(Caps::STREAM)
+            .with(Caps::EMBEDDINGS)
+            .with(Caps::COUNT_TOKENS),
         openai_prefix: "/v1",
         native_responses: false,
         test: TestRequest::Chat,
@@ -387,9 +391,12 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         key_format: KeyFormat::ServiceAccountJson,
         key_hint: "",
         fields: VERTEX_FIELDS,
-        // Gemini and Claude models, their token counts (`relay::adaptor::vertex`,
-        // `relay::count`).
-        caps: Caps::CHAT.with(Caps::STREAM).with(Caps::COUNT_TOKENS),
+        // Gemini and Claude models, their token counts, text embeddings through `:predict`
+        // (`relay::adaptor::vertex`, `relay::count`, `relay::cloud_embed`).
+        caps: Caps::CHAT
+            .with(Caps::STREAM)
+            .with(Caps::EMBEDDINGS)
+            .with(Caps::COUNT_TOKENS),
         openai_prefix: "/v1",
         native_responses: false,
         test: TestRequest::Chat,

@@ -32,6 +32,7 @@ use super::adaptor::{self, Credential};
 use super::admission::{self, Admission, Ask, Price};
 use super::attempt::{self, Build, settle_ctx};
 use super::auth::Caller;
+use super::cloud_embed;
 use super::meter::Meter;
 use super::prompt::Prompt;
 use super::prompt_count::each_text;
@@ -85,7 +86,13 @@ pub fn serves(state: &AppState, caller: &Caller, path: &str, body: &[u8]) -> boo
         return false;
     };
     let table = state.channel_pool.table().load();
-    let cohere = |c: &RoutedChannel| Wire::of_channel(c.channel.channel_type) == Some(Wire::Cohere);
+    // Vertex AI and Bedrock channels embed through here too ([`super::cloud_embed`]).
+    let embeddings = Route::of(path) == Some(Route::Embeddings);
+    let cohere = |c: &RoutedChannel| {
+        let channel_type = c.channel.channel_type;
+        Wire::of_channel(channel_type) == Some(Wire::Cohere)
+            || (embeddings && cloud_embed::is_cloud(channel_type))
+    };
     if let Some(id) = caller.pinned {
         return table.channel(id).is_some_and(|c| cohere(c));
     }
@@ -167,10 +174,22 @@ pub fn rerank_request(body: &Value, model: &str) -> Result<Value, String> {
 /// Cohere's float embeddings as OpenAI's list; `base64` packs each vector's little-endian
 /// f32s as OpenAI does for `encoding_format: "base64"`.
 pub fn embed_answer(answer: &Value, model: &str, base64: bool, prompt_tokens: i64) -> Value {
-    let data: Vec<Value> = answer["embeddings"]["float"]
+    let vectors = answer["embeddings"]["float"]
         .as_array()
-        .into_iter()
-        .flatten()
+        .map_or(&[][..], Vec::as_slice);
+    openai_embeddings(vectors, model, base64, prompt_tokens)
+}
+
+/// `vectors` (arrays of floats, in input order) as OpenAI's embeddings list; `base64` packs
+/// each vector's little-endian f32s as OpenAI does for `encoding_format: "base64"`.
+pub fn openai_embeddings(
+    vectors: &[Value],
+    model: &str,
+    base64: bool,
+    prompt_tokens: i64,
+) -> Value {
+    let data: Vec<Value> = vectors
+        .iter()
         .enumerate()
         .map(|(index, vector)| {
             let embedding = if base64 {
@@ -316,6 +335,9 @@ impl Job {
         key: &Credential<'_>,
     ) -> Result<Build, RelayError> {
         let c = &channel.channel;
+        if cloud_embed::is_cloud(c.channel_type) {
+            return self.build_cloud(state, channel, wire, upstream_model, key);
+        }
         let base = effective_base_url(c.channel_type, &c.base_url);
         let (url, body) = match wire {
             Wire::Cohere => {
@@ -356,6 +378,39 @@ impl Job {
         Ok(Build::Send(Box::new(req)))
     }
 
+    /// The upstream request for a Vertex AI or Bedrock channel ([`cloud_embed`]).
+    fn build_cloud(
+        &self,
+        state: &AppState,
+        channel: &RoutedChannel,
+        wire: Wire,
+        upstream_model: &str,
+        key: &Credential<'_>,
+    ) -> Result<Build, RelayError> {
+        let channel_type = channel.channel.channel_type;
+        let kind = cloud_embed::kind(channel_type, upstream_model)
+            .filter(|_| self.route == Route::Embeddings);
+        let url = kind.and_then(|kind| cloud_embed::url(kind, channel, key, upstream_model));
+        let (Some(kind), Some(url)) = (kind, url) else {
+            return Ok(Build::Skip(RelayError::NotImplemented(format!(
+                "relaying {} for model {upstream_model} to channel type {channel_type}",
+                self.path
+            ))));
+        };
+        let request = cloud_embed::request(kind, &self.parsed, upstream_model)
+            .map_err(RelayError::BadRequest)?;
+        let req = adaptor::request(
+            &state.http,
+            channel,
+            wire,
+            url,
+            key,
+            &[],
+            Bytes::from(request.to_string()),
+        )?;
+        Ok(Build::Send(Box::new(req)))
+    }
+
     async fn run(
         self,
         state: AppState,
@@ -390,6 +445,26 @@ impl Job {
         let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
             return Err(not_json(&mut meter).await);
         };
+        let cloud = cloud_embed::kind(won.routed.channel.channel_type, &won.upstream_model)
+            .filter(|_| cloud_embed::is_cloud(won.routed.channel.channel_type));
+        if let Some(kind) = cloud {
+            let (vectors, reported) = cloud_embed::answer(kind, &answer);
+            if let Some(tokens) = reported.filter(|t| *t >= 0) {
+                meter.reported(super::usage::Usage {
+                    prompt_tokens: tokens,
+                    cache_in_prompt: true,
+                    ..super::usage::Usage::default()
+                });
+            }
+            let billed = meter.settle(presence.ending()).await.unwrap_or_default();
+            let converted = openai_embeddings(
+                &vectors,
+                &self.model,
+                self.parsed["encoding_format"] == "base64",
+                billed.prompt_tokens,
+            );
+            return Ok(Json(converted).into_response());
+        }
         if won.wire != Wire::Cohere {
             // An OpenAI-compatible channel's answer goes out as it came.
             if let Some(usage) = answer.get("usage").filter(|u| u.is_object())

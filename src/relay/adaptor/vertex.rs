@@ -183,6 +183,16 @@ pub fn count_url(
     }
 }
 
+/// The URL of `:predict` on Google's `model` (text-embedding models,
+/// https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/text-embeddings-api).
+pub fn predict_url(
+    channel: &RoutedChannel,
+    credential: &Credential<'_>,
+    model: &str,
+) -> Option<String> {
+    method_url(channel, credential, "google", model, "predict")
+}
+
 /// The body of a Gemini `:countTokens` on Vertex AI from a Gemini API count request: Vertex
 /// takes `contents`, `systemInstruction` and `tools` at the top (the Gemini API also accepts
 /// them wrapped in `generateContentRequest`, which Vertex does not know).
