@@ -21,6 +21,8 @@
 //! - Cohere chat v2: user content is text and `image_url` only; `documents` are text for
 //!   citations (https://docs.cohere.com/v2/reference/chat), so a PDF cannot be sent.
 
+#![expect(clippy::expect_used, reason = "test helpers fail the test loudly")]
+
 mod common;
 #[expect(
     dead_code,
@@ -29,6 +31,9 @@ mod common;
 #[path = "common/conformance_upstreams.rs"]
 mod upstreams;
 
+use std::sync::{Arc, Mutex};
+
+use base64::Engine;
 use common::TestServer;
 use common::mock_cloud::{Answer, MockCloud, Recorded, sse};
 use common::relay_fixture::sse_events;
@@ -141,8 +146,17 @@ async fn start() -> (MockCloud, TestServer, i64, String) {
 async fn start_with(
     handler: impl Fn(&Recorded) -> Answer + Send + Sync + 'static,
 ) -> (MockCloud, TestServer, i64, String) {
+    start_tuned(handler, |_| {}).await
+}
+
+/// [`start_with`] with the server's configuration tuned.
+async fn start_tuned(
+    handler: impl Fn(&Recorded) -> Answer + Send + Sync + 'static,
+    tune: impl FnOnce(&mut tollgate::config::Config),
+) -> (MockCloud, TestServer, i64, String) {
     let mock = MockCloud::start(handler).await;
-    let server = TestServer::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = TestServer::start_with(dir, tune).await;
     let channels: Vec<Value> = UPSTREAMS.iter().map(|u| u.channel(&mock.base)).collect();
     let (root, payer, key) = fixture(&server, &channels, 10_000_000, 5_000_000).await;
     let ratios = |v: i64| {
@@ -725,6 +739,206 @@ async fn gemini_thought_signatures_reach_openai_clients_and_come_back() {
                 "Chat next turn → {upstream:?}: {status} {text}; the model turn sent: {part:?}"
             ));
         }
+    }
+    report(&failures);
+}
+
+// ---- item 3: documents named by URL ----
+
+/// The document server: the paths it was asked for. `/q3-report.pdf` is the PDF.
+#[derive(Clone, Default)]
+struct Docs(Arc<Mutex<Vec<String>>>);
+
+impl Docs {
+    fn hits(&self) -> usize {
+        self.0.lock().expect("lock").len()
+    }
+}
+
+async fn serve_doc(
+    axum::extract::State(docs): axum::extract::State<Docs>,
+    uri: axum::http::Uri,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    docs.0.lock().expect("lock").push(uri.path().to_owned());
+    match uri.path() {
+        "/q3-report.pdf" => {
+            let pdf = base64::engine::general_purpose::STANDARD
+                .decode(PDF)
+                .expect("the test PDF is base64");
+            ([(axum::http::header::CONTENT_TYPE, "application/pdf")], pdf).into_response()
+        }
+        _ => axum::http::StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+async fn doc_server() -> (Docs, u16) {
+    let docs = Docs::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let app = axum::Router::new()
+        .fallback(serve_doc)
+        .with_state(docs.clone());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (docs, port)
+}
+
+/// The test's names: `docs.test` is the document server (trusted, on 127.0.0.1);
+/// `media.example` resolves to 127.0.0.1 and is refused like any loopback name.
+fn overrides() -> tollgate::outbound::Overrides {
+    let loopback: Vec<std::net::IpAddr> = vec!["127.0.0.1".parse().expect("ip")];
+    tollgate::outbound::Overrides {
+        hosts: [
+            ("docs.test".to_owned(), loopback.clone()),
+            ("media.example".to_owned(), loopback),
+        ]
+        .into_iter()
+        .collect(),
+        trusted: vec!["docs.test".to_owned()],
+    }
+}
+
+/// Item 3: a document a client names by URL (an Anthropic `document` with a `url` source,
+/// https://docs.anthropic.com/en/docs/build-with-claude/pdf-support; a Responses `input_file`
+/// with a `file_url`, https://developers.openai.com/api/docs/guides/file-inputs) is read by the
+/// guarded media fetcher when the request is converted for an upstream that needs the bytes —
+/// OpenAI chat (which takes no file URL), Gemini, Converse, Claude from another format — and
+/// sent as those bytes in the upstream's form; Cohere still refuses it by name. A URL the guard
+/// refuses is a 400 naming the part, with nothing sent or billed; Claude itself gets an
+/// Anthropic client's URL as it is, and nothing is read.
+#[tokio::test]
+async fn documents_named_by_url_are_read_through_the_guard_for_upstreams_that_need_bytes() {
+    let (docs, port) = doc_server().await;
+    let (mock, server, payer, key) = start_tuned(upstreams::answer, |c| {
+        c.outbound_overrides = Arc::new(overrides());
+    })
+    .await;
+    let url = format!("http://docs.test:{port}/q3-report.pdf");
+    let by_url = json!({"type": "document", "source": {"type": "url", "url": url}});
+    let mut failures = Vec::new();
+    let expectations = [
+        (
+            Upstream::OpenAi,
+            json!({"type": "file", "file": {"filename": "q3-report.pdf",
+                "file_data": format!("data:application/pdf;base64,{PDF}")}}),
+        ),
+        (
+            Upstream::Gemini,
+            json!({"inlineData": {"mimeType": "application/pdf", "data": PDF}}),
+        ),
+        (
+            Upstream::BedrockConverse,
+            json!({"document": {"format": "pdf", "name": "q3-report", "source": {"bytes": PDF}}}),
+        ),
+    ];
+    for (upstream, expected) in expectations {
+        for stream in [false, true] {
+            let before = docs.hits();
+            let req =
+                Client::Messages.request(&server, &key, upstream.model(), by_url.clone(), stream);
+            let result = relayed(&server, &mock, payer, req, Client::Messages)
+                .await
+                .and_then(|sent| {
+                    if !find(&sent, &|v| v == &expected) {
+                        return Err(format!("no {expected} in the upstream body {sent}"));
+                    }
+                    if docs.hits() != before + 1 {
+                        return Err(format!("{} reads of the URL", docs.hits() - before));
+                    }
+                    Ok(())
+                });
+            if let Err(e) = result {
+                failures.push(format!(
+                    "Messages URL document → {upstream:?}, stream {stream}: {e}"
+                ));
+            }
+        }
+    }
+
+    let file_url = json!({"type": "input_file", "file_url": url});
+    let req = Client::Responses.request(&server, &key, Upstream::Claude.model(), file_url, false);
+    let result = relayed(&server, &mock, payer, req, Client::Responses)
+        .await
+        .and_then(|sent| {
+            let expected = json!({"type": "document", "title": "q3-report.pdf",
+                "source": {"type": "base64", "media_type": "application/pdf", "data": PDF}});
+            if find(&sent, &|v| v == &expected) {
+                Ok(())
+            } else {
+                Err(format!("no {expected} in the Claude body {sent}"))
+            }
+        });
+    if let Err(e) = result {
+        failures.push(format!("Responses file_url → Claude: {e}"));
+    }
+
+    let req = Client::Messages.request(
+        &server,
+        &key,
+        Upstream::Cohere.model(),
+        by_url.clone(),
+        false,
+    );
+    if let Err(e) = refused(
+        &server,
+        &mock,
+        payer,
+        req,
+        &[
+            "a file part (\\\"q3-report.pdf\\\", application/pdf)",
+            "cannot be sent to a Cohere model",
+        ],
+    )
+    .await
+    {
+        failures.push(format!("Messages URL document → Cohere: {e}"));
+    }
+
+    let local = format!("http://media.example:{port}/q3-report.pdf");
+    let before = docs.hits();
+    let req = Client::Messages.request(
+        &server,
+        &key,
+        Upstream::OpenAi.model(),
+        json!({"type": "document", "source": {"type": "url", "url": local}}),
+        false,
+    );
+    let named = format!(
+        "messages[0].content[0]: document URL {local} refused: media.example resolves to a loopback address"
+    );
+    if let Err(e) = refused(&server, &mock, payer, req, &[&named]).await {
+        failures.push(format!("Messages loopback URL → OpenAI: {e}"));
+    }
+    if docs.hits() != before {
+        failures.push("the refused URL was read".into());
+    }
+
+    // Claude reads URLs itself: an Anthropic client's body goes as it is.
+    let before = docs.hits();
+    let req = Client::Messages.request(
+        &server,
+        &key,
+        Upstream::Claude.model(),
+        by_url.clone(),
+        false,
+    );
+    let result = relayed(&server, &mock, payer, req, Client::Messages)
+        .await
+        .and_then(|sent| {
+            if !find(&sent, &|v| v == &by_url) || docs.hits() != before {
+                return Err(format!(
+                    "Claude got {sent} after {} reads",
+                    docs.hits() - before
+                ));
+            }
+            Ok(())
+        });
+    if let Err(e) = result {
+        failures.push(format!("Messages URL document → Claude: {e}"));
     }
     report(&failures);
 }

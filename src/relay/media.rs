@@ -5,7 +5,11 @@
 //! Anthropic clients whose body such a channel takes as it is, each `url` image or document
 //! source) is read by the guarded media fetcher ([`crate::outbound::media`]) and replaced by its
 //! bytes (a `data:` URL in the hub, a `base64` source for Claude), so the converters of
-//! [`super::wire`] never see a remote URL they would have to read.
+//! [`super::wire`] never see a remote URL they would have to read. Documents by URL (the hub's
+//! `file` parts with a `file_url`: an Anthropic `document` with a `url` source, a Responses
+//! `input_file` with a `file_url`, a Gemini `fileData` that is not an image) are read for every
+//! converted request, since no converted format takes a document URL; what is read becomes
+//! OpenAI's `file_data` (a data URL), which each converter maps or refuses by name.
 //!
 //! A URL that cannot be read is the client's to fix: a 400 naming the part
 //! (`messages[0].content[1]: image URL … refused: … resolves to a loopback address`), never a
@@ -31,6 +35,10 @@ pub const MAX_REMOTE_MEDIA: usize = 16;
 struct Needs {
     /// The hub request is converted for a channel that takes only bytes.
     hub: bool,
+    /// The hub request is converted for some channel: documents by URL are read, whatever the
+    /// channel (no converted format takes a document URL from the hub: OpenAI chat's `file`
+    /// part has none, Gemini, Converse and Claude on a cloud take only bytes).
+    documents: bool,
     /// An Anthropic client's body goes as it is to Claude on Bedrock or Vertex.
     anthropic: bool,
 }
@@ -55,6 +63,9 @@ fn needs(state: &AppState, job: &Job) -> Needs {
             return;
         };
         let wire = wire.upstream(c, job.client);
+        if wire != job.client {
+            needs.documents = true;
+        }
         if !bytes_only(wire, Transport::of(c.channel.channel_type)) {
             return;
         }
@@ -95,8 +106,10 @@ fn is_remote(url: &str) -> bool {
     lower.starts_with("http://") || lower.starts_with("https://")
 }
 
-/// The `http(s)` image URLs of a hub request's `image_url` parts.
-fn hub_remotes(hub: &Value) -> Vec<Remote> {
+/// The `http(s)` URLs of a hub request's `image_url` parts (`images`) and of its `file` parts
+/// given by URL (`documents`: `file.file_url`, the hub's own field for a document a client
+/// named by URL, e.g. an Anthropic `document` with a `url` source).
+fn hub_remotes(hub: &Value, images: bool, documents: bool) -> Vec<Remote> {
     let mut out = Vec::new();
     for (i, message) in hub["messages"].as_array().into_iter().flatten().enumerate() {
         for (j, part) in message["content"]
@@ -105,22 +118,40 @@ fn hub_remotes(hub: &Value) -> Vec<Remote> {
             .flatten()
             .enumerate()
         {
-            if part["type"] != "image_url" {
-                continue;
-            }
-            let image = &part["image_url"];
-            if let Some(url) = image["url"].as_str().or_else(|| image.as_str())
-                && is_remote(url)
-            {
+            let (url, kind) = match part["type"].as_str() {
+                Some("image_url") if images => {
+                    let image = &part["image_url"];
+                    (image["url"].as_str().or_else(|| image.as_str()), "image")
+                }
+                Some("file") if documents => (part["file"]["file_url"].as_str(), "document"),
+                _ => continue,
+            };
+            if let Some(url) = url.filter(|u| is_remote(u)) {
                 out.push(Remote {
                     path: format!("messages[{i}].content[{j}]"),
                     url: url.to_owned(),
-                    kind: "image",
+                    kind,
                 });
             }
         }
     }
     out
+}
+
+/// The file name of a document read from `url`: the last segment of its path (as the URL
+/// spells it), else "document" with the extension of its MIME type.
+fn file_name(url: &str, mime: &str) -> String {
+    let last = reqwest::Url::parse(url).ok().and_then(|u| {
+        u.path_segments()
+            .and_then(|mut s| s.next_back().map(str::to_owned))
+            .filter(|s| !s.is_empty())
+    });
+    last.unwrap_or_else(|| {
+        let ext = mime_guess::get_mime_extensions_str(mime)
+            .and_then(|e| e.first())
+            .unwrap_or(&"bin");
+        format!("document.{ext}")
+    })
 }
 
 /// The `url` sources of an Anthropic request's image and document blocks (tool results'
@@ -230,8 +261,8 @@ fn data_url(media: &Media) -> String {
 /// bytes. Nothing changes (and nothing is read) when no candidate needs it.
 pub async fn inline_remote(state: &AppState, job: &mut Job) -> Result<(), RelayError> {
     let needs = needs(state, job);
-    if needs.hub {
-        let remotes = hub_remotes(&job.hub);
+    if needs.hub || needs.documents {
+        let remotes = hub_remotes(&job.hub, needs.hub, needs.documents);
         if !remotes.is_empty() {
             let media = read_all(state, &remotes).await?;
             for (remote, media) in remotes.iter().zip(&media) {
@@ -239,6 +270,15 @@ pub async fn inline_remote(state: &AppState, job: &mut Job) -> Result<(), RelayE
                     continue;
                 };
                 let data = data_url(media);
+                if remote.kind == "document" {
+                    // The document's bytes in OpenAI's form (`file_data`, a data URL), named
+                    // as the client named it or as its URL does.
+                    let name = part["file"]["filename"]
+                        .as_str()
+                        .map_or_else(|| file_name(&remote.url, &media.mime), str::to_owned);
+                    part["file"] = json!({"filename": name, "file_data": data});
+                    continue;
+                }
                 match &mut part["image_url"] {
                     Value::Object(image) => {
                         image.insert("url".into(), Value::String(data));
@@ -300,7 +340,7 @@ mod tests {
                 {"type": "image_url", "image_url": "HTTP://img.example/b.png"},
                 {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
                 {"type": "image_url", "image_url": {"url": "gs://bucket/c.png"}}]}]});
-        let found: Vec<_> = hub_remotes(&hub)
+        let found: Vec<_> = hub_remotes(&hub, true, false)
             .into_iter()
             .map(|r| (r.path, r.url))
             .collect();

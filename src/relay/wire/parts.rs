@@ -5,9 +5,10 @@
 //!
 //! What each wire takes, by its documentation:
 //! - OpenAI chat: all four (https://platform.openai.com/docs/api-reference/chat/create, user
-//!   message content parts); a file by `file_data` or `file_id`.
-//! - Responses: text, images and files (`input_file`), no audio
-//!   (https://platform.openai.com/docs/api-reference/responses/create).
+//!   message content parts); a file by `file_data` or `file_id`, PDFs only
+//!   (https://developers.openai.com/api/docs/guides/file-inputs).
+//! - Responses: text, images and files (`input_file`: more types than PDFs, by data, id or
+//!   URL), no audio (https://platform.openai.com/docs/api-reference/responses/create).
 //! - Anthropic Messages: text, images, and `document` blocks of a base64 PDF or plain text
 //!   (https://docs.anthropic.com/en/docs/build-with-claude/pdf-support); no audio.
 //! - Gemini: text and any medium as `inlineData` bytes with its MIME type
@@ -131,7 +132,19 @@ fn refusal(wire: Wire, part: &Value) -> Option<&'static str> {
         ("text" | "image_url", _) => None,
         ("input_audio", Wire::OpenAi | Wire::Gemini) => None,
         ("input_audio", _) => Some("it takes no audio input"),
-        ("file", Wire::OpenAi | Wire::Responses) if by_id || bytes.is_some() => None,
+        // Chat completions take PDFs only, by bytes or id; the Responses API more types, and
+        // URLs (https://developers.openai.com/api/docs/guides/file-inputs).
+        ("file", Wire::OpenAi) if by_id => None,
+        ("file", Wire::OpenAi) => match bytes {
+            Some(("application/pdf", _)) => None,
+            Some(_) => Some("OpenAI's chat completions take PDF files only"),
+            None => Some(
+                "files must be sent as bytes (a data: URL in file_data, or an http(s) URL Tollgate reads)",
+            ),
+        },
+        ("file", Wire::Responses) if by_id || bytes.is_some() || file["file_url"].is_string() => {
+            None
+        }
         ("file", Wire::Cohere) => Some(
             "Cohere's chat takes only text and images (its documents field takes text, not files)",
         ),

@@ -74,9 +74,17 @@ fn input_part(field: &str, part: &Value) -> Result<Value, ConvertError> {
             }
             Ok(json!({"type": "file", "file": file}))
         }
+        // A file by URL: the relay reads it (guarded) before converting, see relay::media.
+        "input_file" if part["file_url"].is_string() => {
+            let mut file = json!({"file_url": part["file_url"]});
+            if let Some(name) = part["filename"].as_str() {
+                file["filename"] = json!(name);
+            }
+            Ok(json!({"type": "file", "file": file}))
+        }
         "input_file" => refuse(
             field,
-            "files by file_id or file_url need a channel with the Responses API; send file_data",
+            "files by file_id need a channel with the Responses API; send file_data or file_url",
         ),
         other => refuse(
             field,
@@ -322,7 +330,7 @@ fn output_part(part: &Value) -> Option<Value> {
         }
         "file" => {
             let mut out = json!({"type": "input_file"});
-            for key in ["file_data", "file_id", "filename"] {
+            for key in ["file_data", "file_id", "file_url", "filename"] {
                 if let Some(v) = part["file"].get(key).filter(|v| !v.is_null()) {
                     out[key] = v.clone();
                 }
