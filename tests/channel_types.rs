@@ -516,3 +516,184 @@ async fn deepseek_channels_are_never_sent_routes_deepseek_lacks() {
         json!(["chat", "stream", "balance"])
     );
 }
+
+/// Prices `m-<type>` for each of `types` at ratio 1 (an unpriced model is refused).
+async fn price_models(server: &TestServer, root: &common::Actor, types: impl Iterator<Item = i64>) {
+    let ratios: serde_json::Map<String, Value> =
+        types.map(|t| (format!("m-{t}"), json!(1))).collect();
+    server
+        .set_option(root, "ModelRatio", json!(Value::Object(ratios).to_string()))
+        .await;
+}
+
+/// One request of each capability class an OpenAI-compatible type may lack, as a client sends it.
+fn capability_request(
+    server: &TestServer,
+    key: &str,
+    model: &str,
+    class: &str,
+) -> (&'static str, reqwest::RequestBuilder) {
+    let (route, body) = match class {
+        "embeddings" => ("/v1/embeddings", json!({"model": model, "input": "hi"})),
+        "images" => (
+            "/v1/images/generations",
+            json!({"model": model, "prompt": "a cat"}),
+        ),
+        "audio" => (
+            "/v1/audio/speech",
+            json!({"model": model, "input": "hi", "voice": "alloy"}),
+        ),
+        "rerank" => (
+            "/v1/rerank",
+            json!({"model": model, "query": "q", "documents": ["a", "b"]}),
+        ),
+        _ => ("/v1/moderations", json!({"model": model, "input": "hi"})),
+    };
+    let request = server
+        .client
+        .post(server.url(route))
+        .bearer_auth(key)
+        .json(&body);
+    (route, request)
+}
+
+#[tokio::test]
+async fn each_openai_compatible_type_is_sent_only_the_routes_its_provider_serves() {
+    // What each provider's API reference lists (cited beside its row in
+    // src/channel_types/table.rs): a route the type serves reaches the upstream, one it lacks is
+    // a 400 naming the route and the model, and nothing is sent.
+    const CLASSES: [&str; 5] = ["embeddings", "images", "audio", "rerank", "moderation"];
+    let serves: [(i64, &[&str]); 11] = [
+        (4, &["embeddings", "images", "audio"]),
+        (17, &["embeddings"]),
+        (20, &["embeddings"]),
+        (22, &[]),
+        (25, &[]),
+        (40, &["embeddings", "images", "audio", "rerank"]),
+        (42, &["embeddings", "audio", "moderation"]),
+        (43, &[]),
+        (45, &["embeddings", "images"]),
+        (47, &["embeddings", "images", "audio", "rerank"]),
+        (48, &["images"]),
+    ];
+    let mock = MockCloud::start(openai_compatible).await;
+    let server = TestServer::start().await;
+    let channels: Vec<Value> = serves
+        .iter()
+        .map(|(t, _)| {
+            json!({"name": format!("type-{t}"), "type": t, "key": format!("key-{t}"),
+                "base_url": mock.base, "models": format!("m-{t}"), "group": "default"})
+        })
+        .collect();
+    let (root, _, key) = fixture(&server, &channels, 100_000_000, 50_000_000).await;
+    price_models(&server, &root, serves.iter().map(|(t, _)| *t)).await;
+    let mut wrong = Vec::new();
+    for (channel_type, served) in serves {
+        let model = format!("m-{channel_type}");
+        for class in CLASSES {
+            let before = mock.requests().len();
+            let (route, request) = capability_request(&server, &key, &model, class);
+            let (status, body) = server.send(request).await;
+            let sent = mock.requests().len() - before;
+            let ok = if served.contains(&class) {
+                status == StatusCode::OK
+                    && sent == 1
+                    && mock.last().path.ends_with(route.trim_start_matches("/v1"))
+            } else {
+                let message = body["error"]["message"].as_str().unwrap_or_default();
+                status == StatusCode::BAD_REQUEST
+                    && sent == 0
+                    && message.contains(route)
+                    && message.contains(&model)
+            };
+            if !ok {
+                wrong.push(format!("type {channel_type} {class}: {status} {body}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    // The console's type list says the same.
+    let (_, types) = root.get("/api/channel/types").await;
+    let caps = |id: i64| {
+        types["data"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["id"] == id))
+            .map(|t| t["capabilities"].clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(caps(25), json!(["chat", "stream", "balance"]));
+    assert_eq!(
+        caps(42),
+        json!(["chat", "stream", "embeddings", "audio", "moderation"])
+    );
+    assert_eq!(caps(48), json!(["chat", "stream", "responses", "images"]));
+}
+
+#[tokio::test]
+async fn responses_reach_only_types_whose_provider_has_the_api() {
+    // A channel set to speak the Responses API (`setting.upstream_api`) is sent Responses requests
+    // only when its provider has the API: xAI does (https://docs.x.ai/api-reference), Moonshot does
+    // not (https://platform.kimi.ai/docs/api/overview).
+    let mock = MockCloud::start(openai_compatible).await;
+    let server = TestServer::start().await;
+    let channel = |t: i64| {
+        json!({"name": format!("type-{t}"), "type": t, "key": format!("key-{t}"),
+            "base_url": mock.base, "models": format!("m-{t}"), "group": "default",
+            "setting": r#"{"upstream_api": "responses"}"#})
+    };
+    let (root, _, key) = fixture(&server, &[channel(48), channel(25)], 1_000_000, 500_000).await;
+    price_models(&server, &root, [48, 25].into_iter()).await;
+    let respond = |model: &str| {
+        server
+            .client
+            .post(server.url("/v1/responses"))
+            .bearer_auth(&key)
+            .json(&json!({"model": model, "input": "hi"}))
+    };
+    let (status, body) = server.send(respond("m-48")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(mock.last().path, "/v1/responses");
+    let before = mock.requests().len();
+    let (status, body) = server.send(respond("m-25")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("/v1/responses") && message.contains("m-25"),
+        "{message}"
+    );
+    assert_eq!(
+        mock.requests().len(),
+        before,
+        "nothing was sent to Moonshot"
+    );
+}
+
+#[tokio::test]
+async fn deepseek_fim_completions_reach_its_beta_path() {
+    // DeepSeek serves FIM as legacy completions on its beta base URL only
+    // (https://api-docs.deepseek.com/guides/fim_completion; the request is the guide's example):
+    // `/v1/completions` goes to `{base}/beta/completions` with the client's body, and is billed.
+    let mock = MockCloud::start(openai_compatible).await;
+    let server = TestServer::start().await;
+    let channel = json!({"name": "ds", "type": 43, "key": "ds-key", "base_url": mock.base,
+        "models": "deepseek-chat", "group": "default"});
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let fim = json!({"model": "deepseek-chat", "prompt": "def fib(a):",
+        "suffix": "    return fib(a-1) + fib(a-2)", "max_tokens": 128});
+    let (status, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/completions"))
+                .bearer_auth(&key)
+                .json(&fim),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let sent = mock.last();
+    assert_eq!(sent.path, "/beta/completions");
+    assert_eq!(sent.json(), fim, "the client's body as it came");
+    let (quota, _, count, _) = common::relay_fixture::balances(&server, payer.id).await;
+    assert_eq!(count, 1);
+    assert!(quota < 1_000_000, "the completion was billed");
+}

@@ -36,6 +36,10 @@ pub struct ChannelType {
     /// `/api/v3`), so the default base URLs work as they are.
     #[serde(skip)]
     pub openai_prefix: &'static str,
+    /// OpenAI routes the provider serves elsewhere under the base URL: (OpenAI's path, the
+    /// provider's), e.g. DeepSeek's FIM completions at `/beta/completions`.
+    #[serde(skip)]
+    pub openai_paths: &'static [(&'static str, &'static str)],
     /// The upstream has OpenAI's Responses API beside chat completions, so Responses clients
     /// reach it as they are (OpenAI, Azure OpenAI); other OpenAI-family types speak Responses
     /// only when a channel's `setting.upstream_api` says so.

@@ -60,10 +60,17 @@ pub fn effective_base_url(channel_type: i32, base_url: &str) -> String {
 }
 
 /// The URL of OpenAI route `path` (`/v1/chat/completions`, `/v1/models`, …) at `base` for a
-/// channel of `channel_type`: the row's [`ChannelType::openai_prefix`] replaces `/v1`
-/// (`{base}/compatible-mode/v1/chat/completions` for Qwen, `{base}/api/v3/…` for Volcano Ark).
+/// channel of `channel_type`: the row's [`ChannelType::openai_paths`] entry for it, else the row's
+/// [`ChannelType::openai_prefix`] in place of `/v1` (`{base}/compatible-mode/v1/chat/completions`
+/// for Qwen, `{base}/api/v3/…` for Volcano Ark, `{base}/beta/completions` for DeepSeek's FIM).
 pub fn openai_url(channel_type: i32, base: &str, path: &str) -> String {
-    let prefix = by_id(channel_type).map_or("/v1", |t| t.openai_prefix);
+    let row = by_id(channel_type);
+    if let Some((_, own)) =
+        row.and_then(|t| t.openai_paths.iter().find(|(openai, _)| *openai == path))
+    {
+        return format!("{base}{own}");
+    }
+    let prefix = row.map_or("/v1", |t| t.openai_prefix);
     match path.strip_prefix("/v1") {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{base}{prefix}{rest}"),
         _ => format!("{base}{path}"),

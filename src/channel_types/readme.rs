@@ -50,8 +50,8 @@ fn key_text(row: &ChannelType) -> String {
 /// The provider table as the README holds it.
 fn provider_table() -> String {
     let mut out = String::from(
-        "| type | name | chat | stream | tools | images | embeddings | audio | rerank | Responses | key |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| type | name | chat | stream | tools | completions | images | embeddings | audio | rerank | moderation | Responses | key |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let mut rows: Vec<&ChannelType> = CHANNEL_TYPES.iter().collect();
     rows.sort_by_key(|row| row.id);
@@ -68,17 +68,19 @@ fn provider_table() -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             row.id,
             row.name,
             mark(chat),
             mark(has(Serve::ChatStream)),
             // Tools travel with chat on every family (passed through or converted).
             mark(chat),
+            mark(has(Serve::Completions)),
             mark(has(Serve::Images)),
             mark(has(Serve::Embeddings) || has(Serve::GeminiEmbeddings)),
             mark(has(Serve::Audio)),
             mark(has(Serve::Rerank)),
+            mark(has(Serve::Moderation)),
             responses,
             key_text(row),
         );

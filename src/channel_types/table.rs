@@ -2,11 +2,12 @@
 //! §5.1. This is the only place that says how to talk to a type; the relay, the channel test,
 //! balance queries, model fetching and the console (`GET /api/channel/types`) read it.
 //!
-//! A capability is set only where the relay really serves it: the OpenAI-compatible types get
-//! every route the OpenAI pass-through forwards, Claude (14), Gemini (24), Azure (3), Bedrock
-//! (33) and Vertex AI (41) what their adaptors serve. When an adaptor lands (Cohere, Responses
-//! conversion), its row's `caps` (and, for a new family, `serve::Serve::served_by`) change here
-//! and nowhere else.
+//! A capability is set only where the relay really serves it and the provider has it: each
+//! OpenAI-compatible row gets the routes the provider's API reference lists (cited beside the
+//! row; OpenAI, Custom and the rows whose reference could not be read keep every route the
+//! OpenAI pass-through forwards), Claude (14), Gemini (24), Azure (3), Bedrock (33), Vertex AI
+//! (41) and Cohere (34) what their adaptors serve. When an adaptor lands, its row's `caps` (and,
+//! for a new family, `serve::Serve::served_by`) change here and nowhere else.
 
 use super::kinds::{
     Auth, BalanceApi, Caps, ChannelType, Family, Field, FieldKind, KeyFormat, ModelsApi, Target,
@@ -22,6 +23,9 @@ const OPENAI_ROUTES: Caps = Caps::CHAT
     .with(Caps::AUDIO)
     .with(Caps::RERANK)
     .with(Caps::MODERATION);
+
+/// Chat, streamed: the least an OpenAI-compatible provider serves.
+const CHAT_STREAM: Caps = Caps::CHAT.with(Caps::STREAM);
 
 /// Azure OpenAI: the OpenAI routes its deployments (and resource) serve.
 const AZURE_CAPS: Caps = Caps::CHAT
@@ -163,6 +167,7 @@ const fn openai(id: i32, name: &'static str, base: &'static str) -> ChannelType 
         fields: &[],
         caps: OPENAI_ROUTES,
         openai_prefix: "/v1",
+        openai_paths: &[],
         native_responses: false,
         test: TestRequest::Chat,
         balance: None,
@@ -185,6 +190,7 @@ const fn unsupported(id: i32, name: &'static str, base: &'static str) -> Channel
         fields: &[],
         caps: Caps::NONE,
         openai_prefix: "/v1",
+        openai_paths: &[],
         native_responses: false,
         test: TestRequest::None,
         balance: None,
@@ -216,6 +222,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         // embeddings, images and audio; Responses at the resource.
         caps: AZURE_CAPS,
         openai_prefix: "/v1",
+        openai_paths: &[],
         native_responses: true,
         test: TestRequest::Chat,
         balance: None,
@@ -224,6 +231,14 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
     },
     ChannelType {
         models: &["llama3.1", "qwen2.5"],
+        // Ollama's OpenAI compatibility (https://docs.ollama.com/api/openai-compatibility):
+        // chat, completions, Responses (stateless), embeddings, image generations (experimental),
+        // speech and transcriptions; no rerank or moderations.
+        caps: CHAT_STREAM
+            .with(Caps::RESPONSES)
+            .with(Caps::EMBEDDINGS)
+            .with(Caps::IMAGES)
+            .with(Caps::AUDIO),
         ..openai(4, "Ollama", "http://localhost:11434")
     },
     unsupported(5, "Midjourney Proxy Plus", "https://api.openai-sb.com"),
@@ -244,6 +259,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         fields: &[],
         caps: CLAUDE_CAPS,
         openai_prefix: "/v1",
+        openai_paths: &[],
         native_responses: false,
         test: TestRequest::Chat,
         balance: None,
@@ -264,6 +280,11 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         // DashScope's OpenAI-compatible mode
         // (https://help.aliyun.com/zh/model-studio/compatibility-of-openai-with-dashscope).
         openai_prefix: "/compatible-mode/v1",
+        // Its OpenAI-compatible APIs (https://help.aliyun.com/zh/model-studio/toolkits-and-frameworks):
+        // chat, completions, embeddings (files and batches aside). Its Responses API lives
+        // under another path (`/api/v2/apps/protocols/compatible-mode/v1`), so Responses
+        // clients are converted to chat; images, audio and rerank are DashScope-native only.
+        caps: CHAT_STREAM.with(Caps::EMBEDDINGS),
         ..openai(17, "Qwen", "https://dashscope.aliyuncs.com")
     },
     ChannelType {
@@ -275,6 +296,9 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
     openai(19, "360", "https://api.360.cn"),
     ChannelType {
         balance: Some(BalanceApi::OpenRouterCredits),
+        // OpenRouter's API (https://openrouter.ai/docs/api-reference/overview; its SDKs' endpoint
+        // list: /v1/chat/completions, /v1/responses, /v1/messages, /v1/embeddings).
+        caps: CHAT_STREAM.with(Caps::RESPONSES).with(Caps::EMBEDDINGS),
         ..openai(20, "OpenRouter", "https://openrouter.ai/api")
     },
     ChannelType {
@@ -283,6 +307,8 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
     },
     ChannelType {
         key_hint: "keyHint.fastgpt",
+        // A FastGPT app's API is its chat completions (https://doc.fastgpt.io/docs/openapi/intro).
+        caps: CHAT_STREAM,
         ..openai(22, "FastGPT", "https://fastgpt.run/api/openapi")
     },
     ChannelType {
@@ -302,6 +328,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         fields: GEMINI_FIELDS,
         caps: GEMINI_CAPS,
         openai_prefix: "/v1",
+        openai_paths: &[],
         native_responses: false,
         test: TestRequest::Chat,
         balance: None,
@@ -311,6 +338,9 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
     ChannelType {
         balance: Some(BalanceApi::MoonshotBalance),
         models: &["moonshot-v1-8k", "moonshot-v1-32k", "moonshot-v1-128k"],
+        // Moonshot's endpoints (https://platform.kimi.ai/docs/api/overview): chat completions,
+        // models, token estimates, balance and files; nothing else of OpenAI's.
+        caps: CHAT_STREAM,
         ..openai(25, "Moonshot", "https://api.moonshot.cn")
     },
     ChannelType {
@@ -340,6 +370,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
             .with(Caps::EMBEDDINGS)
             .with(Caps::COUNT_TOKENS),
         openai_prefix: "/v1",
+        openai_paths: &[],
         native_responses: false,
         test: TestRequest::Chat,
         balance: None,
@@ -362,6 +393,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
             .with(Caps::EMBEDDINGS)
             .with(Caps::RERANK),
         openai_prefix: "/v1",
+        openai_paths: &[],
         native_responses: false,
         test: TestRequest::Chat,
         balance: None,
@@ -378,6 +410,13 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
     },
     ChannelType {
         balance: Some(BalanceApi::SiliconFlowUserInfo),
+        // SiliconFlow's API reference (https://docs.siliconflow.cn/llms.txt): chat, embeddings,
+        // rerank, image generations, speech and transcriptions; no moderations or Responses.
+        caps: CHAT_STREAM
+            .with(Caps::EMBEDDINGS)
+            .with(Caps::IMAGES)
+            .with(Caps::AUDIO)
+            .with(Caps::RERANK),
         ..openai(40, "SiliconCloud", "https://api.siliconflow.cn")
     },
     ChannelType {
@@ -398,6 +437,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
             .with(Caps::EMBEDDINGS)
             .with(Caps::COUNT_TOKENS),
         openai_prefix: "/v1",
+        openai_paths: &[],
         native_responses: false,
         test: TestRequest::Chat,
         balance: None,
@@ -410,6 +450,13 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
             "mistral-small-latest",
             "codestral-latest",
         ],
+        // Mistral's API (https://docs.mistral.ai/api/): chat, embeddings, moderations, audio
+        // transcriptions (no speech or translations: those get Mistral's own error), FIM, OCR;
+        // no image generations, rerank or Responses.
+        caps: CHAT_STREAM
+            .with(Caps::EMBEDDINGS)
+            .with(Caps::MODERATION)
+            .with(Caps::AUDIO),
         ..openai(42, "Mistral", "https://api.mistral.ai")
     },
     ChannelType {
@@ -418,19 +465,42 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         // DeepSeek's API reference lists chat completions, FIM completions, the model list and
         // the balance, nothing else (https://api-docs.deepseek.com/api/deepseek-api): no
         // embeddings, images, audio, rerank or moderations, so such requests never reach it.
-        caps: Caps::CHAT.with(Caps::STREAM),
+        caps: CHAT_STREAM,
+        // FIM completions are legacy completions (`prompt`, `suffix`, at most 4K tokens) served
+        // only on the beta base URL (https://api-docs.deepseek.com/guides/fim_completion):
+        // `/v1/completions` goes to `{base}/beta/completions`.
+        openai_paths: &[("/v1/completions", "/beta/completions")],
         ..openai(43, "DeepSeek", "https://api.deepseek.com")
     },
     unsupported(44, "M3E", "https://api.moka.ai"),
     ChannelType {
         // Ark's model-call API (https://www.volcengine.com/docs/82379/1298459).
         openai_prefix: "/api/v3",
+        // Ark's runtime API (its SDK, com.volcengine.ark.runtime: chat completions, embeddings,
+        // image generations, Responses, content generation): no audio, rerank or moderations.
+        caps: CHAT_STREAM
+            .with(Caps::RESPONSES)
+            .with(Caps::EMBEDDINGS)
+            .with(Caps::IMAGES),
         ..openai(45, "Volcano Ark", "https://ark.cn-beijing.volces.com")
     },
     unsupported(46, "Baidu Qianfan v2", "https://qianfan.baidubce.com"),
-    openai(47, "Xinference", ""),
+    ChannelType {
+        // Xinference's model abilities (https://inference.readthedocs.io/en/latest/models/index.html):
+        // chat, embeddings, rerank, images, audio; no moderations or Responses.
+        caps: CHAT_STREAM
+            .with(Caps::EMBEDDINGS)
+            .with(Caps::IMAGES)
+            .with(Caps::AUDIO)
+            .with(Caps::RERANK),
+        ..openai(47, "Xinference", "")
+    },
     ChannelType {
         models: &["grok-3", "grok-3-mini", "grok-4"],
+        // xAI's REST API (https://docs.x.ai/api-reference): chat completions, Responses, image
+        // generations and edits, videos, models, tokenize; text to speech is its own `/v1/tts`,
+        // not OpenAI's; no embeddings, rerank or moderations.
+        caps: CHAT_STREAM.with(Caps::RESPONSES).with(Caps::IMAGES),
         ..openai(48, "xAI", "https://api.x.ai")
     },
     ChannelType {

@@ -328,4 +328,37 @@ fn openai_routes_live_under_the_row_prefix() {
     // Only a whole `/v1` segment is replaced.
     assert_eq!(openai_url(17, "http://h", "/v1beta/x"), "http://h/v1beta/x");
     assert_eq!(openai_url(999, "http://h", "/v1/x"), "http://h/v1/x");
+    // A route the provider serves elsewhere: DeepSeek's FIM completions on its beta path; its
+    // other routes keep the prefix.
+    assert_eq!(
+        openai_url(43, "https://api.deepseek.com", "/v1/completions"),
+        "https://api.deepseek.com/beta/completions"
+    );
+    assert_eq!(
+        openai_url(43, "https://api.deepseek.com", "/v1/chat/completions"),
+        "https://api.deepseek.com/v1/chat/completions"
+    );
+}
+
+#[test]
+fn rows_serve_what_their_providers_document() {
+    use super::serve::{Serve, mask};
+    let serves = |id: i32, serve: Serve| mask(id) & serve.bit() != 0;
+    // Trimmed rows keep chat; the classes they lack are gone.
+    for id in [4, 17, 20, 22, 25, 40, 42, 43, 45, 47, 48] {
+        assert!(serves(id, Serve::ChatStream), "type {id}");
+        assert!(!serves(id, Serve::Moderation) || id == 42, "type {id}");
+    }
+    assert!(!serves(48, Serve::Embeddings) && serves(48, Serve::Images));
+    assert!(serves(42, Serve::Moderation) && !serves(42, Serve::Images));
+    assert!(serves(40, Serve::Rerank) && !serves(20, Serve::Rerank));
+    // Every OpenAI-family row keeps legacy completions (DeepSeek's on its beta path).
+    assert!(serves(43, Serve::Completions));
+    // The rows whose reference could not be read keep every route.
+    for id in [1, 8, 19, 31] {
+        assert!(
+            serves(id, Serve::Moderation) && serves(id, Serve::Rerank),
+            "type {id}"
+        );
+    }
 }
