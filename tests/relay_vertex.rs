@@ -818,3 +818,74 @@ async fn openai_embeddings_reach_vertex_predict_and_are_billed_from_its_token_co
     assert_eq!((quota, requests), (1_000_000 - 5, 1));
     assert_eq!((logs[0].prompt_tokens, logs[0].completion_tokens), (10, 0));
 }
+
+#[tokio::test]
+async fn gemini_embed_content_reaches_vertex_predict() {
+    let mock = MockCloud::start(google).await;
+    let server = TestServer::start().await;
+    let channel = vertex_channel(
+        &mock,
+        "us-central1",
+        "gemini-test",
+        json!({"gemini-test": "gemini-embedding-001"}),
+    );
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let embed = |action: &str, body: Value| {
+        server
+            .client
+            .post(server.url(&format!("/v1beta/models/gemini-test:{action}")))
+            .header("x-goog-api-key", &key)
+            .json(&body)
+    };
+
+    // embedContent: the parts' text as one instance, taskType / title / outputDimensionality
+    // in Vertex's names; the answer in Gemini's shape.
+    let (status, answer) = server
+        .send(embed(
+            "embedContent",
+            json!({"content": {"parts": [{"text": "four"}, {"text": "more"}]},
+                "taskType": "RETRIEVAL_DOCUMENT", "title": "Doc", "outputDimensionality": 8}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer, json!({"embedding": {"values": [0.25, 0]}}));
+    let call = mock.last();
+    assert_eq!(
+        call.path,
+        format!(
+            "/v1/projects/{PROJECT}/locations/us-central1/publishers/google/models/gemini-embedding-001:predict"
+        )
+    );
+    assert_eq!(
+        call.json(),
+        json!({"instances": [{"content": "four\nmore", "task_type": "RETRIEVAL_DOCUMENT",
+            "title": "Doc"}], "parameters": {"outputDimensionality": 8}})
+    );
+
+    // batchEmbedContents: one instance per request.
+    let (status, answer) = server
+        .send(embed(
+            "batchEmbedContents",
+            json!({"requests": [
+                {"model": "models/gemini-test", "content": {"parts": [{"text": "ab"}]}},
+                {"model": "models/gemini-test", "content": {"parts": [{"text": "cdef"}]}}]}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(
+        answer,
+        json!({"embeddings": [{"values": [0.25, 0]}, {"values": [0.25, 1]}]})
+    );
+    assert_eq!(
+        mock.last().json(),
+        json!({"instances": [{"content": "ab"}, {"content": "cdef"}]})
+    );
+
+    // Billed from Vertex's token counts (the mock counts bytes): 9 then 2 + 4 = 6;
+    // gemini-test 0.5 × (9 + 6) = 7.5 → 4 + 3.
+    let (_, _, requests, logs) = balances(&server, payer.id).await;
+    assert_eq!(requests, 2);
+    let mut prompts: Vec<i64> = logs.iter().map(|l| l.prompt_tokens).collect();
+    prompts.sort_unstable();
+    assert_eq!(prompts, [6, 9]);
+}

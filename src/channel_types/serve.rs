@@ -74,8 +74,10 @@ impl Serve {
                         || cohere
                         || matches!(row.family, Some(Family::Vertex | Family::Bedrock)))
             }
+            // Vertex AI through `:predict` (`relay::embed`).
             Serve::GeminiEmbeddings => {
-                caps.has(Caps::EMBEDDINGS) && (openai || row.family == Some(Family::Gemini))
+                caps.has(Caps::EMBEDDINGS)
+                    && (openai || matches!(row.family, Some(Family::Gemini | Family::Vertex)))
             }
             Serve::Images => caps.has(Caps::IMAGES) && openai,
             Serve::Audio => caps.has(Caps::AUDIO) && openai,

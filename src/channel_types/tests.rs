@@ -107,8 +107,8 @@ fn masks_follow_capabilities_and_families() {
     assert!(has(3, Serve::Embeddings) && has(3, Serve::Audio) && has(3, Serve::Responses));
     assert!(!has(3, Serve::Rerank));
     assert!(has(33, Serve::ChatStream) && has(33, Serve::Embeddings));
-    assert!(has(41, Serve::Embeddings) && !has(41, Serve::GeminiEmbeddings));
-    assert!(has(41, Serve::Chat) && !has(41, Serve::GeminiEmbeddings));
+    assert!(has(41, Serve::Embeddings) && has(41, Serve::GeminiEmbeddings));
+    assert!(!has(33, Serve::GeminiEmbeddings));
     assert!(has(34, Serve::Embeddings) && has(34, Serve::Rerank) && !has(34, Serve::Images));
     assert_eq!(mask(35), 0, "MiniMax has no adaptor");
     assert_eq!(mask(999), 0, "unknown type");

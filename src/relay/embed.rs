@@ -2,6 +2,8 @@
 //! `{"embedding": {"values": […]}}`) and `:batchEmbedContents` (`{"requests": [{"model",
 //! "content", …}]}` → `{"embeddings": [{"values": […]}]}`).
 //!
+//! Vertex AI channels get the texts as `:predict` instances (text-embedding models; the answer
+//! back in Gemini's shape, billed from Vertex's token counts).
 //! Gemini channels get the body as received (with a mapped model the URL changes and so does
 //! each batch request's `model`). OpenAI-compatible channels get `POST /v1/embeddings` with the
 //! text parts of each content joined by newlines as `input` (one string, or one per batch
@@ -25,7 +27,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::adaptor::post;
+use super::adaptor::{post, vertex};
 use super::admission::{self, Admission, Ask};
 use super::attempt::{self, Build, settle_ctx};
 use super::auth::Caller;
@@ -130,6 +132,57 @@ fn gemini_answer(openai: &Value, batch: bool) -> (Value, Option<i64>) {
     (answer, openai["usage"]["prompt_tokens"].as_i64())
 }
 
+/// The Vertex AI `:predict` request of a Gemini embed request (one instance per content, its
+/// text parts joined; `taskType` and `title` as the instance's `task_type` and `title`,
+/// `outputDimensionality` as a parameter;
+/// https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/text-embeddings-api).
+fn vertex_request(parsed: &Value, batch: bool) -> Value {
+    let requests: Vec<&Value> = if batch {
+        parsed["requests"]
+            .as_array()
+            .map_or(Vec::new(), |r| r.iter().collect())
+    } else {
+        vec![parsed]
+    };
+    let instances: Vec<Value> = requests
+        .iter()
+        .map(|r| {
+            let mut instance = json!({"content": content_text(&r["content"])});
+            let task = r.get("taskType").or_else(|| r.get("task_type"));
+            if let Some(task) = task.filter(|t| t.is_string()) {
+                instance["task_type"] = task.clone();
+            }
+            if let Some(title) = r.get("title").filter(|t| t.is_string()) {
+                instance["title"] = title.clone();
+            }
+            instance
+        })
+        .collect();
+    let mut body = json!({"instances": instances});
+    let dimensions = requests.first().and_then(|r| {
+        r.get("outputDimensionality")
+            .or_else(|| r.get("output_dimensionality"))
+            .and_then(Value::as_i64)
+    });
+    if let Some(dimensions) = dimensions {
+        body["parameters"] = json!({"outputDimensionality": dimensions});
+    }
+    body
+}
+
+/// A Vertex AI `:predict` answer in Gemini's embed shape, with the token counts it reports.
+fn vertex_answer(answer: &Value, batch: bool) -> (Value, Option<i64>) {
+    let (vectors, tokens) =
+        super::cloud_embed::answer(super::cloud_embed::Kind::VertexPredict, answer);
+    let embeddings: Vec<Value> = vectors.into_iter().map(|v| json!({"values": v})).collect();
+    let shaped = if batch {
+        json!({"embeddings": embeddings})
+    } else {
+        json!({"embedding": embeddings.into_iter().next().unwrap_or(json!({"values": []}))})
+    };
+    (shaped, tokens)
+}
+
 /// The body for a channel that maps `model` to `upstream_model`.
 fn upstream_body(body: &Bytes, parsed: &Value, model: &str, upstream_model: &str) -> Bytes {
     if upstream_model == model || parsed["requests"].as_array().is_none() {
@@ -229,10 +282,21 @@ impl GeminiEmbed {
             |channel, wire, upstream_model, key| {
                 let direct = super::adaptor::Transport::of(channel.channel.channel_type)
                     == super::adaptor::Transport::Direct;
+                let vertex = super::cloud_embed::kind(channel.channel.channel_type, upstream_model)
+                    == Some(super::cloud_embed::Kind::VertexPredict);
                 let (url, upstream) = match wire {
+                    Wire::Gemini if vertex => {
+                        let Some(url) = vertex::predict_url(channel, key, upstream_model) else {
+                            return Ok(Build::Skip(RelayError::NotImplemented(
+                                "Gemini embeddings through this Vertex AI key".into(),
+                            )));
+                        };
+                        let request = vertex_request(&parsed, batch);
+                        (url, Bytes::from(request.to_string()))
+                    }
                     Wire::Gemini if !direct => {
                         return Ok(Build::Skip(RelayError::NotImplemented(
-                            "Gemini embeddings through a Vertex AI channel".into(),
+                            "Gemini embeddings through this channel type".into(),
                         )));
                     }
                     Wire::Gemini => (
@@ -276,7 +340,14 @@ impl GeminiEmbed {
         let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
             return Err(not_json(&mut meter).await);
         };
-        let converted = (won.wire == Wire::OpenAi).then(|| gemini_answer(&answer, batch));
+        let from_vertex =
+            super::cloud_embed::kind(won.routed.channel.channel_type, &won.upstream_model)
+                == Some(super::cloud_embed::Kind::VertexPredict);
+        let converted = if from_vertex {
+            Some(vertex_answer(&answer, batch))
+        } else {
+            (won.wire == Wire::OpenAi).then(|| gemini_answer(&answer, batch))
+        };
         let reported = match &converted {
             Some((_, tokens)) => *tokens,
             None => answer["usageMetadata"]["promptTokenCount"].as_i64(),
