@@ -942,3 +942,96 @@ async fn documents_named_by_url_are_read_through_the_guard_for_upstreams_that_ne
     }
     report(&failures);
 }
+
+// ---- tool results with images ----
+
+/// A tool's screenshot in a tool result: Claude's `tool_result` and Converse's `toolResult`
+/// (ToolResultContentBlock: text, image, document,
+/// https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ToolResultContentBlock.html)
+/// get the image; OpenAI's tool messages and Gemini's `functionResponse` take text, so the image
+/// is refused by name there instead of dropped.
+#[tokio::test]
+async fn tool_result_images_reach_claude_and_converse_and_are_refused_where_results_are_text() {
+    let (mock, server, payer, key) = start().await;
+    let mut failures = Vec::new();
+    let turn = |model: &str| {
+        json!({"model": model, "max_tokens": 256, "messages": [
+            {"role": "user", "content": PROMPT_TEXT},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_shot",
+                "name": "screenshot", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_shot",
+                "content": [{"type": "text", "text": "the page"},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                        "data": upstreams::PNG}}]}]}]})
+    };
+    let messages = |body: Value| {
+        server
+            .client
+            .post(server.url("/v1/messages"))
+            .header("x-api-key", &key)
+            .header("anthropic-version", "2023-06-01")
+            .json(&body)
+    };
+    let req = messages(turn(Upstream::BedrockConverse.model()));
+    let result = relayed(&server, &mock, payer, req, Client::Messages)
+        .await
+        .and_then(|sent| {
+            let expected = json!({"toolResult": {"toolUseId": "toolu_shot", "content": [
+                {"text": "the page"},
+                {"image": {"format": "png", "source": {"bytes": upstreams::PNG}}}]}});
+            if find(&sent, &|v| v == &expected) {
+                Ok(())
+            } else {
+                Err(format!("no {expected} in {sent}"))
+            }
+        });
+    if let Err(e) = result {
+        failures.push(format!("Messages tool_result image → Converse: {e}"));
+    }
+    for upstream in [Upstream::OpenAi, Upstream::Gemini] {
+        let req = messages(turn(upstream.model()));
+        if let Err(e) = refused(
+            &server,
+            &mock,
+            payer,
+            req,
+            &[
+                "an image_url part in a tool result cannot be sent to",
+                "its tool results take text only",
+            ],
+        )
+        .await
+        {
+            failures.push(format!("Messages tool_result image → {upstream:?}: {e}"));
+        }
+    }
+    let req = server
+        .client
+        .post(server.url("/v1/chat/completions"))
+        .bearer_auth(&key)
+        .json(&json!({"model": Upstream::Claude.model(), "messages": [
+            {"role": "user", "content": PROMPT_TEXT},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "toolu_shot",
+                "type": "function", "function": {"name": "screenshot", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "toolu_shot", "content": [
+                {"type": "text", "text": "the page"},
+                {"type": "image_url", "image_url": {"url":
+                    format!("data:image/png;base64,{}", upstreams::PNG)}}]}]}));
+    let result = relayed(&server, &mock, payer, req, Client::Chat)
+        .await
+        .and_then(|sent| {
+            let expected = json!({"type": "tool_result", "tool_use_id": "toolu_shot", "content": [
+                {"type": "text", "text": "the page"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                    "data": upstreams::PNG}}]});
+            if find(&sent, &|v| v == &expected) {
+                Ok(())
+            } else {
+                Err(format!("no {expected} in {sent}"))
+            }
+        });
+    if let Err(e) = result {
+        failures.push(format!("Chat tool image → Claude: {e}"));
+    }
+    report(&failures);
+}

@@ -208,6 +208,29 @@ fn hub_thinking(message: &Value, answer: bool) -> Vec<Value> {
     }
 }
 
+/// A `tool_result`'s content as a hub tool message's: its text, or — when it holds images or
+/// documents (a screenshot a tool took) — hub parts, which the upstreams whose tool results
+/// take media (Claude, Converse) map and the others refuse by name (see [`parts`]).
+fn tool_result_content(content: &Value) -> Value {
+    let Value::Array(blocks) = content else {
+        return Value::String(content.as_str().unwrap_or_default().to_owned());
+    };
+    let mut out = Vec::new();
+    for block in blocks {
+        match block["type"].as_str().unwrap_or_default() {
+            "text" => out.push(json!({"type": "text", "text": block["text"]})),
+            "image" => out.extend(image_part(block)),
+            "document" => out.extend(document_parts(block)),
+            _ => {}
+        }
+    }
+    if out.iter().all(|p| p["type"] == "text") {
+        Value::String(system_text(content))
+    } else {
+        Value::Array(out)
+    }
+}
+
 /// An Anthropic Messages request as a hub request.
 pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
     let mut messages = Vec::new();
@@ -251,10 +274,7 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
                     "function": {"name": block["name"], "arguments": block["input"].to_string()},
                 })),
                 "tool_result" => {
-                    let content = match &block["content"] {
-                        Value::String(s) => s.clone(),
-                        other => system_text(other),
-                    };
+                    let content = tool_result_content(&block["content"]);
                     messages.push(json!({"role": "tool", "tool_call_id": block["tool_use_id"], "content": content}));
                 }
                 _ => {}
@@ -397,8 +417,26 @@ pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
                 }
             }
             "tool" => {
+                let content = match &message["content"] {
+                    Value::Array(parts) if parts.iter().any(|p| p["type"] != "text") => {
+                        Value::Array(
+                            parts
+                                .iter()
+                                .filter_map(|p| match p["type"].as_str() {
+                                    Some("text") => {
+                                        Some(json!({"type": "text", "text": p["text"]}))
+                                    }
+                                    Some("image_url") => Some(image_block(p)),
+                                    Some("file") => document_block(p),
+                                    _ => None,
+                                })
+                                .collect(),
+                        )
+                    }
+                    other => Value::String(content_text(other)),
+                };
                 let block = json!({"type": "tool_result", "tool_use_id": message["tool_call_id"],
-                    "content": content_text(&message["content"])});
+                    "content": content});
                 push_blocks(&mut messages, "user", vec![block]);
             }
             _ => {

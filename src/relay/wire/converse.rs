@@ -239,9 +239,14 @@ pub fn request_from_hub(hub: &Value) -> Result<Value, ConvertError> {
                 push(&mut messages, "assistant", content);
             }
             "tool" => {
-                let text = super::content_text(&message["content"]);
+                // ToolResultContentBlock takes text, images and documents
+                // (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ToolResultContentBlock.html).
+                let content = match &message["content"] {
+                    Value::Array(_) => blocks(&message["content"], &mut names)?,
+                    other => vec![json!({"text": super::content_text(other)})],
+                };
                 let result = json!({"toolResult": {"toolUseId": message["tool_call_id"],
-                    "content": [{"text": text}]}});
+                    "content": content}});
                 push(&mut messages, "user", vec![result]);
             }
             _ => {

@@ -179,19 +179,34 @@ fn refusal(wire: Wire, part: &Value) -> Option<&'static str> {
     }
 }
 
+/// Why a tool result (a hub `tool` message) cannot carry `part` to `wire` (`None`: it can).
+/// Claude's `tool_result` and Converse's `toolResult` take images and documents; OpenAI's tool
+/// messages, the Responses API's `function_call_output`, Gemini's `functionResponse` and
+/// Cohere's tool messages are text here.
+fn tool_refusal(wire: Wire, part: &Value) -> Option<&'static str> {
+    match (part["type"].as_str().unwrap_or_default(), wire) {
+        ("text", _) | (_, Wire::Anthropic | Wire::Converse) => None,
+        _ => Some("its tool results take text only"),
+    }
+}
+
 /// Checks that `wire` can take every content part of the hub request `hub`: the first one it
 /// cannot is refused, named by its place in the request and what it is.
 pub fn check(wire: Wire, hub: &Value) -> Result<(), ConvertError> {
     for (i, message) in hub["messages"].as_array().into_iter().flatten().enumerate() {
+        let tool = message["role"] == "tool";
         for (j, part) in message["content"]
             .as_array()
             .into_iter()
             .flatten()
             .enumerate()
         {
-            if let Some(why) = refusal(wire, part) {
+            let why =
+                refusal(wire, part).or_else(|| tool.then(|| tool_refusal(wire, part)).flatten());
+            if let Some(why) = why {
+                let place = if tool { " in a tool result" } else { "" };
                 return Err(ConvertError(format!(
-                    "messages[{i}].content[{j}]: {} cannot be sent to {}: {why}",
+                    "messages[{i}].content[{j}]: {}{place} cannot be sent to {}: {why}",
                     describe(part),
                     upstream_name(wire)
                 )));
