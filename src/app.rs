@@ -195,6 +195,7 @@ impl App {
             critical_limiter: CriticalLimiter::new(config.critical_rate_limit),
             trusted_proxies: TrustedProxies::new(config.trusted_proxies.clone()),
             oauth_states: StateRegistry::default(),
+            two_factor: Default::default(),
             count_guard: CountGuard::default(),
             body_budget: BodyBudget::default(),
             channel_pool,

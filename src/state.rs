@@ -16,6 +16,7 @@ use crate::config::Config;
 use crate::console::service::health::ProbeCache;
 use crate::console::service::oauth::state::StateRegistry;
 use crate::console::service::password::Hasher;
+use crate::console::service::two_factor::gate::TwoFactorGate;
 use crate::http::critical_limiter::CriticalLimiter;
 use crate::http::trusted_proxies::TrustedProxies;
 use crate::relay::body_budget::BodyBudget;
@@ -67,6 +68,8 @@ pub struct Shared {
     pub janitor: LogJanitor,
     /// Third-party sign-ins in progress (each state redeemable once).
     pub oauth_states: StateRegistry,
+    /// Sign-ins waiting for their two-factor code, and recent re-verifications.
+    pub two_factor: TwoFactorGate,
     /// Per-IP budget of the abuse-prone routes.
     pub critical_limiter: CriticalLimiter,
     /// Whose forwarding headers name the client (`--trusted-proxies`).

@@ -104,11 +104,9 @@ async fn every_money_or_secret_action_leaves_a_row_without_secrets() {
         .put("/api/channel/", json!({"id": channel, "name": "renamed"}))
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
+    common::two_factor::turn_on_and_verify(&root).await;
     let (status, body) = root
-        .post(
-            &format!("/api/channel/{channel}/key"),
-            json!({"password": ROOT_PASS}),
-        )
+        .post(&format!("/api/channel/{channel}/key"), json!({}))
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     // Top-ups: one completed by hand, one by the gateway's notification.

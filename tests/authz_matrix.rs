@@ -28,6 +28,15 @@ const MATRIX: &[(&str, &str, Access)] = &[
     ("get", "/api/reset_password", Public),
     ("post", "/api/user/reset", Public),
     ("post", "/api/user/login", Public),
+    ("post", "/api/user/login/2fa", Public),
+    ("get", "/api/user/2fa/status", User),
+    ("post", "/api/user/2fa/setup", User),
+    ("post", "/api/user/2fa/enable", User),
+    ("post", "/api/user/2fa/disable", User),
+    ("post", "/api/user/2fa/backup_codes", User),
+    ("post", "/api/verify", User),
+    ("get", "/api/user/2fa/stats", Admin),
+    ("delete", "/api/user/{id}/2fa", Admin),
     ("get", "/api/user/logout", Public),
     ("get", "/api/backup", Root),
     ("get", "/api/channel/", Admin),
@@ -331,10 +340,13 @@ fn bearer(
 const SESSION_ONLY: &[&str] = &["/pg/chat/completions"];
 
 /// Refusals a row's role does not explain: (method, path, principal); "the super admin cannot
-/// be deleted".
+/// be deleted"; "revealing a channel key needs two-factor authentication on" (403
+/// `two_factor_not_enabled`, checked before the channel is looked up).
 const REFUSED_FOR_ANOTHER_REASON: &[(&str, &str, &str)] = &[
     ("delete", "/api/user/self", "root"),
     ("delete", "/api/user/self", "root access token"),
+    ("post", "/api/channel/{id}/key", "root"),
+    ("post", "/api/channel/{id}/key", "root access token"),
 ];
 
 /// Rows whose call changes the caller itself: called last, in this order (a new access token

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{ROOT_PASS, TestServer, create_user, new_client};
+use common::{ROOT_PASS, TestServer, create_user, new_client, two_factor};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tollgate_storage::channels::abilities;
@@ -274,7 +274,7 @@ async fn update_full_and_partial_and_an_empty_key_keeps_the_key() {
 }
 
 #[tokio::test]
-async fn key_reveal_needs_root_and_the_password() {
+async fn key_reveal_needs_root_and_a_second_factor() {
     let first = TestServer::start().await;
     first.setup_root().await;
     let dir = first.stop().await;
@@ -288,16 +288,17 @@ async fn key_reveal_needs_root_and_the_password() {
     )
     .await[0];
     let path = format!("/api/channel/{id}/key");
-    let (status, resp) = server
-        .post_as(root, &path, json!({"password": "wrong"}))
-        .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{resp}");
-    assert!(!resp.to_string().contains("sk-reveal"));
     let (status, resp) = server.post_as(root, &path, json!({})).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{resp}");
-    let (status, resp) = server
-        .post_as(root, &path, json!({"password": ROOT_PASS}))
-        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{resp}");
+    assert_eq!(resp["code"], "two_factor_not_enabled");
+    assert!(!resp.to_string().contains("sk-reveal"));
+    let root_actor = two_factor::actor_of(&server, root);
+    let (mut app, _) = two_factor::turn_on(&root_actor).await;
+    let (status, resp) = server.post_as(root, &path, json!({})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{resp}");
+    assert_eq!(resp["code"], "two_factor_required");
+    two_factor::verify(&root_actor, &app.code()).await;
+    let (status, resp) = server.post_as(root, &path, json!({})).await;
     assert_eq!(status, StatusCode::OK, "{resp}");
     assert_eq!(resp["data"]["key"], "sk-reveal-this");
 

@@ -442,3 +442,36 @@ async fn only_root_may_read_a_discovery_document() {
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     assert_eq!(body["success"], false);
 }
+
+#[tokio::test]
+async fn a_third_party_sign_in_of_an_account_with_two_factor_needs_the_code_too() {
+    let idp = OidcProvider::start().await;
+    let (server, _root) = server_with(&idp).await;
+    idp.sign_in_as(Account::new("sub-dave", "dave", "dave@example.com"));
+    let mut first = Browser::guest(&server);
+    let (status, body) = first.sign_in("oidc", "").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let dave = common::two_factor::actor(
+        &server,
+        &first.client,
+        body["data"]["id"].as_i64().expect("id"),
+    );
+    let (_, codes) = common::two_factor::turn_on(&dave).await;
+
+    let mut again = Browser::guest(&server);
+    let (status, body) = again.sign_in("oidc", "").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["require_2fa"], true, "{body}");
+    again.id = dave.id;
+    let (status, _) = again.get("/api/user/self").await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "the provider alone signs nobody in"
+    );
+    let (status, body) = common::two_factor::second_step(&server, &again.client, &codes[0]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["id"], dave.id);
+    let (status, _) = again.get("/api/user/self").await;
+    assert_eq!(status, StatusCode::OK);
+}

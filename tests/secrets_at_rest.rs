@@ -1,5 +1,5 @@
 //! Secrets at rest (issue #22 item 5): with a secret key configured, channel keys, API keys,
-//! redemption codes, secret options and the session secret are encrypted in the database file; a plain file is
+//! redemption codes, secret options, TOTP secrets and the session secret are encrypted in the database file; a plain file is
 //! encrypted and compacted on its first start with a key (the raw bytes of the file hold none of
 //! the secrets afterwards); keys can still be revealed and used; an encrypted file refuses to
 //! start without its key or with another one; `Store::rekey` (`tollgate rekey`) changes the key.
@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{ROOT_PASS, TestServer};
+use common::{ROOT_PASS, TestServer, two_factor};
 use reqwest::StatusCode;
 use serde_json::json;
 use tollgate::app::App;
@@ -44,6 +44,10 @@ struct Stored {
     key: String,
     /// Two unused redemption codes.
     codes: Vec<String>,
+    /// Root's TOTP secret (two-factor on).
+    totp: String,
+    /// Root's recovery codes (one per sign-in or key reveal after a restart).
+    recovery: Vec<String>,
 }
 
 impl Stored {
@@ -51,6 +55,7 @@ impl Stored {
     fn secrets(&self) -> Vec<&str> {
         let mut all = vec![CHANNEL_KEY, self.key.as_str(), SMTP_PASSWORD, OAUTH_SECRET];
         all.extend(self.codes.iter().map(String::as_str));
+        all.push(self.totp.as_str());
         all
     }
 }
@@ -122,12 +127,30 @@ async fn store_secrets(server: &TestServer, root: i64) -> Stored {
         .set_option_as(root, "GitHubClientSecret", OAUTH_SECRET)
         .await;
     let codes = create_codes(server, root, "gift", 2).await;
+    let (app, recovery) = two_factor::turn_on(&two_factor::actor_of(server, root)).await;
     Stored {
         channel,
         token,
         key,
         codes,
+        totp: app.secret,
+        recovery,
     }
+}
+
+/// Signs root in with the password and `code` (server's own client); returns root's id.
+async fn sign_in_root(server: &TestServer, code: &str) -> i64 {
+    let (status, body) = server
+        .post(
+            "/api/user/login",
+            json!({"username": common::ROOT_USER, "password": ROOT_PASS}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["require_2fa"], true, "{body}");
+    let (status, body) = two_factor::second_step(server, &server.client, code).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["data"]["id"].as_i64().expect("id")
 }
 
 async fn reveal_token(server: &TestServer, root: i64, token: i64) -> String {
@@ -139,13 +162,11 @@ async fn reveal_token(server: &TestServer, root: i64, token: i64) -> String {
     key.strip_prefix("sk-").expect("sk- prefix").to_owned()
 }
 
-async fn reveal_channel(server: &TestServer, root: i64, channel: i64) -> String {
+/// Verifies root's session with `code` (two-factor), then reveals the channel's key.
+async fn reveal_channel(server: &TestServer, root: i64, channel: i64, code: &str) -> String {
+    two_factor::verify(&two_factor::actor_of(server, root), code).await;
     let (status, body) = server
-        .post_as(
-            root,
-            &format!("/api/channel/{channel}/key"),
-            json!({"password": ROOT_PASS}),
-        )
+        .post_as(root, &format!("/api/channel/{channel}/key"), json!({}))
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     body["data"]["key"].as_str().expect("key").to_owned()
@@ -188,13 +209,16 @@ async fn a_plain_database_is_encrypted_and_compacted_on_the_first_start_with_a_k
     );
 
     let server = TestServer::start_with(dir, with_key(KEY)).await;
-    let root = server.login(common::ROOT_USER, ROOT_PASS).await;
+    let root = sign_in_root(&server, &stored.recovery[0]).await;
     assert_eq!(
         found_in_file(server.data_dir(), &secrets),
         Vec::<String>::new(),
         "after the first start with a key no secret is left in the file"
     );
-    assert_eq!(reveal_channel(&server, root, channel).await, CHANNEL_KEY);
+    assert_eq!(
+        reveal_channel(&server, root, channel, &stored.recovery[1]).await,
+        CHANNEL_KEY
+    );
     assert_eq!(reveal_token(&server, root, token).await, key);
     assert_eq!(key_works(&server, &key).await, StatusCode::OK);
     assert_eq!(
@@ -256,7 +280,7 @@ async fn a_plain_database_is_encrypted_and_compacted_on_the_first_start_with_a_k
     // The sessions survive: the session secret was carried over.
     let server = TestServer::start_with(dir, with_key(KEY)).await;
     assert_eq!(key_works(&server, &key).await, StatusCode::OK);
-    let root = server.login(common::ROOT_USER, ROOT_PASS).await;
+    let root = sign_in_root(&server, &stored.recovery[2]).await;
     assert_eq!(
         redeem(&server, root, &fresh_codes[0]).await,
         (StatusCode::OK, true),
@@ -292,8 +316,11 @@ async fn rekey_moves_the_secrets_to_a_new_key_and_back_to_plain_text() {
             .contains("does not open")
     );
     let server = TestServer::start_with(dir, with_key(NEW_KEY)).await;
-    let root = server.login(common::ROOT_USER, ROOT_PASS).await;
-    assert_eq!(reveal_channel(&server, root, channel).await, CHANNEL_KEY);
+    let root = sign_in_root(&server, &stored.recovery[0]).await;
+    assert_eq!(
+        reveal_channel(&server, root, channel, &stored.recovery[1]).await,
+        CHANNEL_KEY
+    );
     assert_eq!(key_works(&server, &key).await, StatusCode::OK);
     assert_eq!(
         redeem(&server, root, &stored.codes[0]).await,
@@ -305,7 +332,7 @@ async fn rekey_moves_the_secrets_to_a_new_key_and_back_to_plain_text() {
 
     Store::rekey(&path, new, &Keyring::plaintext()).expect("decrypt");
     let server = TestServer::start_in(dir).await;
-    let root = server.login(common::ROOT_USER, ROOT_PASS).await;
+    let root = sign_in_root(&server, &stored.recovery[2]).await;
     assert_eq!(key_works(&server, &key).await, StatusCode::OK);
     assert_eq!(
         redeem(&server, root, &stored.codes[1]).await,
@@ -406,9 +433,9 @@ async fn tollgate_rekey_through_the_binary_rotates_the_key_of_a_stopped_database
     let message = refused(&data, Some(KEY)).await;
     assert!(message.contains("does not open"), "{message}");
     let server = TestServer::start_with(dir, |c| c.secret_key_file = Some(new_file.clone())).await;
-    let root = server.login(common::ROOT_USER, ROOT_PASS).await;
+    let root = sign_in_root(&server, &stored.recovery[0]).await;
     assert_eq!(
-        reveal_channel(&server, root, stored.channel).await,
+        reveal_channel(&server, root, stored.channel, &stored.recovery[1]).await,
         CHANNEL_KEY
     );
     assert_eq!(reveal_token(&server, root, stored.token).await, stored.key);

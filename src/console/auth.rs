@@ -1,5 +1,6 @@
-//! Sign-in and sign-out: POST /api/user/login (per-IP limit, bot check), GET /api/user/logout
-//! (ends every session of the user).
+//! Sign-in and sign-out: POST /api/user/login (per-IP limit, bot check; with two-factor on it
+//! only starts the sign-in, see [`signin`]), GET /api/user/logout (ends every session of the
+//! user).
 
 use crate::http::api::{Access, ApiRouter, get, post};
 use axum::extract::{Query, State};
@@ -9,10 +10,10 @@ use axum_extra::extract::cookie::Key;
 use super::service::login::{self, LoginRequest};
 use super::service::session;
 use super::service::turnstile::{self, TurnstileQuery};
-use super::service::user_view::UserView;
+use super::service::two_factor::signin::{self, LoginAnswer};
 use crate::error::ConsoleError;
 use crate::http::client_ip::Limited;
-use crate::http::envelope::{Envelope, done, ok};
+use crate::http::envelope::{Envelope, done};
 use crate::http::extract::ApiJson;
 use crate::state::AppState;
 
@@ -23,17 +24,18 @@ pub fn routes() -> ApiRouter {
         .route("/api/user/logout", get(Access::Public, logout_user))
 }
 
+/// With two-factor on, the password alone issues no session: the answer is
+/// `{require_2fa: true}` and POST /api/user/login/2fa follows.
 async fn login_user(
     State(state): State<AppState>,
     Limited(ip): Limited,
     Query(bot): Query<TurnstileQuery>,
     jar: SignedCookieJar<Key>,
     ApiJson(req): ApiJson<LoginRequest>,
-) -> Result<(SignedCookieJar<Key>, Envelope<UserView>), ConsoleError> {
+) -> Result<(SignedCookieJar<Key>, Envelope<LoginAnswer>), ConsoleError> {
     turnstile::check(&state, &bot.turnstile, ip).await?;
     let user = login::verify(&state, req).await?;
-    let jar = jar.add(session::issue(&state, user.id).await?);
-    Ok((jar, ok(UserView::from(&user))))
+    signin::first_factor(&state, jar, &user).await
 }
 
 /// Ends every session of the cookie's user (on every device), not just this browser's: a

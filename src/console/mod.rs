@@ -21,6 +21,7 @@ pub mod setup;
 pub mod status;
 pub mod token;
 pub mod topup;
+pub mod two_factor;
 pub mod user;
 
 use crate::http::api::ApiRouter;
@@ -35,6 +36,7 @@ pub fn routes() -> ApiRouter {
         .merge(content::routes())
         .merge(option::routes())
         .merge(auth::routes())
+        .merge(two_factor::routes())
         .merge(oauth::routes())
         .merge(oidc_discovery::routes())
         .merge(user::routes())

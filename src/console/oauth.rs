@@ -17,6 +17,7 @@ use super::service::oauth::link::{self, Identity, Outcome};
 use super::service::oauth::state::{Pending, STATE_COOKIE, removal};
 use super::service::oauth::{Flow, redirect_provider, redirect_uri, telegram, wechat};
 use super::service::session::{self, SESSION_COOKIE, SessionClaims};
+use super::service::two_factor::signin;
 use super::service::user_view::UserView;
 use crate::clock::now_unix;
 use crate::error::ConsoleError;
@@ -151,11 +152,12 @@ async fn finish_callback(
     link::finish(state, identity, pending.bind_user, me, pending.aff).await
 }
 
-/// The signed-in user's answer: a new session for a sign-in, message `bind` for a binding.
+/// The signed-in user's answer: a new session for a sign-in (or, with two-factor on, the
+/// pending sign-in and `{require_2fa: true}`), message `bind` for a binding.
 async fn answer(state: &AppState, jar: SignedCookieJar<Key>, outcome: Outcome) -> Response {
     match outcome {
-        Outcome::SignedIn(user) => match session::issue(state, user.id).await {
-            Ok(cookie) => (jar.add(cookie), ok(UserView::from(&user))).into_response(),
+        Outcome::SignedIn(user) => match signin::first_factor(state, jar.clone(), &user).await {
+            Ok(answer) => answer.into_response(),
             Err(e) => (jar, e).into_response(),
         },
         Outcome::Bound(user) => {

@@ -29,6 +29,10 @@ pub enum ErrorCode {
     CodeInvalid,
     /// Sending mail failed.
     MailFailed,
+    /// The action needs two-factor authentication turned on first.
+    TwoFactorNotEnabled,
+    /// The action needs a recent two-factor verification (POST /api/verify).
+    TwoFactorRequired,
     /// Setup was already completed.
     AlreadyInitialized,
     /// A redemption code is unknown or disabled.
@@ -84,7 +88,10 @@ impl ErrorCode {
             ErrorCode::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
             ErrorCode::MailFailed => StatusCode::BAD_GATEWAY,
             ErrorCode::NotLoggedIn | ErrorCode::UserHeaderMismatch => StatusCode::UNAUTHORIZED,
-            ErrorCode::Forbidden | ErrorCode::UserDisabled => StatusCode::FORBIDDEN,
+            ErrorCode::Forbidden
+            | ErrorCode::UserDisabled
+            | ErrorCode::TwoFactorNotEnabled
+            | ErrorCode::TwoFactorRequired => StatusCode::FORBIDDEN,
             ErrorCode::NotFound => StatusCode::NOT_FOUND,
             ErrorCode::AlreadyInitialized | ErrorCode::Conflict => StatusCode::CONFLICT,
             ErrorCode::NotImplemented => StatusCode::NOT_IMPLEMENTED,
@@ -118,6 +125,8 @@ impl ErrorCode {
             ErrorCode::TurnstileFailed => "turnstile_failed",
             ErrorCode::CodeInvalid => "code_invalid",
             ErrorCode::MailFailed => "mail_failed",
+            ErrorCode::TwoFactorNotEnabled => "two_factor_not_enabled",
+            ErrorCode::TwoFactorRequired => "two_factor_required",
             ErrorCode::AlreadyInitialized => "already_initialized",
             ErrorCode::RedemptionInvalid => "redemption_invalid",
             ErrorCode::RedemptionUsed => "redemption_used",

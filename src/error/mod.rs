@@ -52,6 +52,12 @@ pub enum ConsoleError {
     /// The third-party identity is bound to another account already.
     #[error("this {0} account is already bound to another user")]
     AlreadyBound(&'static str),
+    /// The action needs two-factor authentication, which is not on for this account.
+    #[error("{0}")]
+    TwoFactorNotEnabled(&'static str),
+    /// The action needs a recent two-factor verification of this session.
+    #[error("{0}")]
+    TwoFactorRequired(&'static str),
     /// The system access token is unknown.
     #[error("invalid access token")]
     InvalidAccessToken,
@@ -109,6 +115,8 @@ impl ConsoleError {
             ConsoleError::TurnstileFailed => ErrorCode::TurnstileFailed,
             ConsoleError::CodeInvalid(_) | ConsoleError::OAuthState(_) => ErrorCode::CodeInvalid,
             ConsoleError::AlreadyBound(_) => ErrorCode::Conflict,
+            ConsoleError::TwoFactorNotEnabled(_) => ErrorCode::TwoFactorNotEnabled,
+            ConsoleError::TwoFactorRequired(_) => ErrorCode::TwoFactorRequired,
             ConsoleError::InvalidAccessToken => ErrorCode::NotLoggedIn,
             ConsoleError::Mail(_) => ErrorCode::MailFailed,
             ConsoleError::UserDisabled => ErrorCode::UserDisabled,

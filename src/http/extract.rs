@@ -66,6 +66,9 @@ where
 pub struct Session {
     /// The user, as stored now.
     pub user: User,
+    /// Names this one session (the cookie's user, sign-in time and generation, or a digest of
+    /// the access token), for state tied to it such as a recent two-factor re-verification.
+    pub key: String,
 }
 
 impl FromRequestParts<AppState> for Session {
@@ -81,7 +84,13 @@ impl FromRequestParts<AppState> for Session {
             .and_then(|c| SessionClaims::parse(c.value()));
         let found = match (claims, access_token(parts)) {
             (Some(claims), _) => match session::lookup(state, claims).await? {
-                Some((user, true)) => Some(user),
+                Some((user, true)) => Some((
+                    user,
+                    format!(
+                        "s:{}.{}.{}.{}",
+                        claims.user_id, claims.issued_at, claims.generation, claims.nonce
+                    ),
+                )),
                 // The ban ended the session; while it lasts, say so rather than "log in again".
                 Some((user, false))
                     if user.status != STATUS_ENABLED && user.deleted_at.is_none() =>
@@ -90,21 +99,22 @@ impl FromRequestParts<AppState> for Session {
                 }
                 _ => None,
             },
-            (None, Some(token)) => Some(
+            (None, Some(token)) => Some((
                 user_by_access_token(state, &token)
                     .await?
                     .ok_or(ConsoleError::InvalidAccessToken)?,
-            ),
+                format!("t:{}", sha256_hex(&token)),
+            )),
             (None, None) => None,
         };
-        let user = found
-            .filter(|u| u.deleted_at.is_none())
+        let (user, key) = found
+            .filter(|(u, _)| u.deleted_at.is_none())
             .ok_or(ConsoleError::NotLoggedIn)?;
         check_user_header(parts, user.id)?;
         if user.status != STATUS_ENABLED {
             return Err(ConsoleError::UserDisabled);
         }
-        Ok(Session { user })
+        Ok(Session { user, key })
     }
 }
 

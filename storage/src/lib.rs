@@ -30,6 +30,7 @@ pub mod store;
 pub mod tables;
 pub mod tokens;
 pub mod topups;
+pub mod two_factor;
 pub mod usage;
 pub mod users;
 

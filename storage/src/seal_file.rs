@@ -9,7 +9,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::sealing::{Keyring, scoped};
-use crate::tables::{CHANNELS, META, REDEMPTION_BY_KEY, REDEMPTIONS, TOKEN_BY_KEY, TOKENS};
+use crate::tables::{
+    CHANNELS, META, REDEMPTION_BY_KEY, REDEMPTIONS, TOKEN_BY_KEY, TOKENS, USER_TWO_FACTOR,
+};
 use crate::{Result, StorageError, codec};
 
 /// The metadata entry holding the check value of a sealed file.
@@ -67,6 +69,7 @@ pub fn reseal(wtx: &WriteTransaction, from: &Keyring, to: &Keyring) -> Result<()
             index.insert(to.index_key(&token.key).as_str(), token.id.0)?;
         }
     }
+    reseal_records::<crate::two_factor::TwoFactor>(wtx, USER_TWO_FACTOR, from, to)?;
     let codes = reseal_records::<crate::redemptions::Redemption>(wtx, REDEMPTIONS, from, to)?;
     {
         let mut index = wtx.open_table(REDEMPTION_BY_KEY)?;

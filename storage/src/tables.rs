@@ -24,6 +24,10 @@ pub const USER_CREDITED: TableDefinition<i64, i64> = TableDefinition::new("user_
 /// Users without a row are at generation 0.
 pub const USER_SESSIONS: TableDefinition<i64, u64> = TableDefinition::new("user_sessions.v1");
 
+/// Per user: the two-factor (TOTP) state, a postcard [`crate::two_factor::TwoFactor`] whose
+/// secret is sealed when a secret key is configured.
+pub const USER_TWO_FACTOR: TableDefinition<i64, &[u8]> = TableDefinition::new("user_two_factor.v1");
+
 /// Unique index: lower-cased username → user id.
 pub const USER_BY_USERNAME: TableDefinition<&str, i64> =
     TableDefinition::new("user_by_username.v1");

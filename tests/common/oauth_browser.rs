@@ -117,12 +117,13 @@ impl Browser {
         self.get(&path).await
     }
 
-    /// The whole flow; returns the callback's answer.
+    /// The whole flow; returns the callback's answer (a sign-in that still needs a two-factor
+    /// code leaves the browser a guest).
     pub async fn sign_in(&mut self, provider: &str, aff: &str) -> (StatusCode, Value) {
         let url = self.start(provider, aff).await;
         let query = self.approve(&url).await;
         let (status, body) = self.callback(provider, &query).await;
-        if status == StatusCode::OK && body["message"] != "bind" {
+        if status == StatusCode::OK && body["message"] != "bind" && body["data"]["id"].is_i64() {
             self.id = body["data"]["id"].as_i64().expect("id");
         }
         (status, body)

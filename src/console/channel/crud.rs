@@ -203,27 +203,18 @@ pub async fn fix_abilities(
     Ok(ok(service::fix(&state).await?))
 }
 
-/// Body of POST /api/channel/{id}/key.
-#[derive(Deserialize)]
-pub struct RevealBody {
-    /// Root's password, entered again.
-    #[serde(default)]
-    pub password: String,
-}
-
-/// POST /api/channel/{id}/key (root, password re-entered, audited)
+/// POST /api/channel/{id}/key (root, two-factor re-verified within 5 minutes, audited)
 pub async fn reveal_channel_key(
     State(state): State<AppState>,
     RootSession(root): RootSession,
     AuditIp(ip): AuditIp,
     Path(id): Path<String>,
-    ApiJson(body): ApiJson<RevealBody>,
 ) -> Result<Envelope<RevealedKey>, ConsoleError> {
     Ok(ok(key::reveal(
         &state,
         &root.user,
+        &root.key,
         channel_id(&id)?,
-        body.password,
         ip,
     )
     .await?))

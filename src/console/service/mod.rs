@@ -24,5 +24,6 @@ pub mod status;
 pub mod tokens;
 pub mod topup;
 pub mod turnstile;
+pub mod two_factor;
 pub mod user_view;
 pub mod users_admin;

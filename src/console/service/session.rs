@@ -1,5 +1,5 @@
-//! The session cookie: `session=<user id>.<issued at>.<generation>`, signed with the session
-//! key, HttpOnly, SameSite=Strict, 30 days, `Secure` when the console is served over https.
+//! The session cookie: `session=<user id>.<issued at>.<generation>.<nonce>`, signed with the
+//! session key (the random nonce tells two sessions issued in the same second apart), HttpOnly, SameSite=Strict, 30 days, `Secure` when the console is served over https.
 //!
 //! Sessions are revocable: the cookie carries the user's session generation at sign-in, and
 //! [`crate::http::extract::Session`] honours it only while it is still the stored one
@@ -31,6 +31,8 @@ pub struct SessionClaims {
     pub issued_at: i64,
     /// The user's session generation at the login (0 for cookies issued before generations).
     pub generation: u64,
+    /// A random number naming this session (0 for cookies issued before nonces).
+    pub nonce: u64,
 }
 
 impl SessionClaims {
@@ -43,6 +45,10 @@ impl SessionClaims {
             Some(g) => g.parse().ok()?,
             None => 0,
         };
+        let nonce = match parts.next() {
+            Some(n) => n.parse().ok()?,
+            None => 0,
+        };
         if parts.next().is_some() {
             return None;
         }
@@ -50,6 +56,7 @@ impl SessionClaims {
             user_id,
             issued_at,
             generation,
+            nonce,
         };
         let age = now_unix().checked_sub(claims.issued_at)?;
         (0..=SESSION_MAX_AGE_SECS).contains(&age).then_some(claims)
@@ -115,9 +122,10 @@ pub async fn end_all(state: &AppState, user_id: UserId) -> Result<(), ConsoleErr
 
 /// A session cookie for `user_id` under `generation`.
 fn cookie(user_id: UserId, generation: u64, secure: bool) -> Cookie<'static> {
+    let nonce: u64 = rand::random();
     Cookie::build((
         SESSION_COOKIE,
-        format!("{user_id}.{}.{generation}", now_unix()),
+        format!("{user_id}.{}.{generation}.{nonce}", now_unix()),
     ))
     .path("/")
     .http_only(true)
@@ -152,7 +160,12 @@ mod tests {
         assert!(SessionClaims::parse("x.1").is_none());
         assert!(SessionClaims::parse("7").is_none());
         assert!(SessionClaims::parse(&format!("7.{now}.x")).is_none());
-        assert!(SessionClaims::parse(&format!("7.{now}.1.2")).is_none());
+        assert_eq!(
+            SessionClaims::parse(&format!("7.{now}.1.42")).map(|c| c.nonce),
+            Some(42)
+        );
+        assert!(SessionClaims::parse(&format!("7.{now}.1.x")).is_none());
+        assert!(SessionClaims::parse(&format!("7.{now}.1.2.3")).is_none());
     }
 
     #[test]
@@ -160,6 +173,11 @@ mod tests {
         let c = cookie(UserId(4), 9, true);
         let claims = SessionClaims::parse(c.value()).expect("parses");
         assert_eq!((claims.user_id, claims.generation), (UserId(4), 9));
+        let again = SessionClaims::parse(cookie(UserId(4), 9, true).value()).expect("parses");
+        assert_ne!(
+            claims.nonce, again.nonce,
+            "two sessions of one second differ"
+        );
         assert_eq!(c.secure(), Some(true));
     }
 }

@@ -39,7 +39,7 @@ use crate::tables::{
     LOG_BY_KEY, LOG_BY_TIME, LOG_COUNTS, LOGS, META, ONE_TIME_CODES, OPTIONS, REDEMPTION_BY_KEY,
     REDEMPTIONS, REMINDERS, TOKEN_BY_KEY, TOKENS, TOKENS_BY_USER, TOPUP_BY_TRADE_NO, TOPUPS,
     TOPUPS_BY_USER, USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE, USER_BY_EMAIL, USER_BY_IDENTITY,
-    USER_BY_USERNAME, USER_CREDITED, USER_SESSIONS, USERS,
+    USER_BY_USERNAME, USER_CREDITED, USER_SESSIONS, USER_TWO_FACTOR, USERS,
 };
 use crate::{Result, StorageError, meta};
 
@@ -103,6 +103,7 @@ fn create_tables(wtx: &WriteTransaction) -> Result<()> {
     wtx.open_table(USER_BY_USERNAME)?;
     wtx.open_table(USER_CREDITED)?;
     wtx.open_table(USER_SESSIONS)?;
+    wtx.open_table(USER_TWO_FACTOR)?;
     wtx.open_table(USER_BY_EMAIL)?;
     wtx.open_table(USER_BY_ACCESS_TOKEN)?;
     wtx.open_table(USER_BY_AFF_CODE)?;

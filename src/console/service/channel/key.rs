@@ -1,11 +1,14 @@
-//! Revealing a channel's key: root only, with root's password entered again, and audited.
-//! The audit line names who, which channel and when — never the key.
+//! Revealing a channel's key: root only, with two-factor authentication on and this session
+//! re-verified with a code within the last five minutes (POST /api/verify), and audited. The
+//! audit line names who, which channel and when — never the key.
 
 use serde::Serialize;
 use tollgate_storage::ChannelId;
 use tollgate_storage::channels;
 use tollgate_storage::users::User;
 
+use crate::clock::now_unix;
+use crate::console::service::two_factor;
 use crate::error::ConsoleError;
 use crate::state::AppState;
 
@@ -16,26 +19,27 @@ pub struct RevealedKey {
     pub key: String,
 }
 
-/// Checks `password` against `root`'s and returns channel `id`'s key.
+/// Returns channel `id`'s key to `root` (whose session is `session_key`), once the session
+/// has proved a second factor recently.
 pub async fn reveal(
     state: &AppState,
     root: &User,
+    session_key: &str,
     id: ChannelId,
-    password: String,
     ip: Option<std::net::IpAddr>,
 ) -> Result<RevealedKey, ConsoleError> {
-    if password.is_empty() {
-        return Err(ConsoleError::Invalid(
-            "enter your password to reveal the key".into(),
+    if !two_factor::is_enabled(state, root.id).await? {
+        return Err(ConsoleError::TwoFactorNotEnabled(
+            "revealing a channel key needs two-factor authentication: turn it on in your \
+             personal settings first",
         ));
     }
-    if !state
-        .hasher
-        .verify(password, Some(root.password_hash.clone()))
-        .await?
-    {
-        tracing::warn!(user = %root.id, channel = %id, "channel key reveal refused: wrong password");
-        return Err(ConsoleError::Invalid("wrong password".into()));
+    if !state.two_factor.is_verified(session_key, now_unix()) {
+        tracing::warn!(user = %root.id, channel = %id, "channel key reveal refused: not re-verified");
+        return Err(ConsoleError::TwoFactorRequired(
+            "enter a two-factor code to reveal the key (POST /api/verify; a verification lasts \
+             5 minutes)",
+        ));
     }
     let channel = state
         .store
