@@ -40,6 +40,12 @@ const publicRoutes: RouteObject[] = [
     lazy: async () => ({ Component: (await import('@/pages/auth/login-page')).LoginPage }),
   },
   {
+    path: 'login/2fa',
+    lazy: async () => ({
+      Component: (await import('@/pages/auth/two-factor-login-page')).TwoFactorLoginPage,
+    }),
+  },
+  {
     path: 'register',
     lazy: async () => ({ Component: (await import('@/pages/auth/register-page')).RegisterPage }),
   },

@@ -1,6 +1,7 @@
 import { z } from 'zod/mini';
 
 import { apiRequest } from './client';
+import { requireTwoFactorSchema } from './two-factor';
 import { userSchema } from './user';
 import type { User } from './user';
 
@@ -9,14 +10,31 @@ export interface Credentials {
   password: string;
 }
 
-/** POST /api/user/login?turnstile=: signs in with a password and returns the user. */
-export function login(credentials: Credentials, turnstile?: string): Promise<User> {
-  return apiRequest('/api/user/login', {
-    method: 'POST',
-    body: credentials,
-    query: { turnstile: turnstile || undefined },
-    schema: userSchema,
-  });
+/** A first factor's outcome: signed in, or a two-factor code is needed (no session yet). */
+export type SignInResult = { kind: 'user'; user: User } | { kind: 'twoFactor' };
+
+const signInSchema = z.union([requireTwoFactorSchema, userSchema]);
+
+/** Reads a first factor's `data`: the user, or `{require_2fa: true}`. */
+export function signInResult(data: z.infer<typeof signInSchema>): SignInResult {
+  return 'require_2fa' in data && data.require_2fa === true
+    ? { kind: 'twoFactor' }
+    : { kind: 'user', user: data as User };
+}
+
+/**
+ * POST /api/user/login?turnstile=: signs in with a password. With two-factor on the answer is
+ * `{require_2fa: true}` and POST /api/user/login/2fa follows (the /login/2fa page).
+ */
+export async function login(credentials: Credentials, turnstile?: string): Promise<SignInResult> {
+  return signInResult(
+    await apiRequest('/api/user/login', {
+      method: 'POST',
+      body: credentials,
+      query: { turnstile: turnstile || undefined },
+      schema: signInSchema,
+    }),
+  );
 }
 
 /** GET /api/user/logout: ends the server session. */

@@ -357,11 +357,14 @@ export function fixAbilities(): Promise<RebuildReport> {
   return apiRequest('/api/channel/fix', { method: 'POST', schema: rebuildReportSchema });
 }
 
-/** POST /api/channel/{id}/key (root, password re-entered): the channel's key text. */
-export async function revealChannelKey(id: number, password: string): Promise<string> {
+/**
+ * POST /api/channel/{id}/key (root, with two-factor on and the session verified by POST
+ * /api/verify within 5 minutes): the channel's key text.
+ */
+export async function revealChannelKey(id: number): Promise<string> {
   const data = await apiRequest(`/api/channel/${id}/key`, {
     method: 'POST',
-    body: { password },
+    body: {},
     schema: z.object({ key: z.string() }),
   });
   return data.key;

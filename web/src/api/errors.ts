@@ -42,6 +42,8 @@ export const errorCodes = [
   'turnstile_failed',
   'code_invalid',
   'mail_failed',
+  'two_factor_not_enabled',
+  'two_factor_required',
   'already_initialized',
   'redemption_invalid',
   'redemption_used',

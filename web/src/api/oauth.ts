@@ -1,6 +1,7 @@
 import { z } from 'zod/mini';
 
 import { apiEnvelope } from './client';
+import { requireTwoFactorSchema } from './two-factor';
 import { userSchema } from './user';
 import type { User } from './user';
 
@@ -22,16 +23,21 @@ export async function startOAuth(provider: RedirectProvider, aff: string): Promi
   return answer.authorize_url;
 }
 
-const finishSchema = z.object({ message: z.catch(z.string(), ''), data: userSchema });
+const finishSchema = z.object({
+  message: z.catch(z.string(), ''),
+  data: z.union([requireTwoFactorSchema, userSchema]),
+});
 
-/** A third-party sign-in's result: the user, and whether it bound the signed-in account. */
-export interface OAuthResult {
-  user: User;
-  bound: boolean;
-}
+/**
+ * A third-party sign-in's result: the user, and whether it bound the signed-in account; or, for
+ * an account with two-factor on, that the code is needed (POST /api/user/login/2fa).
+ */
+export type OAuthResult = { twoFactor: false; user: User; bound: boolean } | { twoFactor: true };
 
 function result(answer: z.infer<typeof finishSchema>): OAuthResult {
-  return { user: answer.data, bound: answer.message === 'bind' };
+  const data = answer.data;
+  if ('require_2fa' in data && data.require_2fa === true) return { twoFactor: true };
+  return { twoFactor: false, user: data as User, bound: answer.message === 'bind' };
 }
 
 /** GET /api/oauth/{provider}?code&state: signs in, or binds (message `bind`). */

@@ -25,12 +25,13 @@ import { toast } from '@/stores/toasts';
 
 import { loginSchema } from './login-schema';
 import { OAuthButtons } from './oauth-buttons';
+import { TWO_FACTOR_PATH } from './two-factor-login-page';
 
 import './auth.css';
 
 /**
- * /login: password sign-in (lands on /token), third-party buttons from the status, the bot
- * check when on (spec 01 §2). Signing in as root with the default password raises the
+ * /login: password sign-in (lands on /token, or on /login/2fa for an account with two-factor
+ * on), third-party buttons from the status, the bot check when on (spec 01 §2). Signing in as root with the default password raises the
  * default-password warning over the landing page.
  */
 export function LoginPage() {
@@ -51,7 +52,12 @@ export function LoginPage() {
   });
   const signIn = useMutation({
     mutationFn: (credentials: Credentials) => login(credentials, turnstileToken),
-    onSuccess: (user, credentials) => {
+    onSuccess: (result, credentials) => {
+      if (result.kind === 'twoFactor') {
+        void navigate(TWO_FACTOR_PATH);
+        return;
+      }
+      const { user } = result;
       setUser(user);
       toast.success(t('login.success'));
       if (user.role >= ROLE_ROOT && usedDefaultRootPassword(user.username, credentials.password)) {

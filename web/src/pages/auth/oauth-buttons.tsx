@@ -14,6 +14,7 @@ import { useSession } from '@/stores/session';
 import { toast } from '@/stores/toasts';
 
 import { storedAffCode } from './register-page';
+import { TWO_FACTOR_PATH } from './two-factor-login-page';
 
 const redirectProviders = [
   { key: 'github', flag: 'github_oauth' },
@@ -31,8 +32,12 @@ export function OAuthButtons({ status }: { status: Status }) {
   const navigate = useNavigate();
   const setUser = useSession((s) => s.setUser);
   const [wechatOpen, setWechatOpen] = useState(false);
-  const signedIn = ({ user }: OAuthResult) => {
-    setUser(user);
+  const signedIn = (result: OAuthResult) => {
+    if (result.twoFactor) {
+      void navigate(TWO_FACTOR_PATH);
+      return;
+    }
+    setUser(result.user);
     toast.success(t('login.success'));
     void navigate('/');
   };

@@ -11,6 +11,8 @@ import { Spinner } from '@/components/ui/spinner';
 import { useSession } from '@/stores/session';
 import { toast } from '@/stores/toasts';
 
+import { TWO_FACTOR_PATH } from './two-factor-login-page';
+
 import './auth.css';
 
 /** How long the failure note shows before leaving the page (spec 01 §2: 1.5 s). */
@@ -19,7 +21,7 @@ export const FAILURE_REDIRECT_MS = 1500;
 /**
  * /oauth/github|oidc|linuxdo: the provider sends the browser back here with `code` and `state`.
  * The page hands them to the server once: a sign-in stores the user and lands on `/`, a binding
- * returns to `/personal`; a failure says so and leaves after 1.5 s for `/login` (for `/personal`
+ * returns to `/personal`; an account with two-factor on continues at `/login/2fa`; a failure says so and leaves after 1.5 s for `/login` (for `/personal`
  * when the user was binding).
  */
 export function OAuthCallbackPage({ provider }: { provider: RedirectProvider }) {
@@ -35,13 +37,15 @@ export function OAuthCallbackPage({ provider }: { provider: RedirectProvider }) 
   const finish = useMutation({
     mutationFn: (p: { provider: RedirectProvider; code: string; state: string }) =>
       finishOAuth(p.provider, p.code, p.state),
-    onSuccess: ({ user, bound }) => {
-      if (bound) {
+    onSuccess: (result) => {
+      if (result.twoFactor) {
+        void navigate(TWO_FACTOR_PATH, { replace: true });
+      } else if (result.bound) {
         toast.success(t('oauth.bound'));
         void queryClient.invalidateQueries({ queryKey: selfQueryOptions.queryKey });
         void navigate('/personal', { replace: true });
       } else {
-        setUser(user);
+        setUser(result.user);
         toast.success(t('login.success'));
         void navigate('/', { replace: true });
       }

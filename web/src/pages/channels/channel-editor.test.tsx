@@ -286,27 +286,33 @@ describe('channel editor drawer', () => {
     ).toBeTruthy();
   });
 
-  it('lets root reveal the key with the password, copy it, and hides it when the drawer closes', async () => {
+  it('lets root reveal the key with a two-factor code, copy it, and hides it when the drawer closes', async () => {
     const calls = setUp({
-      'POST /api/channel/7/key': ({ init }) =>
-        JSON.parse(String(init?.body)).password === 'right'
-          ? ok({ key: 'sk-one\nsk-two' })
-          : { status: 400, body: { success: false, message: 'wrong password' } },
+      'POST /api/verify': ({ init }) =>
+        JSON.parse(String(init?.body)).code === '123456'
+          ? ok({ verified: true, expires_at: 1 })
+          : {
+              status: 400,
+              body: { success: false, message: 'wrong two-factor code', code: 'code_invalid' },
+            },
+      'POST /api/channel/7/key': ok({ key: 'sk-one\nsk-two' }),
     });
     const { router } = renderApp('/channel/edit/7');
     const user = userEvent.setup();
     const writeText = stubClipboard(); // after userEvent.setup(), which installs its own
     await user.click(await screen.findByRole('button', { name: '查看密钥' }));
     await user.click(screen.getByRole('button', { name: '查看' }));
-    expect(await screen.findByText('请输入密码')).toBeTruthy();
-    await user.type(screen.getByLabelText('输入你的密码以查看密钥'), 'wrong{Enter}');
-    expect(await screen.findByText('查看密钥失败：wrong password')).toBeTruthy();
-    await user.clear(screen.getByLabelText('输入你的密码以查看密钥'));
-    await user.type(screen.getByLabelText('输入你的密码以查看密钥'), 'right');
+    expect(await screen.findByText('请输入两步验证码')).toBeTruthy();
+    const field = () => screen.getByLabelText('输入两步验证码（或恢复码）以查看密钥');
+    await user.type(field(), '000000{Enter}');
+    expect(await screen.findByText('查看密钥失败：wrong two-factor code')).toBeTruthy();
+    expect(sent(calls, 'POST', '/api/channel/7/key')).toHaveLength(0);
+    await user.clear(field());
+    await user.type(field(), '123456');
     await user.click(screen.getByRole('button', { name: '查看' }));
     const shown = await screen.findByLabelText('当前密钥');
     expect((shown as HTMLTextAreaElement).value).toBe('sk-one\nsk-two');
-    expect(sent(calls, 'POST', '/api/channel/7/key').at(-1)?.body).toEqual({ password: 'right' });
+    expect(sent(calls, 'POST', '/api/verify').at(-1)?.body).toEqual({ code: '123456' });
     // revealing never submitted the channel form
     expect(sent(calls, 'PUT', '/api/channel/')).toHaveLength(0);
     await user.click(screen.getByRole('button', { name: '复制' }));
@@ -318,6 +324,23 @@ describe('channel editor drawer', () => {
     await act(() => router.navigate('/channel/edit/7'));
     expect(await screen.findByRole('button', { name: '查看密钥' })).toBeTruthy();
     expect(screen.queryByLabelText('当前密钥')).toBeNull();
+  });
+
+  it('tells a root without two-factor to turn it on', async () => {
+    setUp({
+      'POST /api/verify': {
+        status: 403,
+        body: { success: false, message: 'not on', code: 'two_factor_not_enabled' },
+      },
+    });
+    renderApp('/channel/edit/7');
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: '查看密钥' }));
+    await user.type(screen.getByLabelText('输入两步验证码（或恢复码）以查看密钥'), '123456{Enter}');
+    expect(await screen.findByText('查看渠道密钥需要先开启两步验证。')).toBeTruthy();
+    expect(screen.getByRole('link', { name: '前往个人设置开启' }).getAttribute('href')).toBe(
+      '/personal',
+    );
   });
 
   it('offers the key reveal to root only', async () => {

@@ -2,8 +2,12 @@ import { useMutation } from '@tanstack/react-query';
 import { Copy, Eye, EyeOff } from 'lucide-react';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { Link } from 'react-router';
 
 import { revealChannelKey } from '@/api/channels';
+import { ApiError } from '@/api/errors';
+import { verifySession } from '@/api/two-factor';
+import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Field } from '@/components/ui/field';
 import { Input } from '@/components/ui/input';
@@ -11,22 +15,33 @@ import { copyText } from '@/stores/manual-copy';
 import { toast } from '@/stores/toasts';
 
 /**
- * Root only: reveals a channel's stored key after root's password is entered again
- * (POST /api/channel/{id}/key, audited by the server). The key lives in this component's state
- * only, so it is gone once the editor drawer closes.
+ * Root only: reveals a channel's stored key after a two-factor code (POST /api/verify, then
+ * POST /api/channel/{id}/key; the server audits every reveal). A root without two-factor is
+ * pointed to the personal settings to turn it on. The key lives in this component's state only,
+ * so it is gone once the editor drawer closes.
  */
 export function KeyReveal({ channelId }: { channelId: number }) {
   const { t } = useTranslation('channels');
   const [asking, setAsking] = useState(false);
-  const [password, setPassword] = useState('');
+  const [code, setCode] = useState('');
+  const [needsTwoFactor, setNeedsTwoFactor] = useState(false);
   const reveal = useMutation({
-    mutationFn: () => revealChannelKey(channelId, password),
+    mutationFn: async () => {
+      await verifySession(code);
+      return revealChannelKey(channelId);
+    },
     meta: { silent: true },
     onSuccess: () => {
-      setPassword('');
+      setCode('');
       setAsking(false);
     },
-    onError: (error) => toast.error(t('reveal.failed', { message: error.message })),
+    onError: (error) => {
+      if (error instanceof ApiError && error.code === 'two_factor_not_enabled') {
+        setNeedsTwoFactor(true);
+        return;
+      }
+      toast.error(t('reveal.failed', { message: error.message }));
+    },
   });
   const key = reveal.data;
 
@@ -62,6 +77,14 @@ export function KeyReveal({ channelId }: { channelId: number }) {
     );
   }
 
+  if (needsTwoFactor) {
+    return (
+      <Alert tone="warning">
+        {t('reveal.twoFactorOff')} <Link to="/personal">{t('reveal.openSettings')}</Link>
+      </Alert>
+    );
+  }
+
   if (!asking) {
     return (
       <div>
@@ -74,21 +97,20 @@ export function KeyReveal({ channelId }: { channelId: number }) {
   }
 
   const submit = () => {
-    if (password === '') {
-      toast.error(t('reveal.passwordRequired'));
+    if (code.trim() === '') {
+      toast.error(t('reveal.codeRequired'));
       return;
     }
     reveal.mutate();
   };
   return (
-    <Field id="channel-reveal-password" label={t('reveal.password')} hint={t('reveal.audited')}>
+    <Field id="channel-reveal-code" label={t('reveal.code')} hint={t('reveal.audited')}>
       <div className="channel-edit__inline">
         <Input
-          id="channel-reveal-password"
-          type="password"
-          autoComplete="current-password"
-          value={password}
-          onChange={(e) => setPassword(e.target.value)}
+          id="channel-reveal-code"
+          autoComplete="one-time-code"
+          value={code}
+          onChange={(e) => setCode(e.target.value)}
           onKeyDown={(e) => {
             // Enter reveals instead of submitting the channel form around it.
             if (e.key === 'Enter') {
@@ -105,7 +127,7 @@ export function KeyReveal({ channelId }: { channelId: number }) {
           variant="ghost"
           size="sm"
           onClick={() => {
-            setPassword('');
+            setCode('');
             setAsking(false);
           }}
         >

@@ -11,10 +11,14 @@ import { BindingsCard } from './bindings-card';
 import { InviteCard } from './invite-card';
 import { NotificationCard } from './notification-card';
 import { ProfileCard } from './profile-card';
+import { TwoFactorCard } from './two-factor-card';
 
 import './personal.css';
 
-/** /personal: profile, bindings, invitations, notifications, token, password, deletion. */
+/**
+ * /personal: profile, bindings, invitations, notifications, two-factor sign-in, token, password,
+ * deletion.
+ */
 export function PersonalPage() {
   const { t } = useTranslation('personal');
   const self = useQuery(selfQueryOptions);
@@ -32,6 +36,7 @@ export function PersonalPage() {
           <BindingsCard user={self.data} />
           <InviteCard user={self.data} />
           <NotificationCard key={self.data.setting} user={self.data} />
+          <TwoFactorCard />
           <AccountCard user={self.data} />
         </div>
       )}
