@@ -563,12 +563,13 @@ async fn each_openai_compatible_type_is_sent_only_the_routes_its_provider_serves
     // src/channel_types/table.rs): a route the type serves reaches the upstream, one it lacks is
     // a 400 naming the route and the model, and nothing is sent.
     const CLASSES: [&str; 5] = ["embeddings", "images", "audio", "rerank", "moderation"];
-    let serves: [(i64, &[&str]); 11] = [
+    let serves: [(i64, &[&str]); 12] = [
         (4, &["embeddings", "images", "audio"]),
         (17, &["embeddings"]),
         (20, &["embeddings"]),
         (22, &[]),
         (25, &[]),
+        (31, &[]),
         (40, &["embeddings", "images", "audio", "rerank"]),
         (42, &["embeddings", "audio", "moderation"]),
         (43, &[]),

@@ -4,8 +4,8 @@
 //!
 //! A capability is set only where the relay really serves it and the provider has it: each
 //! OpenAI-compatible row gets the routes the provider's API reference lists (cited beside the
-//! row; OpenAI, Custom and the rows whose reference could not be read keep every route the
-//! OpenAI pass-through forwards), Claude (14), Gemini (24), Azure (3), Bedrock (33), Vertex AI
+//! row; OpenAI, Custom and 360, whose reference could not be read, keep every route the OpenAI
+//! pass-through forwards), Claude (14), Gemini (24), Azure (3), Bedrock (33), Vertex AI
 //! (41) and Cohere (34) what their adaptors serve. When an adaptor lands, its row's `caps` (and,
 //! for a new family, `serve::Serve::served_by`) change here and nowhere else.
 
@@ -349,6 +349,9 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
     },
     ChannelType {
         models: &["yi-large", "yi-medium"],
+        // 01.AI's platform API (https://platform.lingyiwanwu.com/docs/api-reference): chat
+        // completions (vision through chat) and no other OpenAI route, embeddings included.
+        caps: CHAT_STREAM,
         ..openai(31, "Yi", "https://api.lingyiwanwu.com")
     },
     ChannelType {

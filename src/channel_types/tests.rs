@@ -345,7 +345,7 @@ fn rows_serve_what_their_providers_document() {
     use super::serve::{Serve, mask};
     let serves = |id: i32, serve: Serve| mask(id) & serve.bit() != 0;
     // Trimmed rows keep chat; the classes they lack are gone.
-    for id in [4, 17, 20, 22, 25, 40, 42, 43, 45, 47, 48] {
+    for id in [4, 17, 20, 22, 25, 31, 40, 42, 43, 45, 47, 48] {
         assert!(serves(id, Serve::ChatStream), "type {id}");
         assert!(!serves(id, Serve::Moderation) || id == 42, "type {id}");
     }
@@ -355,7 +355,7 @@ fn rows_serve_what_their_providers_document() {
     // Every OpenAI-family row keeps legacy completions (DeepSeek's on its beta path).
     assert!(serves(43, Serve::Completions));
     // The rows whose reference could not be read keep every route.
-    for id in [1, 8, 19, 31] {
+    for id in [1, 8, 19] {
         assert!(
             serves(id, Serve::Moderation) && serves(id, Serve::Rerank),
             "type {id}"
