@@ -137,7 +137,14 @@ async fn forward_job(
     presence: super::detach::Presence,
 ) -> Result<Response, RelayError> {
     let state = &state;
-    if let Err(e) = super::media::inline_remote(state, &mut job).await {
+    let media = super::media::JobMedia {
+        client: job.client,
+        model: &job.model,
+        caller: &job.caller,
+        hub: &mut job.hub,
+        parsed: &mut job.parsed,
+    };
+    if let Err(e) = super::media::inline_remote(state, media).await {
         hold.release();
         return Err(e);
     }

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use super::adaptor::{self, Transport};
-use super::convert::Job;
+use super::auth::Caller;
 use super::wire::Wire;
 use crate::error::RelayError;
 use crate::outbound::media::Media;
@@ -52,13 +52,27 @@ fn bytes_only(wire: Wire, transport: Transport) -> bool {
     }
 }
 
+/// The parts of a job (see `super::convert::Job`) whose media may be read.
+pub struct JobMedia<'a> {
+    /// The client's wire.
+    pub client: Wire,
+    /// The model the client asked for.
+    pub model: &'a str,
+    /// Who called (their group, a pinned channel).
+    pub caller: &'a Caller,
+    /// The client's request as a hub (OpenAI chat) request.
+    pub hub: &'a mut Value,
+    /// The client's body, parsed.
+    pub parsed: &'a mut Value,
+}
+
 /// What the candidate channels of `job` need (the pinned channel, else every channel of the
 /// route).
-fn needs(state: &AppState, job: &Job) -> Needs {
+fn needs(state: &AppState, job: &JobMedia<'_>) -> Needs {
     let table = state.channel_pool.table().load();
     let mut needs = Needs::default();
     let mut look = |c: &RoutedChannel| {
-        let upstream_model = c.json.mapped_model(&job.model);
+        let upstream_model = c.json.mapped_model(job.model);
         let Some(wire) = adaptor::wire(c.channel.channel_type, upstream_model) else {
             return;
         };
@@ -81,7 +95,7 @@ fn needs(state: &AppState, job: &Job) -> Needs {
         }
         return needs;
     }
-    if let Some(route) = table.route(&job.caller.group, &job.model) {
+    if let Some(route) = table.route(&job.caller.group, job.model) {
         for c in route.tiers.iter().flat_map(|t| t.channels.iter()) {
             look(c);
         }
@@ -259,10 +273,10 @@ fn data_url(media: &Media) -> String {
 
 /// Replaces, in `job`, the remote media the candidate channels cannot read themselves by their
 /// bytes. Nothing changes (and nothing is read) when no candidate needs it.
-pub async fn inline_remote(state: &AppState, job: &mut Job) -> Result<(), RelayError> {
-    let needs = needs(state, job);
+pub async fn inline_remote(state: &AppState, job: JobMedia<'_>) -> Result<(), RelayError> {
+    let needs = needs(state, &job);
     if needs.hub || needs.documents {
-        let remotes = hub_remotes(&job.hub, needs.hub, needs.documents);
+        let remotes = hub_remotes(job.hub, needs.hub, needs.documents);
         if !remotes.is_empty() {
             let media = read_all(state, &remotes).await?;
             for (remote, media) in remotes.iter().zip(&media) {
@@ -289,7 +303,7 @@ pub async fn inline_remote(state: &AppState, job: &mut Job) -> Result<(), RelayE
         }
     }
     if needs.anthropic && job.client == Wire::Anthropic {
-        let remotes = anthropic_remotes(&job.parsed);
+        let remotes = anthropic_remotes(job.parsed);
         if !remotes.is_empty() {
             let media = read_all(state, &remotes).await?;
             for (remote, media) in remotes.iter().zip(&media) {
