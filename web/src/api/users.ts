@@ -96,6 +96,14 @@ export function manageUser(id: number, action: ManageAction): Promise<ManageResu
   });
 }
 
+/**
+ * DELETE /api/user/{id}/2fa: turns a user's two-factor sign-in off (they lost their
+ * authenticator and recovery codes) and ends their sessions; audited.
+ */
+export function resetUserTwoFactor(id: number): Promise<void> {
+  return apiRequest(`/api/user/${id}/2fa`, { method: 'DELETE' });
+}
+
 /** GET /api/group/: the group names (the route may not exist yet: callers fall back to text). */
 export function fetchGroups(): Promise<string[]> {
   return apiRequest('/api/group/', { schema: z.array(z.string()) });

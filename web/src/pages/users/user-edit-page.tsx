@@ -8,7 +8,8 @@ import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useParams } from 'react-router';
 
 import type { User } from '@/api/user';
-import { updateUser, userQueryOptions } from '@/api/users';
+import { resetUserTwoFactor, updateUser, userQueryOptions } from '@/api/users';
+import { ConfirmDialog, useConfirm } from '@/components/common/confirm-dialog';
 import { PageHeader } from '@/components/layout/page-header';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
@@ -99,6 +100,11 @@ function UserEditForm({ user }: { user: User }) {
   });
   const message = (key: string | undefined) => (key ? t(key as ParseKeys<'users'>) : undefined);
   const quota = useWatch({ control, name: 'quota' });
+  const confirm = useConfirm();
+  const resetTwoFactor = useMutation({
+    mutationFn: () => resetUserTwoFactor(user.id),
+    onSuccess: () => toast.success(t('twoFactor.done')),
+  });
 
   return (
     <div className="user-edit">
@@ -196,6 +202,29 @@ function UserEditForm({ user }: { user: User }) {
           </dl>
         </CardContent>
       </Card>
+      <Card>
+        <CardHeader>
+          <CardTitle>{t('twoFactor.title')}</CardTitle>
+        </CardHeader>
+        <CardContent>
+          <p className="user-edit__note">{t('twoFactor.description')}</p>
+          <Button
+            variant="danger"
+            disabled={resetTwoFactor.isPending}
+            onClick={() =>
+              confirm.ask({
+                title: t('twoFactor.confirmTitle'),
+                description: t('twoFactor.confirmDescription', { username: user.username }),
+                confirmLabel: t('twoFactor.reset'),
+                onConfirm: () => resetTwoFactor.mutate(),
+              })
+            }
+          >
+            {t('twoFactor.reset')}
+          </Button>
+        </CardContent>
+      </Card>
+      <ConfirmDialog {...confirm.dialog} />
       <AddQuotaDialog
         open={addingQuota}
         onOpenChange={setAddingQuota}

@@ -228,4 +228,21 @@ describe('user edit', () => {
         .map((o) => o.textContent),
     ).toEqual(['default', 'vip']);
   });
+
+  it("resets a user's two-factor sign-in after a confirmation", async () => {
+    const calls = setUp({
+      'GET /api/user/2': { body: { success: true, message: '', data: bob } },
+      'DELETE /api/user/2/2fa': { body: { success: true, message: '', data: null } },
+    });
+    renderApp('/user/edit/2');
+    await userEvent.click(await screen.findByRole('button', { name: '重置两步验证' }));
+    const dialog = await screen.findByRole('dialog', { name: '确定要重置此用户的两步验证吗？' });
+    expect(within(dialog).getByText(/用户 bob 在重新开启两步验证之前/)).toBeTruthy();
+    expect(calls.some((c) => c.method === 'DELETE')).toBe(false);
+    await userEvent.click(within(dialog).getByRole('button', { name: '重置两步验证' }));
+    expect(await screen.findByText('两步验证已重置')).toBeTruthy();
+    expect(calls.filter((c) => c.method === 'DELETE').map((c) => c.url)).toEqual([
+      '/api/user/2/2fa',
+    ]);
+  });
 });
