@@ -95,7 +95,8 @@ async fn serves_the_old_data(server: &TestServer) {
     assert_eq!(rows.len(), old_rows.len(), "the same number of rows");
     for old in old_rows {
         let id = old["id"].as_i64().expect("id");
-        let new = by_id.get(&id).unwrap_or_else(|| panic!("row {id} is gone"));
+        assert!(by_id.contains_key(&id), "row {id} is gone");
+        let new = by_id.get(&id).expect("checked above");
         assert_fields_kept(old, new, &format!("log row {id}"));
     }
 
@@ -122,10 +123,9 @@ async fn serves_the_old_data(server: &TestServer) {
     assert_eq!(status, StatusCode::OK, "{body}");
     let users = body["data"]["items"].as_array().expect("users");
     for old in expected["users"].as_array().expect("users") {
-        let new = users
-            .iter()
-            .find(|u| u["id"] == old["id"])
-            .unwrap_or_else(|| panic!("user {old} is gone"));
+        let new = users.iter().find(|u| u["id"] == old["id"]);
+        assert!(new.is_some(), "user {old} is gone");
+        let new = new.expect("checked above");
         assert_fields_kept(old, new, "user");
     }
 
