@@ -154,15 +154,17 @@ async fn streamed_responses_are_billed_from_their_typed_events() {
             json!({"type": "response.function_call_arguments.delta", "item_id": "f", "output_index": 1, "delta": "{\"q\":\"x\"}"}),
         ),
     ];
-    // Without usage: the output is counted. "The answer is forty-two." 24 chars → 6,
-    // "{\"q\":\"x\"}" 9 chars → 3.
+    // Without usage (and without `response.completed`, so cut short: P16's one ending rule):
+    // the output is counted. "The answer is forty-two." 24 chars → 6, "{\"q\":\"x\"}" 9
+    // chars → 3.
     mock.push_script(Script::ok("text/event-stream", head.clone()));
     let body = json!({"model": "mock-test", "stream": true, "input": "hello there"});
     let text = stream_text(&server, &key, "/v1/responses", body.clone()).await;
     assert!(text.contains("forty-two"), "{text}");
     let (_, _, _, logs) = balances(&server, payer.id).await;
     let row = consume(&logs);
-    assert_eq!(other(row)["usage_source"], "estimated");
+    assert_eq!(other(row)["usage_source"], "partial");
+    assert_eq!(other(row)["partial_reason"], "upstream_cut");
     assert_eq!((row.prompt_tokens, row.completion_tokens), (3, 9));
     // With `response.completed`: its usage is billed, and the client still gets the event.
     let mut parts = head;

@@ -226,8 +226,13 @@ impl Forward {
         let ctx = settle_ctx(&caller, &head.model, price, &won, head.stream, started);
         let timeout = state.config.relay_timeout();
         if head.stream {
+            let wire = if path == "/v1/responses" {
+                super::wire::Wire::Responses
+            } else {
+                super::wire::Wire::OpenAi
+            };
             return Ok(stream::respond(
-                won.resp,
+                (won.resp, wire),
                 Meter::new(ctx, hold, prompt),
                 client_wants_usage,
                 std::sync::Arc::clone(&won.routed),

@@ -331,7 +331,7 @@ async fn answer(
         // pipe, which forwards every event as the upstream sent it (only the usage chunk the
         // client did not ask for is held back) — no re-encoding, no field lost.
         return Ok(super::stream::respond(
-            resp,
+            (resp, Wire::OpenAi),
             Meter::new(ctx, hold, Prompt::known(job.prompt_estimate)),
             job.include_usage,
             std::sync::Arc::clone(&won.routed),
@@ -369,7 +369,7 @@ async fn answer(
             mode,
             meter,
             std::sync::Arc::clone(&won.routed),
-            timeout,
+            (upstream, timeout),
             ping,
         ));
     }

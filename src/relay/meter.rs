@@ -98,14 +98,10 @@ impl Meter {
         self.answered = true;
     }
 
-    /// How a stream that reached its end ended: complete, unless nothing in it was a
-    /// well-formed event (an HTML page or other text with a 2xx status).
-    pub fn stream_end(&self) -> Ending {
-        if self.answered || self.reported.is_some() {
-            Ending::Complete
-        } else {
-            Ending::Cut(PartialReason::NonJson)
-        }
+    /// Whether anything well-formed was read (a JSON event or a usage report): a body without
+    /// it is not an answer (an HTML page or other text with a 2xx status).
+    pub fn answered(&self) -> bool {
+        self.answered || self.reported.is_some()
     }
 
     /// Whether the upstream reported usage.

@@ -18,6 +18,7 @@ pub mod count_guard;
 pub mod detach;
 pub mod durable;
 pub mod embed;
+pub mod ending;
 pub mod estimate;
 pub mod failure;
 pub mod gemini;

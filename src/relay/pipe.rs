@@ -19,6 +19,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
+use super::ending::{self, EndRule};
 use super::keepalive::{Clock, Next};
 use super::meter::{Ending, Meter};
 use super::sse::{Event, SseReader};
@@ -66,6 +67,10 @@ struct Sink {
     meter: Meter,
     /// The channel that answers (its keys are masked in in-band errors re-encoded).
     channel: Arc<RoutedChannel>,
+    /// The upstream format's ending rule.
+    rule: EndRule,
+    /// Whether an in-band error went to the client already (a cut adds none after it).
+    errored: bool,
 }
 
 impl Sink {
@@ -79,6 +84,12 @@ impl Sink {
         let mut masked = None;
         for mut piece in pieces {
             observe(&mut self.meter, &piece);
+            match &piece {
+                Piece::Stop(_) => self.rule.finish(),
+                Piece::Usage(_) => self.rule.usage(),
+                Piece::Error(_) => self.errored = true,
+                _ => {}
+            }
             match &mut self.mode {
                 Mode::Convert(encoder) => {
                     if let Piece::Error(message) = &mut piece {
@@ -95,6 +106,9 @@ impl Sink {
                 }
                 Mode::PassThrough => {}
             }
+        }
+        if self.decoder.done() {
+            self.rule.marker();
         }
         masked
     }
@@ -155,9 +169,11 @@ impl Pipe {
         (out, false)
     }
 
-    /// The upstream stream ended, so (a complete end with nothing well-formed in it is a
-    /// non-JSON answer). Passing through, an event the upstream left without its blank line
-    /// goes out as it came (masked if it is an error showing a key).
+    /// The upstream stream ended, so (`Ending::Complete`: its body or its end marker; the
+    /// format's [`EndRule`] then says whether the answer was complete). Passing through, an
+    /// event the upstream left without its blank line goes out as it came (masked if it is an
+    /// error showing a key); converting, a complete answer gets the client format's closing
+    /// events and a cut one its error event (never a made-up end marker).
     async fn end(&mut self, ending: Ending) -> Vec<u8> {
         let mut out = Vec::new();
         if self.ended {
@@ -178,13 +194,19 @@ impl Pipe {
             }
             self.held.clear();
         }
-        if let Mode::Convert(encoder) = &mut self.sink.mode {
-            encoder.end(&mut out);
-        }
         let ending = match ending {
-            Ending::Complete => self.sink.meter.stream_end(),
+            Ending::Complete => self.sink.rule.at_end(self.sink.meter.answered()),
             cut @ Ending::Cut(_) => cut,
         };
+        if let Mode::Convert(encoder) = &mut self.sink.mode {
+            match ending {
+                Ending::Complete => encoder.end(&mut out),
+                Ending::Cut(reason) if !self.sink.errored => {
+                    encoder.cut(ending::cut_message(reason), &mut out);
+                }
+                Ending::Cut(_) => {}
+            }
+        }
         self.sink.meter.settle(ending).await;
         out
     }
@@ -198,7 +220,7 @@ pub fn respond(
     mode: Mode,
     meter: Meter,
     channel: Arc<RoutedChannel>,
-    idle: Duration,
+    (upstream, idle): (super::wire::Wire, Duration),
     ping: Option<(Duration, &'static [u8])>,
 ) -> Response {
     let pipe = Pipe {
@@ -207,6 +229,8 @@ pub fn respond(
             mode,
             meter,
             channel,
+            rule: EndRule::new(upstream),
+            errored: false,
         },
         reader: SseReader::default(),
         held: Vec::new(),
@@ -229,7 +253,7 @@ pub fn respond(
                         if refused {
                             let cut = Ending::Cut(PartialReason::OversizedEvent);
                             out.extend(pipe.end(cut).await);
-                        } else if pipe.sink.decoder.done() {
+                        } else if pipe.sink.rule.over() {
                             out.extend(pipe.end(Ending::Complete).await);
                         }
                         out

@@ -27,10 +27,12 @@ use futures_util::{FutureExt, StreamExt};
 use serde::Deserialize;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
+use super::ending::EndRule;
 use super::keepalive::{self, Clock, Next};
 use super::meter::{Ending, Meter};
 use super::sse::{EventTooLarge, SseReader};
 use super::usage::{OpenAiUsage, PartialReason, Usage};
+use super::wire::Wire;
 
 /// The part of a chunk Tollgate reads: borrowed from the event's data, nothing copied but
 /// the answer's text. Chat completions chunks (`choices[].delta`, legacy completions'
@@ -61,6 +63,9 @@ struct ChunkChoice<'a> {
     /// Legacy completions.
     #[serde(default, borrow)]
     text: Loose<'a>,
+    /// Why the choice stopped (`null` until it does).
+    #[serde(default, borrow)]
+    finish_reason: Loose<'a>,
 }
 
 #[derive(Deserialize)]
@@ -245,15 +250,18 @@ enum Verdict {
     Keep,
     /// Held back (the usage-only chunk the client did not ask for).
     Drop,
-    /// `[DONE]`: forwarded, and the answer is over.
+    /// The format's end marker (`[DONE]`, `response.completed`, ...): forwarded, and the
+    /// answer is over.
     Done,
     /// An in-band error: forwarded, with any part of the channel's key masked.
     Error,
 }
 
-/// Reads usage and output from one event's data into the meter, and decides its fate.
-fn observe(meter: &mut Meter, client_wants_usage: bool, data: &str) -> Verdict {
+/// Reads usage and output from one event's data into the meter, its ending signals into
+/// `rule`, and decides its fate.
+fn observe(meter: &mut Meter, rule: &mut EndRule, client_wants_usage: bool, data: &str) -> Verdict {
     if data.trim() == "[DONE]" {
+        rule.marker();
         return Verdict::Done;
     }
     let Ok(chunk) = serde_json::from_str::<Chunk<'_>>(data) else {
@@ -264,6 +272,9 @@ fn observe(meter: &mut Meter, client_wants_usage: bool, data: &str) -> Verdict {
         return Verdict::Error;
     }
     for choice in &chunk.choices {
+        if choice.finish_reason.text().is_some() {
+            rule.finish();
+        }
         if let Some(text) = choice.text.text() {
             meter.output(text);
         }
@@ -289,12 +300,21 @@ fn observe(meter: &mut Meter, client_wants_usage: bool, data: &str) -> Verdict {
         }
         if let Some(usage) = chunk.response.as_ref().and_then(|r| r.usage.as_ref()) {
             meter.reported(Usage::from(usage));
+            rule.usage();
+        }
+        if matches!(
+            kind,
+            "response.completed" | "response.incomplete" | "response.failed"
+        ) {
+            rule.marker();
+            return Verdict::Done;
         }
         return Verdict::Keep;
     }
     match &chunk.usage {
         Some(usage) => {
             meter.reported(Usage::from(usage));
+            rule.usage();
             if client_wants_usage || !chunk.choices.is_empty() {
                 Verdict::Keep
             } else {
@@ -313,6 +333,8 @@ struct Relay {
     /// The start of an event the last read ended inside of: it goes out with the rest of it.
     held: BytesMut,
     meter: Meter,
+    /// The format's ending rule (chat and completions, or the Responses API).
+    rule: EndRule,
     clock: Clock,
     client_wants_usage: bool,
     /// The channel that answers (its keys are masked in in-band errors).
@@ -350,7 +372,10 @@ impl Relay {
             match next {
                 Some(Ok(chunk)) => match self.read(chunk, &mut out) {
                     Ok(false) => {}
-                    Ok(true) => return self.end(Ending::Complete, out).await,
+                    Ok(true) => {
+                        let ending = self.rule.at_end(self.meter.answered());
+                        return self.end(ending, out).await;
+                    }
                     Err(e) => {
                         // The events before it still go out; the oversized one does not.
                         tracing::warn!(error = %e, "upstream stream refused");
@@ -366,7 +391,7 @@ impl Relay {
                 }
                 None => {
                     self.last_event(&mut out);
-                    let ending = self.meter.stream_end();
+                    let ending = self.rule.at_end(self.meter.answered());
                     return self.end(ending, out).await;
                 }
             }
@@ -385,6 +410,7 @@ impl Relay {
             reader,
             held,
             meter,
+            rule,
             client_wants_usage,
             channel,
             ..
@@ -396,7 +422,7 @@ impl Relay {
             if over {
                 return;
             }
-            let mut verdict = observe(meter, *client_wants_usage, event.data);
+            let mut verdict = observe(meter, rule, *client_wants_usage, event.data);
             let mut masked = None;
             if verdict == Verdict::Error {
                 // Rare: only error events pay for the check (and are re-framed if it masks).
@@ -454,11 +480,12 @@ impl Relay {
         let Relay {
             reader,
             meter,
+            rule,
             client_wants_usage,
             ..
         } = self;
         reader.finish(|event, _| {
-            observe(meter, *client_wants_usage, event.data);
+            observe(meter, rule, *client_wants_usage, event.data);
         });
         out.push(self.held.split().freeze());
     }
@@ -471,9 +498,10 @@ impl Relay {
     }
 }
 
-/// Pipes an upstream SSE answer to the client, billing as it goes in `meter`.
+/// Pipes an upstream SSE answer to the client, billing as it goes in `meter`; `wire` is
+/// [`Wire::OpenAi`] (chat completions, completions) or [`Wire::Responses`].
 pub fn respond(
-    upstream: reqwest::Response,
+    (upstream, wire): (reqwest::Response, Wire),
     mut meter: Meter,
     client_wants_usage: bool,
     channel: Arc<RoutedChannel>,
@@ -486,6 +514,7 @@ pub fn respond(
         reader: SseReader::default(),
         held: BytesMut::new(),
         meter,
+        rule: EndRule::new(wire),
         clock: Clock::new(idle, ping),
         client_wants_usage,
         channel,

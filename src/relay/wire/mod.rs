@@ -154,8 +154,13 @@ pub trait Decode: Send {
 pub trait Encode: Send {
     /// Appends the bytes of `piece` to `out`.
     fn piece(&mut self, piece: &Piece, out: &mut Vec<u8>);
-    /// Appends the closing events to `out` (the upstream stream ended).
+    /// Appends the closing events to `out` (the upstream's answer was complete).
     fn end(&mut self, out: &mut Vec<u8>);
+    /// Appends the client format's error event to `out`: the upstream's answer was cut short
+    /// (no end marker follows; the client must not take the answer for complete).
+    fn cut(&mut self, message: &str, out: &mut Vec<u8>) {
+        self.piece(&Piece::Error(message.to_owned()), out);
+    }
 }
 
 /// A decoder for the upstream format `wire`.
