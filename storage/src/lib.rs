@@ -17,6 +17,7 @@ pub mod codec;
 pub mod codes;
 pub mod error;
 pub mod ids;
+pub mod import;
 pub mod logs;
 pub mod meta;
 pub mod migrate;

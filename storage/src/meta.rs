@@ -80,6 +80,17 @@ pub fn next_id(wtx: &WriteTransaction, sequence: &str) -> Result<i64> {
     Ok(next)
 }
 
+/// Makes the next id of the named sequence at least `at_least` (records stored under ids of
+/// their own, as an import does, must never be handed out again).
+pub fn raise_next_id(wtx: &WriteTransaction, sequence: &str, at_least: i64) -> Result<()> {
+    let key = format!("next_id.{sequence}");
+    let next: i64 = get_rw(wtx, &key)?.unwrap_or(1);
+    if at_least > next {
+        put(wtx, &key, &at_least)?;
+    }
+    Ok(())
+}
+
 /// Allocates `n` consecutive ids of the named sequence and returns the first (one read and one
 /// write however many rows a batch inserts).
 pub fn reserve_ids(wtx: &WriteTransaction, sequence: &str, n: usize) -> Result<i64> {

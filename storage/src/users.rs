@@ -565,3 +565,24 @@ pub fn count(rtx: &ReadTransaction) -> Result<u64> {
 pub fn count_rw(wtx: &WriteTransaction) -> Result<u64> {
     Ok(wtx.open_table(USERS)?.len()?)
 }
+
+/// Replaces the password hash of `id` with `new` (the same password hashed again, e.g. an
+/// imported bcrypt hash upgraded to argon2id at a successful sign-in) when it is still
+/// `expected`. The password did not change, so no session ends. Returns whether it replaced it.
+pub fn upgrade_password_hash(
+    wtx: &WriteTransaction,
+    id: UserId,
+    expected: &str,
+    new: &str,
+) -> Result<bool> {
+    let mut table = wtx.open_table(USERS)?;
+    let Some(mut user) = load(&table, id)? else {
+        return Ok(false);
+    };
+    if user.password_hash != expected {
+        return Ok(false);
+    }
+    user.password_hash = new.to_owned();
+    table.insert(id.0, codec::encode(&user)?.as_slice())?;
+    Ok(true)
+}

@@ -4,6 +4,7 @@ use serde::Deserialize;
 use tollgate_storage::StorageError;
 use tollgate_storage::users::{self, ROLE_ROOT, STATUS_ENABLED, User};
 
+use super::password::is_bcrypt;
 use crate::error::ConsoleError;
 use crate::state::AppState;
 
@@ -57,6 +58,7 @@ async fn check(state: &AppState, req: LoginRequest) -> Result<User, ConsoleError
         .await?
         .filter(|u| u.deleted_at.is_none());
     let hash = found.as_ref().map(|u| u.password_hash.clone());
+    let password = req.password.clone();
     if !state.hasher.verify(req.password, hash).await? {
         return Err(ConsoleError::BadCredentials);
     }
@@ -64,5 +66,19 @@ async fn check(state: &AppState, req: LoginRequest) -> Result<User, ConsoleError
     if user.status != STATUS_ENABLED {
         return Err(ConsoleError::UserDisabled);
     }
+    if is_bcrypt(&user.password_hash) {
+        upgrade_hash(state, &user, password).await?;
+    }
     Ok(user)
+}
+
+/// Replaces an imported bcrypt hash with an argon2id hash of the password that just matched.
+async fn upgrade_hash(state: &AppState, user: &User, password: String) -> Result<(), ConsoleError> {
+    let new = state.hasher.hash(password).await?;
+    let (id, old) = (user.id, user.password_hash.clone());
+    state
+        .store
+        .write(move |wtx| users::upgrade_password_hash(wtx, id, &old, &new))
+        .await?;
+    Ok(())
 }

@@ -11,6 +11,8 @@
 //! queue behind each other here (a few dozen a second on one core), which the per-IP limit of
 //! these routes keeps short. Each hash frees its memory when done, so the rest of Tollgate can
 //! reuse it (a buffer kept for the next hash instead cost 14 MB of peak RSS under load).
+//!
+//! bcrypt hashes (users imported from new-api) verify here too ([`is_bcrypt`]).
 
 use std::sync::mpsc;
 
@@ -39,6 +41,13 @@ fn argon2() -> Argon2<'static> {
         // Unreachable with the constants above (argon2's own bounds); the default is safe.
         Err(_) => Argon2::default(),
     }
+}
+
+/// Whether `hash` is a bcrypt hash (`$2a$`, `$2b$`, `$2y$`): what an imported new-api or
+/// one-api user brings (`tollgate import`). It verifies at sign-in on the hashing thread like
+/// argon2, and the sign-in then replaces it with an argon2id hash of the same password.
+pub fn is_bcrypt(hash: &str) -> bool {
+    ["$2a$", "$2b$", "$2y$"].iter().any(|p| hash.starts_with(p))
 }
 
 /// Work for the hashing thread.
@@ -108,6 +117,9 @@ impl Hasher {
         let hash = hash.unwrap_or_else(|| DECOY_HASH.to_owned());
         let matches = self
             .run(move || {
+                if is_bcrypt(&hash) {
+                    return bcrypt::verify(password.as_bytes(), &hash).unwrap_or(false);
+                }
                 PasswordHash::new(&hash)
                     .map(|parsed| {
                         // The hash's own parameters are used, whatever they are.

@@ -168,7 +168,13 @@ pub fn delete(wtx: &WriteTransaction, id: ChannelId) -> Result<Option<Channel>> 
     Ok(Some(old))
 }
 
-fn write(wtx: &WriteTransaction, old: Option<&Channel>, channel: &Channel) -> Result<()> {
+/// Writes `channel` under its own id with its ability and tag index entries (moving those of
+/// `old`, the record it replaces).
+pub(crate) fn write(
+    wtx: &WriteTransaction,
+    old: Option<&Channel>,
+    channel: &Channel,
+) -> Result<()> {
     if let Some(old) = old {
         abilities::remove_for(wtx, old)?;
         if !old.tag.is_empty() && old.tag != channel.tag {
