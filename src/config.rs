@@ -188,6 +188,10 @@ pub enum Command {
     /// Account administration on the data file (the server must be stopped).
     #[command(subcommand)]
     Admin(AdminCommand),
+    /// Moves another gateway's installation into a new data directory (the server must be
+    /// stopped; see the README's "Moving from new-api").
+    #[command(subcommand)]
+    Import(ImportCommand),
     /// Re-encrypts the database's secrets under a new secret key (the server must be stopped).
     /// The current key comes from --secret-key-file / TOLLGATE_SECRET_KEY as usual; start the
     /// server with the new key afterwards.
@@ -199,6 +203,36 @@ pub enum Command {
         #[arg(long, conflicts_with = "new_key_file")]
         decrypt: bool,
     },
+}
+
+/// `tollgate import ...`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum ImportCommand {
+    /// Imports a new-api (or one-api) installation into this empty data directory: users with
+    /// their passwords and second factor, API keys byte for byte, channels, options,
+    /// redemption codes, top-ups (and the logs with --with-logs). The source is only read.
+    NewApi(ImportArgs),
+}
+
+/// `tollgate import new-api` arguments ([`crate::import`]).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ImportArgs {
+    /// The incumbent's SQLite path (a DSN with a password goes in TOLLGATE_IMPORT_FROM or
+    /// --from-file, never on the command line). Default: TOLLGATE_IMPORT_FROM.
+    #[arg(long)]
+    pub from: Option<String>,
+    /// A file holding the incumbent's SQL_DSN (or SQLITE_PATH) on its first line.
+    #[arg(long, conflicts_with = "from")]
+    pub from_file: Option<PathBuf>,
+    /// Read and validate everything and print the report without writing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also copy the usage logs (a batch per transaction).
+    #[arg(long)]
+    pub with_logs: bool,
+    /// Continue copying the logs after the last one an earlier `--with-logs` run imported.
+    #[arg(long, requires = "with_logs")]
+    pub resume: bool,
 }
 
 /// `tollgate backup`.

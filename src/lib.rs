@@ -23,6 +23,7 @@ pub mod error;
 pub mod google_auth;
 pub mod http;
 pub mod huge_pages;
+pub mod import;
 pub mod mail;
 pub mod metrics;
 pub mod ops;

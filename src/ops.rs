@@ -8,6 +8,8 @@
 //!   the backup is not a Tollgate database this build can open. The replaced file is kept as
 //!   `tollgate.redb.before-restore`.
 //! - **admin reset-password** sets a user's password; refused while a server holds the file.
+//! - **import new-api** moves a new-api or one-api installation into an empty data directory
+//!   ([`crate::import`]).
 //! - **rekey** re-encrypts the database's secrets under a new secret key (or stores them as
 //!   plain text again) and compacts the file; refused while a server holds the file.
 
@@ -19,7 +21,7 @@ use thiserror::Error;
 use tollgate_storage::store::DB_FILE_NAME;
 use tollgate_storage::{Keyring, StorageError, Store, backup, users};
 
-use crate::config::{AdminCommand, BackupArgs, Command, Config, read_keyring};
+use crate::config::{AdminCommand, BackupArgs, Command, Config, ImportCommand, read_keyring};
 use crate::console::service::accounts::validate_password;
 use crate::console::service::password::Hasher;
 
@@ -50,6 +52,9 @@ pub enum OpsError {
     /// A secret key cannot be read or is too short.
     #[error("{0}")]
     SecretKey(String),
+    /// An import failed (nothing but complete log batches was written).
+    #[error("{0}")]
+    Import(#[from] crate::import::ImportError),
 }
 
 /// The configured keyring (reads the key file: blocking).
@@ -72,6 +77,7 @@ pub async fn run(command: Command, config: &Config) -> Result<String, OpsError> 
                 before.display()
             ))
         }
+        Command::Import(ImportCommand::NewApi(args)) => Ok(crate::import::run(args, config).await?),
         Command::Admin(AdminCommand::ResetPassword { username, password }) => {
             reset_password(config, username, password).await
         }

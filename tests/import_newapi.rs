@@ -1,0 +1,327 @@
+//! `tollgate import new-api` on a new-api SQLite database (tests/fixtures/newapi/, made by its
+//! make.py from the incumbent's models, quirks included): the imported users sign in over the
+//! HTTP API with their old passwords (the bcrypt hash is then replaced by argon2id) and the TOTP
+//! user with the same authenticator, the old `sk-` keys authenticate, the codes redeem once, the
+//! balances read back with quota + used == credited and one opening row each, the options went
+//! through the catalog's validation, the logs are shown by the console, and the source file is
+//! untouched. A second import into the same directory is refused; a dry run writes nothing.
+
+#![expect(clippy::expect_used, reason = "test helpers fail the test loudly")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::TestServer;
+use common::two_factor::Authenticator;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tollgate::config::{Config, ImportArgs};
+use tollgate::import::ImportError;
+use tollgate_storage::audit::{self, AuditFilter};
+use tollgate_storage::logs::{self, LOG_SYSTEM};
+use tollgate_storage::{StorageError, UserId, channels, users};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/newapi")
+        .join(name)
+}
+
+fn values() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(fixture("values.json")).expect("values"))
+        .expect("JSON")
+}
+
+/// A copy of the fixture database (the import must not need to write it, but a test must not
+/// be able to change the checked-in file either).
+fn source_copy() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("one-api.db");
+    std::fs::copy(fixture("newapi.db"), &path).expect("copy");
+    (dir, path)
+}
+
+fn args(from: &Path) -> ImportArgs {
+    ImportArgs {
+        from: Some(format!("{}?_busy_timeout=30000", from.display())),
+        from_file: None,
+        dry_run: false,
+        with_logs: true,
+        resume: false,
+    }
+}
+
+async fn import(dir: &Path, args: ImportArgs) -> Result<String, ImportError> {
+    tollgate::import::run(args, &Config::for_data_dir(dir)).await
+}
+
+fn key(values: &Value, who: &str) -> String {
+    format!("sk-{}", values["keys"][who].as_str().expect("key"))
+}
+
+async fn models_status(server: &TestServer, key: &str) -> StatusCode {
+    server
+        .client
+        .get(server.url("/v1/models"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .expect("sent")
+        .status()
+}
+
+#[tokio::test]
+async fn a_new_api_sqlite_installation_moves_over_with_every_key_and_password() {
+    let values = values();
+    let (_src, source) = source_copy();
+    let before = std::fs::read(&source).expect("read");
+
+    // A dry run reads and validates everything and writes nothing.
+    let dry = tempfile::tempdir().expect("dir");
+    let report = import(
+        dry.path(),
+        ImportArgs {
+            dry_run: true,
+            ..args(&source)
+        },
+    )
+    .await
+    .expect("dry run");
+    assert!(report.starts_with("DRY RUN"), "{report}");
+    let store = tollgate_storage::Store::open_dir(dry.path()).expect("open");
+    assert!(tollgate_storage::import::store_is_empty(&store).expect("read"));
+    drop(store);
+
+    let dir = tempfile::tempdir().expect("dir");
+    let report = import(dir.path(), args(&source)).await.expect("imports");
+    for expected in [
+        "imported from new-api (sqlite)",
+        "users: 5",
+        "tokens: 3",
+        "channels: 3",
+        "channel 2 (midjourney): type 2",
+        "GroupRatio",
+        "TopUpLink",
+        "StripeApiSecret",
+        "user 2 (alice): alice-gh",
+        "user 2: 2 unused",
+        "STRIPE-PENDING-3",
+        "code 3 (promo)",
+        "user 4 (carol): shared with user 3",
+        "3000 log rows imported",
+    ] {
+        assert!(
+            report.contains(expected),
+            "{expected:?} missing in:\n{report}"
+        );
+    }
+    assert!(
+        !report.contains("sk-upstream"),
+        "no channel key in the report"
+    );
+    assert_eq!(
+        std::fs::read(&source).expect("read"),
+        before,
+        "the source is only read"
+    );
+
+    // Into a directory that holds data: refused, nothing written.
+    let again = import(dir.path(), args(&source)).await;
+    assert!(matches!(again, Err(ImportError::NotEmpty(_))), "{again:?}");
+
+    let server = TestServer::start_in(dir).await;
+    // Balances, credited totals and the opening rows, through the storage reads.
+    let (root, credited, opening, channel1, channel2, channel3, audit_rows) = server
+        .store()
+        .read_blocking(|rtx| {
+            let root = users::get(rtx, UserId(1))?.expect("root");
+            let credited = users::credited(rtx, UserId(1))?;
+            let opening: Vec<_> = logs::recent_for_user(rtx, UserId(1), 100)?
+                .into_iter()
+                .filter(|l| l.log_type == LOG_SYSTEM)
+                .collect();
+            let c1 = channels::get(rtx, tollgate_storage::ChannelId(1))?.expect("c1");
+            let c2 = channels::get(rtx, tollgate_storage::ChannelId(2))?.expect("c2");
+            let c3 = channels::get(rtx, tollgate_storage::ChannelId(3))?.expect("c3");
+            let audit = audit::list(
+                rtx,
+                &AuditFilter {
+                    action: Some("import.new-api".into()),
+                    ..AuditFilter::default()
+                },
+                0,
+                10,
+            )?
+            .0;
+            Ok::<_, StorageError>((root, credited, opening, c1, c2, c3, audit))
+        })
+        .expect("read");
+    assert!(root.password_hash.starts_with("$2a$"), "kept as it was");
+    assert_eq!((root.quota.0, root.used_quota.0), (1_000_000, 250_000));
+    assert_eq!(credited, 1_250_000, "quota + used == credited");
+    assert_eq!(opening.len(), 1, "{opening:?}");
+    assert_eq!(
+        opening[0].quota, 250_000,
+        "the opening row records the used quota"
+    );
+    assert!(
+        opening[0].other.contains("\"import\""),
+        "{}",
+        opening[0].other
+    );
+    assert_eq!(channel1.key_lines().len(), 3);
+    assert_eq!(
+        channels::other_info::disabled_keys(&channel1.other_info).len(),
+        1,
+        "the key new-api had disabled stays disabled"
+    );
+    assert_eq!(channel1.base_url, "https://api.openai.com");
+    assert_eq!(channel2.status, channels::STATUS_MANUALLY_DISABLED);
+    assert_eq!(channel3.status, channels::STATUS_AUTO_DISABLED);
+    assert_eq!(channel3.proxy, "socks5://127.0.0.1:1080");
+    assert_eq!(audit_rows.len(), 1);
+    assert!(
+        audit_rows[0].after.contains("\"users\":5"),
+        "{:?}",
+        audit_rows[0]
+    );
+    assert!(
+        !audit_rows[0].after.contains("one-api.db"),
+        "no DSN in the audit row"
+    );
+
+    // Old passwords sign in; the bcrypt hash is then argon2id.
+    let root_name = values["root"]["username"].as_str().expect("name");
+    let root_pass = values["root"]["password"].as_str().expect("pass");
+    let root_id = server.login(root_name, root_pass).await;
+    assert_eq!(root_id, 1);
+    let (status, body) = server
+        .post(
+            "/api/user/login",
+            json!({"username": root_name, "password": "wrong-password"}),
+        )
+        .await;
+    assert_ne!(body["success"], true, "{status} {body}");
+    let hash = server
+        .store()
+        .read_blocking(|rtx| users::get(rtx, UserId(1)))
+        .expect("read")
+        .expect("root")
+        .password_hash;
+    assert!(hash.starts_with("$argon2id$"), "rehashed: {hash}");
+    assert_eq!(
+        server.login(root_name, root_pass).await,
+        1,
+        "and still signs in"
+    );
+    let bob = server
+        .client_for("bob", values["bob"]["password"].as_str().expect("pass"))
+        .await;
+    assert_eq!(bob.id, 3);
+
+    // Alice has two-factor on: the same authenticator completes her sign-in.
+    let mut app = Authenticator::new(values["alice_totp_secret"].as_str().expect("secret"));
+    let client = common::new_client();
+    let (status, body) = server
+        .send(client.post(server.url("/api/user/login")).json(&json!({
+            "username": "alice",
+            "password": values["alice"]["password"],
+        })))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["require_2fa"], true, "{body}");
+    let (status, body) = server
+        .send(
+            client
+                .post(server.url("/api/user/login/2fa"))
+                .json(&json!({"code": app.code()})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["username"], "alice");
+
+    // The old keys authenticate byte for byte; a deleted one does not.
+    for who in ["alice", "bob", "root"] {
+        assert_eq!(
+            models_status(&server, &key(&values, who)).await,
+            StatusCode::OK,
+            "{who}'s key"
+        );
+    }
+    assert_eq!(
+        models_status(&server, &key(&values, "deleted")).await,
+        StatusCode::UNAUTHORIZED
+    );
+
+    // Codes: the unused one redeems once; the used and the expired one do not.
+    let code = |name: &str| values["codes"][name].as_str().expect("code").to_owned();
+    let (_, body) = bob
+        .post("/api/user/topup", json!({"key": code("unused")}))
+        .await;
+    assert_eq!(body["success"], true, "{body}");
+    for name in ["unused", "used", "expired"] {
+        let (_, body) = bob
+            .post("/api/user/topup", json!({"key": code(name)}))
+            .await;
+        assert_eq!(body["success"], false, "{name}: {body}");
+    }
+
+    // Options came through the catalog: kept, refused and unknown ones.
+    let (_, body) = server.get("/api/status").await;
+    assert_eq!(body["data"]["system_name"], "Old Gateway", "{body}");
+    let stored = server
+        .store()
+        .read_blocking(tollgate_storage::options::load_all)
+        .expect("options");
+    assert_eq!(
+        stored.get("QuotaForNewUser").map(String::as_str),
+        Some("100")
+    );
+    assert!(!stored.contains_key("GroupRatio"), "invalid JSON refused");
+    assert!(
+        !stored.contains_key("TopUpLink"),
+        "a javascript: link refused"
+    );
+    assert!(!stored.contains_key("StripeApiSecret"));
+
+    // The console shows the imported logs (3000) beside the five opening rows and the
+    // redemption's top-up row.
+    let (status, body) = server.get_as(root_id, "/api/log/?p=1&page_size=10").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["total"], 3006, "{}", body["data"]["total"]);
+}
+
+#[tokio::test]
+async fn a_password_dsn_is_refused_on_the_command_line_and_a_missing_file_is_named() {
+    let dir = tempfile::tempdir().expect("dir");
+    let refused = import(
+        dir.path(),
+        ImportArgs {
+            from: Some("root:hunter2@tcp(127.0.0.1:1)/newapi".into()),
+            from_file: None,
+            dry_run: true,
+            with_logs: false,
+            resume: false,
+        },
+    )
+    .await
+    .expect_err("refused");
+    assert!(!refused.to_string().contains("hunter2"), "{refused}");
+    let missing = import(
+        dir.path(),
+        ImportArgs {
+            from: Some("/nonexistent/one-api.db".into()),
+            from_file: None,
+            dry_run: true,
+            with_logs: false,
+            resume: false,
+        },
+    )
+    .await
+    .expect_err("no file");
+    assert!(
+        missing.to_string().contains("/nonexistent/one-api.db"),
+        "{missing}"
+    );
+}
