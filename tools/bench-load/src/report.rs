@@ -1,6 +1,6 @@
 //! The run's report: a markdown table per phase and target, the Tollgate-versus-floor and
 //! Tollgate-minus-direct comparisons, the budget of issue P11 line by line, and the accounting
-//! check; written to `bench-load.md` and `bench-load.json` and printed.
+//! check; written to `bench-load.md` and `bench-load.json` (A/B runs: one pair per run) and printed.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -12,6 +12,8 @@ use crate::streams::StreamsRun;
 /// Everything one run measured.
 #[derive(Debug, serde::Serialize)]
 pub struct Summary {
+    /// The Tollgate binary measured.
+    pub binary: String,
     /// Seconds per phase.
     pub seconds: u64,
     /// Connections per phase.
@@ -20,6 +22,8 @@ pub struct Summary {
     pub rows: Vec<Row>,
     /// Tollgate's peak RSS (VmHWM) through set-up: first-run setup, logins (MB).
     pub setup_peak_rss_mb: f64,
+    /// Tollgate's RSS once set up, before any load (MB).
+    pub idle_rss_mb: f64,
     /// Whether VmHWM was reset after set-up (otherwise the phase peaks include set-up).
     pub peak_reset: bool,
     /// Peak RSS (VmHWM) per target through the load phases (MB).
@@ -61,7 +65,7 @@ pub fn line(r: &Row) -> String {
 
 impl Summary {
     /// The row of `target` in `phase`.
-    fn row(&self, phase: &str, target: &str) -> Option<&Row> {
+    pub fn row(&self, phase: &str, target: &str) -> Option<&Row> {
         self.rows
             .iter()
             .find(|r| r.phase == phase && r.target == target)
@@ -72,8 +76,8 @@ impl Summary {
         let mut md = String::new();
         let _ = writeln!(
             md,
-            "{} s per phase, {} connections, HTTP/1.1, oha open loop with latency correction at fixed rates.\n",
-            self.seconds, self.connections
+            "Tollgate: `{}`. {} s per phase, {} connections, HTTP/1.1, oha open loop with latency correction at fixed rates.\n",
+            self.binary, self.seconds, self.connections
         );
         md.push_str("| phase | target | RPS | ok | failed | p50 ms | p90 ms | p99 ms | TTFB p50 ms | TTFB p99 ms | CPU µs/req | switches/req | RSS MB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for r in &self.rows {
@@ -103,18 +107,16 @@ impl Summary {
         let mut phases: Vec<&str> = self.rows.iter().map(|r| r.phase.as_str()).collect();
         phases.dedup();
         for p in &phases {
-            if let (Some(t), Some(f), Some(d)) = (
-                self.row(p, "tollgate"),
-                self.row(p, "floor"),
-                self.row(p, "direct"),
-            ) {
+            if let (Some(t), Some(f)) = (self.row(p, "tollgate"), self.row(p, "floor")) {
+                let over_direct = self.row(p, "direct").map_or_else(
+                    || "– | –".to_owned(),
+                    |d| format!("{:+.3} | {:+.3}", t.m.p50 - d.m.p50, t.m.p99 - d.m.p99),
+                );
                 let _ = writeln!(
                     md,
-                    "| {p} | {:.2} | {:.2} | {:+.3} | {:+.3} |",
+                    "| {p} | {:.2} | {:.2} | {over_direct} |",
                     t.m.rps / f.m.rps,
                     t.cpu_us / f.cpu_us,
-                    t.m.p50 - d.m.p50,
-                    t.m.p99 - d.m.p99
                 );
             }
         }
@@ -126,7 +128,8 @@ impl Summary {
         };
         let _ = writeln!(
             md,
-            "\nPeak RSS through the load phases, sampled every 50 ms: {}; VmHWM through them{}: {} (the reset after set-up keeps what set-up left resident); over the whole run, the concurrent streams included: {}. Tollgate's peak through set-up (argon2 password hashing): {:.1} MB.",
+            "\nIdle RSS once set up: Tollgate {:.1} MB. Peak RSS through the load phases, sampled every 50 ms: {}; VmHWM through them{}: {} (the reset after set-up keeps what set-up left resident); over the whole run, the concurrent streams included: {}. Tollgate's peak through set-up (argon2 password hashing): {:.1} MB.",
+            self.idle_rss_mb,
             peaks(&self.sampled_peak_rss_mb),
             if self.peak_reset {
                 ""
@@ -253,17 +256,19 @@ fn opened(s: &StreamsRun) -> String {
     }
 }
 
-/// Prints the report and writes `bench-load.md` and `bench-load.json` under `dir`.
-pub fn write(summary: &Summary, dir: &Path) -> Result<(), String> {
+/// Prints the report and writes `<stem>.md` and `<stem>.json` under `dir`.
+pub fn write(summary: &Summary, dir: &Path, stem: &str) -> Result<(), String> {
     let md = summary.markdown();
     println!("\n{md}");
+    save(dir, stem, &md, summary)
+}
+
+/// Writes `<stem>.md` (`md`) and `<stem>.json` (`value`) under `dir`.
+pub fn save(dir: &Path, stem: &str, md: &str, value: &impl serde::Serialize) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("bench-load.md"), &md).map_err(|e| e.to_string())?;
-    let json = serde_json::to_string_pretty(summary).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("bench-load.json"), json).map_err(|e| e.to_string())?;
-    println!(
-        "written: {}/bench-load.md and bench-load.json",
-        dir.display()
-    );
+    std::fs::write(dir.join(format!("{stem}.md")), md).map_err(|e| e.to_string())?;
+    let json = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join(format!("{stem}.json")), json).map_err(|e| e.to_string())?;
+    println!("written: {}/{stem}.md and {stem}.json", dir.display());
     Ok(())
 }

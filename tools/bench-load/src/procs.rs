@@ -36,6 +36,16 @@ impl Drop for Proc {
     }
 }
 
+/// Binds an ephemeral loopback port for the mock or the floor with the accept backlog
+/// Tollgate's listener asks for (4,096, capped by `net.core.somaxconn`): the default 128 would
+/// drop a burst's handshakes and cost the floor a one-second retry Tollgate does not pay.
+pub fn listen() -> std::io::Result<tokio::net::TcpListener> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.set_reuseaddr(true)?;
+    socket.bind(([127, 0, 0, 1], 0).into())?;
+    socket.listen(4096)
+}
+
 /// Re-runs this executable as `role` ("mock" or "floor"); it prints its address when ready.
 pub fn spawn_role(role: &str, upstream: &str) -> std::io::Result<Proc> {
     let mut child = Command::new(std::env::current_exe()?)

@@ -1,21 +1,28 @@
-//! Load benchmark (issue P11): one run puts three targets side by side — the mock upstream
-//! itself ("direct"), a minimal pass-through proxy ("floor", see `floor.rs`) and a Tollgate
-//! release build ("tollgate": fresh data dir, one channel on the mock, one key, consume logs on)
-//! — and drives each with `oha` at fixed open-loop rates and at maximum, non-stream and stream,
-//! in alternating target order. It reports achieved RPS, latency percentiles, stream
+//! Load benchmark (issues P11, P17): one run puts three targets side by side — the mock
+//! upstream itself ("direct"), a minimal pass-through proxy ("floor", see `floor.rs`) and a
+//! Tollgate release binary ("tollgate": fresh data dir, one channel on the mock, one key, consume
+//! logs on) — and drives each with `oha` at fixed open-loop rates and at maximum, non-stream and
+//! stream, in alternating target order. It reports achieved RPS, latency percentiles, stream
 //! time-to-first-byte, CPU per request and RSS per target, the ratios against the floor and
 //! direct, a 1,000-concurrent-streams check, and verifies afterwards that Tollgate's logs and
 //! balance account for every successful request (a mismatch fails the run).
 //!
-//! Run it with `scripts/bench-load.sh` (builds Tollgate, installs oha). Settings (environment):
-//! `LOAD_SECONDS` per phase (15), `LOAD_RATES` (`500,2000,10000,max`), `LOAD_CONNECTIONS` (64),
-//! `LOAD_STREAMS` concurrent streams (1000; 0 skips), `TOLLGATE_BIN`, `OHA_BIN`, `LOAD_OUT`
-//! (directory of `bench-load.md` / `bench-load.json`).
+//! With `LOAD_AGAINST` naming an older Tollgate binary it is an A/B (`ab.rs`): runs of the old
+//! and the new binary alternate (old-new, new-old, …), `LOAD_RUNS` each, every run with its own
+//! mock and floor, and the report puts each figure of issue P17's table beside the same
+//! binary's spread over its runs.
+//!
+//! Run it with `scripts/bench-load.sh` (builds or takes the binaries, installs oha). Settings
+//! (environment): `LOAD_SECONDS` per phase (15), `LOAD_RATES` (`500,2000,10000,max`; A/B:
+//! `2000,10000,max`), `LOAD_CONNECTIONS` (64), `LOAD_STREAMS` concurrent streams (1000; A/B: 0;
+//! 0 skips), `LOAD_DIRECT` (1; A/B: 0), `LOAD_RUNS` (A/B: 3), `TOLLGATE_BIN`, `LOAD_AGAINST`,
+//! `OHA_BIN`, `LOAD_OUT` (directory of the reports).
 #![expect(
     clippy::print_stdout,
     reason = "a benchmark binary: results go to stdout"
 )]
 
+mod ab;
 mod floor;
 mod mock;
 mod oha;
@@ -24,7 +31,7 @@ mod report;
 mod setup;
 mod streams;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -83,12 +90,50 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match rt.block_on(run()) {
+    match rt.block_on(start()) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
             println!("load benchmark failed: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// One run, or the A/B when `LOAD_AGAINST` is set; Ok(false) when Tollgate's books do not match.
+async fn start() -> Result<bool, String> {
+    let against = std::env::var_os("LOAD_AGAINST").map(PathBuf::from);
+    let ab = against.is_some();
+    let cfg = Config {
+        seconds: env_or("LOAD_SECONDS", 15),
+        connections: env_or("LOAD_CONNECTIONS", 64),
+        n_streams: env_or("LOAD_STREAMS", if ab { 0 } else { 1000 }),
+        rates: env_or(
+            "LOAD_RATES",
+            if ab {
+                "2000,10000,max"
+            } else {
+                "500,2000,10000,max"
+            }
+            .to_owned(),
+        )
+        .split(',')
+        .map(|r| r.trim().parse().ok())
+        .collect(),
+        direct: env_or("LOAD_DIRECT", u8::from(!ab)) != 0,
+        out_dir: PathBuf::from(env_or("LOAD_OUT", "target".to_owned())),
+        oha_bin: PathBuf::from(env_or("OHA_BIN", "oha".to_owned())),
+    };
+    let tollgate_bin = PathBuf::from(env_or("TOLLGATE_BIN", "target/release/tollgate".to_owned()));
+    match against {
+        None => {
+            let summary = run(&cfg, &tollgate_bin).await?;
+            report::write(&summary, &cfg.out_dir, "bench-load")?;
+            Ok(summary.balanced)
+        }
+        Some(old) => {
+            let runs: usize = env_or("LOAD_RUNS", 3);
+            ab::run(&cfg, &old, &tollgate_bin, runs.max(1)).await
         }
     }
 }
@@ -100,7 +145,7 @@ fn serve_role(role: &str) -> ExitCode {
         .build()
         .and_then(|rt| {
             rt.block_on(async {
-                let listener = tollgate::http::listen::bind(([127, 0, 0, 1], 0).into())?;
+                let listener = procs::listen()?;
                 println!("{}", listener.local_addr()?);
                 let upstream = std::env::var(procs::UPSTREAM_VAR).unwrap_or_default();
                 match role {
@@ -115,32 +160,43 @@ fn serve_role(role: &str) -> ExitCode {
     }
 }
 
-/// The whole run; Ok(false) when Tollgate's books do not match.
-async fn run() -> Result<bool, String> {
-    let seconds: u64 = env_or("LOAD_SECONDS", 15);
-    let connections: u32 = env_or("LOAD_CONNECTIONS", 64);
-    let n_streams: usize = env_or("LOAD_STREAMS", 1000);
-    let rates: Vec<Option<u32>> = env_or("LOAD_RATES", "500,2000,10000,max".to_owned())
-        .split(',')
-        .map(|r| r.trim().parse().ok())
-        .collect();
-    let out_dir = PathBuf::from(env_or("LOAD_OUT", "target".to_owned()));
-    let tollgate_bin = PathBuf::from(env_or("TOLLGATE_BIN", "target/release/tollgate".to_owned()));
-    let oha_bin = PathBuf::from(env_or("OHA_BIN", "oha".to_owned()));
+/// The run's settings, from the environment.
+pub struct Config {
+    /// Seconds per phase.
+    pub seconds: u64,
+    /// Connections per phase.
+    pub connections: u32,
+    /// Concurrent streams in the streams check (0 skips it).
+    pub n_streams: usize,
+    /// Fixed rates (None: as fast as it goes).
+    pub rates: Vec<Option<u32>>,
+    /// Whether the mock is measured directly as a target too.
+    pub direct: bool,
+    /// Where reports go.
+    pub out_dir: PathBuf,
+    /// The oha executable.
+    pub oha_bin: PathBuf,
+}
+
+/// One run against the Tollgate binary `tollgate_bin`: mock, floor and Tollgate started fresh,
+/// every phase, the streams check and the books.
+async fn run(cfg: &Config, tollgate_bin: &Path) -> Result<report::Summary, String> {
+    let (seconds, connections, n_streams) = (cfg.seconds, cfg.connections, cfg.n_streams);
     let io = |e: std::io::Error| e.to_string();
 
     let mock = procs::spawn_role("mock", "").map_err(io)?;
     let floor = procs::spawn_role("floor", &mock.base).map_err(io)?;
     let data = tempfile::tempdir().map_err(io)?;
-    let tollgate = procs::spawn_tollgate(&tollgate_bin, data.path()).map_err(io)?;
+    let tollgate = procs::spawn_tollgate(tollgate_bin, data.path()).map_err(io)?;
     let (bench, key) = setup::prepare(&tollgate.base, &mock.base).await?;
     // Set-up hashes passwords with argon2 (9 MiB each); its peak is reported on its own and
     // the load phases' peak starts from here.
     let setup_peak_mb = procs::vm_kb(tollgate.pid(), "VmHWM") as f64 / 1024.0;
+    let idle_rss_mb = procs::vm_kb(tollgate.pid(), "VmRSS") as f64 / 1024.0;
     let peak_reset = procs::reset_peak(tollgate.pid());
     let auth = format!("Bearer {key}");
     let path = "/v1/chat/completions";
-    let targets = [
+    let mut targets = vec![
         Target {
             name: "direct",
             url: format!("{}{path}", mock.base),
@@ -157,6 +213,9 @@ async fn run() -> Result<bool, String> {
             pid: tollgate.pid(),
         },
     ];
+    if !cfg.direct {
+        targets.remove(0);
+    }
     let plain = r#"{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello to the benchmark."}]}"#;
     let stream = r#"{"model":"gpt-4o-mini","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Say hello to the benchmark."}]}"#;
 
@@ -194,7 +253,7 @@ async fn run() -> Result<bool, String> {
     let mut rows = Vec::new();
     let mut phase_no = 0;
     for streaming in [false, true] {
-        for rate in &rates {
+        for rate in &cfg.rates {
             let phase = format!(
                 "{} @{}",
                 if streaming { "stream" } else { "non-stream" },
@@ -211,7 +270,7 @@ async fn run() -> Result<bool, String> {
                 let t = &targets[(i + phase_no) % targets.len()];
                 let cpu_before = procs::cpu_ticks(t.pid);
                 let switches_before = procs::ctx_switches(t.pid);
-                let m = oha::run(&oha_bin, &t.url, &load)?;
+                let m = oha::run(&cfg.oha_bin, &t.url, &load)?;
                 let cpu = (procs::cpu_ticks(t.pid) - cpu_before) as f64 / ticks;
                 let switches = procs::ctx_switches(t.pid).saturating_sub(switches_before);
                 let done = (m.ok + m.failed).max(1) as f64;
@@ -260,7 +319,7 @@ async fn run() -> Result<bool, String> {
         ] {
             let paced = stream.replace("gpt-4o-mini", model);
             let expected = client
-                .post(&targets[0].url)
+                .post(format!("{}{path}", mock.base))
                 .body(paced.clone())
                 .send()
                 .await
@@ -289,11 +348,13 @@ async fn run() -> Result<bool, String> {
         && books.log_rows == tollgate_ok as i64
         && books.used == books.log_quota
         && books.used + books.remaining == setup::BENCH_QUOTA;
-    let summary = report::Summary {
+    Ok(report::Summary {
+        binary: tollgate_bin.display().to_string(),
         seconds,
         connections,
         rows,
         setup_peak_rss_mb: setup_peak_mb,
+        idle_rss_mb,
         peak_reset,
         phase_peak_rss_mb: phase_peak,
         sampled_peak_rss_mb: sampled_peak,
@@ -303,7 +364,5 @@ async fn run() -> Result<bool, String> {
         tollgate_ok,
         books,
         balanced,
-    };
-    report::write(&summary, &out_dir)?;
-    Ok(balanced)
+    })
 }
