@@ -4,6 +4,13 @@
 //! exact, and the stat call; then measures background deletion (rows per batch transaction,
 //! longest batch) and free-space reuse on a smaller database.
 //!
+//! First, the insert phase: a fresh database takes `LOG_BENCH_INSERT_ROWS` rows (100,000) of the
+//! same generator in transactions of `LOG_BENCH_INSERT_BATCH` rows (256, a loaded log writer's
+//! batch), and the phase prints per row the B-tree inserts (rows, indexes, counters, aggregates,
+//! as counted by `insert_batch_counted`), the bytes written (`wchar` of `/proc/self/io`: the
+//! committed pages and redb's headers) and the file's growth, then what each log table holds
+//! per row (entries, stored bytes, pages).
+//!
 //! `cargo bench --bench log_queries` (set `LOG_BENCH_ROWS` for a smaller database).
 #![expect(
     clippy::expect_used,
@@ -149,6 +156,63 @@ fn database(path: &Path, n: u64) -> Store {
         file_mb(path)
     );
     store
+}
+
+/// Bytes this process has written through `write`/`pwrite` so far (`wchar` of `/proc/self/io`).
+fn written_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/io")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("wchar:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The insert phase: `rows` rows into a fresh database in transactions of `batch`.
+fn insert_phase(dir: &Path, n: u64, rows: u64, batch: usize) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let path = dir.join("insert-phase.redb");
+    let _ = std::fs::remove_file(&path);
+    let store = Store::open(&path).expect("open");
+    let size_before = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let (mut inserts, mut i) = (0u64, 0u64);
+    let written_before = written_bytes();
+    let started = Instant::now();
+    while i < rows {
+        let upto = (i + batch as u64).min(rows);
+        let chunk: Vec<LogEntry> = (i..upto).map(|k| row(k, n, &mut rng)).collect();
+        inserts += store
+            .write_blocking(|wtx| logs::write::insert_batch_counted(wtx, chunk, true))
+            .expect("insert batch")
+            .1;
+        i = upto;
+    }
+    let elapsed = started.elapsed();
+    let written = written_bytes() - written_before;
+    let growth = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0) - size_before;
+    let per = |v: u64| v as f64 / rows as f64;
+    println!(
+        "insert phase: {rows} rows in transactions of {batch}: {:.2} B-tree inserts per row, {:.0} bytes written per row (committed pages), {:.0} bytes of file growth per row, {:.1} µs per row",
+        per(inserts),
+        per(written),
+        per(growth),
+        elapsed.as_secs_f64() * 1e6 / rows as f64
+    );
+    println!();
+    println!("| table | entries per row | stored bytes per row | page bytes per row |");
+    println!("|---|---|---|---|");
+    for t in store.read_blocking(logs::footprint).expect("footprint") {
+        println!(
+            "| {} | {:.2} | {:.0} | {:.0} |",
+            t.name,
+            per(t.entries),
+            per(t.stored_bytes),
+            per(t.page_bytes)
+        );
+    }
+    drop(store);
+    let _ = std::fs::remove_file(&path);
 }
 
 fn file_mb(path: &Path) -> u64 {
@@ -549,6 +613,18 @@ fn main() -> Result<(), StorageError> {
         PathBuf::from,
     );
     let dir = target.join("bench-data");
+    let env = |key: &str, default: u64| {
+        std::env::var(key)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    insert_phase(
+        &dir,
+        n,
+        env("LOG_BENCH_INSERT_ROWS", 100_000),
+        usize::try_from(env("LOG_BENCH_INSERT_BATCH", 256)).unwrap_or(256),
+    );
     let store = database(&dir.join(format!("logs-{n}.redb")), n);
     queries(&store);
     drop(store);

@@ -147,6 +147,53 @@ pub fn recent_for_user(rtx: &ReadTransaction, user: UserId, limit: usize) -> Res
     Ok(out)
 }
 
+/// What one log table holds on disk (the log benchmark prints it per row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableFootprint {
+    /// The table's name.
+    pub name: &'static str,
+    /// Entries.
+    pub entries: u64,
+    /// Bytes of keys and values stored in its leaves.
+    pub stored_bytes: u64,
+    /// Bytes of its leaf and branch pages (what it occupies in the file).
+    pub page_bytes: u64,
+}
+
+/// The footprint of every log table: rows, time and filter indexes, hour counters and the
+/// dashboard aggregates.
+pub fn footprint(rtx: &ReadTransaction) -> Result<Vec<TableFootprint>> {
+    use crate::tables::{DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL, LOG_BY_TIME, LOG_COUNTS};
+    // redb's page size (the default; the store does not change it).
+    let page: u64 = 4096;
+    let of = |name: &'static str, entries: u64, stats: redb::TableStats| TableFootprint {
+        name,
+        entries,
+        stored_bytes: stats.stored_bytes(),
+        page_bytes: (stats.leaf_pages() + stats.branch_pages()).saturating_mul(page),
+    };
+    let logs = rtx.open_table(LOGS)?;
+    let by_time = rtx.open_table(LOG_BY_TIME)?;
+    let by_key = rtx.open_table(LOG_BY_KEY)?;
+    let counts = rtx.open_table(LOG_COUNTS)?;
+    let dash_model = rtx.open_table(DASH_BY_MODEL)?;
+    let dash_user_model = rtx.open_table(DASH_BY_USER_MODEL)?;
+    let dash_user = rtx.open_table(DASH_BY_USER)?;
+    Ok(vec![
+        of("rows", logs.len()?, logs.stats()?),
+        of("time index", by_time.len()?, by_time.stats()?),
+        of("filter index", by_key.len()?, by_key.stats()?),
+        of("hour counters", counts.len()?, counts.stats()?),
+        of("dashboard by model", dash_model.len()?, dash_model.stats()?),
+        of(
+            "dashboard by user and model",
+            dash_user_model.len()?,
+            dash_user_model.stats()?,
+        ),
+        of("dashboard by user", dash_user.len()?, dash_user.stats()?),
+    ])
+}
+
 /// Every log row, oldest first (tests and exports).
 pub fn all(rtx: &ReadTransaction) -> Result<Vec<LogEntry>> {
     let logs = rtx.open_table(LOGS)?;

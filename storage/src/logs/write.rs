@@ -104,7 +104,10 @@ impl Deltas {
         Ok(())
     }
 
-    fn apply(self, wtx: &WriteTransaction) -> Result<()> {
+    /// Writes the changes; returns the B-tree inserts and removals made.
+    fn apply(self, wtx: &WriteTransaction) -> Result<u64> {
+        let writes = self.counts.len() + self.by_model.len() + self.by_user_model.len();
+        let writes = writes + self.by_user.len();
         let mut counts = wtx.open_table(LOG_COUNTS)?;
         for ((key, hour), d) in self.counts {
             apply_count(&mut counts, &key, hour, d)?;
@@ -124,7 +127,7 @@ impl Deltas {
             let old = table.get((hour, user))?.map(|g| g.value());
             table.insert((hour, user), add_dash(old, d)?)?;
         }
-        Ok(())
+        Ok(u64::try_from(writes).unwrap_or(u64::MAX))
     }
 }
 
@@ -194,11 +197,23 @@ pub fn insert_batch<E: BorrowMut<LogEntry>>(
     entries: impl IntoIterator<Item = E, IntoIter: ExactSizeIterator>,
     dashboard: bool,
 ) -> Result<Vec<i64>> {
+    Ok(insert_batch_counted(wtx, entries, dashboard)?.0)
+}
+
+/// [`insert_batch`], also returning the B-tree inserts (and removals) it made in all tables:
+/// the id sequence, rows, indexes, counters and aggregates (the log benchmark's insert phase
+/// prints them per row).
+pub fn insert_batch_counted<E: BorrowMut<LogEntry>>(
+    wtx: &WriteTransaction,
+    entries: impl IntoIterator<Item = E, IntoIter: ExactSizeIterator>,
+    dashboard: bool,
+) -> Result<(Vec<i64>, u64)> {
     let entries = entries.into_iter();
     if entries.len() == 0 {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), 0));
     }
     let first = meta::reserve_ids(wtx, "logs", entries.len())?;
+    let mut inserts: u64 = 1;
     let mut deltas = Deltas::default();
     let mut ids = Vec::with_capacity(entries.len());
     {
@@ -215,6 +230,7 @@ pub fn insert_batch<E: BorrowMut<LogEntry>>(
             for key in &row_keys {
                 by_key.insert((key.as_str(), entry.created_at, id), ())?;
             }
+            inserts += 2 + u64::try_from(row_keys.len()).unwrap_or(u64::MAX);
             deltas.count(entry, row_keys, 1)?;
             if dashboard {
                 deltas.dashboard(entry)?;
@@ -222,8 +238,8 @@ pub fn insert_batch<E: BorrowMut<LogEntry>>(
             ids.push(id);
         }
     }
-    deltas.apply(wtx)?;
-    Ok(ids)
+    inserts = inserts.saturating_add(deltas.apply(wtx)?);
+    Ok((ids, inserts))
 }
 
 /// Deletes at most `max_rows` of the oldest rows created before `before` (unix seconds), with
@@ -300,5 +316,5 @@ fn rebuild(wtx: &WriteTransaction, everything: bool) -> Result<()> {
             }
         }
     }
-    deltas.apply(wtx)
+    deltas.apply(wtx).map(|_| ())
 }
