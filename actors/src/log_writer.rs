@@ -39,7 +39,7 @@ use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::{mpsc, oneshot};
 use tollgate_storage::logs::{self, LogEntry};
 use tollgate_storage::usage::{self, BalanceChange};
-use tollgate_storage::{StorageError, Store, meta};
+use tollgate_storage::{StorageError, Store, channel_usage, meta};
 
 use crate::idle_worker::{IdleWorker, Waited};
 use crate::journal::{self, HoldStart, Journal};
@@ -763,6 +763,7 @@ fn commit_once(
                 .filter(|s| s.seq > done)
                 .filter_map(|s| s.log.as_deref_mut())
                 .collect();
+            channel_usage::add_rows(wtx, rows.iter().map(|r| &**r))?;
             logs::insert_batch(wtx, rows, dashboard)?;
             if let Some(last) = batch.iter().map(|s| s.seq).max()
                 && last > done

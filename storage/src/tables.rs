@@ -115,6 +115,13 @@ pub const ABILITIES: TableDefinition<(&str, &str, i64), &[u8]> =
 pub const CHANNEL_BY_TAG: TableDefinition<(&str, i64), ()> =
     TableDefinition::new("channel_by_tag.v1");
 
+/// Quota used through each channel: channel id → units, the sum of the consume rows that name
+/// the channel (refunds, as negative rows, move it back). Written by the log writer in the
+/// transaction that inserts those rows, one write per channel per batch
+/// ([`crate::channel_usage`]); kept apart from [`CHANNELS`] so that settling never rewrites the
+/// channel record. Created by its first write.
+pub const CHANNEL_USED: TableDefinition<i64, i64> = TableDefinition::new("channel_used.v1");
+
 /// The audit log by id (append-only; see [`crate::audit`]); the value is a postcard
 /// [`crate::audit::AuditEntry`]. Created by its first row.
 pub const AUDIT: TableDefinition<i64, &[u8]> = TableDefinition::new("audit.v1");

@@ -165,6 +165,7 @@ pub fn delete(wtx: &WriteTransaction, id: ChannelId) -> Result<Option<Channel>> 
             .remove((old.tag.as_str(), id.0))?;
     }
     wtx.open_table(CHANNELS)?.remove(id.0)?;
+    crate::channel_usage::remove(wtx, id)?;
     Ok(Some(old))
 }
 

@@ -19,11 +19,11 @@ pub mod tag;
 pub mod view;
 
 use serde::{Deserialize, Serialize};
-use tollgate_storage::ChannelId;
 use tollgate_storage::channels::abilities::{self, RebuildReport};
-use tollgate_storage::channels::query::{self, ChannelQuery};
+use tollgate_storage::channels::query::ChannelQuery;
 use tollgate_storage::channels::{self, Channel, STATUS_ENABLED, other_info};
 use tollgate_storage::secret::Secret;
+use tollgate_storage::{ChannelId, channel_usage};
 
 use self::input::{ChannelInput, apply, new_channel};
 use self::view::ChannelView;
@@ -74,29 +74,31 @@ pub async fn list(
     let page_size = page_size.clamp(1, MAX_PAGE_SIZE);
     query.offset = (page - 1).saturating_mul(page_size);
     query.limit = page_size;
-    let found = state
+    let (found, used) = state
         .store
-        .read(move |rtx| query::page(rtx, &query))
+        .read(move |rtx| channel_usage::page_with_used(rtx, &query))
         .await?;
     Ok(Page {
-        items: found.items.iter().map(ChannelView::from).collect(),
+        items: found
+            .items
+            .iter()
+            .zip(used)
+            .map(|(c, used)| ChannelView::from(c).with_used(used))
+            .collect(),
         page,
         page_size,
         total: found.total,
     })
 }
 
-async fn load(state: &AppState, id: ChannelId) -> Result<Channel, ConsoleError> {
-    state
-        .store
-        .read(move |rtx| channels::get(rtx, id))
-        .await?
-        .ok_or(ConsoleError::NotFound("channel"))
-}
-
-/// One channel.
+/// One channel, with the quota used through it.
 pub async fn get(state: &AppState, id: ChannelId) -> Result<ChannelView, ConsoleError> {
-    Ok(ChannelView::from(&load(state, id).await?))
+    let (channel, used) = state
+        .store
+        .read(move |rtx| channel_usage::get_with_used(rtx, id))
+        .await?
+        .ok_or(ConsoleError::NotFound("channel"))?;
+    Ok(ChannelView::from(&channel).with_used(used))
 }
 
 /// Creates one channel, or one per key line in batch mode. Returns the ids and notices.
@@ -174,12 +176,16 @@ pub async fn update(
             if let Some(entry) = auditor.channel_change(&current, &next) {
                 tollgate_storage::audit::append(wtx, entry)?;
             }
-            Ok::<_, ConsoleError>((next, notices))
+            let used = channel_usage::used_rw(wtx, id)?;
+            Ok::<_, ConsoleError>((next, notices, used))
         })
         .await?;
     reload(state).await?;
     tracing::info!(channel = %id, "channel updated");
-    Ok((ChannelView::from(&updated.0), updated.1))
+    Ok((
+        ChannelView::from(&updated.0).with_used(updated.2),
+        updated.1,
+    ))
 }
 
 /// Copies a channel as a new one named `name + suffix`, optionally with zero balance and

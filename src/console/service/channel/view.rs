@@ -52,7 +52,8 @@ pub struct ChannelView {
     pub setting: String,
     /// JSON text.
     pub param_override: String,
-    /// Quota used.
+    /// Quota used through the channel (the sum of its consume rows, from
+    /// [`tollgate_storage::channel_usage`], plus what an imported record brought along).
     pub used_quota: i64,
     /// Balance in US$.
     pub balance: f64,
@@ -68,6 +69,16 @@ pub struct ChannelView {
     pub test_time: i64,
     /// Unix seconds.
     pub balance_updated_time: i64,
+}
+
+impl ChannelView {
+    /// The view with the quota used through the channel: what Tollgate counted (apart from
+    /// the record) added to what the record brought along (a channel imported from new-api).
+    #[must_use]
+    pub fn with_used(mut self, used: tollgate_storage::Quota) -> Self {
+        self.used_quota = self.used_quota.saturating_add(used.0);
+        self
+    }
 }
 
 impl From<&Channel> for ChannelView {
