@@ -159,6 +159,40 @@ async fn setup_runs_once_and_records_the_usage_mode() {
 }
 
 #[tokio::test]
+async fn setup_stores_the_server_address_the_page_sends() {
+    let server = TestServer::start().await;
+    let base = json!({"username": ROOT_USER, "password": ROOT_PASS, "confirmPassword": ROOT_PASS,
+                      "SelfUseModeEnabled": false, "DemoSiteEnabled": false});
+    let mut bad = base.clone();
+    bad["ServerAddress"] = json!("javascript:alert(1)");
+    let (status, body) = server.post("/api/setup", bad).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (_, st) = server.get("/api/status").await;
+    assert_eq!(
+        st["data"]["setup"], false,
+        "a refused address changes nothing"
+    );
+
+    let mut good = base;
+    good["ServerAddress"] = json!("https://gw.example.com/");
+    let (status, body) = server.post("/api/setup", good).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, st) = server.get("/api/status").await;
+    assert_eq!(
+        st["data"]["server_address"], "https://gw.example.com",
+        "chat links and OAuth callbacks use the address setup was given"
+    );
+}
+
+#[tokio::test]
+async fn setup_without_a_server_address_keeps_the_default() {
+    let server = TestServer::start().await;
+    server.setup_root().await;
+    let (_, st) = server.get("/api/status").await;
+    assert_eq!(st["data"]["server_address"], "http://localhost:3000");
+}
+
+#[tokio::test]
 async fn concurrent_setups_create_exactly_one_root() {
     let server = TestServer::start().await;
     let attempts = (0..8).map(|i| {

@@ -25,6 +25,8 @@ export async function setUp(server: TollgateServer): Promise<void> {
       confirmPassword: ROOT.password,
       SelfUseModeEnabled: false,
       DemoSiteEnabled: false,
+      // What the setup page sends: the address the browser uses.
+      ServerAddress: server.baseURL,
     }),
   });
 }

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
+use tollgate_actors::options::catalog;
 use tollgate_storage::users::{self, NewUser, ROLE_ROOT};
 use tollgate_storage::{Quota, StorageError, meta, options};
 
@@ -56,6 +57,10 @@ pub struct SetupRequest {
     /// The one-time setup token from the server log (needed beyond loopback).
     #[serde(default)]
     pub token: String,
+    /// The address users reach the console at (the setup page sends the browser's origin);
+    /// stored as the `ServerAddress` option. Absent: the option keeps its default.
+    #[serde(default, rename = "ServerAddress")]
+    pub server_address: Option<String>,
 }
 
 /// Validated root credentials.
@@ -140,6 +145,7 @@ pub async fn run(state: &AppState, req: SetupRequest) -> Result<(), ConsoleError
         let hash = state.hasher.hash(creds.password).await?;
         Some((creds.username, hash))
     };
+    let server_address = server_address(req.server_address.as_deref())?;
     let (self_use, demo) = (req.self_use_mode, req.demo_site);
     state
         .store
@@ -169,6 +175,9 @@ pub async fn run(state: &AppState, req: SetupRequest) -> Result<(), ConsoleError
             }
             options::put(wtx, "SelfUseModeEnabled", bool_text(self_use))?;
             options::put(wtx, "DemoSiteEnabled", bool_text(demo))?;
+            if let Some(address) = &server_address {
+                options::put(wtx, "ServerAddress", address)?;
+            }
             meta::set_setup_state(
                 wtx,
                 meta::SetupState {
@@ -182,6 +191,26 @@ pub async fn run(state: &AppState, req: SetupRequest) -> Result<(), ConsoleError
     state.options.reload().await?;
     tracing::info!(self_use, demo, "setup completed");
     Ok(())
+}
+
+/// The `ServerAddress` sent with setup, normalised as the settings page's would be (trailing
+/// slashes removed); it must be an http(s) address with a host. `None` or blank: not sent.
+fn server_address(sent: Option<&str>) -> Result<Option<String>, ConsoleError> {
+    let Some(sent) = sent.map(str::trim).filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    let address = catalog::normalize("ServerAddress", sent)?;
+    let parsed = reqwest::Url::parse(&address).ok();
+    let usable = parsed.as_ref().is_some_and(|u| {
+        matches!(u.scheme(), "http" | "https") && u.host().is_some() && u.query().is_none()
+    });
+    if usable {
+        Ok(Some(address))
+    } else {
+        Err(ConsoleError::Invalid(
+            "the server address must be an http:// or https:// address".into(),
+        ))
+    }
 }
 
 /// The setup token, when one is required, must be the one printed in the log (compared in
@@ -215,6 +244,7 @@ mod tests {
             self_use_mode: false,
             demo_site: false,
             token: String::new(),
+            server_address: None,
         }
     }
 
@@ -243,5 +273,23 @@ mod tests {
             validate_root(&req("root", "密码密码密码密码", "密码密码密码密码")).is_ok(),
             "8 chars, not bytes"
         );
+    }
+
+    #[test]
+    fn the_server_address_sent_with_setup_is_an_http_origin() {
+        assert_eq!(server_address(None).ok(), Some(None));
+        assert_eq!(server_address(Some("  ")).ok(), Some(None));
+        assert_eq!(
+            server_address(Some(" https://gw.example.com/ ")).ok(),
+            Some(Some("https://gw.example.com".into()))
+        );
+        for bad in [
+            "javascript:alert(1)",
+            "gw.example.com",
+            "ftp://gw.example.com",
+            "https://",
+        ] {
+            assert!(server_address(Some(bad)).is_err(), "{bad}");
+        }
     }
 }

@@ -23,6 +23,8 @@ export interface SetupPayload {
   confirmPassword: string;
   SelfUseModeEnabled: boolean;
   DemoSiteEnabled: boolean;
+  /** Where users reach the console: chat links, OAuth callbacks and mail links use it. */
+  ServerAddress?: string;
   /** The one-time setup token from the server log (when `token_required`). */
   token?: string;
 }

@@ -9,6 +9,7 @@ import { useSession } from '@/stores/session';
 
 import { Footer } from './footer';
 import { useSidebarVisible } from './route-handle';
+import { ServerAddressWarning } from './server-address-warning';
 import { SideMenu, useSidebarCollapsed } from './side-menu';
 import { TopBar } from './top-bar';
 
@@ -50,6 +51,7 @@ export function AppShell() {
         {withSidebar ? <SideMenu onNavigate={() => setMobileSidebarOpen(false)} /> : null}
         <div className="shell__main">
           <main className="shell__content">
+            {signedIn ? <ServerAddressWarning /> : null}
             <Outlet />
           </main>
           <Footer />

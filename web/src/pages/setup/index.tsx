@@ -1,7 +1,7 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import type { ParseKeys } from 'i18next';
-import { Database, Rocket, ShieldCheck, SlidersHorizontal } from 'lucide-react';
+import { Database, Globe, Rocket, ShieldCheck, SlidersHorizontal } from 'lucide-react';
 import { useState } from 'react';
 import { Controller, useForm } from 'react-hook-form';
 import { Trans, useTranslation } from 'react-i18next';
@@ -75,6 +75,7 @@ function SetupForm({ info }: { info: SetupInfo }) {
     defaultValues: {
       usageMode: 'external',
       account: info.root_init ? undefined : { username: '', password: '', confirmPassword: '' },
+      serverAddress: window.location.origin,
     },
   });
   const setup = useMutation({
@@ -195,6 +196,32 @@ function SetupForm({ info }: { info: SetupInfo }) {
           </CardContent>
         </Card>
       )}
+
+      <Card>
+        <CardHeader>
+          <CardTitle>
+            <Globe className="setup__card-icon" aria-hidden />
+            {t('server.title')}
+          </CardTitle>
+          <CardDescription>{t('server.description')}</CardDescription>
+        </CardHeader>
+        <CardContent>
+          <Field
+            id="setup-server-address"
+            label={t('server.label')}
+            error={fieldError(errors.serverAddress?.message)}
+          >
+            <Input
+              id="setup-server-address"
+              type="url"
+              autoComplete="url"
+              spellCheck={false}
+              aria-invalid={errors.serverAddress ? true : undefined}
+              {...register('serverAddress')}
+            />
+          </Field>
+        </CardContent>
+      </Card>
 
       <Card>
         <CardHeader>

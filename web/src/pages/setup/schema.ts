@@ -34,16 +34,25 @@ const accountSchema = z
 export const setupSchema = z.object({
   usageMode: z.enum(usageModes),
   account: z.optional(accountSchema),
+  /** Where users reach the console (pre-filled with this page's origin); blank: not sent. */
+  serverAddress: z.optional(
+    z.string().check(
+      z.trim(),
+      z.refine((v) => v === '' || /^https?:\/\/[^/?#\s]+/i.test(v), message('server.invalid')),
+    ),
+  ),
 });
 export type SetupValues = z.infer<typeof setupSchema>;
 
 /** The usage mode travels as two booleans (spec 01 §3). */
-export function toSetupPayload({ usageMode, account }: SetupValues): SetupPayload {
+export function toSetupPayload({ usageMode, account, serverAddress }: SetupValues): SetupPayload {
+  const address = (serverAddress ?? '').trim().replace(/\/+$/, '');
   return {
     username: account?.username ?? '',
     password: account?.password ?? '',
     confirmPassword: account?.confirmPassword ?? '',
     SelfUseModeEnabled: usageMode === 'self',
     DemoSiteEnabled: usageMode === 'demo',
+    ...(address ? { ServerAddress: address } : {}),
   };
 }

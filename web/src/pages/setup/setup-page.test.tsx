@@ -95,11 +95,38 @@ describe('setup page', () => {
       confirmPassword: 'long-enough',
       SelfUseModeEnabled: true,
       DemoSiteEnabled: false,
+      ServerAddress: window.location.origin,
     });
     expect(assign, 'the success message stays a moment').not.toHaveBeenCalled();
     expect(screen.getByRole('button', { name: '初始化系统' })).toHaveProperty('disabled', true);
     vi.advanceTimersByTime(1500);
     expect(assign).toHaveBeenCalledWith('/');
+  });
+
+  it('pre-fills the server address with this origin and sends what root enters', async () => {
+    const { posts } = renderSetup();
+    const u = await fillAccount('long-enough');
+    const address = screen.getByLabelText('服务器地址');
+    expect(address).toHaveProperty('value', window.location.origin);
+    await u.clear(address);
+    await u.type(address, 'gw.example.com');
+    await u.click(screen.getByRole('button', { name: '初始化系统' }));
+    expect(await screen.findByText('服务器地址必须以 http:// 或 https:// 开头')).toBeTruthy();
+    expect(posts()).toEqual([]);
+    await u.clear(address);
+    await u.type(address, 'https://gw.example.com/');
+    await u.click(screen.getByRole('button', { name: '初始化系统' }));
+    await screen.findByText('系统初始化成功，正在跳转...');
+    expect(posts()[0]?.body).toMatchObject({ ServerAddress: 'https://gw.example.com' });
+  });
+
+  it('leaves the server address out when root empties the field', async () => {
+    const { posts } = renderSetup();
+    const u = await fillAccount('long-enough');
+    await u.clear(screen.getByLabelText('服务器地址'));
+    await u.click(screen.getByRole('button', { name: '初始化系统' }));
+    await screen.findByText('系统初始化成功，正在跳转...');
+    expect(posts()[0]?.body).not.toHaveProperty('ServerAddress');
   });
 
   it('shows the server message when setup is refused', async () => {
