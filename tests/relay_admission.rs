@@ -179,6 +179,7 @@ async fn the_playground_bills_the_session_user_and_no_token() {
     assert_eq!(rows.len(), 1);
     let row = &rows[0];
     assert_eq!((row.log_type, row.token_id), (LOG_CONSUME, 0));
+    assert_eq!(row.token_name, "playground", "the log names the playground");
     assert!(row.quota > 0);
     assert_eq!(balance, 100_000 - row.quota, "the user's balance paid");
     let (_, tokens) = payer.get("/api/token/").await;

@@ -22,6 +22,10 @@ use crate::http::client_ip::ClientIp;
 use crate::http::extract::Session;
 use crate::state::AppState;
 
+/// The token name the playground's log rows carry (it uses no API key), so the usage log can
+/// tell its requests apart and filter them.
+pub const PLAYGROUND_TOKEN_NAME: &str = "playground";
+
 /// The part of the body the playground reads itself.
 #[derive(Debug, Default, Deserialize)]
 struct PlaygroundHead {
@@ -63,7 +67,7 @@ pub async fn chat(
     let token = Arc::new(TokenEntry {
         id: TokenId(0),
         user_id: user.id,
-        name: String::new(),
+        name: PLAYGROUND_TOKEN_NAME.to_owned(),
         status: STATUS_ENABLED,
         expired_time: -1,
         unlimited_quota: true,

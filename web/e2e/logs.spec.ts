@@ -182,3 +182,89 @@ test('three requests through a mock channel show in /log with their quota and de
     mock.close();
   }
 });
+
+test('the admin log table fits 1366 px with cost and details in view; the playground is named', async ({
+  page,
+  server,
+}) => {
+  const mock = await startMockUpstream();
+  const longModel = 'e2e-model-with-a-rather-long-descriptive-name-2025-preview';
+  try {
+    await setUp(server);
+    const api = await signIn(server);
+    await api('PUT', '/api/option/', {
+      key: 'ModelRatio',
+      value: JSON.stringify({ [MODEL]: 250, [longModel]: 250 }),
+    });
+    await api('POST', '/api/channel/', {
+      name: 'e2e-mock-with-a-long-channel-name',
+      type: 1,
+      key: 'sk-upstream',
+      base_url: mock.base,
+      models: `${MODEL},${longModel}`,
+      group: 'default',
+    });
+    await api('PUT', '/api/user/', { id: 1, quota: 50_000_000 });
+    const token = await api<{ id: number }>('POST', '/api/token/', {
+      name: 'a-token-with-a-long-name',
+      remain_quota: 5_000_000,
+    });
+    const { key } = await api<{ key: string }>('POST', `/api/token/${token.id}/key`, {});
+    for (const model of [MODEL, longModel, longModel]) {
+      const response = await fetch(`${server.baseURL}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` },
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: 'ping' }] }),
+      });
+      expect(response.status, await response.clone().text()).toBe(200);
+    }
+
+    await page.setViewportSize({ width: 1366, height: 768 });
+    await page.goto('/login');
+    await page.getByLabel('用户名或邮箱').fill(ROOT.username);
+    await page.getByLabel('密码').fill(ROOT.password);
+    await page.getByRole('button', { name: '登录' }).click();
+    await expect(page).toHaveURL(/\/(token|console|$)/);
+    // A playground request from the signed-in page (session cookie and New-Api-User).
+    // Root is user 1 (the balance above was set on it).
+    const played = await page.evaluate(async (model) => {
+      const response = await fetch('/pg/chat/completions', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'New-Api-User': '1' },
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      return response.status;
+    }, MODEL);
+    expect(played).toBe(200);
+
+    const rows = page.locator('tbody tr[data-type="2"]');
+    await expect(async () => {
+      await page.goto('/log');
+      await expect(rows).toHaveCount(4, { timeout: 2_000 });
+    }).toPass({ timeout: 20_000 });
+    await expect(rows.first()).toContainText('playground');
+
+    const frame = page.locator('.ui-table-frame');
+    const fits = async () =>
+      frame.evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+    const inView = async (name: string) => {
+      const header = await page.getByRole('columnheader', { name, exact: true }).boundingBox();
+      const box = await frame.boundingBox();
+      expect(header, name).not.toBeNull();
+      expect(box).not.toBeNull();
+      if (header && box)
+        expect(header.x + header.width, name).toBeLessThanOrEqual(box.x + box.width + 1);
+    };
+    let size = await fits();
+    expect(size.scroll, 'no sideways scroll').toBeLessThanOrEqual(size.client);
+    await inView('花费');
+    await inView('详情');
+
+    await rows.nth(1).getByRole('button', { name: '展开详情' }).click();
+    await expect(page.getByRole('row', { name: '日志详情' })).toBeVisible();
+    size = await fits();
+    expect(size.scroll, 'no sideways scroll with details open').toBeLessThanOrEqual(size.client);
+  } finally {
+    mock.close();
+  }
+});

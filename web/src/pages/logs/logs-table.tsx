@@ -128,7 +128,9 @@ export function LogsTable({ logs, visible, admin }: LogsTableProps) {
             <span className="visually-hidden">{t('column.expand')}</span>
           </th>
           {shown.map((column) => (
-            <th key={column}>{t(`column.${column}`)}</th>
+            <th key={column} data-column={column}>
+              {t(`column.${column}`)}
+            </th>
           ))}
         </tr>
       </thead>
@@ -162,7 +164,9 @@ export function LogsTable({ logs, visible, admin }: LogsTableProps) {
                   </Button>
                 </td>
                 {shown.map((column) => (
-                  <td key={column}>{cell(log, column, other.frt, retry)}</td>
+                  <td key={column} data-column={column}>
+                    {cell(log, column, other.frt, retry)}
+                  </td>
                 ))}
               </tr>
               {open ? (
