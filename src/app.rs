@@ -29,6 +29,7 @@ use crate::console::service::health::ProbeCache;
 use crate::console::service::oauth::state::StateRegistry;
 use crate::console::service::password::Hasher;
 use crate::console::service::secrets::random_alnum;
+use crate::console::service::two_factor::gate::TwoFactorGate;
 use crate::http::critical_limiter::CriticalLimiter;
 use crate::http::listen;
 use crate::http::trusted_proxies::TrustedProxies;
@@ -185,6 +186,7 @@ impl App {
         let metrics = Metrics::new(channel_pool.table().clone(), writer_stats);
         let janitor = LogJanitor::new(store.clone());
         let retention_task = janitor.spawn_auto(options.clone(), now_unix);
+        let hash_queue = config.password_hash_queue;
         let state = AppState::new(Shared {
             janitor,
             store,
@@ -195,7 +197,7 @@ impl App {
             critical_limiter: CriticalLimiter::new(config.critical_rate_limit),
             trusted_proxies: TrustedProxies::new(config.trusted_proxies.clone()),
             oauth_states: StateRegistry::default(),
-            two_factor: Default::default(),
+            two_factor: TwoFactorGate::new(config.clock.clone()),
             count_guard: CountGuard::default(),
             body_budget: BodyBudget::default(),
             channel_pool,
@@ -203,7 +205,7 @@ impl App {
             cookie_key: Key::derive_from(&secret),
             config: Arc::new(config),
             started_at: now_unix(),
-            hasher: Hasher::spawn().map_err(|e| {
+            hasher: Hasher::with_queue(hash_queue).map_err(|e| {
                 StartupError::Config(format!("cannot start the password hashing thread: {e}"))
             })?,
             detached: tokio_util::task::TaskTracker::new(),

@@ -100,6 +100,11 @@ pub struct Config {
     #[arg(long, env = "TOLLGATE_CRITICAL_RATE_LIMIT", default_value_t = 20)]
     pub critical_rate_limit: u32,
 
+    /// Password hashes (sign-in, registration, password change) that may wait for the one
+    /// hashing thread; beyond them a request is refused at once with 429.
+    #[arg(long, env = "TOLLGATE_PASSWORD_HASH_QUEUE", default_value_t = crate::console::service::password::DEFAULT_QUEUE)]
+    pub password_hash_queue: usize,
+
     /// Reverse proxies in front of Tollgate, as comma-separated CIDRs or addresses (e.g.
     /// `127.0.0.1,10.0.0.0/8`). Only from these is `X-Forwarded-For` (or `X-Real-IP`) believed
     /// to name the client, for the per-IP limit, API keys' allowed IPs and logs. Empty (the
@@ -168,6 +173,11 @@ pub struct Config {
     /// and names exempt from the address check, for the clients of user-controlled URLs.
     #[arg(skip)]
     pub outbound_overrides: std::sync::Arc<crate::outbound::Overrides>,
+
+    /// Tests only (not settable from the command line or the environment): the clock of the
+    /// waits and locks that last minutes or hours, which a test moves instead of sleeping.
+    #[arg(skip)]
+    pub clock: crate::clock::Clock,
 
     /// An operation to run instead of serving (see `tollgate help <command>`).
     #[command(subcommand)]
@@ -243,10 +253,12 @@ pub struct BackupArgs {
     /// The running server's address, asked when it holds the data file.
     #[arg(long, env = "TOLLGATE_SERVER", default_value = "http://127.0.0.1:3000")]
     pub server: Option<String>,
-    /// A root user's system access token (console: personal settings).
+    /// A backup token (`tgb-…`; console: personal settings → backup tokens, made by root with
+    /// a two-factor code). A root's system access token works only within 5 minutes of a
+    /// POST /api/verify through it.
     #[arg(long, env = "TOLLGATE_ADMIN_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
-    /// That root user's id.
+    /// The root user's id (sent with a system access token; a backup token names its root).
     #[arg(long, default_value_t = 1)]
     pub user_id: i64,
 }
@@ -314,6 +326,7 @@ impl Config {
             secret_key: None,
             secure_cookie: false,
             critical_rate_limit: 1_000,
+            password_hash_queue: crate::console::service::password::DEFAULT_QUEUE,
             trusted_proxies: Vec::new(),
             turnstile_verify_url: "https://challenges.cloudflare.com/turnstile/v0/siteverify"
                 .into(),
@@ -331,6 +344,7 @@ impl Config {
             media_fetch_max_mb: crate::outbound::media::DEFAULT_MAX_MB,
             media_fetch_timeout_secs: crate::outbound::media::DEFAULT_TIMEOUT_SECS,
             outbound_overrides: std::sync::Arc::default(),
+            clock: crate::clock::Clock::default(),
         }
     }
 

@@ -16,7 +16,13 @@ const PASS: &str = "alicepass1";
 
 /// A server with root signed in and alice created; returns root and alice (signed in).
 async fn with_alice() -> (TestServer, Actor, Actor) {
-    let server = TestServer::start().await;
+    with_alice_on(tollgate::clock::Clock::default()).await
+}
+
+/// [`with_alice`] on a server whose clock is `clock`.
+async fn with_alice_on(clock: tollgate::clock::Clock) -> (TestServer, Actor, Actor) {
+    let server =
+        TestServer::start_with(tempfile::tempdir().expect("tempdir"), |c| c.clock = clock).await;
     server.root().await;
     let root = server.client_for(ROOT_USER, ROOT_PASS).await;
     server.create_user(&root, "alice", PASS).await;
@@ -62,7 +68,9 @@ async fn turning_on_needs_a_code_and_then_the_password_alone_signs_nobody_in() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["data"]["enabled"], false);
 
-    let (status, body) = alice.post("/api/user/2fa/setup", json!({})).await;
+    let (status, body) = alice
+        .post("/api/user/2fa/setup", json!({"password": PASS}))
+        .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let secret = body["data"]["secret"].as_str().expect("secret").to_owned();
     let uri = body["data"]["qr_code_data"].as_str().expect("uri");
@@ -192,7 +200,8 @@ async fn recovery_codes_work_once_and_can_be_replaced() {
 
 #[tokio::test]
 async fn a_pending_sign_in_survives_only_a_few_wrong_codes() {
-    let (server, _root, alice) = with_alice().await;
+    let clock = tollgate::clock::Clock::stopped();
+    let (server, _root, alice) = with_alice_on(clock.clone()).await;
     let (app, codes) = turn_on(&alice).await;
     let (client, _) = password_step(&server, "alice", PASS).await;
     for _ in 0..5 {
@@ -205,6 +214,12 @@ async fn a_pending_sign_in_survives_only_a_few_wrong_codes() {
         StatusCode::BAD_REQUEST,
         "after five wrong codes even a good one needs a new sign-in: {body}"
     );
+    // The account's next code waits a second (the per-account count), then it signs in.
+    let (client, _) = password_step(&server, "alice", PASS).await;
+    let (status, body) = second_step(&server, &client, &codes[0]).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(body["code"], "two_factor_wait", "{body}");
+    clock.advance(2);
     let browser = sign_in(&server, "alice", PASS, &codes[0]).await;
     assert_eq!(
         self_status(&server, &browser.client, alice.id).await,
@@ -337,4 +352,130 @@ async fn an_admin_resets_a_users_two_factor_audited_and_cannot_touch_a_higher_ro
     let admin = server.client_for("alice", PASS).await;
     let (status, body) = admin.delete(&format!("/api/user/{}/2fa", root.id)).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+}
+
+/// The password step from `client` at the forwarded address `addr`.
+async fn password_step_from(
+    server: &TestServer,
+    client: &reqwest::Client,
+    addr: &str,
+) -> (StatusCode, Value) {
+    server
+        .send(
+            client
+                .post(server.url("/api/user/login"))
+                .header("X-Forwarded-For", addr)
+                .json(&json!({"username": "alice", "password": PASS})),
+        )
+        .await
+}
+
+/// The code step from `client` at the forwarded address `addr`.
+async fn second_step_from(
+    server: &TestServer,
+    client: &reqwest::Client,
+    addr: &str,
+    code: &str,
+) -> (StatusCode, Value) {
+    server
+        .send(
+            client
+                .post(server.url("/api/user/login/2fa"))
+                .header("X-Forwarded-For", addr)
+                .json(&json!({"code": code})),
+        )
+        .await
+}
+
+#[tokio::test]
+async fn wrong_codes_from_many_addresses_lock_the_accounts_second_step_for_an_hour() {
+    let clock = tollgate::clock::Clock::stopped();
+    let server_clock = clock.clone();
+    let server = TestServer::start_with(tempfile::tempdir().expect("tempdir"), move |c| {
+        c.clock = server_clock;
+        c.trusted_proxies = vec!["127.0.0.0/8".parse().expect("cidr")];
+    })
+    .await;
+    server.root().await;
+    let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+    server.create_user(&root, "alice", PASS).await;
+    let alice = server.client_for("alice", PASS).await;
+    let (mut app, _codes) = turn_on(&alice).await;
+
+    // 30 wrong codes, each from an address of its own (its own pending sign-in).
+    let mut answers = Vec::new();
+    for i in 1..=30 {
+        let addr = format!("198.51.100.{i}");
+        let client = new_client();
+        let (status, body) = password_step_from(&server, &client, &addr).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["data"]["require_2fa"], true, "{body}");
+        let (status, body) = second_step_from(&server, &client, &addr, &app.stale_code()).await;
+        assert_ne!(status, StatusCode::OK, "attempt {i}: {body}");
+        answers.push(body["code"].as_str().unwrap_or_default().to_owned());
+    }
+    assert!(
+        answers[..5].iter().all(|c| c == "code_invalid"),
+        "five wrong codes are just wrong: {answers:?}"
+    );
+    assert!(
+        answers[5..19].iter().all(|c| c == "two_factor_wait"),
+        "then the next has to wait (the clock stands still): {answers:?}"
+    );
+    assert!(
+        answers[19..].iter().all(|c| c == "two_factor_locked"),
+        "the twentieth within the hour locks: {answers:?}"
+    );
+
+    // The right code, from yet another address, is refused naming the lock.
+    let client = new_client();
+    let addr = "203.0.113.7";
+    let (status, _) = password_step_from(&server, &client, addr).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = second_step_from(&server, &client, addr, &app.code()).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(body["code"], "two_factor_locked", "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("locked"),
+        "{body}"
+    );
+    let (status, body) = alice
+        .post("/api/verify", json!({"code": app.last_code()}))
+        .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::TOO_MANY_REQUESTS, Some("two_factor_locked")),
+        "the lock covers re-verification too: {body}"
+    );
+
+    // An hour later it signs in.
+    clock.advance(3_601);
+    let (status, _) = password_step_from(&server, &client, addr).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = second_step_from(&server, &client, addr, &app.last_code()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["username"], "alice");
+}
+
+#[tokio::test]
+async fn setting_up_two_factor_asks_for_the_password_again() {
+    let (_server, _root, alice) = with_alice().await;
+    for body in [json!({}), json!({"password": "not-her-pass"})] {
+        let (status, answer) = alice.post("/api/user/2fa/setup", body.clone()).await;
+        assert_eq!(
+            (status, answer["code"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("reauth_required")),
+            "a session alone ({body}) starts no setup: {answer}"
+        );
+    }
+    let (status, body) = alice.get("/api/user/2fa/status").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["data"]["pending"], false, "no secret was made: {body}");
+    let (status, body) = alice
+        .post("/api/user/2fa/setup", json!({"password": PASS}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
 }

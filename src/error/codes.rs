@@ -33,6 +33,12 @@ pub enum ErrorCode {
     TwoFactorNotEnabled,
     /// The action needs a recent two-factor verification (POST /api/verify).
     TwoFactorRequired,
+    /// Too many wrong second-factor codes: the account's second factor is locked for a while.
+    TwoFactorLocked,
+    /// Several wrong second-factor codes in a row: wait before the next one.
+    TwoFactorWait,
+    /// The action needs the password, a two-factor code or a fresh third-party sign-in.
+    ReauthRequired,
     /// Setup was already completed.
     AlreadyInitialized,
     /// A redemption code is unknown or disabled.
@@ -83,9 +89,12 @@ impl ErrorCode {
             | ErrorCode::FeatureDisabled
             | ErrorCode::TurnstileFailed
             | ErrorCode::CodeInvalid
+            | ErrorCode::ReauthRequired
             | ErrorCode::RedemptionInvalid
             | ErrorCode::RedemptionUsed => StatusCode::BAD_REQUEST,
-            ErrorCode::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
+            ErrorCode::TooManyRequests | ErrorCode::TwoFactorLocked | ErrorCode::TwoFactorWait => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ErrorCode::MailFailed => StatusCode::BAD_GATEWAY,
             ErrorCode::NotLoggedIn | ErrorCode::UserHeaderMismatch => StatusCode::UNAUTHORIZED,
             ErrorCode::Forbidden
@@ -127,6 +136,9 @@ impl ErrorCode {
             ErrorCode::MailFailed => "mail_failed",
             ErrorCode::TwoFactorNotEnabled => "two_factor_not_enabled",
             ErrorCode::TwoFactorRequired => "two_factor_required",
+            ErrorCode::TwoFactorLocked => "two_factor_locked",
+            ErrorCode::TwoFactorWait => "two_factor_wait",
+            ErrorCode::ReauthRequired => "reauth_required",
             ErrorCode::AlreadyInitialized => "already_initialized",
             ErrorCode::RedemptionInvalid => "redemption_invalid",
             ErrorCode::RedemptionUsed => "redemption_used",

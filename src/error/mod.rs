@@ -58,6 +58,27 @@ pub enum ConsoleError {
     /// The action needs a recent two-factor verification of this session.
     #[error("{0}")]
     TwoFactorRequired(&'static str),
+    /// Too many wrong second-factor codes for this account within an hour: every code is
+    /// refused for a while.
+    #[error(
+        "too many wrong two-factor codes: this account's two-factor check is locked for {minutes} \
+         more minutes (a password reset by mail, or an administrator resetting two-factor, still \
+         works)"
+    )]
+    TwoFactorLocked {
+        /// Minutes until the lock ends (rounded up).
+        minutes: i64,
+    },
+    /// Several wrong second-factor codes in a row: the next one must wait.
+    #[error("too many wrong two-factor codes; wait {seconds} s before entering the next one")]
+    TwoFactorWait {
+        /// Seconds to wait.
+        seconds: i64,
+    },
+    /// The action needs the caller to prove again who they are (password, two-factor code, or
+    /// a fresh third-party sign-in); the message says which.
+    #[error("{0}")]
+    ReauthRequired(&'static str),
     /// The system access token is unknown.
     #[error("invalid access token")]
     InvalidAccessToken,
@@ -117,6 +138,9 @@ impl ConsoleError {
             ConsoleError::AlreadyBound(_) => ErrorCode::Conflict,
             ConsoleError::TwoFactorNotEnabled(_) => ErrorCode::TwoFactorNotEnabled,
             ConsoleError::TwoFactorRequired(_) => ErrorCode::TwoFactorRequired,
+            ConsoleError::TwoFactorLocked { .. } => ErrorCode::TwoFactorLocked,
+            ConsoleError::TwoFactorWait { .. } => ErrorCode::TwoFactorWait,
+            ConsoleError::ReauthRequired(_) => ErrorCode::ReauthRequired,
             ConsoleError::InvalidAccessToken => ErrorCode::NotLoggedIn,
             ConsoleError::Mail(_) => ErrorCode::MailFailed,
             ConsoleError::UserDisabled => ErrorCode::UserDisabled,

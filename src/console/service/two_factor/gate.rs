@@ -14,6 +14,8 @@ use axum_extra::extract::cookie::{Cookie, SameSite};
 use dashmap::DashMap;
 use tollgate_storage::UserId;
 
+use super::guesses::GuessLimiter;
+use crate::clock::Clock;
 use crate::console::service::secrets::random_alnum;
 use crate::error::ConsoleError;
 
@@ -46,9 +48,12 @@ pub struct PendingLogin {
     pub attempts: u32,
 }
 
-/// Pending sign-ins and recent re-verifications (cheap to clone; one per server).
+/// Pending sign-ins, recent re-verifications and the per-account guess limit (cheap to
+/// clone; one per server).
 #[derive(Clone, Default)]
 pub struct TwoFactorGate {
+    /// Every second-factor code check of an account passes here first.
+    pub guesses: GuessLimiter,
     /// Token → pending sign-in.
     logins: Arc<DashMap<String, PendingLogin>>,
     /// Session key ([`crate::http::extract::Session::key`]) → verified until (unix seconds).
@@ -56,6 +61,14 @@ pub struct TwoFactorGate {
 }
 
 impl TwoFactorGate {
+    /// A gate whose guess limit measures time by `clock`.
+    pub fn new(clock: Clock) -> TwoFactorGate {
+        TwoFactorGate {
+            guesses: GuessLimiter::new(clock),
+            ..TwoFactorGate::default()
+        }
+    }
+
     /// Registers a pending sign-in of `user_id`; returns its token.
     pub fn begin(
         &self,

@@ -6,10 +6,16 @@
 //! [`code::apply`]), so a TOTP step or a recovery code is accepted once even under concurrent
 //! requests. Turning two-factor on or off (by the user or an admin) raises the user's session
 //! generation in the same transaction: every other session of the user ends.
+//!
+//! Every check of an enabled second factor passes the per-account guess limit first
+//! ([`guesses`], via [`limited`]).
 
 pub mod code;
 pub mod gate;
+pub mod guesses;
 pub mod signin;
+
+use std::future::Future;
 
 use serde::Serialize;
 use tollgate_storage::two_factor::{self, TwoFactor};
@@ -193,16 +199,14 @@ pub async fn enable(
 /// Turns two-factor off with a current code or a recovery code; every other session ends.
 pub async fn disable(state: &AppState, user: UserId, code: String) -> Result<(), ConsoleError> {
     let now = now_secs();
-    state
-        .store
-        .write(move |wtx| {
-            let record = enabled_record(wtx, user)?;
-            code::check(&record, &code, now).ok_or(WRONG_CODE)?;
-            two_factor::remove(wtx, user)?;
-            users::end_sessions(wtx, user)?;
-            Ok::<_, ConsoleError>(())
-        })
-        .await?;
+    let check = state.store.write(move |wtx| {
+        let record = enabled_record(wtx, user)?;
+        code::check(&record, &code, now).ok_or(WRONG_CODE)?;
+        two_factor::remove(wtx, user)?;
+        users::end_sessions(wtx, user)?;
+        Ok::<_, ConsoleError>(())
+    });
+    limited(state, user, check).await?;
     tracing::info!(user = %user, "two-factor authentication turned off; other sessions ended");
     Ok(())
 }
@@ -215,17 +219,15 @@ pub async fn regenerate(
 ) -> Result<RecoveryCodes, ConsoleError> {
     let (shown, digests) = code::new_recovery_codes();
     let now = now_secs();
-    state
-        .store
-        .write(move |wtx| {
-            let mut record = enabled_record(wtx, user)?;
-            let accepted = code::check(&record, &code, now).ok_or(WRONG_CODE)?;
-            code::apply(&mut record, accepted);
-            record.recovery = digests;
-            two_factor::put(wtx, &record)?;
-            Ok::<_, ConsoleError>(())
-        })
-        .await?;
+    let check = state.store.write(move |wtx| {
+        let mut record = enabled_record(wtx, user)?;
+        let accepted = code::check(&record, &code, now).ok_or(WRONG_CODE)?;
+        code::apply(&mut record, accepted);
+        record.recovery = digests;
+        two_factor::put(wtx, &record)?;
+        Ok::<_, ConsoleError>(())
+    });
+    limited(state, user, check).await?;
     Ok(RecoveryCodes {
         backup_codes: shown,
     })
@@ -234,16 +236,36 @@ pub async fn regenerate(
 /// Checks a second factor of `user` (a current code or a recovery code) and records its use.
 pub async fn prove(state: &AppState, user: UserId, code: String) -> Result<(), ConsoleError> {
     let now = now_secs();
-    state
-        .store
-        .write(move |wtx| {
-            let mut record = enabled_record(wtx, user)?;
-            let accepted = code::check(&record, &code, now).ok_or(WRONG_CODE)?;
-            code::apply(&mut record, accepted);
-            two_factor::put(wtx, &record)?;
-            Ok(())
-        })
-        .await
+    let check = state.store.write(move |wtx| {
+        let mut record = enabled_record(wtx, user)?;
+        let accepted = code::check(&record, &code, now).ok_or(WRONG_CODE)?;
+        code::apply(&mut record, accepted);
+        two_factor::put(wtx, &record)?;
+        Ok(())
+    });
+    limited(state, user, check).await
+}
+
+/// Runs `check`, a check of `user`'s second factor, under the per-account guess limit: refused
+/// unchecked while the account waits or is locked; a wrong code that locks it is answered
+/// with the lock.
+async fn limited<T>(
+    state: &AppState,
+    user: UserId,
+    check: impl Future<Output = Result<T, ConsoleError>>,
+) -> Result<T, ConsoleError> {
+    let guesses = &state.two_factor.guesses;
+    guesses.admit(user)?;
+    match check.await {
+        Ok(value) => {
+            guesses.passed(user);
+            Ok(value)
+        }
+        Err(ConsoleError::CodeInvalid(message)) => Err(guesses
+            .lock_of(user)
+            .unwrap_or(ConsoleError::CodeInvalid(message))),
+        Err(other) => Err(other),
+    }
 }
 
 fn enabled_record(

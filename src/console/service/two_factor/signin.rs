@@ -90,6 +90,12 @@ pub async fn second_factor(
                 "too many wrong two-factor codes; sign in again",
             ));
         }
+        // The account must wait before its next code: this sign-in may try again after it
+        // (the refused attempt counts as one of its own).
+        Err(wait @ ConsoleError::TwoFactorWait { .. }) => {
+            state.two_factor.retry(&token, pending);
+            return Err(wait);
+        }
         Err(other) => return Err(other),
     }
     tracing::info!(user = %id, "signed in with a second factor");
