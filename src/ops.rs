@@ -3,7 +3,7 @@
 //!
 //! - **backup** copies the database consistently: when no server holds the data file it is
 //!   opened and copied here; when one does, the running server is asked for its copy
-//!   (`GET /api/backup` with a root system access token).
+//!   (`GET /api/backup` with a backup token that root made in the console's personal settings).
 //! - **restore** puts a backup in place; refused while a server holds the data file, and when
 //!   the backup is not a Tollgate database this build can open. The replaced file is kept as
 //!   `tollgate.redb.before-restore`.
@@ -33,8 +33,9 @@ pub enum OpsError {
     Storage(#[from] StorageError),
     /// A server holds the data file and no server to ask was given.
     #[error(
-        "a running Tollgate holds {path}: pass --server and --token (a root system access \
-         token) to ask it for a consistent copy, or stop it first"
+        "a running Tollgate holds {path}: pass --server and --token (a backup token, made by \
+         root in the console's personal settings) to ask it for a consistent copy, or stop it \
+         first"
     )]
     ServerRunning {
         /// The locked file.

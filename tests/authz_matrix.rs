@@ -39,6 +39,9 @@ const MATRIX: &[(&str, &str, Access)] = &[
     ("delete", "/api/user/{id}/2fa", Admin),
     ("get", "/api/user/logout", Public),
     ("get", "/api/backup", Root),
+    ("get", "/api/user/backup_tokens", Root),
+    ("post", "/api/user/backup_tokens", Root),
+    ("delete", "/api/user/backup_tokens/{id}", Root),
     ("get", "/api/channel/", Admin),
     ("post", "/api/channel/", Admin),
     ("put", "/api/channel/", Admin),
@@ -341,12 +344,17 @@ const SESSION_ONLY: &[&str] = &["/pg/chat/completions"];
 
 /// Refusals a row's role does not explain: (method, path, principal); "the super admin cannot
 /// be deleted"; "revealing a channel key needs two-factor authentication on" (403
-/// `two_factor_not_enabled`, checked before the channel is looked up).
+/// `two_factor_not_enabled`, checked before the channel is looked up); a backup through an
+/// access token needs a two-factor verification through it, and a backup token needs
+/// two-factor on (403).
 const REFUSED_FOR_ANOTHER_REASON: &[(&str, &str, &str)] = &[
     ("delete", "/api/user/self", "root"),
     ("delete", "/api/user/self", "root access token"),
     ("post", "/api/channel/{id}/key", "root"),
     ("post", "/api/channel/{id}/key", "root access token"),
+    ("get", "/api/backup", "root access token"),
+    ("post", "/api/user/backup_tokens", "root"),
+    ("post", "/api/user/backup_tokens", "root access token"),
 ];
 
 /// Rows whose call changes the caller itself: called last, in this order (a new access token

@@ -111,6 +111,17 @@ async fn password_reset_by_mail() {
         ))
         .await;
     assert_eq!(status, StatusCode::OK, "bind: {body}");
+    let (_, body) = dana.get("/api/user/token").await;
+    let access_token = body["data"].as_str().expect("access token").to_owned();
+    let by_token = || {
+        server.send(
+            reqwest::Client::new()
+                .get(server.url("/api/user/self"))
+                .bearer_auth(&access_token)
+                .header("New-Api-User", dana.id.to_string()),
+        )
+    };
+    assert_eq!(by_token().await.0, StatusCode::OK);
 
     let (unknown_status, unknown) = server
         .get("/api/reset_password?email=nobody%40user.test")
@@ -149,6 +160,11 @@ async fn password_reset_by_mail() {
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let new_password = body["data"].as_str().expect("new password").to_owned();
+    assert_eq!(
+        by_token().await.0,
+        StatusCode::UNAUTHORIZED,
+        "a reset by mail ends the system access token too"
+    );
     server.client_for("dana", &new_password).await;
     let (status, _) = server
         .post(

@@ -1,5 +1,6 @@
 //! The operations kit through the real binary (issue P12 item 13): `tollgate backup` asks a
-//! running server for a consistent copy (root access token) and copies a stopped server's file
+//! running server for a consistent copy (a backup token root made with a two-factor code; a
+//! root access token alone is refused) and copies a stopped server's file
 //! itself; `tollgate restore` and `tollgate admin reset-password` refuse while a server holds
 //! the file, and work once it is stopped.
 
@@ -7,6 +8,7 @@ mod common;
 
 use std::path::Path;
 
+use common::two_factor::{actor_of, turn_on};
 use common::{ROOT_USER, TestServer};
 use reqwest::StatusCode;
 use serde_json::json;
@@ -70,6 +72,7 @@ async fn backup_restore_and_password_reset_through_the_binary() {
     )
     .await;
     assert!(!ok && said.contains("401"), "{said}");
+    // Root's system access token alone is not enough: a backup needs a two-factor check.
     let (ok, said) = tollgate(
         &dir,
         &[
@@ -84,8 +87,49 @@ async fn backup_restore_and_password_reset_through_the_binary() {
         ],
     )
     .await;
+    assert!(!ok && said.contains("403"), "{said}");
+    // A backup token, made by root with a code, is.
+    let root_actor = actor_of(&server, root);
+    let (mut app, _codes) = turn_on(&root_actor).await;
+    let (status, body) = root_actor
+        .post(
+            "/api/user/backup_tokens",
+            json!({"name": "ops kit", "code": app.code()}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let backup_token = body["data"]["token"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let (ok, said) = tollgate(
+        &dir,
+        &[
+            "backup",
+            &copy_arg,
+            "--server",
+            &server.base,
+            "--token",
+            &backup_token,
+        ],
+    )
+    .await;
     assert!(ok, "{said}");
     assert!(copy.exists());
+    let (status, body) = root_actor.get("/api/audit?action=backup.download").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let rows = body["data"]["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(rows.len(), 1, "the backup is on record: {body}");
+    assert!(
+        rows[0]["after"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("ops kit"),
+        "{body}"
+    );
 
     // Restore and password reset refuse while the server runs.
     let (ok, said) = tollgate(&dir, &["restore", &copy_arg]).await;
@@ -138,6 +182,13 @@ async fn backup_restore_and_password_reset_through_the_binary() {
     let server = TestServer::start_in(dir).await;
     let (_, status) = server.get("/api/status").await;
     assert_eq!(status["data"]["system_name"], "Before backup", "{status}");
-    let id = server.login(ROOT_USER, "s3cret-new").await;
-    assert!(id > 0);
+    // The new password is accepted (the restored root has two-factor on: a code follows).
+    let (status, body) = server
+        .post(
+            "/api/user/login",
+            json!({"username": ROOT_USER, "password": "s3cret-new"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["require_2fa"], true, "{body}");
 }

@@ -69,7 +69,19 @@ pub struct Session {
     /// Names this one session (the cookie's user, sign-in time and generation, or a digest of
     /// the access token), for state tied to it such as a recent two-factor re-verification.
     pub key: String,
+    /// Unix seconds of the sign-in that issued the session cookie (`None` for an access token).
+    pub signed_in_at: Option<i64>,
 }
+
+impl Session {
+    /// Whether this session is a system access token (not a browser's cookie).
+    pub fn via_access_token(&self) -> bool {
+        self.key.starts_with(ACCESS_TOKEN_KEY)
+    }
+}
+
+/// How [`Session::key`] starts for a system access token.
+const ACCESS_TOKEN_KEY: &str = "t:";
 
 impl FromRequestParts<AppState> for Session {
     type Rejection = ConsoleError;
@@ -81,7 +93,7 @@ impl FromRequestParts<AppState> for Session {
         let jar = SignedCookieJar::<Key>::from_headers(&parts.headers, state.cookie_key.clone());
         let claims = jar
             .get(SESSION_COOKIE)
-            .and_then(|c| SessionClaims::parse(c.value()));
+            .and_then(|c| SessionClaims::parse(c.value(), session::now(state)));
         let found = match (claims, access_token(parts)) {
             (Some(claims), _) => match session::lookup(state, claims).await? {
                 Some((user, true)) => Some((
@@ -90,6 +102,7 @@ impl FromRequestParts<AppState> for Session {
                         "s:{}.{}.{}.{}",
                         claims.user_id, claims.issued_at, claims.generation, claims.nonce
                     ),
+                    Some(claims.issued_at),
                 )),
                 // The ban ended the session; while it lasts, say so rather than "log in again".
                 Some((user, false))
@@ -103,18 +116,23 @@ impl FromRequestParts<AppState> for Session {
                 user_by_access_token(state, &token)
                     .await?
                     .ok_or(ConsoleError::InvalidAccessToken)?,
-                format!("t:{}", sha256_hex(&token)),
+                format!("{ACCESS_TOKEN_KEY}{}", sha256_hex(&token)),
+                None,
             )),
             (None, None) => None,
         };
-        let (user, key) = found
-            .filter(|(u, _)| u.deleted_at.is_none())
+        let (user, key, signed_in_at) = found
+            .filter(|(u, _, _)| u.deleted_at.is_none())
             .ok_or(ConsoleError::NotLoggedIn)?;
         check_user_header(parts, user.id)?;
         if user.status != STATUS_ENABLED {
             return Err(ConsoleError::UserDisabled);
         }
-        Ok(Session { user, key })
+        Ok(Session {
+            user,
+            key,
+            signed_in_at,
+        })
     }
 }
 

@@ -12,6 +12,7 @@
 
 pub mod audit;
 pub mod backup;
+pub mod backup_tokens;
 pub mod channel_usage;
 pub mod channels;
 pub mod codec;

@@ -39,6 +39,13 @@ pub const USER_BY_EMAIL: TableDefinition<&str, i64> = TableDefinition::new("user
 pub const USER_BY_ACCESS_TOKEN: TableDefinition<&str, i64> =
     TableDefinition::new("user_by_access_token.v1");
 
+/// Backup-only tokens by id; the value is a postcard [`crate::backup_tokens::BackupToken`].
+pub const BACKUP_TOKENS: TableDefinition<i64, &[u8]> = TableDefinition::new("backup_tokens.v1");
+
+/// Unique index: SHA-256 (hex) of a backup token → its id.
+pub const BACKUP_TOKEN_BY_HASH: TableDefinition<&str, i64> =
+    TableDefinition::new("backup_token_by_hash.v1");
+
 /// Unique index: invite (aff) code → user id.
 pub const USER_BY_AFF_CODE: TableDefinition<&str, i64> =
     TableDefinition::new("user_by_aff_code.v1");

@@ -269,8 +269,25 @@ pub fn session_generation(rtx: &ReadTransaction, id: UserId) -> Result<u64> {
     Ok(table.get(id.0)?.map_or(0, |v| v.value()))
 }
 
-/// Ends every session of `id` (raises its session generation); returns the new generation.
+/// Ends every session of `id`: raises its session generation (every cookie stops working)
+/// and forgets its system access token (the token stops working; a new one must be issued).
+/// Returns the new generation.
 pub fn end_sessions(wtx: &WriteTransaction, id: UserId) -> Result<u64> {
+    let next = raise_generation(wtx, id)?;
+    let mut users = wtx.open_table(USERS)?;
+    if let Some(mut user) = load(&users, id)?
+        && let Some(hash) = user.access_token_hash.take()
+    {
+        let key = index_key(&hash);
+        wtx.open_table(USER_BY_ACCESS_TOKEN)?.remove(key.as_str())?;
+        let bytes = codec::encode(&user)?;
+        users.insert(id.0, bytes.as_slice())?;
+    }
+    Ok(next)
+}
+
+/// Raises the session generation of `id`; returns the new one.
+fn raise_generation(wtx: &WriteTransaction, id: UserId) -> Result<u64> {
     let mut table = wtx.open_table(USER_SESSIONS)?;
     let next = table
         .get(id.0)?
@@ -292,13 +309,22 @@ fn ends_sessions(old: &User, new: &User) -> bool {
 
 /// Replaces a user record, moving its unique index entries (username, email, invite code,
 /// access token) when those values changed. A change of password, role, status or deletion
-/// ends every session of the user ([`end_sessions`]), whatever route made it.
+/// ends every session of the user and forgets the access token ([`end_sessions`]), whatever
+/// route made it.
 pub fn update(wtx: &WriteTransaction, user: &User) -> Result<()> {
     let mut users = wtx.open_table(USERS)?;
     let old = load(&users, user.id)?.ok_or(StorageError::NotFound { what: "user" })?;
-    if ends_sessions(&old, user) {
-        end_sessions(wtx, user.id)?;
-    }
+    let ended;
+    let user = if ends_sessions(&old, user) {
+        raise_generation(wtx, user.id)?;
+        ended = User {
+            access_token_hash: None,
+            ..user.clone()
+        };
+        &ended
+    } else {
+        user
+    };
     reindex(
         wtx,
         USER_BY_USERNAME,

@@ -2,6 +2,7 @@
 
 pub mod accounts;
 pub mod audit;
+pub mod backup_access;
 pub mod channel;
 pub mod dashboard;
 pub mod epay;
@@ -15,6 +16,7 @@ pub mod option_access;
 pub mod password;
 pub mod personal;
 pub mod pricing;
+pub mod reauth;
 pub mod redemptions;
 pub mod register;
 pub mod secrets;

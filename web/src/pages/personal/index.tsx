@@ -2,11 +2,13 @@ import { useQuery } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 
 import { selfQueryOptions } from '@/api/personal';
+import { ROLE_ROOT } from '@/api/user';
 import { PageHeader } from '@/components/layout/page-header';
 import { Alert } from '@/components/ui/alert';
 import { Spinner } from '@/components/ui/spinner';
 
 import { AccountCard } from './account-card';
+import { BackupTokensCard } from './backup-tokens-card';
 import { BindingsCard } from './bindings-card';
 import { InviteCard } from './invite-card';
 import { NotificationCard } from './notification-card';
@@ -16,8 +18,8 @@ import { TwoFactorCard } from './two-factor-card';
 import './personal.css';
 
 /**
- * /personal: profile, bindings, invitations, notifications, two-factor sign-in, token, password,
- * deletion.
+ * /personal: profile, bindings, invitations, notifications, two-factor sign-in, root's backup
+ * tokens, token, password, deletion.
  */
 export function PersonalPage() {
   const { t } = useTranslation('personal');
@@ -37,6 +39,7 @@ export function PersonalPage() {
           <InviteCard user={self.data} />
           <NotificationCard key={self.data.setting} user={self.data} />
           <TwoFactorCard />
+          {self.data.role === ROLE_ROOT ? <BackupTokensCard /> : null}
           <AccountCard user={self.data} />
         </div>
       )}
