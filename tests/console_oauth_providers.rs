@@ -250,7 +250,7 @@ async fn telegram_checks_the_hash_and_the_date_then_signs_in_and_binds() {
         body["message"]
             .as_str()
             .expect("m")
-            .contains("older than one day")
+            .contains("older than 5 minutes")
     );
 
     let (status, body) = guest
@@ -284,6 +284,50 @@ async fn telegram_checks_the_hash_and_the_date_then_signs_in_and_binds() {
     assert_eq!(body["message"], "bind");
     assert_eq!(body["data"]["id"], id);
     assert_eq!(body["data"]["telegram_id"], "5555");
+}
+
+#[tokio::test]
+async fn a_telegram_payload_signs_in_once_and_only_within_five_minutes() {
+    let server = TestServer::start().await;
+    let root = server.root().await;
+    server
+        .set_option_as(root, "TelegramOAuthEnabled", "true")
+        .await;
+    server.set_option_as(root, "TelegramBotToken", BOT).await;
+    let server = &server;
+    let login = |fields: &BTreeMap<String, String>| {
+        let path = format!("/api/oauth/telegram/login?{}", query(fields));
+        async move { Browser::guest(server).get(&path).await }
+    };
+
+    let six_minutes_old = widget("4242", "ada", now() - 6 * 60);
+    let (status, body) = login(&six_minutes_old).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("5 minutes"),
+        "{body}"
+    );
+
+    let fresh = widget("4242", "ada", now() - 60);
+    let (status, body) = login(&fresh).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["telegram_id"], "4242");
+    let (status, body) = login(&fresh).await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "a captured payload does not sign in again: {body}"
+    );
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("used already"),
+        "{body}"
+    );
 }
 
 #[tokio::test]

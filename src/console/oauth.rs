@@ -173,7 +173,7 @@ async fn answer(state: &AppState, jar: SignedCookieJar<Key>, outcome: Outcome) -
 async fn session_user(state: &AppState, jar: &SignedCookieJar<Key>) -> Option<UserId> {
     let claims = jar
         .get(SESSION_COOKIE)
-        .and_then(|c| SessionClaims::parse(c.value()))?;
+        .and_then(|c| SessionClaims::parse(c.value(), session::now(state)))?;
     let user = session::current_user(state, claims).await.ok().flatten()?;
     (user.deleted_at.is_none()).then_some(user.id)
 }
@@ -194,7 +194,19 @@ fn telegram_identity(
             "Telegram sign-in is not configured (bot token)",
         ));
     }
-    telegram::verify(fields, token, now_unix())
+    let now = now_unix();
+    let verified = telegram::verify(fields, token, now)?;
+    let digest = format!("telegram:{}", verified.hash);
+    if !state
+        .oauth_states
+        .spend(&digest, verified.expires_at, now)?
+    {
+        return Err(ConsoleError::Invalid(
+            "Telegram sign-in refused: this authorization was used already; sign in with              Telegram again"
+                .into(),
+        ));
+    }
+    Ok(verified.identity)
 }
 
 async fn telegram_login(

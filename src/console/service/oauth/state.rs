@@ -95,14 +95,30 @@ pub fn removal() -> Cookie<'static> {
 }
 
 /// States issued and not yet redeemed: state → expiry. Makes every state single-use even when
-/// a browser (or an attacker holding its cookie) sends the callback twice.
+/// a browser (or an attacker holding its cookie) sends the callback twice. Also remembers the
+/// signed payloads already used of flows without a server-issued state (the Telegram widget),
+/// so each is used once.
 #[derive(Clone, Default)]
 pub struct StateRegistry {
     /// Pending states and their expiry (unix seconds).
     pending: Arc<DashMap<String, i64>>,
+    /// Payloads used (a digest of each) → when they expire anyway (unix seconds).
+    spent: Arc<DashMap<String, i64>>,
 }
 
 impl StateRegistry {
+    /// Spends the signed payload `digest`, good until `expires_at`: false when it was spent
+    /// before (a replay).
+    pub fn spend(&self, digest: &str, expires_at: i64, now: i64) -> Result<bool, ConsoleError> {
+        if self.spent.len() >= PRUNE_AT {
+            self.spent.retain(|_, expires| *expires >= now);
+        }
+        if self.spent.len() >= MAX_PENDING {
+            return Err(ConsoleError::TooManyRequests);
+        }
+        Ok(self.spent.insert(digest.to_owned(), expires_at).is_none())
+    }
+
     /// Records a newly issued state.
     pub fn issue(&self, pending: &Pending, now: i64) -> Result<(), ConsoleError> {
         if self.pending.len() >= PRUNE_AT {
@@ -164,6 +180,14 @@ mod tests {
 
     fn cookie_value(p: &Pending) -> String {
         p.cookie(false).expect("cookie").value().to_owned()
+    }
+
+    #[test]
+    fn a_payload_is_spent_once() {
+        let registry = StateRegistry::default();
+        assert!(registry.spend("tg:abc", 400, 100).expect("room"));
+        assert!(!registry.spend("tg:abc", 400, 101).expect("room"), "replay");
+        assert!(registry.spend("tg:def", 400, 101).expect("room"));
     }
 
     #[test]

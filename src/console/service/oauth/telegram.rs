@@ -2,6 +2,10 @@
 //! is the HMAC-SHA256 of the data-check string (every field but `hash`, sorted, `key=value`
 //! joined by newlines) keyed with SHA-256 of the bot token
 //! (<https://core.telegram.org/widgets/login#checking-authorization>).
+//!
+//! Telegram's page leaves the freshness rule to the site ("you can use the auth_date field to
+//! prevent the usage of outdated data"); Tollgate takes a payload at most [`MAX_AGE_SECS`] old,
+//! and once ([`verify`] returns the payload's hash; the caller spends it).
 
 use std::collections::BTreeMap;
 
@@ -12,20 +16,32 @@ use tollgate_storage::users::Provider;
 use super::link::Identity;
 use crate::error::ConsoleError;
 
-/// Oldest `auth_date` accepted, in seconds before now.
-pub const MAX_AGE_SECS: i64 = 24 * 3600;
+/// Oldest `auth_date` accepted, in seconds before now (5 minutes).
+pub const MAX_AGE_SECS: i64 = 300;
 /// How far in the future an `auth_date` may be (clock skew), in seconds.
-const FUTURE_SKEW_SECS: i64 = 300;
+pub const FUTURE_SKEW_SECS: i64 = 300;
 
 /// Fields the console adds to the widget's that are not signed by Telegram.
 const UNSIGNED: &[&str] = &["hash", "lang", "aff"];
 
-/// Checks the widget's fields (the query string) and returns the identity.
+/// A verified widget payload: who it names, and what makes it single-use.
+#[derive(Debug)]
+pub struct Verified {
+    /// The Telegram identity.
+    pub identity: Identity,
+    /// The payload's hash (what the caller spends, so the payload works once).
+    pub hash: String,
+    /// Unix seconds after which the payload is refused as too old anyway.
+    pub expires_at: i64,
+}
+
+/// Checks the widget's fields (the query string): signed by the bot's token and at most
+/// [`MAX_AGE_SECS`] old.
 pub fn verify(
     fields: &BTreeMap<String, String>,
     bot_token: &str,
     now: i64,
-) -> Result<Identity, ConsoleError> {
+) -> Result<Verified, ConsoleError> {
     let bad = |why: &'static str| ConsoleError::Invalid(format!("Telegram sign-in refused: {why}"));
     let hash = fields.get("hash").ok_or_else(|| bad("no hash"))?;
     let check: Vec<String> = fields
@@ -45,7 +61,9 @@ pub fn verify(
         .and_then(|d| d.parse().ok())
         .ok_or_else(|| bad("no auth_date"))?;
     if now.saturating_sub(auth_date) > MAX_AGE_SECS {
-        return Err(bad("the authorization is older than one day"));
+        return Err(bad(
+            "the authorization is older than 5 minutes; sign in with Telegram again",
+        ));
     }
     if auth_date.saturating_sub(now) > FUTURE_SKEW_SECS {
         return Err(bad("the authorization date is in the future"));
@@ -56,12 +74,16 @@ pub fn verify(
         .ok_or_else(|| bad("no user id"))?;
     let field = |k: &str| fields.get(k).map(String::as_str).unwrap_or_default();
     let display = format!("{} {}", field("first_name"), field("last_name"));
-    Ok(Identity {
-        provider: Provider::Telegram,
-        external_id: id.clone(),
-        username: field("username").to_owned(),
-        display_name: display.trim().to_owned(),
-        verified_email: None,
+    Ok(Verified {
+        identity: Identity {
+            provider: Provider::Telegram,
+            external_id: id.clone(),
+            username: field("username").to_owned(),
+            display_name: display.trim().to_owned(),
+            verified_email: None,
+        },
+        hash: hash.to_ascii_lowercase(),
+        expires_at: auth_date.saturating_add(MAX_AGE_SECS),
     })
 }
 
@@ -119,7 +141,7 @@ mod tests {
         let mut f = fields(1_000_000);
         f.insert("hash".into(), sign(&f, "123:bot"));
         f.insert("lang".into(), "zh".into());
-        let id = verify(&f, "123:bot", 1_000_100).expect("verifies");
+        let id = verify(&f, "123:bot", 1_000_100).expect("verifies").identity;
         assert_eq!(id.external_id, "4242");
         assert_eq!(id.username, "ada");
         assert_eq!(id.display_name, "Ada L");
@@ -138,7 +160,7 @@ mod tests {
         assert!(verify(&junk, "123:bot", 1_000_100).is_err(), "junk hash");
         assert!(
             verify(&f, "123:bot", 1_000_000 + MAX_AGE_SECS + 1).is_err(),
-            "stale"
+            "older than 5 minutes"
         );
         assert!(verify(&f, "123:bot", 1_000_000 - 3600).is_err(), "future");
     }
