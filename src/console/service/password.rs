@@ -13,6 +13,10 @@
 //! reuse it (a buffer kept for the next hash instead cost 14 MB of peak RSS under load).
 //!
 //! bcrypt hashes (users imported from new-api) verify here too ([`is_bcrypt`]).
+//! The queue is bounded (`--password-hash-queue`, [`DEFAULT_QUEUE`]): when it is full a sign-in
+//! is refused at once (429) instead of waiting behind a flood from many addresses, which the
+//! per-IP limit does not stop. A queued hash whose client has left (its request dropped, and
+//! with it the answer's receiver) is skipped, not computed for nobody.
 
 use std::sync::mpsc;
 
@@ -49,6 +53,8 @@ fn argon2() -> Argon2<'static> {
 pub fn is_bcrypt(hash: &str) -> bool {
     ["$2a$", "$2b$", "$2y$"].iter().any(|p| hash.starts_with(p))
 }
+/// Hashes that may wait for the hashing thread by default (a few seconds of work).
+pub const DEFAULT_QUEUE: usize = 64;
 
 /// Work for the hashing thread.
 type Job = Box<dyn FnOnce() + Send>;
@@ -56,13 +62,19 @@ type Job = Box<dyn FnOnce() + Send>;
 /// Handle on the hashing thread. Cheap to clone; the thread ends when every handle is dropped.
 #[derive(Clone)]
 pub struct Hasher {
-    jobs: mpsc::Sender<Job>,
+    /// The bounded queue of the hashing thread.
+    jobs: mpsc::SyncSender<Job>,
 }
 
 impl Hasher {
-    /// Starts the hashing thread.
+    /// Starts the hashing thread with a queue of [`DEFAULT_QUEUE`].
     pub fn spawn() -> std::io::Result<Hasher> {
-        let (jobs, queue) = mpsc::channel::<Job>();
+        Hasher::with_queue(DEFAULT_QUEUE)
+    }
+
+    /// Starts the hashing thread; at most `queue` hashes wait for it (at least 1).
+    pub fn with_queue(queue: usize) -> std::io::Result<Hasher> {
+        let (jobs, queue) = mpsc::sync_channel::<Job>(queue.max(1));
         std::thread::Builder::new()
             .name("tollgate-argon2".into())
             .spawn(move || {
@@ -80,15 +92,32 @@ impl Hasher {
         &self,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, ConsoleError> {
+        self.submit(work)?
+            .await
+            .map_err(|_| ConsoleError::Internal("password hashing failed without an answer".into()))
+    }
+
+    /// Queues `work` for the hashing thread, or refuses at once when the queue is full; the
+    /// answer comes on the receiver. Dropping the receiver (the caller left) skips the work.
+    fn submit<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<tokio::sync::oneshot::Receiver<T>, ConsoleError> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let job: Job = Box::new(move || {
+            // The caller left (its request was dropped): nobody waits for this hash.
+            if tx.is_closed() {
+                return;
+            }
             let _ = tx.send(work());
         });
-        self.jobs.send(job).map_err(|_| {
-            ConsoleError::Internal("the password hashing thread has stopped".into())
+        self.jobs.try_send(job).map_err(|e| match e {
+            mpsc::TrySendError::Full(_) => ConsoleError::TooManyRequests,
+            mpsc::TrySendError::Disconnected(_) => {
+                ConsoleError::Internal("the password hashing thread has stopped".into())
+            }
         })?;
-        rx.await
-            .map_err(|_| ConsoleError::Internal("password hashing failed without an answer".into()))
+        Ok(rx)
     }
 
     /// Hashes `password` into a PHC string.
@@ -167,6 +196,45 @@ mod tests {
                 .await
                 .expect("malformed")
         );
+    }
+
+    #[tokio::test]
+    async fn a_full_queue_refuses_at_once_and_a_left_callers_hash_is_skipped() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+
+        let hasher = Hasher::with_queue(2).expect("hashing thread");
+        // The thread is busy until `release` is sent.
+        let (started_tx, started) = mpsc::channel::<()>();
+        let (release, wait) = mpsc::channel::<()>();
+        let busy = hasher
+            .submit(move || {
+                let _ = started_tx.send(());
+                let _ = wait.recv();
+            })
+            .expect("queued");
+        started.recv().expect("the first job started");
+
+        let ran = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&ran);
+        let left = hasher
+            .submit(move || flag.store(true, Ordering::SeqCst))
+            .expect("queued");
+        let waiting = hasher.submit(|| 7).expect("queued");
+        assert!(
+            matches!(hasher.submit(|| 0), Err(ConsoleError::TooManyRequests)),
+            "a full queue refuses at once"
+        );
+
+        drop(left);
+        let _ = release.send(());
+        assert!(busy.await.is_ok());
+        assert_eq!(waiting.await.ok(), Some(7));
+        assert!(
+            !ran.load(Ordering::SeqCst),
+            "the hash of a caller who left was skipped"
+        );
+        assert_eq!(hasher.run(|| 1).await.ok(), Some(1), "room again");
     }
 
     #[tokio::test]
