@@ -18,7 +18,13 @@ const INVITER: i64 = 30;
 
 /// A server with root, OIDC configured against `idp`, and registration rewards.
 async fn server_with(idp: &OidcProvider) -> (TestServer, i64) {
-    let server = TestServer::start().await;
+    server_with_clock(idp, tollgate::clock::Clock::default()).await
+}
+
+/// [`server_with`] on `clock`.
+async fn server_with_clock(idp: &OidcProvider, clock: tollgate::clock::Clock) -> (TestServer, i64) {
+    let server =
+        TestServer::start_with(tempfile::tempdir().expect("tempdir"), |c| c.clock = clock).await;
     let root = server.root().await;
     for (key, value) in [
         ("ServerAddress", server.base.clone()),
@@ -474,4 +480,39 @@ async fn a_third_party_sign_in_of_an_account_with_two_factor_needs_the_code_too(
     assert_eq!(body["data"]["id"], dave.id);
     let (status, _) = again.get("/api/user/self").await;
     assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn an_account_without_password_or_two_factor_is_deleted_only_after_a_fresh_sign_in() {
+    let idp = OidcProvider::start().await;
+    let clock = tollgate::clock::Clock::default();
+    let (server, _root) = server_with_clock(&idp, clock.clone()).await;
+    idp.sign_in_as(Account::new("sub-erin", "erin", "erin@example.com"));
+    let mut first = Browser::guest(&server);
+    let (status, body) = first.sign_in("oidc", "").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    // Six minutes later the session is still good, but not for deleting the account.
+    clock.advance(6 * 60);
+    let (status, body) = first.delete("/api/user/self").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["code"], "reauth_required", "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("sign in again"),
+        "{body}"
+    );
+    let (status, _) = first.get("/api/user/self").await;
+    assert_eq!(status, StatusCode::OK, "not deleted");
+
+    // Signed in again through the provider, it is.
+    let mut again = Browser::guest(&server);
+    let (status, body) = again.sign_in("oidc", "").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = again.delete("/api/user/self").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _) = again.get("/api/user/self").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "deleted");
 }

@@ -174,8 +174,29 @@ async fn notification_settings_are_validated_and_the_secret_is_write_only() {
 async fn deleting_ones_own_account() {
     let server = TestServer::start().await;
     let erin = with_user(&server).await;
-    let (status, _) = erin.delete("/api/user/self").await;
-    assert_eq!(status, StatusCode::OK);
+    let (status, body) = erin.delete("/api/user/self").await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("reauth_required")),
+        "a session alone does not delete the account: {body}"
+    );
+    let (status, body) = erin
+        .call(
+            reqwest::Method::DELETE,
+            "/api/user/self",
+            Some(json!({"password": "wrong-pass1"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "a wrong password: {body}");
+    assert_eq!(erin.get("/api/user/self").await.0, StatusCode::OK);
+    let (status, body) = erin
+        .call(
+            reqwest::Method::DELETE,
+            "/api/user/self",
+            Some(json!({"password": "password1"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(erin.get("/api/user/self").await.0, StatusCode::UNAUTHORIZED);
     let (status, _) = server
         .post(

@@ -47,7 +47,7 @@ async fn logout_user(
 ) -> Result<(SignedCookieJar<Key>, Envelope<()>), ConsoleError> {
     let claims = jar
         .get(session::SESSION_COOKIE)
-        .and_then(|c| session::SessionClaims::parse(c.value()));
+        .and_then(|c| session::SessionClaims::parse(c.value(), session::now(&state)));
     if let Some(claims) = claims
         && session::current_user(&state, claims).await?.is_some()
     {

@@ -10,9 +10,11 @@ use axum_extra::extract::cookie::Key;
 use serde::Deserialize;
 
 use super::service::personal::{self, GroupInfo, UpdateSelf, UserSetting};
+use super::service::reauth::ProofBody;
 use super::service::session;
 use super::service::user_view::UserView;
 use crate::error::ConsoleError;
+use crate::http::client_ip::Limited;
 use crate::http::envelope::{Envelope, done, ok};
 use crate::http::extract::{ApiJson, Session};
 use crate::state::AppState;
@@ -57,12 +59,16 @@ async fn update_self(
     Ok((jar, done("updated")))
 }
 
+/// Asks for the password, a two-factor code or a recent third-party sign-in first
+/// ([`crate::console::service::reauth`]).
 async fn delete_self(
     State(state): State<AppState>,
+    Limited(_ip): Limited,
     session: Session,
     jar: SignedCookieJar<Key>,
+    ProofBody(proof): ProofBody,
 ) -> Result<(SignedCookieJar<Key>, Envelope<()>), ConsoleError> {
-    personal::delete_self(&state, &session.user).await?;
+    personal::delete_self(&state, &session, proof).await?;
     tracing::info!(user = %session.user.id, "account deleted by its owner");
     Ok((jar.remove(session::removal()), done("account deleted")))
 }

@@ -2,7 +2,8 @@
 //! backup_codes}`, the sign-in's second step `POST /api/user/login/2fa`, re-verification
 //! `POST /api/verify` (5 minutes, needed to reveal a channel key), and for admins
 //! `DELETE /api/user/{id}/2fa` (audited) and `GET /api/user/2fa/stats`. Every route that takes
-//! a code is behind the per-IP sign-in limiter.
+//! a code or a password is behind the per-IP sign-in limiter; setup asks for the password
+//! first ([`reauth`]).
 
 use axum::extract::{Path, State};
 use axum_extra::extract::SignedCookieJar;
@@ -11,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use tollgate_storage::UserId;
 
 use super::service::audit::AuditIp;
+use super::service::reauth::{self, ProofBody};
 use super::service::session;
 use super::service::two_factor::{self, RecoveryCodes, Setup, Stats, Status, signin};
 use super::service::user_view::UserView;
@@ -68,10 +70,14 @@ async fn get_status(
     Ok(ok(two_factor::status(&state, session.user.id).await?))
 }
 
+/// Asks for the password (or, for an account with none, a recent third-party sign-in) first.
 async fn start_setup(
     State(state): State<AppState>,
+    Limited(_ip): Limited,
     session: Session,
+    ProofBody(proof): ProofBody,
 ) -> Result<Envelope<Setup>, ConsoleError> {
+    reauth::confirm(&state, &session, proof).await?;
     Ok(ok(two_factor::setup(&state, &session.user).await?))
 }
 

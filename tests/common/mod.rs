@@ -289,6 +289,7 @@ impl TestServer {
         Actor {
             client,
             id: body["data"]["id"].as_i64().expect("id"),
+            password: password.to_owned(),
             base: self.base.clone(),
         }
     }
@@ -320,6 +321,9 @@ pub struct Actor {
     pub client: reqwest::Client,
     /// The user's id.
     pub id: i64,
+    /// The user's password when the harness knows it ("" otherwise), for the actions that ask
+    /// for it again (two-factor setup, account deletion).
+    pub password: String,
     base: String,
 }
 
@@ -329,6 +333,7 @@ impl Actor {
         Actor {
             client: new_client(),
             id: 0,
+            password: String::new(),
             base: server.base.clone(),
         }
     }

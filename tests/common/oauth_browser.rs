@@ -59,6 +59,23 @@ impl Browser {
         )
     }
 
+    /// DELETE `path` on Tollgate.
+    pub async fn delete(&self, path: &str) -> (StatusCode, Value) {
+        let resp = self
+            .client
+            .delete(format!("{}{path}", self.base))
+            .header("New-Api-User", self.id.to_string())
+            .send()
+            .await
+            .expect("sent");
+        let status = resp.status();
+        let text = resp.text().await.expect("body");
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
     /// `GET /api/oauth/state?provider=…&aff=…`: the answer's authorize URL.
     pub async fn start(&self, provider: &str, aff: &str) -> String {
         let (status, body) = self

@@ -65,7 +65,9 @@ impl Authenticator {
 
 /// Sets up and turns on two-factor for `actor`; returns the app and the recovery codes.
 pub async fn turn_on(actor: &Actor) -> (Authenticator, Vec<String>) {
-    let (status, body) = actor.post("/api/user/2fa/setup", json!({})).await;
+    let (status, body) = actor
+        .post("/api/user/2fa/setup", json!({"password": actor.password}))
+        .await;
     assert_eq!(status, StatusCode::OK, "setup: {body}");
     let mut app = Authenticator::new(body["data"]["secret"].as_str().expect("secret"));
     let (status, body) = actor
@@ -98,6 +100,7 @@ pub async fn sign_in(server: &TestServer, username: &str, password: &str, code: 
     Actor {
         client,
         id: body["data"]["id"].as_i64().expect("id"),
+        password: password.to_owned(),
         base: server.base.clone(),
     }
 }
@@ -123,11 +126,12 @@ pub async fn verify(actor: &Actor, code: &str) {
     assert_eq!(status, StatusCode::OK, "verify: {body}");
 }
 
-/// `server`'s own client (its cookies) as user `id`.
+/// `server`'s own client (its cookies) as user `id`: root, signed in by `server.root()`.
 pub fn actor_of(server: &TestServer, id: i64) -> Actor {
     Actor {
         client: server.client.clone(),
         id,
+        password: super::ROOT_PASS.to_owned(),
         base: server.base.clone(),
     }
 }
@@ -139,11 +143,12 @@ pub async fn turn_on_and_verify(actor: &Actor) -> (Authenticator, Vec<String>) {
     (app, codes)
 }
 
-/// `client` (its cookies) as user `id`.
+/// `client` (its cookies) as user `id`, whose password the harness does not know.
 pub fn actor(server: &TestServer, client: &reqwest::Client, id: i64) -> Actor {
     Actor {
         client: client.clone(),
         id,
+        password: String::new(),
         base: server.base.clone(),
     }
 }

@@ -13,10 +13,12 @@ use tollgate_storage::{Quota, UserId};
 
 use super::accounts::{check_email, new_aff_code, validate_password};
 use super::mail_codes::{self, PURPOSE_VERIFY};
+use super::reauth::{self, Proof};
 use super::redemptions::format_quota;
 use super::secrets::{random_alnum, sha256_hex};
 use crate::clock::now_unix;
 use crate::error::ConsoleError;
+use crate::http::extract::Session;
 use crate::state::AppState;
 
 /// Length of a system access token.
@@ -111,11 +113,18 @@ pub async fn update_self(
     .await
 }
 
-/// Deregisters the account (soft delete). The super admin cannot delete themselves.
-pub async fn delete_self(state: &AppState, user: &User) -> Result<(), ConsoleError> {
+/// Deregisters the account (soft delete) once `proof` confirms it is the owner
+/// ([`reauth::confirm`]). The super admin cannot delete themselves.
+pub async fn delete_self(
+    state: &AppState,
+    session: &Session,
+    proof: Proof,
+) -> Result<(), ConsoleError> {
+    let user = &session.user;
     if user.role >= ROLE_ROOT {
         return Err(ConsoleError::Denied("the super admin cannot be deleted"));
     }
+    reauth::confirm(state, session, proof).await?;
     modify(state, user.id, |u| {
         u.deleted_at = Some(now_unix());
         u.access_token_hash = None;

@@ -12,7 +12,6 @@ use axum_extra::extract::cookie::{Cookie, SameSite};
 use tollgate_storage::users::{self, User};
 use tollgate_storage::{StorageError, UserId};
 
-use crate::clock::now_unix;
 use crate::error::ConsoleError;
 use crate::state::AppState;
 
@@ -36,8 +35,9 @@ pub struct SessionClaims {
 }
 
 impl SessionClaims {
-    /// Parses a (signature-checked) cookie value; `None` when malformed or expired.
-    pub fn parse(value: &str) -> Option<SessionClaims> {
+    /// Parses a (signature-checked) cookie value; `None` when malformed or expired at `now`
+    /// (unix seconds of the server's [`Clock`](crate::clock::Clock), see [`now`]).
+    pub fn parse(value: &str, now: i64) -> Option<SessionClaims> {
         let mut parts = value.split('.');
         let user_id = parts.next()?.parse().ok()?;
         let issued_at = parts.next()?.parse().ok()?;
@@ -58,9 +58,15 @@ impl SessionClaims {
             generation,
             nonce,
         };
-        let age = now_unix().checked_sub(claims.issued_at)?;
+        let age = now.checked_sub(claims.issued_at)?;
         (0..=SESSION_MAX_AGE_SECS).contains(&age).then_some(claims)
     }
+}
+
+/// The time sessions are issued and aged by: the server's [`Clock`](crate::clock::Clock) (the
+/// system's outside tests), so a test can age a sign-in without sleeping.
+pub fn now(state: &AppState) -> i64 {
+    state.config.clock.now_unix()
 }
 
 /// Whether session cookies are marked `Secure`: when the operator says so, or when the
@@ -81,7 +87,7 @@ pub async fn issue(state: &AppState, user_id: UserId) -> Result<Cookie<'static>,
         .store
         .read(move |rtx| users::session_generation(rtx, user_id))
         .await?;
-    Ok(cookie(user_id, generation, secure(state)))
+    Ok(cookie(user_id, generation, secure(state), now(state)))
 }
 
 /// The user of a verified cookie, if its session is still live (the user exists and the
@@ -121,11 +127,11 @@ pub async fn end_all(state: &AppState, user_id: UserId) -> Result<(), ConsoleErr
 }
 
 /// A session cookie for `user_id` under `generation`.
-fn cookie(user_id: UserId, generation: u64, secure: bool) -> Cookie<'static> {
+fn cookie(user_id: UserId, generation: u64, secure: bool, now: i64) -> Cookie<'static> {
     let nonce: u64 = rand::random();
     Cookie::build((
         SESSION_COOKIE,
-        format!("{user_id}.{}.{generation}.{nonce}", now_unix()),
+        format!("{user_id}.{now}.{generation}.{nonce}"),
     ))
     .path("/")
     .http_only(true)
@@ -143,37 +149,42 @@ pub fn removal() -> Cookie<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::now_unix;
 
     #[test]
     fn claims_roundtrip_and_expiry() {
         let now = now_unix();
-        let parsed = SessionClaims::parse(&format!("7.{now}.3")).expect("fresh");
+        let parsed = SessionClaims::parse(&format!("7.{now}.3"), now).expect("fresh");
         assert_eq!(parsed.user_id, UserId(7));
         assert_eq!(parsed.generation, 3);
-        let old_style = SessionClaims::parse(&format!("7.{now}")).expect("no generation");
+        let old_style = SessionClaims::parse(&format!("7.{now}"), now).expect("no generation");
         assert_eq!(old_style.generation, 0);
-        assert!(SessionClaims::parse(&format!("7.{}", now - SESSION_MAX_AGE_SECS - 1)).is_none());
         assert!(
-            SessionClaims::parse(&format!("7.{}", now + 3600)).is_none(),
+            SessionClaims::parse(&format!("7.{}", now - SESSION_MAX_AGE_SECS - 1), now).is_none()
+        );
+        assert!(
+            SessionClaims::parse(&format!("7.{}", now + 3600), now).is_none(),
             "future iat"
         );
-        assert!(SessionClaims::parse("x.1").is_none());
-        assert!(SessionClaims::parse("7").is_none());
-        assert!(SessionClaims::parse(&format!("7.{now}.x")).is_none());
+        assert!(SessionClaims::parse("x.1", now).is_none());
+        assert!(SessionClaims::parse("7", now).is_none());
+        assert!(SessionClaims::parse(&format!("7.{now}.x"), now).is_none());
         assert_eq!(
-            SessionClaims::parse(&format!("7.{now}.1.42")).map(|c| c.nonce),
+            SessionClaims::parse(&format!("7.{now}.1.42"), now).map(|c| c.nonce),
             Some(42)
         );
-        assert!(SessionClaims::parse(&format!("7.{now}.1.x")).is_none());
-        assert!(SessionClaims::parse(&format!("7.{now}.1.2.3")).is_none());
+        assert!(SessionClaims::parse(&format!("7.{now}.1.x"), now).is_none());
+        assert!(SessionClaims::parse(&format!("7.{now}.1.2.3"), now).is_none());
     }
 
     #[test]
     fn the_cookie_carries_the_generation() {
-        let c = cookie(UserId(4), 9, true);
-        let claims = SessionClaims::parse(c.value()).expect("parses");
+        let now = now_unix();
+        let c = cookie(UserId(4), 9, true, now);
+        let claims = SessionClaims::parse(c.value(), now).expect("parses");
         assert_eq!((claims.user_id, claims.generation), (UserId(4), 9));
-        let again = SessionClaims::parse(cookie(UserId(4), 9, true).value()).expect("parses");
+        let again =
+            SessionClaims::parse(cookie(UserId(4), 9, true, now).value(), now).expect("parses");
         assert_ne!(
             claims.nonce, again.nonce,
             "two sessions of one second differ"

@@ -24,9 +24,12 @@ export function changePassword(originalPassword: string, password: string): Prom
   });
 }
 
-/** DELETE /api/user/self: deregisters the signed-in account. */
-export function deleteSelf(): Promise<void> {
-  return apiRequest('/api/user/self', { method: 'DELETE' });
+/**
+ * DELETE /api/user/self: deregisters the account, confirmed with the password or a two-factor
+ * code (an account with neither: a third-party sign-in within the last 5 minutes).
+ */
+export function deleteSelf(proof: { password: string; code: string }): Promise<void> {
+  return apiRequest('/api/user/self', { method: 'DELETE', body: proof });
 }
 
 /** GET /api/user/token: issues a new system access token (the old one stops working). */

@@ -23,9 +23,16 @@ const setupSchema = z.object({ secret: z.string(), qr_code_data: z.string() });
 /** What the authenticator app needs: the secret and its `otpauth://` URI (not active yet). */
 export type TwoFactorSetup = z.infer<typeof setupSchema>;
 
-/** POST /api/user/2fa/setup: a fresh secret, active once confirmed with a code. */
-export function setupTwoFactor(): Promise<TwoFactorSetup> {
-  return apiRequest('/api/user/2fa/setup', { method: 'POST', schema: setupSchema });
+/**
+ * POST /api/user/2fa/setup: a fresh secret, active once confirmed with a code. Needs the
+ * account's password ("" for an account made by third-party sign-up, signed in within 5 minutes).
+ */
+export function setupTwoFactor(password: string): Promise<TwoFactorSetup> {
+  return apiRequest('/api/user/2fa/setup', {
+    method: 'POST',
+    body: { password },
+    schema: setupSchema,
+  });
 }
 
 const codesSchema = z.object({ backup_codes: z.array(z.string()) });

@@ -1,5 +1,5 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ParseKeys } from 'i18next';
 import { KeyRound, Trash2 } from 'lucide-react';
 import { useState } from 'react';
@@ -8,6 +8,7 @@ import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
 
 import { changePassword, deleteSelf, resetAccessToken } from '@/api/personal';
+import { twoFactorStatusQuery } from '@/api/two-factor';
 import type { User } from '@/api/user';
 import { Button } from '@/components/ui/button';
 import { Card, CardContent, CardHeader, CardTitle } from '@/components/ui/card';
@@ -158,16 +159,17 @@ function DeleteAccountDialog({
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const clearUser = useSession((s) => s.clearUser);
+  const twoFactor = useQuery(twoFactorStatusQuery);
   const {
     register,
     handleSubmit,
     formState: { errors },
   } = useForm<DeleteAccountValues>({
     resolver: zodResolver(deleteAccountSchema(username)),
-    defaultValues: { confirmation: '' },
+    defaultValues: { confirmation: '', password: '', code: '' },
   });
   const remove = useMutation({
-    mutationFn: deleteSelf,
+    mutationFn: ({ password, code }: DeleteAccountValues) => deleteSelf({ password, code }),
     onSuccess: () => {
       toast.success(t('delete.success'));
       clearUser();
@@ -182,7 +184,11 @@ function DeleteAccountDialog({
           <DialogTitle>{t('delete.title')}</DialogTitle>
           <DialogDescription>{t('delete.description', { username })}</DialogDescription>
         </DialogHeader>
-        <form className="personal__form" noValidate onSubmit={handleSubmit(() => remove.mutate())}>
+        <form
+          className="personal__form"
+          noValidate
+          onSubmit={handleSubmit((values) => remove.mutate(values))}
+        >
           <Field
             id="delete-confirmation"
             label={t('delete.confirmLabel')}
@@ -194,6 +200,19 @@ function DeleteAccountDialog({
           >
             <Input id="delete-confirmation" autoComplete="off" {...register('confirmation')} />
           </Field>
+          <Field id="delete-password" label={t('delete.password')} hint={t('delete.passwordHint')}>
+            <Input
+              id="delete-password"
+              type="password"
+              autoComplete="current-password"
+              {...register('password')}
+            />
+          </Field>
+          {twoFactor.data?.enabled ? (
+            <Field id="delete-code" label={t('delete.code')}>
+              <Input id="delete-code" autoComplete="one-time-code" {...register('code')} />
+            </Field>
+          ) : null}
           <DialogFooter>
             <Button type="submit" variant="danger" disabled={remove.isPending}>
               {t('delete.submit')}

@@ -196,7 +196,7 @@ describe('personal settings', () => {
     ).toBe(true);
   });
 
-  it('deletes the account only with the typed username, then goes to /login', async () => {
+  it('deletes the account only with the typed username and the password, then goes to /login', async () => {
     const calls = setUp({ 'DELETE /api/user/self': ok });
     const { router } = renderApp('/personal');
     await userEvent.click(await screen.findByRole('button', { name: '删除个人账户' }));
@@ -206,8 +206,13 @@ describe('personal settings', () => {
     expect(await within(dialog).findByText('请输入你的账户名以确认删除！')).toBeTruthy();
     expect(calls.some((c) => c.method === 'DELETE')).toBe(false);
     await userEvent.type(within(dialog).getByLabelText('账户名'), 'e');
+    await userEvent.type(within(dialog).getByLabelText('当前密码'), 'alicepass1');
     await userEvent.click(within(dialog).getByRole('button', { name: '确认删除' }));
     await waitFor(() => expect(router.state.location.pathname).toBe('/login'));
+    expect(calls.find((c) => c.method === 'DELETE')?.body).toEqual({
+      password: 'alicepass1',
+      code: '',
+    });
     expect(useSession.getState().user).toBeNull();
     expect(await screen.findByText('账户已删除！')).toBeTruthy();
   });

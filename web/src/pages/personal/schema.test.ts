@@ -51,10 +51,13 @@ describe('bindEmailSchema', () => {
 
 describe('deleteAccountSchema', () => {
   it('needs the exact username', () => {
-    expect(fieldErrors(deleteAccountSchema('alice'), { confirmation: 'Alice' })).toEqual({
+    const proof = { password: '', code: '' };
+    expect(fieldErrors(deleteAccountSchema('alice'), { confirmation: 'Alice', ...proof })).toEqual({
       confirmation: 'delete.validation.mismatch',
     });
-    expect(fieldErrors(deleteAccountSchema('alice'), { confirmation: 'alice' })).toEqual({});
+    expect(fieldErrors(deleteAccountSchema('alice'), { confirmation: 'alice', ...proof })).toEqual(
+      {},
+    );
   });
 });
 

@@ -45,12 +45,17 @@ export const bindEmailSchema = z.object({
 });
 export type BindEmailValues = z.infer<typeof bindEmailSchema>;
 
-/** Delete account: the typed text must be the username (spec 01 §5). */
+/**
+ * Delete account: the typed text must be the username (spec 01 §5), with the password or a
+ * two-factor code as proof (the server decides which it needs).
+ */
 export const deleteAccountSchema = (username: string) =>
   z.object({
     confirmation: z
       .string()
       .check(z.refine((v) => v === username, message('delete.validation.mismatch'))),
+    password: z.string(),
+    code: z.string().check(z.trim()),
   });
 export type DeleteAccountValues = z.infer<ReturnType<typeof deleteAccountSchema>>;
 

@@ -58,7 +58,13 @@ describe('two-factor card', () => {
     await user.click(
       await screen.findByRole('button', { name: '开启两步验证' }, { timeout: 10_000 }),
     );
+    const confirm = await screen.findByRole('dialog', { name: '确认身份' });
+    await user.type(within(confirm).getByLabelText('当前密码'), 'bobpass99');
+    await user.click(within(confirm).getByRole('button', { name: '继续' }));
     const form = await screen.findByRole('form', { name: '设置两步验证' });
+    expect(calls.find((c) => c.url === '/api/user/2fa/setup')?.body).toEqual({
+      password: 'bobpass99',
+    });
     expect(within(form).getByTitle('两步验证二维码')).toBeTruthy();
     expect(within(form).getByText('JBSWY3DPEHPK3PXP')).toBeTruthy();
     await user.click(within(form).getByRole('button', { name: '验证并开启' }));

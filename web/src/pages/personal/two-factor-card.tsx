@@ -53,7 +53,7 @@ export function TwoFactorCard() {
   const [setup, setSetup] = useState<TwoFactorSetup | null>(null);
   const [codes, setCodes] = useState<string[] | null>(null);
   const [dialog, setDialog] = useState<'disable' | 'regenerate' | null>(null);
-  const start = useMutation({ mutationFn: setupTwoFactor, onSuccess: setSetup });
+  const [confirming, setConfirming] = useState(false);
 
   return (
     <Card>
@@ -93,7 +93,7 @@ export function TwoFactorCard() {
           <div className="personal__form">
             <p>{t('twoFactor.off')}</p>
             <div className="personal__actions">
-              <Button disabled={start.isPending} onClick={() => start.mutate()}>
+              <Button onClick={() => setConfirming(true)}>
                 <ShieldCheck aria-hidden />
                 {t('twoFactor.start')}
               </Button>
@@ -112,7 +112,74 @@ export function TwoFactorCard() {
         }}
       />
       <RecoveryCodesDialog codes={codes} onClose={() => setCodes(null)} />
+      <PasswordDialog
+        open={confirming}
+        onOpenChange={setConfirming}
+        onSetup={(started) => {
+          setConfirming(false);
+          setSetup(started);
+        }}
+      />
     </Card>
+  );
+}
+
+/**
+ * Starting the setup asks for the password again; an account made by third-party sign-up has
+ * none and leaves it empty (it must have signed in within the last 5 minutes).
+ */
+function PasswordDialog({
+  open,
+  onOpenChange,
+  onSetup,
+}: {
+  open: boolean;
+  onOpenChange: (open: boolean) => void;
+  onSetup: (setup: TwoFactorSetup) => void;
+}) {
+  const { t } = useTranslation('personal');
+  const { register, handleSubmit, reset } = useForm<{ password: string }>({
+    defaultValues: { password: '' },
+  });
+  const start = useMutation({
+    mutationFn: ({ password }: { password: string }) => setupTwoFactor(password),
+    onSuccess: (started) => {
+      reset({ password: '' });
+      onSetup(started);
+    },
+  });
+  return (
+    <Dialog open={open} onOpenChange={onOpenChange}>
+      <DialogContent>
+        <DialogHeader>
+          <DialogTitle>{t('twoFactor.confirm.title')}</DialogTitle>
+          <DialogDescription>{t('twoFactor.confirm.description')}</DialogDescription>
+        </DialogHeader>
+        <form
+          className="personal__form"
+          noValidate
+          onSubmit={handleSubmit((values) => start.mutate(values))}
+        >
+          <Field
+            id="two-factor-password"
+            label={t('twoFactor.confirm.password')}
+            hint={t('twoFactor.confirm.hint')}
+          >
+            <Input
+              id="two-factor-password"
+              type="password"
+              autoComplete="current-password"
+              {...register('password')}
+            />
+          </Field>
+          <DialogFooter>
+            <Button type="submit" disabled={start.isPending}>
+              {t('twoFactor.confirm.submit')}
+            </Button>
+          </DialogFooter>
+        </form>
+      </DialogContent>
+    </Dialog>
   );
 }
 
