@@ -5,6 +5,11 @@
 //! root with a code, shown once, good for `GET /api/backup` only, audited on each use, listed
 //! and revocable.
 
+#![expect(
+    clippy::expect_used,
+    reason = "test helpers: a failed call fails the test"
+)]
+
 mod common;
 
 use common::two_factor::{turn_on, verify};

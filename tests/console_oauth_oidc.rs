@@ -23,8 +23,11 @@ async fn server_with(idp: &OidcProvider) -> (TestServer, i64) {
 
 /// [`server_with`] on `clock`.
 async fn server_with_clock(idp: &OidcProvider, clock: tollgate::clock::Clock) -> (TestServer, i64) {
-    let server =
-        TestServer::start_with(tempfile::tempdir().expect("tempdir"), |c| c.clock = clock).await;
+    let server = TestServer::start_with(
+        tempfile::tempdir().unwrap_or_else(|e| unreachable!("tempdir: {e}")),
+        |c| c.clock = clock,
+    )
+    .await;
     let root = server.root().await;
     for (key, value) in [
         ("ServerAddress", server.base.clone()),

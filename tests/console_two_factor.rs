@@ -21,8 +21,11 @@ async fn with_alice() -> (TestServer, Actor, Actor) {
 
 /// [`with_alice`] on a server whose clock is `clock`.
 async fn with_alice_on(clock: tollgate::clock::Clock) -> (TestServer, Actor, Actor) {
-    let server =
-        TestServer::start_with(tempfile::tempdir().expect("tempdir"), |c| c.clock = clock).await;
+    let server = TestServer::start_with(
+        tempfile::tempdir().unwrap_or_else(|e| unreachable!("tempdir: {e}")),
+        |c| c.clock = clock,
+    )
+    .await;
     server.root().await;
     let root = server.client_for(ROOT_USER, ROOT_PASS).await;
     server.create_user(&root, "alice", PASS).await;
