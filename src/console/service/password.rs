@@ -13,6 +13,7 @@
 //! reuse it (a buffer kept for the next hash instead cost 14 MB of peak RSS under load).
 //!
 //! bcrypt hashes (users imported from new-api) verify here too ([`is_bcrypt`]).
+//!
 //! The queue is bounded (`--password-hash-queue`, [`DEFAULT_QUEUE`]): when it is full a sign-in
 //! is refused at once (429) instead of waiting behind a flood from many addresses, which the
 //! per-IP limit does not stop. A queued hash whose client has left (its request dropped, and
@@ -53,6 +54,7 @@ fn argon2() -> Argon2<'static> {
 pub fn is_bcrypt(hash: &str) -> bool {
     ["$2a$", "$2b$", "$2y$"].iter().any(|p| hash.starts_with(p))
 }
+
 /// Hashes that may wait for the hashing thread by default (a few seconds of work).
 pub const DEFAULT_QUEUE: usize = 64;
 
