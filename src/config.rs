@@ -145,6 +145,17 @@ pub struct Config {
     #[arg(long, env = "TOLLGATE_MAX_REQUEST_BODY_MB", default_value_t = 128)]
     pub max_request_body_mb: u64,
 
+    /// Seconds a relay request's body may take to arrive in all (408 past it); it must also
+    /// average at least 64 KiB/s after its first 10 s. Raise it for large uploads over slow
+    /// links.
+    #[arg(long, env = "TOLLGATE_BODY_READ_TIMEOUT", default_value_t = 60)]
+    pub body_read_timeout_secs: u64,
+
+    /// Tests only (not settable from the command line or the environment): the body read
+    /// deadline in finer steps than seconds, replacing `body_read_timeout_secs`.
+    #[arg(skip)]
+    pub body_read_timeout_override: Option<Duration>,
+
     /// Seconds to let in-flight requests finish after SIGINT/SIGTERM before closing anyway.
     #[arg(long, env = "TOLLGATE_SHUTDOWN_TIMEOUT", default_value_t = 30)]
     pub shutdown_timeout_secs: u64,
@@ -338,6 +349,8 @@ impl Config {
             commit_interval_ms: DEFAULT_COMMIT_INTERVAL_MS,
             huge_pages: false,
             max_request_body_mb: 128,
+            body_read_timeout_secs: 60,
+            body_read_timeout_override: None,
             command: None,
             shutdown_timeout_secs: 30,
             webhook_allow_loopback_http: false,
@@ -367,6 +380,14 @@ impl Config {
     /// The relay's request body limit in bytes.
     pub fn max_request_body(&self) -> usize {
         usize::try_from(self.max_request_body_mb.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX)
+    }
+
+    /// How long a relay request's body may take to arrive.
+    pub fn body_read_limits(&self) -> crate::relay::body_read::ReadLimits {
+        crate::relay::body_read::ReadLimits::with_total(
+            self.body_read_timeout_override
+                .unwrap_or(Duration::from_secs(self.body_read_timeout_secs)),
+        )
     }
 
     /// How long the relay waits for an upstream (first answer, and between stream chunks).

@@ -67,6 +67,10 @@ pub enum ErrorCode {
     RateLimited,
     /// The request body is larger than the configured limit.
     BodyTooLarge,
+    /// The request body did not arrive within its read deadline.
+    BodyTimeout,
+    /// The API key's request bodies in flight are at its share of the memory budget.
+    BodyShare,
     /// No enabled channel serves the model.
     NoChannel,
     /// The upstream answered an error.
@@ -112,6 +116,8 @@ impl ErrorCode {
             ErrorCode::SensitiveWords => StatusCode::BAD_REQUEST,
             ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             ErrorCode::BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
+            ErrorCode::BodyShare => StatusCode::TOO_MANY_REQUESTS,
             ErrorCode::NoChannel | ErrorCode::Busy => StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::UpstreamError | ErrorCode::UpstreamUnreachable => StatusCode::BAD_GATEWAY,
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
@@ -153,6 +159,8 @@ impl ErrorCode {
             ErrorCode::SensitiveWords => "sensitive_words_detected",
             ErrorCode::RateLimited => "rate_limit_exceeded",
             ErrorCode::BodyTooLarge => "request_body_too_large",
+            ErrorCode::BodyTimeout => "request_body_timeout",
+            ErrorCode::BodyShare => "request_body_share_exceeded",
             ErrorCode::NoChannel => "model_not_available",
             ErrorCode::UpstreamError => "upstream_error",
             ErrorCode::UpstreamUnreachable => "upstream_unreachable",
@@ -172,7 +180,7 @@ impl ErrorCode {
             ErrorCode::InsufficientUserQuota | ErrorCode::InsufficientTokenQuota => {
                 "insufficient_quota"
             }
-            ErrorCode::RateLimited => "rate_limit_error",
+            ErrorCode::RateLimited | ErrorCode::BodyShare => "rate_limit_error",
             ErrorCode::UpstreamError | ErrorCode::UpstreamUnreachable => "upstream_error",
             ErrorCode::Forbidden | ErrorCode::UserDisabled => "permission_error",
             _ => "invalid_request_error",

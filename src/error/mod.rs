@@ -241,6 +241,12 @@ pub enum RelayError {
     /// The body is larger than `--max-request-body-mb`.
     #[error("the request body is larger than this gateway accepts ({0} MiB)")]
     BodyTooLarge(u64),
+    /// The body did not arrive within its deadline (`--body-read-timeout-secs`).
+    #[error("{0}")]
+    BodyTimeout(String),
+    /// The key's request bodies in flight would pass its share (RelayBodyBudgetPerKeyMB).
+    #[error("{0}")]
+    BodyShare(String),
     /// The model has no price and the user does not accept unpriced models.
     #[error(
         "model price not configured: {0} has no ratio or price; ask the administrator to set one"
@@ -290,6 +296,8 @@ impl RelayError {
             RelayError::SensitiveWords(_) => ErrorCode::SensitiveWords,
             RelayError::RateLimited(_) => ErrorCode::RateLimited,
             RelayError::BodyTooLarge(_) => ErrorCode::BodyTooLarge,
+            RelayError::BodyTimeout(_) => ErrorCode::BodyTimeout,
+            RelayError::BodyShare(_) => ErrorCode::BodyShare,
             RelayError::Busy(_) => ErrorCode::Busy,
             RelayError::NoChannel { .. } => ErrorCode::NoChannel,
             RelayError::Upstream { .. } => ErrorCode::UpstreamError,

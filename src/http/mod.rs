@@ -53,11 +53,14 @@ pub fn endpoints() -> Vec<Endpoint> {
 /// Builds the whole router.
 ///
 /// Layer order (outermost first): tracing spans every request, including the fallback; the
-/// console's routes and pages (the fallback) get the security headers, the relay's do not.
+/// console's routes and pages (the fallback) get the security headers, the relay's do not; the
+/// relay's routes then pass the error counter and the intake ([`relay::body_limit`]: the
+/// caller authenticated and its balance checked before any body byte is read, then the body
+/// read under its budget and deadline) before their handler.
 pub fn router(state: AppState) -> Router {
     let (console, mut endpoints) = console_routes().split();
     let (relay, relay_endpoints) = relay::routes().split();
-    endpoints.extend(relay_endpoints);
+    endpoints.extend(relay_endpoints.iter().cloned());
     let doc = openapi::Document(openapi::to_json(&openapi::document(&endpoints)));
     let console = console
         .fallback(spa::fallback)
@@ -68,14 +71,14 @@ pub fn router(state: AppState) -> Router {
     let metrics = state.metrics.clone();
     // Error answers of the relay counted by code (RelayError puts its code in the response's
     // extensions): a synchronous look at each response, no allocation.
-    let relay = relay::body_limit::apply(relay, &state).layer(tower::util::MapResponseLayer::new(
-        move |response: axum::response::Response| {
+    let relay = relay::body_limit::apply(relay, &state, &relay_endpoints).layer(
+        tower::util::MapResponseLayer::new(move |response: axum::response::Response| {
             if let Some(code) = response.extensions().get::<crate::error::ErrorCode>() {
                 metrics.relay().error(*code);
             }
             response
-        },
-    ));
+        }),
+    );
     Router::new()
         .merge(console)
         .merge(relay)

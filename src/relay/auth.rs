@@ -1,5 +1,7 @@
 //! Phase 1 of the hot path: the API key → token → owner, from the in-memory token index and
 //! user directory (no storage read once a user has been seen). Every refusal names its reason.
+//! The relay's intake ([`super::body_limit`]) runs it before a body is read and hands the
+//! caller on in the request's extensions, where the extractor finds it.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -71,6 +73,10 @@ impl FromRequestParts<AppState> for Caller {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
+        // Already authenticated before the body was read (`super::body_limit`).
+        if let Some(caller) = parts.extensions.get::<Caller>() {
+            return Ok(caller.clone());
+        }
         let (key, pin) = parse_key(&parts.headers).ok_or(RelayError::MissingKey)?;
         let token = state
             .tokens

@@ -9,6 +9,7 @@ pub mod audio;
 pub mod auth;
 pub mod body_budget;
 pub mod body_limit;
+pub mod body_read;
 pub mod chat;
 pub mod cloud_embed;
 pub mod cohere;

@@ -298,6 +298,9 @@ pub const CATALOG: &[OptionDef] = &[
     // Tollgate's own: MiB of relay request bodies handled at once (0 = no limit); past it new
     // requests get 503 until memory frees.
     def("RelayBodyBudgetMB", "1024", N0),
+    // Tollgate's own: MiB of request bodies one API key may have in flight (0 = no limit); past
+    // it that key's requests get 429.
+    def("RelayBodyBudgetPerKeyMB", "128", N0),
     // Rate limits.
     def("ModelRequestRateLimitEnabled", "false", B),
     def("ModelRequestRateLimitCount", "0", N0),

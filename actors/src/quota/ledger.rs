@@ -229,6 +229,31 @@ impl Ledger {
         self.balance = self.balance.saturating_add(delta);
     }
 
+    /// Refuses, without reserving anything, when nothing is available: a balance at or below
+    /// zero or wholly held by running reservations, or the same of `token` when it has a limit.
+    /// The relay asks this before it reads a request's body (a refusal's `needed` is 1).
+    pub fn check_available(&self, token: Option<TokenId>) -> Result<(), Refusal> {
+        let available = self.balance.saturating_sub(self.reserved);
+        if self.balance <= 0 || available <= 0 {
+            return Err(Refusal::UserQuota {
+                available,
+                needed: 1,
+            });
+        }
+        if let Some(book) = token.and_then(|t| self.tokens.get(&t))
+            && !book.unlimited
+        {
+            let available = book.remain.saturating_sub(book.reserved);
+            if book.remain <= 0 || available <= 0 {
+                return Err(Refusal::TokenQuota {
+                    available,
+                    needed: 1,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Adds `delta` to a token's remaining quota (the owner edited it).
     pub fn adjust_token(&mut self, token: TokenId, delta: i64) {
         if let Some(book) = self.tokens.get_mut(&token) {

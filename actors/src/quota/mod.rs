@@ -297,6 +297,19 @@ impl QuotaBook {
         Ok(balance)
     }
 
+    /// Whether `user` (and `token`, when it has a limit) has anything available beyond the
+    /// running reservations ([`Ledger::check_available`]); reserves nothing. Loads the ledger on
+    /// first sight, then reads memory only: the relay asks it before reading a request's body.
+    pub async fn check_available(
+        &self,
+        user: UserId,
+        token: Option<TokenId>,
+    ) -> Result<(), QuotaError> {
+        let ledger = self.ledger(user, token).await?;
+        let checked = lock(&ledger).check_available(token);
+        checked.map_err(QuotaError::from)
+    }
+
     /// The in-memory balance of `user`, if loaded.
     pub fn balance(&self, user: UserId) -> Option<i64> {
         let ledger = self.ledgers.get(&user).map(|l| Arc::clone(l.value()))?;

@@ -57,6 +57,7 @@ pub const ADMIN_READABLE: &[&str] = &[
     "DefaultOutputReserve",
     "CountTokensRateLimit",
     "RelayBodyBudgetMB",
+    "RelayBodyBudgetPerKeyMB",
     "ModelRequestRateLimitEnabled",
     "ModelRequestRateLimitCount",
     "ModelRequestRateLimitSuccessCount",
