@@ -6,7 +6,9 @@
 //!   (`GET /api/backup` with a backup token that root made in the console's personal settings).
 //! - **restore** puts a backup in place; refused while a server holds the data file, and when
 //!   the backup is not a Tollgate database this build can open. The replaced file is kept as
-//!   `tollgate.redb.before-restore`.
+//!   `tollgate.redb.before-restore`, and the crash journal (which continues the replaced file,
+//!   not the backup) is renamed `tollgate.journal.<n>.before-restore`, so the next start does
+//!   not replay it into the backup.
 //! - **admin reset-password** sets a user's password; refused while a server holds the file.
 //! - **import new-api** moves a new-api or one-api installation into an empty data directory
 //!   ([`crate::import`]).
@@ -50,6 +52,12 @@ pub enum OpsError {
     /// The new password is not acceptable.
     #[error("{0}")]
     Password(String),
+    /// The backup is in place, but the crash journal could not be moved aside.
+    #[error(
+        "restored, but moving the crash journal aside failed (move the tollgate.journal.* files \
+         out of the data directory before starting): {0}"
+    )]
+    Journal(String),
     /// A secret key cannot be read or is too short.
     #[error("{0}")]
     SecretKey(String),
@@ -71,8 +79,30 @@ pub async fn run(command: Command, config: &Config) -> Result<String, OpsError> 
             let (from, dir) = (file.clone(), config.data_dir.clone());
             let keyring = keyring(config)?;
             let before = blocking(move || backup::restore(&from, &dir, &keyring)).await?;
+            // The crash journal continues the replaced database, not the backup: replayed
+            // into the backup it would apply charges the backup never had (or lacks the
+            // users of). Kept, renamed where the next start does not read it.
+            let dir = config.data_dir.clone();
+            let moved = tokio::task::spawn_blocking(move || {
+                tollgate_actors::journal::move_aside(&dir, "before-restore")
+            })
+            .await
+            .map_err(|e| OpsError::Server(format!("the task failed: {e}")))?
+            .map_err(|e| OpsError::Journal(e.to_string()))?;
+            let journal = if moved.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; the crash journal of the replaced database was moved aside ({})",
+                    moved
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
             Ok(format!(
-                "restored {} into {} (the file it replaced, if any, is {})",
+                "restored {} into {} (the file it replaced, if any, is {}){journal}",
                 file.display(),
                 config.data_dir.display(),
                 before.display()

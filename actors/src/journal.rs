@@ -41,7 +41,8 @@ pub const ROTATE_BYTES: u64 = 4 * 1024 * 1024;
 /// Length and checksum in front of every record.
 const HEADER: usize = 4 + 8;
 
-/// Largest record accepted when reading (a log row is bounded far below this).
+/// Largest record accepted when reading, and so when writing: a larger one is never written
+/// ([`frame`] refuses it; a settlement's log row is bounded first, see [`Journal::settled`]).
 const RECORD_MAX: usize = 1 << 24;
 
 /// What a reservation would be charged if the process died before settling it.
@@ -126,13 +127,22 @@ fn checksum(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Appends one framed record to `buf`.
+/// Appends one framed record to `buf`; a record larger than recovery reads ([`RECORD_MAX`]) is
+/// refused (`InvalidInput`) and `buf` left as it was.
 fn frame(buf: &mut Vec<u8>, record: &RecordOut<'_>) -> std::io::Result<()> {
     let start = buf.len();
     buf.extend_from_slice(&[0; HEADER]);
     let mut out = std::mem::take(buf);
     out = postcard::to_extend(record, out).map_err(std::io::Error::other)?;
     let len = out.len() - start - HEADER;
+    if len > RECORD_MAX {
+        out.truncate(start);
+        *buf = out;
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("a journal record of {len} bytes is larger than recovery reads"),
+        ));
+    }
     let sum = checksum(&out[start + HEADER..]);
     let len = u32::try_from(len).map_err(std::io::Error::other)?;
     out[start..start + 4].copy_from_slice(&len.to_le_bytes());
@@ -175,6 +185,12 @@ pub struct Journal {
     previous: Option<(u64, u64)>,
     /// Reused encoding buffer.
     buf: Vec<u8>,
+    /// An append failed and the bytes it may have left past `len` are not cut off yet: the
+    /// next append cuts them first (a record after a torn one would never be read back).
+    torn: bool,
+    /// Tests only: the next append writes this many bytes of its record, then fails.
+    #[cfg(test)]
+    short_write: Option<usize>,
 }
 
 impl Journal {
@@ -192,6 +208,9 @@ impl Journal {
             open: HashMap::new(),
             previous: None,
             buf: Vec::with_capacity(1024),
+            torn: false,
+            #[cfg(test)]
+            short_write: None,
         })
     }
 
@@ -200,16 +219,45 @@ impl Journal {
         self.generation
     }
 
-    /// Writes what is in the buffer (one `write(2)` for a record of any usual size).
+    /// Writes what is in the buffer (one `write(2)` for a record of any usual size). A failed or
+    /// short write (a full disk) is cut back to the last whole record at once, or before the
+    /// next append when that fails too, so no record ever follows a torn one.
     fn flush_buf(&mut self) -> std::io::Result<()> {
-        let result = self.file.write_all(&self.buf);
-        if result.is_ok() {
-            self.len = self
-                .len
-                .saturating_add(u64::try_from(self.buf.len()).unwrap_or(u64::MAX));
+        let result = self.cut_torn().and_then(|()| self.write_buf());
+        match &result {
+            Ok(()) => {
+                self.len = self
+                    .len
+                    .saturating_add(u64::try_from(self.buf.len()).unwrap_or(u64::MAX));
+            }
+            Err(_) => {
+                self.torn = true;
+                // Best effort now; `cut_torn` retries before the next append.
+                let _ = self.cut_torn();
+            }
         }
         self.buf.clear();
         result
+    }
+
+    /// Cuts the file back to its last whole record after a failed append.
+    fn cut_torn(&mut self) -> std::io::Result<()> {
+        if self.torn {
+            self.file.set_len(self.len)?;
+            self.torn = false;
+        }
+        Ok(())
+    }
+
+    /// The buffer's one write.
+    fn write_buf(&mut self) -> std::io::Result<()> {
+        #[cfg(test)]
+        if let Some(n) = self.short_write.take() {
+            let n = n.min(self.buf.len());
+            self.file.write_all(&self.buf[..n])?;
+            return Err(std::io::Error::other("injected short write"));
+        }
+        self.file.write_all(&self.buf)
     }
 
     /// Journals a settlement numbered `seq` (of reservation `hold`, if any).
@@ -224,7 +272,7 @@ impl Journal {
             self.open.remove(&hold);
         }
         self.buf.clear();
-        frame(
+        let framed = frame(
             &mut self.buf,
             &RecordOut::Settled {
                 seq,
@@ -232,7 +280,26 @@ impl Journal {
                 change,
                 log,
             },
-        )?;
+        );
+        if let Err(e) = framed {
+            // A row too large to journal is journalled as it will be stored: bounded.
+            let Some(mut bounded) = log
+                .filter(|_| e.kind() == std::io::ErrorKind::InvalidInput)
+                .cloned()
+            else {
+                return Err(e);
+            };
+            bounded.bound();
+            frame(
+                &mut self.buf,
+                &RecordOut::Settled {
+                    seq,
+                    hold,
+                    change,
+                    log: Some(&bounded),
+                },
+            )?;
+        }
         self.last_seq = self.last_seq.max(seq);
         self.flush_buf()
     }
@@ -240,7 +307,22 @@ impl Journal {
     /// Journals an opened reservation.
     pub fn opened(&mut self, hold: u64, start: &HoldStart) -> std::io::Result<()> {
         self.buf.clear();
-        frame(&mut self.buf, &RecordOut::Opened { hold, start })?;
+        if let Err(e) = frame(&mut self.buf, &RecordOut::Opened { hold, start }) {
+            if e.kind() != std::io::ErrorKind::InvalidInput {
+                return Err(e);
+            }
+            let mut bounded = start.clone();
+            if let Some(row) = &mut bounded.row {
+                row.bound();
+            }
+            frame(
+                &mut self.buf,
+                &RecordOut::Opened {
+                    hold,
+                    start: &bounded,
+                },
+            )?;
+        }
         self.open.insert(
             hold,
             OpenHold {
@@ -303,6 +385,7 @@ impl Journal {
             self.file.set_len(0)?;
             self.len = 0;
             self.last_seq = 0;
+            self.torn = false;
         }
         if let Some((generation, last)) = self.previous
             && last <= through
@@ -330,6 +413,7 @@ impl Journal {
         self.file = file;
         self.len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         self.last_seq = 0;
+        self.torn = false;
         Ok(())
     }
 }
@@ -511,6 +595,31 @@ fn read_record(bytes: &[u8], at: usize) -> Option<(RecordIn, usize)> {
     Some((record, start + len))
 }
 
+/// Renames every journal file of `dir` to `<name>.<suffix>`, where recovery does not read it:
+/// for a database put back from a backup, whose history the journal does not continue.
+/// Returns the new paths.
+pub fn move_aside(dir: &Path, suffix: &str) -> std::io::Result<Vec<PathBuf>> {
+    let mut moved = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(moved),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let name = entry?.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let is_journal = name
+            .strip_prefix(FILE_PREFIX)
+            .is_some_and(|g| g.parse::<u64>().is_ok());
+        if is_journal {
+            let to = dir.join(format!("{name}.{suffix}"));
+            std::fs::rename(dir.join(name), &to)?;
+            moved.push(to);
+        }
+    }
+    Ok(moved)
+}
+
 /// Deletes the journal files of `generations` (after a new generation holds what they had).
 pub fn remove_generations(dir: &Path, generations: &[u64]) -> std::io::Result<()> {
     for generation in generations {
@@ -614,6 +723,70 @@ mod tests {
         let all = recover(dir.path(), 0, 0).expect("recover");
         let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();
         assert_eq!(seqs, vec![1]);
+    }
+
+    #[test]
+    fn a_failed_short_append_is_cut_back_so_later_records_are_read() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut journal = Journal::create(dir.path(), 1).expect("create");
+        journal
+            .settled(1, None, Some(change(5)), None)
+            .expect("settled");
+        journal.short_write = Some(7);
+        assert!(
+            journal.settled(2, None, Some(change(6)), None).is_err(),
+            "the disk filled mid-record"
+        );
+        journal
+            .settled(3, None, Some(change(7)), None)
+            .expect("settled");
+        drop(journal);
+        let all = recover(dir.path(), 0, 0).expect("recover");
+        let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();
+        assert_eq!(seqs, vec![1, 3], "the record after the torn one is read");
+    }
+
+    #[test]
+    fn no_record_is_larger_than_recovery_reads() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut journal = Journal::create(dir.path(), 1).expect("create");
+        let huge = LogEntry {
+            content: "e".repeat(RECORD_MAX + 1),
+            ..LogEntry::default()
+        };
+        journal
+            .settled(1, None, Some(change(5)), Some(&huge))
+            .expect("settled");
+        let huge_start = HoldStart {
+            row: Some(huge.clone()),
+            ..start(10)
+        };
+        journal.opened(2, &huge_start).expect("opened");
+        journal
+            .settled(3, None, Some(change(7)), None)
+            .expect("settled");
+        drop(journal);
+        let all = recover(dir.path(), 0, 0).expect("recover");
+        let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();
+        assert_eq!(seqs, vec![1, 3, 4], "every record is read back");
+        let row = all.pending[0].log.as_ref().expect("row");
+        assert_eq!(row.content.len(), tollgate_storage::logs::MAX_CONTENT_BYTES);
+        assert_eq!(all.crashed, 1);
+    }
+
+    #[test]
+    fn journals_are_moved_aside_where_recovery_does_not_read() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut journal = Journal::create(dir.path(), 4).expect("create");
+        journal
+            .settled(1, None, Some(change(5)), None)
+            .expect("settled");
+        drop(journal);
+        let moved = move_aside(dir.path(), "before-restore").expect("moved");
+        assert_eq!(moved.len(), 1);
+        assert!(moved[0].ends_with("tollgate.journal.4.before-restore"));
+        let all = recover(dir.path(), 0, 0).expect("recover");
+        assert!(all.pending.is_empty() && all.generations.is_empty());
     }
 
     #[test]

@@ -174,6 +174,17 @@ impl LogWriter {
         options: Option<Options>,
         gather: Duration,
     ) -> std::io::Result<(LogWriter, JoinHandle<()>)> {
+        LogWriter::spawn_inner(store, options, gather, commit)
+    }
+
+    /// [`LogWriter::spawn_with`] whose idle-priority thread commits with `idle_commit` (tests
+    /// make it fail in ways the real one cannot).
+    fn spawn_inner(
+        store: Store,
+        options: Option<Options>,
+        gather: Duration,
+        idle_commit: CommitFn,
+    ) -> std::io::Result<(LogWriter, JoinHandle<()>)> {
         let settled = store
             .read_blocking(meta::settled_through)
             .map_err(std::io::Error::other)?;
@@ -191,7 +202,18 @@ impl LogWriter {
                 let health = health.clone();
                 let seq = Arc::clone(&seq);
                 let stats = Arc::clone(&stats);
-                move || run(store, options, gather, rx, &health, &seq, &stats)
+                move || {
+                    run(
+                        store,
+                        options,
+                        gather,
+                        rx,
+                        &health,
+                        &seq,
+                        &stats,
+                        idle_commit,
+                    );
+                }
             })?;
         let writer = LogWriter {
             tx,
@@ -383,6 +405,10 @@ fn replay(store: &Store, settled: u64) -> std::io::Result<(Journal, u64)> {
     Ok((journal, next))
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the writer thread's whole state, handed over once"
+)]
 fn run(
     store: Store,
     options: Option<Options>,
@@ -391,6 +417,7 @@ fn run(
     health: &StorageHealth,
     seq: &Mutex<Sequencer>,
     stats: &Arc<WriterStats>,
+    idle_commit: CommitFn,
 ) {
     let mut batch = Vec::with_capacity(LOG_BATCH_MAX);
     let mut waiters = Vec::new();
@@ -398,9 +425,12 @@ fn run(
     let mut idle = IdleWorker::spawn("tollgate-log-commit", {
         let store = store.clone();
         let stats = Arc::clone(stats);
-        move |(mut batch, dashboard, _): IdleJob| {
-            let result = commit(&store, &mut batch, dashboard, Some(&stats));
-            (batch, dashboard, result)
+        move |(shared, dashboard, _): IdleJob| {
+            let result = {
+                let mut batch = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                idle_commit(&store, &mut batch, dashboard, Some(&stats))
+            };
+            (shared, dashboard, result)
         }
     });
     let mut contended_until: Option<Instant> = None;
@@ -436,28 +466,30 @@ fn run(
             let contended = contended_until.is_some_and(|until| Instant::now() < until);
             let result = match &idle {
                 Some(worker) if batch.len() <= IDLE_BATCH_MAX && !contended => {
-                    let job = (std::mem::take(&mut batch), dashboard, Ok(None));
-                    match worker.run(job, IDLE_PATIENCE) {
-                        Some(Waited::Prompt((done, _, result))) => {
-                            batch = done;
-                            result
-                        }
-                        Some(Waited::Slow((done, _, result))) => {
+                    // The batch is shared, not handed over: should the committer die with it,
+                    // the writer still has it (whatever of it was committed is skipped by its
+                    // number), so no later commit's number can pass it uncommitted.
+                    let shared = Arc::new(Mutex::new(std::mem::take(&mut batch)));
+                    let waited =
+                        worker.run((Arc::clone(&shared), dashboard, Ok(None)), IDLE_PATIENCE);
+                    batch =
+                        std::mem::take(&mut *shared.lock().unwrap_or_else(PoisonError::into_inner));
+                    match waited {
+                        Some(Waited::Prompt((_, _, result))) => result,
+                        Some(Waited::Slow((_, _, result))) => {
                             tracing::debug!(
                                 "an idle-priority commit was starved; committing at normal priority for a while"
                             );
-                            batch = done;
                             contended_until = Some(Instant::now() + CONTENDED_FOR);
                             result
                         }
                         None => {
-                            // Cannot happen (commits catch panics); the journal still holds
-                            // the batch for the next start.
                             tracing::error!(
-                                "the idle-priority committer stopped; its batch is lost until restart"
+                                settlements = batch.len(),
+                                "the idle-priority committer stopped; its batch is committed by the writer, which commits everything from now on"
                             );
                             idle = None;
-                            Ok(None)
+                            commit(&store, &mut batch, dashboard, Some(stats))
                         }
                     }
                 }
@@ -490,9 +522,13 @@ fn run(
     }
 }
 
-/// What the idle-priority committer is handed and hands back: the batch, whether dashboard
-/// aggregates are kept, and how the commit went.
-type IdleJob = (Batch, bool, Result<Option<u64>, Failure>);
+/// What the idle-priority committer is handed and hands back: the batch (shared with the
+/// writer, which keeps it if the committer dies), whether dashboard aggregates are kept, and
+/// how the commit went.
+type IdleJob = (Arc<Mutex<Batch>>, bool, Result<Option<u64>, Failure>);
+
+/// How a batch is committed ([`commit`]; tests inject failures into the idle committer).
+type CommitFn = fn(&Store, &mut Batch, bool, Option<&WriterStats>) -> Result<Option<u64>, Failure>;
 
 /// Retries a failed batch until it commits: sets the fault, answers flushes with it, reopens
 /// the database when the failure may have latched it, pauses (settlements queued meanwhile join
@@ -776,5 +812,94 @@ fn commit_once(
     match attempt {
         Ok(result) => result.map_err(Some),
         Err(_) => Err(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use tollgate_storage::users::{self, NewUser};
+    use tollgate_storage::{Quota, UserId};
+
+    use super::*;
+
+    /// Whether the injected committer has died once.
+    static DIED: AtomicBool = AtomicBool::new(false);
+
+    /// The first idle commit dies (its thread ends); later ones commit.
+    fn dies_once(
+        store: &Store,
+        batch: &mut Batch,
+        dashboard: bool,
+        stats: Option<&WriterStats>,
+    ) -> Result<Option<u64>, Failure> {
+        if !DIED.swap(true, Ordering::SeqCst) {
+            panic!("the idle committer dies");
+        }
+        commit(store, batch, dashboard, stats)
+    }
+
+    fn change(user: UserId, charged: i64) -> BalanceChange {
+        BalanceChange {
+            user_id: user,
+            token_id: None,
+            charged,
+            is_request: true,
+            at: 1,
+        }
+    }
+
+    #[test]
+    fn a_stopped_idle_committer_never_lets_settled_through_pass_its_batch() {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = Store::open_dir(dir.path()).expect("open");
+        let user = store
+            .write_blocking(|wtx| {
+                users::insert(
+                    wtx,
+                    NewUser {
+                        username: "u".into(),
+                        display_name: String::new(),
+                        password_hash: String::new(),
+                        email: String::new(),
+                        role: 1,
+                        group: "default".into(),
+                        quota: Quota(1_000),
+                        aff_code: String::new(),
+                        inviter_id: 0,
+                        created_at: 0,
+                    },
+                )
+            })
+            .expect("user")
+            .id;
+        let (writer, thread) =
+            LogWriter::spawn_inner(store.clone(), None, Duration::ZERO, dies_once).expect("writer");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        writer.record(Some(change(user, 10)), None);
+        runtime.block_on(writer.flush()).expect("flushed");
+        writer.record(Some(change(user, 20)), None);
+        runtime.block_on(writer.flush()).expect("flushed");
+        drop(writer);
+        thread.join().expect("writer ends");
+        if !DIED.load(Ordering::SeqCst) {
+            // No idle scheduling here (not Linux, or refused): the writer commits itself.
+            return;
+        }
+        let (quota, through) = store
+            .read_blocking(|rtx| {
+                let quota = users::get(rtx, user)?.map(|u| u.quota.0);
+                Ok::<_, StorageError>((quota, meta::settled_through(rtx)?))
+            })
+            .expect("read");
+        assert_eq!(
+            quota,
+            Some(970),
+            "the batch of the dead committer is committed too"
+        );
+        assert_eq!(through, 2);
     }
 }

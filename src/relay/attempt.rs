@@ -171,7 +171,7 @@ where
                 let status = wire::error_status(wire, resp.status().as_u16());
                 let health =
                     adaptor::health_status(channel.channel.channel_type, status, resp.headers());
-                let text = resp.text().await.unwrap_or_default();
+                let text = failure::error_body(resp, timeout).await;
                 let message = upstream_message(&text, status, &channel);
                 report(
                     state,

@@ -2,7 +2,14 @@
 //! or none could be tried): log type 5 with the client-facing message, the channels tried and
 //! the attempt timeline, so admins can see failures in /log (ErrorLogEnabled, on by default).
 //! Refusals before admission (bad key, quota, price) are not logged: nothing was attempted.
+//!
+//! An upstream's error body is read by [`error_body`]: at most [`ERROR_BODY_MAX`] bytes within
+//! the relay timeout, cut there before anything (message extraction, redaction, the channel's
+//! health record, the log row and its journal record) sees it.
 
+use std::time::Duration;
+
+use futures_util::StreamExt;
 use serde_json::json;
 use tollgate_storage::ChannelId;
 use tollgate_storage::logs::{LOG_ERROR, LogEntry};
@@ -53,4 +60,31 @@ pub fn record(
         other: other.to_string(),
         ..LogEntry::default()
     });
+}
+
+/// The most of an upstream's error body that is read.
+pub const ERROR_BODY_MAX: usize = 64 * 1024;
+
+/// An upstream's error body as text: at most [`ERROR_BODY_MAX`] bytes (cut on a character
+/// boundary), whatever arrived within `timeout`; the rest is never read.
+pub async fn error_body(resp: reqwest::Response, timeout: Duration) -> String {
+    let mut body = Vec::new();
+    let mut chunks = resp.bytes_stream();
+    let read = async {
+        while let Some(Ok(chunk)) = chunks.next().await {
+            let room = ERROR_BODY_MAX - body.len();
+            body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            if body.len() >= ERROR_BODY_MAX {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(timeout, read).await;
+    let mut text = String::from_utf8_lossy(&body).into_owned();
+    if body.len() >= ERROR_BODY_MAX {
+        // A cut may split a character: keep whole ones only.
+        let end = text.trim_end_matches(char::REPLACEMENT_CHARACTER).len();
+        text.truncate(end);
+    }
+    text
 }
