@@ -138,7 +138,7 @@ const MATRIX: &[(&str, &str, Access)] = &[
     ("get", "/api/user/topup", Admin),
     ("post", "/api/user/topup", User),
     ("get", "/api/user/topup/self", User),
-    ("post", "/api/user/topup/complete", Admin),
+    ("post", "/api/user/topup/complete", Root),
     ("post", "/api/user/amount", User),
     ("post", "/api/user/pay", User),
     ("get", "/api/user/epay/notify", Public),

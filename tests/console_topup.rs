@@ -404,3 +404,56 @@ async fn admins_list_every_order_and_complete_one_by_hand() {
         (1_000_000, 1)
     );
 }
+
+#[tokio::test]
+async fn only_root_completes_orders_and_never_one_of_its_own() {
+    let server = TestServer::start().await;
+    let (root, alice) = root_and_user(&server).await;
+    configure_epay(&server, &root).await;
+    let (status, body) = root
+        .post(
+            "/api/user/",
+            json!({"username": "clerk", "password": "password1", "role": 10}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let clerk = server.client_for("clerk", "password1").await;
+    let theirs = new_order(&alice, 2).await;
+    let own = new_order(&clerk, 2).await;
+
+    // An admin completes nothing by hand: neither another user's order nor their own.
+    for order in [&theirs, &own] {
+        let (status, body) = clerk
+            .post(
+                "/api/user/topup/complete",
+                json!({"trade_no": order["out_trade_no"]}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    }
+    assert_eq!(stored_quota_and_topup_logs(&server, clerk.id).await.1, 0);
+
+    // Root does not complete its own order either.
+    let root_order = new_order(&root, 2).await;
+    let (status, body) = root
+        .post(
+            "/api/user/topup/complete",
+            json!({"trade_no": root_order["out_trade_no"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(stored_quota_and_topup_logs(&server, root.id).await.1, 0);
+
+    // Root completes another user's order.
+    let (status, body) = root
+        .post(
+            "/api/user/topup/complete",
+            json!({"trade_no": theirs["out_trade_no"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        stored_quota_and_topup_logs(&server, alice.id).await,
+        (1_000_000, 1)
+    );
+}

@@ -1,7 +1,8 @@
 //! The wallet: redeeming a code (POST /api/user/topup), the online top-up quote and order
 //! (POST /api/user/amount, /api/user/pay), the Epay notification (GET|POST
 //! /api/user/epay/notify, public), and the order history (GET /api/user/topup/self; all users'
-//! for admins at GET /api/user/topup, plus POST /api/user/topup/complete).
+//! for admins at GET /api/user/topup; root completes another user's order by hand at POST
+//! /api/user/topup/complete).
 
 use std::collections::BTreeMap;
 
@@ -17,7 +18,7 @@ use super::service::redemptions;
 use super::service::topup::{self, NOTIFY_PATH, NotifyOutcome, PayRequest, TopUpView};
 use crate::error::ConsoleError;
 use crate::http::envelope::{Envelope, done, ok};
-use crate::http::extract::{AdminSession, ApiJson, ApiQuery, Session};
+use crate::http::extract::{AdminSession, ApiJson, ApiQuery, RootSession, Session};
 use crate::http::page::{Page, PageQuery};
 use crate::state::AppState;
 
@@ -31,7 +32,7 @@ pub fn routes() -> ApiRouter {
         .route("/api/user/topup/self", get(Access::User, list_own_topups))
         .route(
             "/api/user/topup/complete",
-            post(Access::Admin, complete_topup),
+            post(Access::Root, complete_topup),
         )
         .route("/api/user/amount", post(Access::User, quote_amount))
         .route("/api/user/pay", post(Access::User, create_payment))
@@ -153,11 +154,11 @@ struct CompleteRequest {
 
 async fn complete_topup(
     State(state): State<AppState>,
-    AdminSession(admin): AdminSession,
+    RootSession(root): RootSession,
     AuditIp(ip): AuditIp,
     ApiJson(req): ApiJson<CompleteRequest>,
 ) -> Result<Envelope<()>, ConsoleError> {
-    let auditor = Auditor::user(&admin.user, ip);
-    topup::complete_by_admin(&state, &admin.user, &req.trade_no, auditor).await?;
+    let auditor = Auditor::user(&root.user, ip);
+    topup::complete_by_admin(&state, &root.user, &req.trade_no, auditor).await?;
     Ok(done("completed"))
 }

@@ -394,7 +394,8 @@ async fn complete(
     Ok(credited)
 }
 
-/// An admin completes a pending order by hand (the gateway paid but never notified).
+/// Root completes a pending order by hand (the gateway paid but never notified). Never an
+/// order of one's own: crediting oneself without a payment needs a second person.
 pub async fn complete_by_admin(
     state: &AppState,
     admin: &User,
@@ -407,6 +408,11 @@ pub async fn complete_by_admin(
         .read(move |rtx| topups::find_by_trade_no(rtx, &lookup))
         .await?
         .ok_or(ConsoleError::NotFound("order"))?;
+    if order.user_id == admin.id {
+        return Err(ConsoleError::Denied(
+            "you cannot complete a top-up order of your own",
+        ));
+    }
     if !complete(
         state,
         &order,
