@@ -29,6 +29,7 @@ use crate::console::service::health::ProbeCache;
 use crate::console::service::oauth::state::StateRegistry;
 use crate::console::service::password::Hasher;
 use crate::console::service::secrets::random_alnum;
+use crate::console::service::setup_gate::SetupGate;
 use crate::console::service::two_factor::gate::TwoFactorGate;
 use crate::http::critical_limiter::CriticalLimiter;
 use crate::http::listen;
@@ -120,7 +121,7 @@ impl App {
             );
         }
         let secret = session_secret(&config, &store).await?;
-        let setup_token = setup_token(&config, &store).await?;
+        let setup_gate = setup_gate(&config, &store).await?;
         let options = {
             let store = store.clone();
             tokio::task::spawn_blocking(move || Options::load(store)).await??
@@ -209,7 +210,7 @@ impl App {
                 StartupError::Config(format!("cannot start the password hashing thread: {e}"))
             })?,
             detached: tokio_util::task::TaskTracker::new(),
-            setup_token,
+            setup_gate,
             health_probe: ProbeCache::default(),
             metrics,
         });
@@ -335,24 +336,32 @@ impl App {
     }
 }
 
-/// The one-time token first-run setup needs when the server listens beyond loopback (anyone
-/// who reaches a fresh install could otherwise make themselves root): drawn at start-up and
-/// printed in the server log, which only the operator reads. `None` on loopback or once set up.
-async fn setup_token(config: &Config, store: &Store) -> Result<Option<String>, StartupError> {
-    if config.listen.ip().is_loopback() {
-        return Ok(None);
-    }
+/// The one-time token first-run setup needs (anyone who reaches a fresh install could
+/// otherwise make themselves root; see [`SetupGate`] for when it is asked for): drawn at
+/// start-up while the server is not set up and printed in the server log, which only the
+/// operator reads.
+async fn setup_gate(config: &Config, store: &Store) -> Result<SetupGate, StartupError> {
+    let always = !config.listen.ip().is_loopback() || !config.trusted_proxies.is_empty();
     let done = store.read(meta::setup_state).await?.done;
     if done {
-        return Ok(None);
+        return Ok(SetupGate::new(None, always));
     }
     let token = random_alnum(SETUP_TOKEN_LEN);
-    tracing::warn!(
-        setup_token = %token,
-        "Tollgate is not set up yet and listens beyond loopback: first-run setup needs this \
-         one-time token (open /setup?token=<token> in the console, or enter it on the setup page)"
-    );
-    Ok(Some(token))
+    if always {
+        tracing::warn!(
+            setup_token = %token,
+            "Tollgate is not set up yet and listens beyond loopback or behind a proxy: first-run \
+             setup needs this one-time token (open /setup?token=<token> in the console, or \
+             enter it on the setup page)"
+        );
+    } else {
+        tracing::info!(
+            setup_token = %token,
+            "Tollgate is not set up yet: setup from this machine needs no token; through a \
+             reverse proxy it needs this one-time token (open /setup?token=<token>)"
+        );
+    }
+    Ok(SetupGate::new(Some(token), always))
 }
 
 /// Length of the first-run setup token.

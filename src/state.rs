@@ -87,9 +87,9 @@ pub struct Shared {
     /// cancel a call the upstream bills; the task settles it (`partial`, `client_gone`).
     /// Shutdown waits for them (within the grace period).
     pub detached: tokio_util::task::TaskTracker,
-    /// The one-time token first-run setup needs (printed in the log at start-up) when the
-    /// server listens beyond loopback and is not set up; `None` otherwise.
-    pub setup_token: Option<String>,
+    /// The one-time token first-run setup needs (printed in the log at start-up while the
+    /// server is not set up) and when it is asked for.
+    pub setup_gate: crate::console::service::setup_gate::SetupGate,
     /// The last database probe of GET /api/health (reused for a few seconds).
     pub health_probe: ProbeCache,
     /// What `/metrics` exposes (recorded by the relay; atomics only).

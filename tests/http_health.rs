@@ -47,6 +47,11 @@ async fn a_disk_that_takes_no_write_makes_the_server_not_ready() {
             .is_some_and(|e| !e.is_empty()),
         "says why: {body}"
     );
+    // In a fixed sentence: the OS error and the file's path are for the server log only.
+    let dir = server.data_dir().display().to_string();
+    for leak in ["os error", "No space left", dir.as_str()] {
+        assert!(!body.to_string().contains(leak), "{leak:?} shown: {body}");
+    }
     assert!(switch.was_hit(), "the probe reached the disk");
     let (status, _) = server.get("/api/health/live").await;
     assert_eq!(status, StatusCode::OK, "still live");

@@ -56,6 +56,24 @@ async fn wait_status(server: &TestServer, faulted: bool) -> Value {
     }
 }
 
+/// While faulted, the public `/api/status` and `/api/health` say that settlements cannot be
+/// saved, never the OS error's text or a path (those are in the server log).
+async fn public_answers_tell_no_error_text(server: &TestServer) {
+    let (_, status) = server.get("/api/status").await;
+    let (code, health) = server.get("/api/health").await;
+    assert_eq!(code, StatusCode::SERVICE_UNAVAILABLE, "{health}");
+    assert_eq!(
+        health["data"]["checks"]["log_writer"]["ok"], false,
+        "{health}"
+    );
+    let dir = server.data_dir().display().to_string();
+    for body in [status.to_string(), health.to_string()] {
+        for leak in ["os error", "No space left", "panic", dir.as_str()] {
+            assert!(!body.contains(leak), "{leak:?} in a public answer: {body}");
+        }
+    }
+}
+
 /// Runs the scenario with the fault `arm` injects; asserts everything.
 #[expect(
     clippy::expect_used,
@@ -95,6 +113,7 @@ async fn scenario(arm: impl Fn(&FaultSwitch)) {
     );
     assert!(switch.was_hit(), "the injected fault was reached");
     let fault = wait_status(&server, true).await;
+    public_answers_tell_no_error_text(&server).await;
     let refused = chat(&server, &key).await;
     let (status, body) = refused;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");

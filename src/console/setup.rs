@@ -2,6 +2,7 @@
 
 use crate::http::api::{Access, ApiRouter, get};
 use axum::extract::State;
+use axum::http::HeaderMap;
 
 use super::service::setup::{self, SetupInfo, SetupRequest};
 use crate::error::ConsoleError;
@@ -17,14 +18,18 @@ pub fn routes() -> ApiRouter {
     )
 }
 
-async fn get_setup(State(state): State<AppState>) -> Result<Envelope<SetupInfo>, ConsoleError> {
-    Ok(ok(setup::info(&state).await?))
+async fn get_setup(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Envelope<SetupInfo>, ConsoleError> {
+    Ok(ok(setup::info(&state, &headers).await?))
 }
 
 async fn post_setup(
     State(state): State<AppState>,
+    headers: HeaderMap,
     ApiJson(req): ApiJson<SetupRequest>,
 ) -> Result<Envelope<()>, ConsoleError> {
-    setup::run(&state, req).await?;
+    setup::run(&state, req, &headers).await?;
     Ok(done("system initialized"))
 }

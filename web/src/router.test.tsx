@@ -18,7 +18,7 @@ const admin = makeUser({
 const setupInfo = {
   success: true,
   message: '',
-  data: { status: false, root_init: false, database_type: 'redb', data_file: '/srv/tollgate.redb' },
+  data: { status: false, root_init: false, database_type: 'redb' },
 };
 
 afterEach(() => useSession.getState().clearUser());

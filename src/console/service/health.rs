@@ -2,6 +2,9 @@
 //! database file takes a write, the log writer commits what it is given (a flush comes back
 //! in time, no storage fault), and the channel pool actor runs.
 //!
+//! The route is public, so a failed check says only which check failed, in a fixed sentence:
+//! the error itself (an OS error text, a file path) goes to the server log.
+//!
 //! The database probe commits one tiny record; a pass is reused for [`PROBE_REUSE`] and probes
 //! run one at a time, so a public route cannot be turned into a stream of disk syncs. A failure
 //! is not reused: the next probe tries again, so recovery shows at once.
@@ -23,6 +26,9 @@ pub const PROBE_REUSE: Duration = Duration::from_secs(5);
 /// keep up).
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// A failed log writer check, as the public route says it.
+const SETTLEMENTS_FAILING: &str = "settlements cannot be saved (the server log says why)";
+
 /// When the database probe last passed.
 #[derive(Debug, Default)]
 pub struct ProbeCache {
@@ -34,9 +40,9 @@ pub struct ProbeCache {
 pub struct Check {
     /// Whether it passed.
     pub ok: bool,
-    /// Why not (absent when it passed).
+    /// Why not, in a fixed sentence (absent when it passed; details are in the server log).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<&'static str>,
 }
 
 impl Check {
@@ -47,10 +53,10 @@ impl Check {
         }
     }
 
-    fn fail(error: impl Into<String>) -> Check {
+    fn fail(error: &'static str) -> Check {
         Check {
             ok: false,
-            error: Some(error.into()),
+            error: Some(error),
         }
     }
 }
@@ -125,7 +131,10 @@ async fn database(store: &Store, probe: &ProbeCache) -> Check {
     let write = store.write(move |wtx| meta::touch_health_probe(wtx, now));
     let found = match tokio::time::timeout(PROBE_TIMEOUT, write).await {
         Ok(Ok(())) => Check::pass(),
-        Ok(Err(e)) => Check::fail(format!("the database does not take a write: {e}")),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "health check: the database does not take a write");
+            Check::fail("the database does not take a write")
+        }
         Err(_) => Check::fail("a database write did not finish in time"),
     };
     *last = found.ok.then(Instant::now);
@@ -133,12 +142,13 @@ async fn database(store: &Store, probe: &ProbeCache) -> Check {
 }
 
 async fn log_writer(quota: &QuotaBook) -> Check {
-    if let Some(fault) = quota.storage_health().fault() {
-        return Check::fail(fault.to_string());
+    // The log writer logs each fault itself when it starts and ends.
+    if quota.storage_health().fault().is_some() {
+        return Check::fail(SETTLEMENTS_FAILING);
     }
     match tokio::time::timeout(PROBE_TIMEOUT, quota.flush()).await {
         Ok(Ok(())) => Check::pass(),
-        Ok(Err(fault)) => Check::fail(fault.to_string()),
+        Ok(Err(_)) => Check::fail(SETTLEMENTS_FAILING),
         Err(_) => Check::fail("the log writer did not commit its queue in time"),
     }
 }

@@ -22,6 +22,7 @@ pub mod register;
 pub mod secrets;
 pub mod session;
 pub mod setup;
+pub mod setup_gate;
 pub mod status;
 pub mod tokens;
 pub mod topup;

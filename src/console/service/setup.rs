@@ -3,8 +3,8 @@
 //! "Exactly once" is decided inside the write transaction that creates the root (redb
 //! serialises writers), so two concurrent POSTs create one root and the loser is refused.
 
+use axum::http::HeaderMap;
 use serde::{Deserialize, Serialize};
-use subtle::ConstantTimeEq;
 use tollgate_actors::options::catalog;
 use tollgate_storage::users::{self, NewUser, ROLE_ROOT};
 use tollgate_storage::{Quota, StorageError, meta, options};
@@ -29,10 +29,8 @@ pub struct SetupInfo {
     pub root_init: bool,
     /// Always "redb" (embedded database).
     pub database_type: &'static str,
-    /// Where the database file lives (only before setup, to tell the operator what to persist).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub data_file: Option<String>,
-    /// True when setup needs the one-time token printed in the server log.
+    /// True when setup needs the one-time token printed in the server log (see
+    /// [`super::setup_gate`]).
     pub token_required: bool,
 }
 
@@ -54,7 +52,7 @@ pub struct SetupRequest {
     /// Demo-site mode.
     #[serde(default, rename = "DemoSiteEnabled")]
     pub demo_site: bool,
-    /// The one-time setup token from the server log (needed beyond loopback).
+    /// The one-time setup token from the server log (see [`super::setup_gate`]).
     #[serde(default)]
     pub token: String,
     /// The address users reach the console at (the setup page sends the browser's origin);
@@ -105,15 +103,15 @@ fn validate_root(req: &SetupRequest) -> Result<RootCredentials, ConsoleError> {
     })
 }
 
-/// Reads the setup state.
-pub async fn info(state: &AppState) -> Result<SetupInfo, ConsoleError> {
+/// Reads the setup state, as a request with `headers` sees it. The data file's path is not
+/// told: this route is public, and a path says more about the host than a stranger needs.
+pub async fn info(state: &AppState, headers: &HeaderMap) -> Result<SetupInfo, ConsoleError> {
     let (setup, root_init) = read_state(state).await?;
     Ok(SetupInfo {
         status: setup,
         root_init,
         database_type: "redb",
-        data_file: (!setup).then(|| state.store.path().display().to_string()),
-        token_required: !setup && state.setup_token.is_some(),
+        token_required: !setup && state.setup_gate.required(headers),
     })
 }
 
@@ -127,12 +125,16 @@ pub async fn read_state(state: &AppState) -> Result<(bool, bool), ConsoleError> 
 
 /// Runs setup: validates, creates the root (unless one exists), stores the usage mode and marks
 /// setup done, all in one transaction; then republishes the options.
-pub async fn run(state: &AppState, req: SetupRequest) -> Result<(), ConsoleError> {
+pub async fn run(
+    state: &AppState,
+    req: SetupRequest,
+    headers: &HeaderMap,
+) -> Result<(), ConsoleError> {
     let (done, root_init) = read_state(state).await?;
     if done {
         return Err(ConsoleError::AlreadyInitialized);
     }
-    check_token(state.setup_token.as_deref(), &req.token)?;
+    state.setup_gate.check(headers, &req.token)?;
     if req.self_use_mode && req.demo_site {
         return Err(ConsoleError::Invalid(
             "choose one usage mode: self-use and demo site exclude each other".into(),
@@ -209,21 +211,6 @@ fn server_address(sent: Option<&str>) -> Result<Option<String>, ConsoleError> {
     } else {
         Err(ConsoleError::Invalid(
             "the server address must be an http:// or https:// address".into(),
-        ))
-    }
-}
-
-/// The setup token, when one is required, must be the one printed in the log (compared in
-/// constant time).
-fn check_token(expected: Option<&str>, given: &str) -> Result<(), ConsoleError> {
-    let Some(expected) = expected else {
-        return Ok(());
-    };
-    if bool::from(expected.as_bytes().ct_eq(given.trim().as_bytes())) {
-        Ok(())
-    } else {
-        Err(ConsoleError::Denied(
-            "setup needs the one-time token printed in the server log",
         ))
     }
 }

@@ -1,9 +1,10 @@
 //! The system status object (spec 01 §3), derived from the options snapshot and setup state.
+//! It is public: a storage fault is reported as a fixed sentence and its start time, never the
+//! error's own text (an OS error, a file path), which is in the server log.
 
 use serde::Serialize;
 use serde_json::Value;
 use tollgate_actors::options::OptionsSnapshot;
-use tollgate_actors::storage_health::StorageFault;
 
 use super::setup::read_state;
 use crate::clock::now_unix;
@@ -103,25 +104,41 @@ pub struct Status {
     pub root_init: bool,
     /// Unix seconds this process started.
     pub start_time: i64,
-    /// Set while settlements cannot be saved (a full disk, an I/O error): what failed and since
-    /// when (unix seconds). Paid relay requests are refused (503) meanwhile; `null` when healthy.
-    pub storage_fault: Option<StorageFault>,
+    /// Set while settlements cannot be saved (a full disk, an I/O error): since when. Paid
+    /// relay requests are refused (503) meanwhile; `null` when healthy.
+    pub storage_fault: Option<PublicFault>,
 }
+
+/// A storage fault as the public status shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PublicFault {
+    /// What fails, in a fixed sentence (the error itself is in the server log).
+    pub message: &'static str,
+    /// Unix seconds of the first failure of this fault.
+    pub since: i64,
+}
+
+/// The status's sentence for a fault of the log writer's commits or of the journal.
+const SETTLEMENTS_FAILING: &str = "settlements cannot be saved (the server log says why)";
+/// The status's sentence for a database that cannot be read.
+const DATABASE_UNREADABLE: &str = "the database cannot be read (the server log says why)";
 
 /// Builds GET /api/status's data.
 pub async fn build(state: &AppState) -> Result<Status, ConsoleError> {
-    let mut fault = state.quota.storage_health().fault();
+    let mut fault = state.quota.storage_health().fault().map(|f| PublicFault {
+        message: SETTLEMENTS_FAILING,
+        since: f.since,
+    });
     let (setup, root_init) = match read_state(state).await {
         Ok(read) => read,
         // A database that cannot be read (a fault the writer may not have met yet, or the
         // file being reopened) is itself the news: the status still answers and says so.
         Err(e) => {
-            fault = fault.or_else(|| {
-                Some(StorageFault {
-                    message: format!("the database cannot be read: {e}"),
-                    since: now_unix(),
-                })
-            });
+            tracing::warn!(error = %e, "status: the database cannot be read");
+            fault = fault.or(Some(PublicFault {
+                message: DATABASE_UNREADABLE,
+                since: now_unix(),
+            }));
             (true, true)
         }
     };

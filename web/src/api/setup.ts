@@ -9,8 +9,6 @@ export const setupInfoSchema = z.object({
   status: z.boolean(),
   root_init: z.boolean(),
   database_type: z.string(),
-  /** Absolute path of the database file. */
-  data_file: z.catch(z.string(), ''),
   /** True when setup needs the one-time token printed in the server log. */
   token_required: z.catch(z.boolean(), false),
 });
@@ -29,7 +27,7 @@ export interface SetupPayload {
   token?: string;
 }
 
-/** GET /api/setup: whether setup is done, whether root exists, and where data lives. */
+/** GET /api/setup: whether setup is done, whether root exists, and whether a token is needed. */
 export function fetchSetupInfo(): Promise<SetupInfo> {
   return apiRequest('/api/setup', { schema: setupInfoSchema });
 }

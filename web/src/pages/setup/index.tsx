@@ -23,8 +23,8 @@ import { UsageModeHelp } from './usage-mode-help';
 
 import './setup.css';
 
-/** Where the server keeps its database when started without flags. */
-const DEFAULT_DATA_FILE = './data/tollgate.redb';
+/** The database file's name (the server does not tell a stranger where its data directory is). */
+const DATA_FILE_NAME = 'tollgate.redb';
 
 /** Delay before the page reloads after a successful setup (spec 01 §9). */
 const RELOAD_DELAY_MS = 1500;
@@ -107,7 +107,7 @@ function SetupForm({ info }: { info: SetupInfo }) {
             <Trans
               t={t}
               i18nKey="database.file"
-              values={{ path: info.data_file || DEFAULT_DATA_FILE }}
+              values={{ path: DATA_FILE_NAME }}
               components={{ file: <code /> }}
             />
           </p>
