@@ -23,7 +23,7 @@
 //! once a commit covers its settlements.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -156,9 +156,12 @@ fn path_of(dir: &Path, generation: u64) -> PathBuf {
     dir.join(format!("{FILE_PREFIX}{generation}"))
 }
 
-/// Opens (creating) a journal file for appending.
+/// Opens (creating, owner-only) a journal file for appending.
 fn open_append(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new().create(true).append(true).open(path)
+    tollgate_storage::private_file::options()
+        .create(true)
+        .append(true)
+        .open(path)
 }
 
 /// An open reservation's records, rewritten into a new generation on rotation.
@@ -718,7 +721,10 @@ mod tests {
         drop(journal);
         let path = path_of(dir.path(), 3);
         let len = std::fs::metadata(&path).expect("meta").len();
-        let file = OpenOptions::new().write(true).open(&path).expect("open");
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open");
         file.set_len(len - 3).expect("tear");
         let all = recover(dir.path(), 0, 0).expect("recover");
         let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();

@@ -11,6 +11,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::private_file;
 use crate::sealing::Keyring;
 use crate::store::{DB_FILE_NAME, DEFAULT_CACHE_BYTES, Store};
 use crate::{Result, StorageError};
@@ -22,10 +23,11 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StorageError + '_ {
     }
 }
 
-/// Copies `from` to `to` through `to.partial`, flushed to disk before it takes the name.
+/// Copies `from` to `to` through `to.partial` (owner-only, whatever `from`'s mode), flushed
+/// to disk before it takes the name.
 fn copy_durably(from: &Path, to: &Path) -> Result<u64> {
     let partial = partial_name(to);
-    let bytes = fs::copy(from, &partial).map_err(io(&partial))?;
+    let bytes = private_file::copy(from, &partial).map_err(io(&partial))?;
     fs::File::open(&partial)
         .and_then(|f| f.sync_all())
         .map_err(io(&partial))?;
@@ -64,7 +66,7 @@ pub fn restore(from: &Path, dir: &Path, keyring: &Keyring) -> Result<PathBuf> {
     let open = |path: &Path| Store::open_wrapped(path, DEFAULT_CACHE_BYTES, None, keyring.clone());
     // Held open (and so locked) until the swap is done: no server can start on it meanwhile.
     let current = live.exists().then(|| open(&live)).transpose()?;
-    fs::create_dir_all(dir).map_err(io(dir))?;
+    private_file::create_dir_all(dir).map_err(io(dir))?;
     let staged = dir.join(format!("{DB_FILE_NAME}.restoring"));
     copy_durably(from, &staged)?;
     // Opening it checks the file and brings its schema up to this build's.
@@ -85,10 +87,10 @@ pub fn restore(from: &Path, dir: &Path, keyring: &Keyring) -> Result<PathBuf> {
     Ok(before)
 }
 
-/// Writes `bytes` (a backup received from a running server) to `dest` durably.
+/// Writes `bytes` (a backup received from a running server) to `dest` durably, owner-only.
 pub fn write_backup(dest: &Path, bytes: &[u8]) -> Result<()> {
     let partial = partial_name(dest);
-    let mut file = fs::File::create(&partial).map_err(io(&partial))?;
+    let mut file = private_file::create(&partial).map_err(io(&partial))?;
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .map_err(io(&partial))?;

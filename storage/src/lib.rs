@@ -24,6 +24,7 @@ pub mod logs;
 pub mod meta;
 pub mod migrate;
 pub mod options;
+pub mod private_file;
 pub mod redemptions;
 pub mod reminders;
 pub mod seal_file;

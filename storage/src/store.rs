@@ -13,6 +13,7 @@ use redb::{
     Builder, Database, ReadTransaction, ReadableDatabase, StorageBackend, WriteTransaction,
 };
 
+use crate::private_file;
 use crate::seal_file::{self, Settled};
 use crate::sealing::{self, Keyring};
 use crate::{Result, StorageError, migrate};
@@ -130,12 +131,15 @@ impl std::fmt::Debug for Store {
 }
 
 /// Opens the database file at `path` (on the wrapped file backend when `wrap` is set).
+/// The file is created owner-only first ([`private_file`]); an existing one that others may
+/// read is made owner-only.
 fn open_db(path: &Path, cache_bytes: usize, wrap: Option<&BackendWrap>) -> Result<Database> {
+    make_private(path)?;
     let mut builder = Builder::new();
     builder.set_cache_size(cache_bytes);
     let opened = match wrap {
         None => builder.create(path),
-        Some(wrap) => std::fs::OpenOptions::new()
+        Some(wrap) => private_file::options()
             .read(true)
             .write(true)
             .create(true)
@@ -151,6 +155,33 @@ fn open_db(path: &Path, cache_bytes: usize, wrap: Option<&BackendWrap>) -> Resul
         },
         other => StorageError::Database(other),
     })
+}
+
+/// Creates the database file at `path` owner-only, or makes an existing one owner-only when
+/// its mode lets others in (a file made by an older Tollgate under a loose umask).
+fn make_private(path: &Path) -> Result<()> {
+    let io = |source| StorageError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = private_file::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(io)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = file.metadata().map_err(io)?.permissions().mode();
+        if mode & 0o077 != 0 {
+            private_file::restrict(&file).map_err(io)?;
+            tracing::warn!(path = %path.display(), mode = format!("{:o}", mode & 0o777),
+                "the database file was readable by other users; it is owner-only (0600) now");
+        }
+    }
+    Ok(())
 }
 
 /// Compacts the file: its freed pages (old versions of records, plain secrets before sealing)
@@ -180,7 +211,7 @@ impl Store {
         wrap: Option<BackendWrap>,
         keyring: Keyring,
     ) -> Result<Store> {
-        std::fs::create_dir_all(dir).map_err(|source| StorageError::Io {
+        private_file::create_dir_all(dir).map_err(|source| StorageError::Io {
             path: dir.to_path_buf(),
             source,
         })?;
