@@ -252,17 +252,21 @@ async fn every_money_or_secret_action_leaves_a_row_without_secrets() {
             .iter()
             .all(|r| r["action"].as_str().expect("a").starts_with("user."))
     );
-    assert_eq!(only_users.len(), 5);
+    assert_eq!(
+        only_users.len(),
+        6,
+        "created, quota, promote, demote, disable, enable"
+    );
     let on_channel = audit(&root, &format!("&target=channel:{channel}")).await;
     assert_eq!(on_channel.len(), 3, "created, updated, key revealed");
 
-    // Log deletion leaves the audit log alone.
+    // Log deletion leaves the audit log alone (and adds its own row).
     let before = rows.len();
     let (status, body) = root.delete("/api/log/?target_timestamp=9999999999").await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
         audit(&root, "").await.len(),
-        before,
+        before + 1,
         "the audit log survives"
     );
 }
@@ -437,4 +441,129 @@ async fn channel_creation_and_redemption_edits_leave_rows_without_secrets() {
     ] {
         assert!(!text.contains(secret.as_str()), "{secret} in the audit log");
     }
+}
+
+#[tokio::test]
+async fn price_reset_log_deletion_backup_channel_deletion_and_user_creation_leave_rows() {
+    let server = TestServer::start().await;
+    server.setup_root().await;
+    let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+
+    // An admin made by root.
+    let (status, body) = root
+        .post(
+            "/api/user/",
+            json!({"username": "clerk", "password": "password1", "role": 10}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let clerk = body["data"]["id"].as_i64().expect("id");
+    // A price table edited, then the tables reset.
+    server
+        .set_option(&root, "ModelRatio", json!(r#"{"gpt-audit": 3}"#))
+        .await;
+    let (status, body) = root.post("/api/option/rest_model_ratio", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Logs deleted.
+    let (status, body) = root.delete("/api/log/?target_timestamp=1000").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // A backup taken.
+    let (status, _) = root.get("/api/backup").await;
+    assert_eq!(status, StatusCode::OK);
+    // Channels deleted: one by id, two by batch.
+    let mut ids = Vec::new();
+    for name in ["a", "b", "c"] {
+        let (status, body) = root
+            .post(
+                "/api/channel/",
+                json!({"mode": "single", "channel": {"name": name, "type": 1,
+                       "key": CHANNEL_KEY, "models": "m", "base_url": "https://x.example.com"}}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        ids.push(body["data"]["ids"][0].as_i64().expect("id"));
+    }
+    let (status, body) = root.delete(&format!("/api/channel/{}", ids[0])).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = root
+        .post("/api/channel/batch", json!({"ids": [ids[1], ids[2]]}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    let rows = audit(&root, "").await;
+    let created = find(&rows, "user.create", &format!("user:{clerk}"));
+    assert_eq!(json_of(&created["after"])["username"], "clerk");
+    assert_eq!(json_of(&created["after"])["role"], 10);
+    assert_eq!(created["actor_name"], ROOT_USER);
+    let reset = find(&rows, "pricing.reset", "option:prices");
+    assert_eq!(
+        json_of(&reset["before"])["ModelRatio"],
+        r#"{"gpt-audit": 3}"#,
+        "{reset}"
+    );
+    assert_eq!(json_of(&reset["after"])["ModelRatio"], "{}");
+    let deleted = find(&rows, "log.delete", "logs");
+    assert_eq!(json_of(&deleted["after"])["target_timestamp"], 1000);
+    let backup = find(&rows, "backup.download", "database");
+    assert!(json_of(&backup["after"])["bytes"].as_u64().expect("bytes") > 0);
+    assert_eq!(backup["ip"], "127.0.0.1");
+    for id in &ids {
+        let gone = find(&rows, "channel.delete", &format!("channel:{id}"));
+        assert_eq!(
+            json_of(&gone["before"])["base_url"],
+            "https://x.example.com"
+        );
+        assert_eq!(json_of(&gone["before"])["key"], "[redacted]");
+    }
+    let text = serde_json::to_string(&rows).expect("text");
+    assert!(!text.contains(CHANNEL_KEY), "no key in the audit log");
+}
+
+#[tokio::test]
+async fn a_quota_edit_records_the_stored_balance_as_before() {
+    let server = TestServer::start().await;
+    server.setup_root().await;
+    let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+    let alice_id = server.create_user(&root, "alice", "password1").await;
+    let (status, body) = root
+        .put("/api/user/", json!({"id": alice_id, "quota": 5_000}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Alice redeems 700 while the editor still shows 5,000.
+    let (status, codes) = root
+        .post(
+            "/api/redemption/",
+            json!({"name": "gift", "count": 1, "quota": 700}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{codes}");
+    let alice = server.client_for("alice", "password1").await;
+    let (status, body) = alice
+        .post("/api/user/topup", json!({"key": codes["data"][0]}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // The editor's stale view: 5,000 → 9,000 adds 4,000 to the 5,700 held.
+    let (status, body) = root
+        .put(
+            "/api/user/",
+            json!({"id": alice_id, "quota": 9_000, "quota_before": 5_000}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let rows = audit(&root, "&action=user.quota").await;
+    let last = &rows[0];
+    assert_eq!(json_of(&last["before"])["quota"], 5_700, "{last}");
+    assert_eq!(json_of(&last["after"])["quota"], 9_700, "{last}");
+    assert_eq!(json_of(&last["after"])["delta"], 4_000, "{last}");
+    // A made-up quota_before does not write a made-up "before" either.
+    let (status, body) = root
+        .put(
+            "/api/user/",
+            json!({"id": alice_id, "quota": 1, "quota_before": 0}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let rows = audit(&root, "&action=user.quota").await;
+    assert_eq!(json_of(&rows[0]["before"])["quota"], 9_700, "{}", rows[0]);
+    assert_eq!(json_of(&rows[0]["after"])["quota"], 9_701, "{}", rows[0]);
 }

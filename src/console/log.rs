@@ -6,6 +6,7 @@ use crate::http::api::{Access, ApiRouter, get};
 use axum::extract::State;
 use serde::Deserialize;
 
+use super::service::audit::{AuditIp, Auditor};
 use super::service::logs::{self, LogPageView, LogQuery, ProgressView, StatView, Viewer};
 use crate::error::ConsoleError;
 use crate::http::envelope::{Envelope, ok};
@@ -79,12 +80,13 @@ struct DeleteQuery {
 async fn delete_logs(
     State(state): State<AppState>,
     RootSession(root): RootSession,
+    AuditIp(ip): AuditIp,
     ApiQuery(q): ApiQuery<DeleteQuery>,
 ) -> Result<Envelope<u64>, ConsoleError> {
     let target = q.target_timestamp.ok_or_else(|| {
         ConsoleError::Invalid("target_timestamp is required (unix seconds)".into())
     })?;
-    let p = logs::delete_before(&state, target).await?;
+    let p = logs::delete_before(&state, target, &Auditor::user(&root.user, ip)).await?;
     tracing::info!(by = %root.user.id, target, rows = p.total, "log deletion requested");
     let mut answer = ok(p.total);
     if p.running {

@@ -3,6 +3,7 @@
 use crate::http::api::{Access, ApiRouter, get, post};
 use axum::extract::State;
 
+use super::service::audit::{AuditIp, Auditor};
 use super::service::pricing::{self, PricingList};
 use crate::error::ConsoleError;
 use crate::http::envelope::{Envelope, done};
@@ -31,8 +32,9 @@ async fn list_pricing(
 async fn restore_price_defaults(
     State(state): State<AppState>,
     RootSession(root): RootSession,
+    AuditIp(ip): AuditIp,
 ) -> Result<Envelope<()>, ConsoleError> {
-    pricing::restore_defaults(&state).await?;
+    pricing::restore_defaults(&state, &Auditor::user(&root.user, ip)).await?;
     tracing::info!(by = %root.user.id, "price tables restored to the built-in defaults");
     Ok(done("the model ratios were reset to the defaults"))
 }

@@ -5,7 +5,7 @@ use axum::extract::{Path, Query, State};
 use serde::{Deserialize, Serialize};
 use tollgate_storage::UserId;
 
-use super::service::audit::AuditIp;
+use super::service::audit::{AuditIp, Auditor};
 use super::service::user_view::UserView;
 use super::service::users_admin::{self, CreateUser, ManageAction, SearchQuery, UpdateUser};
 use crate::error::ConsoleError;
@@ -67,9 +67,11 @@ async fn get_user(
 async fn create_user(
     State(state): State<AppState>,
     AdminSession(admin): AdminSession,
+    AuditIp(ip): AuditIp,
     ApiJson(req): ApiJson<CreateUser>,
 ) -> Result<Envelope<UserView>, ConsoleError> {
-    let user = users_admin::create(&state, &admin.user, req).await?;
+    let auditor = Auditor::user(&admin.user, ip);
+    let user = users_admin::create(&state, &admin.user, req, auditor).await?;
     tracing::info!(by = %admin.user.id, user = %user.id, "user created");
     Ok(ok(UserView::from(&user)))
 }

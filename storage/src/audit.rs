@@ -1,6 +1,7 @@
 //! The audit log: one row per admin action that moves money or touches a secret (quota edits,
 //! redemption codes created, top-ups completed, channel keys revealed or changed, options
-//! changed, roles and statuses changed), with who did it, to what, the values before and after
+//! changed, roles and statuses changed, price tables reset, logs deleted, backups taken,
+//! channels deleted, users created), with who did it, to what, the values before and after
 //! (secrets redacted by the caller) and from where.
 //!
 //! Its own table, append-only: nothing in Tollgate updates or deletes a row (log deletion and
@@ -43,6 +44,12 @@ pub fn append(wtx: &WriteTransaction, mut entry: AuditEntry) -> Result<i64> {
     let bytes = codec::encode(&entry)?;
     wtx.open_table(AUDIT)?.insert(id, bytes.as_slice())?;
     Ok(id)
+}
+
+/// Appends `entry` in a transaction of its own, for actions that are not one transaction
+/// (a log deletion runs in batches; a backup is a copy of the file).
+pub async fn record(store: &crate::Store, entry: AuditEntry) -> Result<i64> {
+    store.write(move |wtx| append(wtx, entry)).await
 }
 
 /// What to list.

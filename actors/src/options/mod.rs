@@ -154,19 +154,39 @@ impl Options {
     }
 
     /// Validates, stores (in one transaction) and publishes (once) several options: one logical
-    /// change, such as restoring the default price tables.
-    pub async fn update_many(&self, entries: &[(&str, &str)]) -> Result<(), ActorError> {
+    /// change, such as restoring the default price tables. `entry` is its audit row, written in
+    /// the same transaction with every value before and after (secrets redacted).
+    pub async fn update_many(
+        &self,
+        entries: &[(&str, &str)],
+        mut entry: AuditEntry,
+    ) -> Result<(), ActorError> {
         let normalized = entries
             .iter()
             .map(|(k, v)| Ok(((*k).to_owned(), catalog::normalize(k, v)?)))
             .collect::<Result<Vec<(String, String)>, OptionError>>()?;
         let _order = self.save.lock().await;
+        // Under the save order the published values are the stored ones.
+        let current = self.current();
+        let shown = |key: &str, v: &str| {
+            let secret = catalog::find(key).is_some_and(|def| def.secret);
+            let v = if secret && !v.is_empty() { REDACTED } else { v };
+            (key.to_owned(), serde_json::Value::String(v.to_owned()))
+        };
+        let before: serde_json::Map<String, serde_json::Value> = normalized
+            .iter()
+            .map(|(k, _)| shown(k, current.text(k)))
+            .collect();
+        let after: serde_json::Map<String, serde_json::Value> =
+            normalized.iter().map(|(k, v)| shown(k, v)).collect();
+        entry.before = serde_json::Value::Object(before).to_string();
+        entry.after = serde_json::Value::Object(after).to_string();
         self.store
             .write(move |wtx| {
                 for (key, value) in &normalized {
                     tollgate_storage::options::put(wtx, key, value)?;
                 }
-                Ok::<_, tollgate_storage::StorageError>(())
+                tollgate_storage::audit::append(wtx, entry).map(|_| ())
             })
             .await?;
         self.republish().await

@@ -163,19 +163,23 @@ pub async fn copy_channel(
 /// DELETE /api/channel/{id}/ (and without the slash)
 pub async fn delete_channel(
     State(state): State<AppState>,
-    _admin: AdminSession,
+    AdminSession(admin): AdminSession,
+    AuditIp(ip): AuditIp,
     Path(id): Path<String>,
 ) -> Result<Envelope<()>, ConsoleError> {
-    service::delete(&state, channel_id(&id)?).await?;
+    let auditor = Auditor::user(&admin.user, ip);
+    service::delete(&state, channel_id(&id)?, auditor).await?;
     Ok(ok(()))
 }
 
 /// DELETE /api/channel/disabled
 pub async fn delete_disabled_channels(
     State(state): State<AppState>,
-    _admin: AdminSession,
+    AdminSession(admin): AdminSession,
+    AuditIp(ip): AuditIp,
 ) -> Result<Envelope<usize>, ConsoleError> {
-    Ok(ok(service::delete_disabled(&state).await?))
+    let auditor = Auditor::user(&admin.user, ip);
+    Ok(ok(service::delete_disabled(&state, auditor).await?))
 }
 
 /// Body of POST /api/channel/batch.
@@ -189,10 +193,12 @@ pub struct IdsBody {
 /// POST /api/channel/batch (delete)
 pub async fn delete_channels(
     State(state): State<AppState>,
-    _admin: AdminSession,
+    AdminSession(admin): AdminSession,
+    AuditIp(ip): AuditIp,
     ApiJson(body): ApiJson<IdsBody>,
 ) -> Result<Envelope<usize>, ConsoleError> {
-    Ok(ok(service::delete_many(&state, body.ids).await?))
+    let auditor = Auditor::user(&admin.user, ip);
+    Ok(ok(service::delete_many(&state, body.ids, auditor).await?))
 }
 
 /// POST /api/channel/fix

@@ -123,6 +123,24 @@ impl Auditor {
         ))
     }
 
+    /// The row of a channel deleted: what it was (name, type, base URL; whether it held a key,
+    /// as [`REDACTED`]).
+    pub fn channel_deleted(&self, channel: &Channel) -> AuditEntry {
+        let mut before = serde_json::Map::new();
+        before.insert("name".into(), Value::String(channel.name.clone()));
+        before.insert("type".into(), Value::from(channel.channel_type));
+        before.insert("base_url".into(), Value::String(channel.base_url.clone()));
+        if !channel.key.is_empty() {
+            before.insert("key".into(), Value::String(REDACTED.into()));
+        }
+        self.entry(
+            "channel.delete",
+            format!("channel:{}", channel.id.0),
+            &Value::Object(before),
+            &Value::Null,
+        )
+    }
+
     /// The row of a channel created (by the console's create or copy): where its key goes
     /// (base URL and type in clear) and whether it holds a key and a proxy, as [`REDACTED`]
     /// (absent when empty); `copied_from` names the channel a copy was made from.

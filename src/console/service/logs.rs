@@ -15,6 +15,7 @@ use tollgate_storage::logs::LogEntry;
 use tollgate_storage::logs::query::{self, LogFilter, LogStat};
 use tollgate_storage::{ChannelId, StorageError, UserId, channels, users};
 
+use super::audit::Auditor;
 use crate::clock::now_unix;
 use crate::error::ConsoleError;
 use crate::http::page::PageQuery;
@@ -352,22 +353,30 @@ impl From<Progress> for ProgressView {
 const DELETE_WAIT: Duration = Duration::from_secs(2);
 
 /// Starts deleting rows created before `target` and answers once done or after
-/// [`DELETE_WAIT`]. Refused while another deletion runs.
-pub async fn delete_before(state: &AppState, target: i64) -> Result<ProgressView, ConsoleError> {
+/// [`DELETE_WAIT`]. Refused while another deletion runs. The audit row (`log.delete`: the
+/// target time and the rows it covers) is written once the job has started: the deletion runs
+/// in many small transactions, so it cannot share one with them.
+pub async fn delete_before(
+    state: &AppState,
+    target: i64,
+    auditor: &Auditor,
+) -> Result<ProgressView, ConsoleError> {
     if target <= 0 {
         return Err(ConsoleError::Invalid(
             "target_timestamp must be a positive unix time in seconds".into(),
         ));
     }
-    if state
-        .janitor
-        .start(target, now_unix(), false)
-        .await?
-        .is_none()
-    {
+    let Some(started) = state.janitor.start(target, now_unix(), false).await? else {
         return Err(ConsoleError::Invalid(
             "a log deletion is already running; wait for it to finish".into(),
         ));
-    }
+    };
+    let entry = auditor.entry(
+        "log.delete",
+        "logs".to_owned(),
+        &serde_json::json!({"rows_before_target": started.total}),
+        &serde_json::json!({"target_timestamp": target}),
+    );
+    tollgate_storage::audit::record(&state.store, entry).await?;
     Ok(state.janitor.wait(DELETE_WAIT).await.into())
 }

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use tollgate_storage::users::User;
 
+use super::audit::Auditor;
 use super::personal::usable_groups;
 use crate::error::ConsoleError;
 use crate::state::AppState;
@@ -104,9 +105,16 @@ pub fn list(state: &AppState, user: Option<&User>) -> PricingList {
 }
 
 /// POST /api/option/rest_model_ratio: drops the admin's price overrides, so the built-in tables
-/// apply again (to the relay from the next request).
-pub async fn restore_defaults(state: &AppState) -> Result<(), ConsoleError> {
+/// apply again (to the relay from the next request); audited (`pricing.reset`, every price
+/// option before and after) in the same transaction.
+pub async fn restore_defaults(state: &AppState, auditor: &Auditor) -> Result<(), ConsoleError> {
     let entries: Vec<(&str, &str)> = PRICE_OPTIONS.iter().map(|k| (*k, "{}")).collect();
-    state.options.update_many(&entries).await?;
+    let entry = auditor.entry(
+        "pricing.reset",
+        "option:prices".to_owned(),
+        &serde_json::Value::Null,
+        &serde_json::Value::Null,
+    );
+    state.options.update_many(&entries, entry).await?;
     Ok(())
 }

@@ -192,7 +192,12 @@ pub struct CreateUser {
 }
 
 /// Creates a user on an admin's behalf.
-pub async fn create(state: &AppState, actor: &User, req: CreateUser) -> Result<User, ConsoleError> {
+pub async fn create(
+    state: &AppState,
+    actor: &User,
+    req: CreateUser,
+    auditor: Auditor,
+) -> Result<User, ConsoleError> {
     if req.username.trim().is_empty() || req.password.is_empty() {
         return Err(ConsoleError::Invalid(
             "username and password must not be empty".into(),
@@ -242,6 +247,14 @@ pub async fn create(state: &AppState, actor: &User, req: CreateUser) -> Result<U
                 per_unit,
                 in_currency,
             )?;
+            let entry = auditor.entry(
+                "user.create",
+                format!("user:{}", user.id.0),
+                &serde_json::Value::Null,
+                &serde_json::json!({"username": user.username, "role": user.role,
+                    "group": user.group, "quota": user.quota.0}),
+            );
+            audit::append(wtx, entry)?;
             Ok::<_, ConsoleError>(user)
         })
         .await
@@ -410,11 +423,17 @@ async fn set_quota(
         other: other.to_string(),
         ..LogEntry::default()
     };
+    // The balance the server holds is "before", not the editor's `quota_before` (which may be
+    // stale, or made up): the row must show what the change did.
+    let after = current
+        .checked_add(delta)
+        .ok_or_else(|| ConsoleError::Invalid("quota is out of range".into()))?;
     let entry = auditor.entry(
         "user.quota",
         format!("user:{}", user.id.0),
-        &serde_json::json!({"quota": before}),
-        &serde_json::json!({"quota": target, "delta": delta}),
+        &serde_json::json!({"quota": current}),
+        &serde_json::json!({"quota": after, "delta": delta, "editor_quota_before": before,
+            "editor_quota": target}),
     );
     state
         .quota
@@ -424,7 +443,7 @@ async fn set_quota(
         })
         .await?;
     tracing::info!(user = %user.id, admin = %actor.id, delta, "balance changed by an admin");
-    Ok(current.saturating_add(delta))
+    Ok(after)
 }
 
 /// POST /api/user/manage: applies the action and returns the stored user.

@@ -23,11 +23,12 @@ use tollgate_storage::channels::abilities::{self, RebuildReport};
 use tollgate_storage::channels::query::ChannelQuery;
 use tollgate_storage::channels::{self, Channel, STATUS_ENABLED, other_info};
 use tollgate_storage::secret::Secret;
-use tollgate_storage::{ChannelId, channel_usage};
+use tollgate_storage::{ChannelId, StorageError, audit, channel_usage};
 
 use self::input::{ChannelInput, apply, new_channel};
 use self::view::ChannelView;
 use crate::clock::now_unix;
+use crate::console::service::audit::Auditor;
 use crate::error::ConsoleError;
 use crate::http::envelope::Page;
 use crate::state::AppState;
@@ -222,10 +223,16 @@ pub async fn copy(
 }
 
 /// Deletes one channel.
-pub async fn delete(state: &AppState, id: ChannelId) -> Result<(), ConsoleError> {
+pub async fn delete(state: &AppState, id: ChannelId, auditor: Auditor) -> Result<(), ConsoleError> {
     let deleted = state
         .store
-        .write(move |wtx| channels::delete(wtx, id))
+        .write(move |wtx| {
+            let deleted = channels::delete(wtx, id)?;
+            if let Some(channel) = &deleted {
+                audit::append(wtx, auditor.channel_deleted(channel))?;
+            }
+            Ok::<_, StorageError>(deleted)
+        })
         .await?;
     if deleted.is_none() {
         return Err(ConsoleError::NotFound("channel"));
@@ -238,6 +245,7 @@ pub async fn delete(state: &AppState, id: ChannelId) -> Result<(), ConsoleError>
 /// Deletes the channels `doomed` accepts; returns how many were deleted.
 async fn delete_where(
     state: &AppState,
+    auditor: Auditor,
     doomed: impl Fn(&Channel) -> bool + Send + 'static,
 ) -> Result<usize, ConsoleError> {
     let count = state
@@ -246,6 +254,7 @@ async fn delete_where(
             let mut count = 0;
             for c in channels::list_all_rw(wtx)?.iter().filter(|c| doomed(c)) {
                 channels::delete(wtx, c.id)?;
+                audit::append(wtx, auditor.channel_deleted(c))?;
                 count += 1;
             }
             Ok::<_, ConsoleError>(count)
@@ -257,18 +266,22 @@ async fn delete_where(
 }
 
 /// Deletes every disabled channel (manually or automatically); returns the count.
-pub async fn delete_disabled(state: &AppState) -> Result<usize, ConsoleError> {
-    delete_where(state, |c| !c.is_enabled()).await
+pub async fn delete_disabled(state: &AppState, auditor: Auditor) -> Result<usize, ConsoleError> {
+    delete_where(state, auditor, |c| !c.is_enabled()).await
 }
 
 /// Deletes the channels in `ids`; returns the count.
-pub async fn delete_many(state: &AppState, ids: Vec<i64>) -> Result<usize, ConsoleError> {
+pub async fn delete_many(
+    state: &AppState,
+    ids: Vec<i64>,
+    auditor: Auditor,
+) -> Result<usize, ConsoleError> {
     if ids.is_empty() {
         return Err(ConsoleError::Invalid(
             "please select channels to delete".into(),
         ));
     }
-    delete_where(state, move |c| ids.contains(&c.id.0)).await
+    delete_where(state, auditor, move |c| ids.contains(&c.id.0)).await
 }
 
 /// Rebuilds the ability index from the channel records (POST /api/channel/fix).
