@@ -1,7 +1,11 @@
-//! API tokens through the HTTP API: validation, masking, ownership, status rules, search.
+//! API tokens through the HTTP API: validation, masking, ownership, status rules, search, and
+//! an update racing a delete (the deleted key never authenticates again).
 
 mod common;
 
+use std::time::Duration;
+
+use common::faulty_disk::FaultSwitch;
 use common::{Actor, ROOT_PASS, ROOT_USER, TestServer};
 use reqwest::StatusCode;
 use serde_json::json;
@@ -232,4 +236,91 @@ async fn search_update_and_delete() {
         StatusCode::NOT_FOUND
     );
     assert_eq!(owner.get("/api/token/").await.1["data"]["total"], 2);
+}
+
+/// The status `GET /v1/models` answers `key`.
+#[expect(
+    clippy::expect_used,
+    reason = "test helper: a failed call fails the test"
+)]
+async fn models_status(server: &TestServer, key: &str) -> StatusCode {
+    server
+        .client
+        .get(server.url("/v1/models"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .expect("sent")
+        .status()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_deleted_while_an_update_commits_never_comes_back() {
+    let switch = FaultSwitch::new();
+    let server = TestServer::start_on(
+        tempfile::tempdir().expect("tempdir"),
+        |_| {},
+        Some(switch.wrap()),
+    )
+    .await;
+    let (owner, _) = two_users(&server).await;
+    let (status, created) = owner
+        .post(
+            "/api/token/",
+            json!({"name": "raced", "unlimited_quota": true}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{created}");
+    let id = created["data"]["id"].as_i64().expect("id");
+    let (_, full) = owner.post(&format!("/api/token/{id}/key"), json!({})).await;
+    let key = full["data"]["key"].as_str().expect("key").to_owned();
+    assert_eq!(models_status(&server, &key).await, StatusCode::OK);
+
+    // The update's commit is held with the write lock taken...
+    switch.hold_next_sync();
+    let update = tokio::spawn({
+        let owner = owner.clone();
+        async move {
+            owner
+                .put("/api/token/", json!({"id": id, "name": "renamed"}))
+                .await
+        }
+    });
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !switch.holding() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the update never committed"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // ...the delete arrives meanwhile and waits for it...
+    let delete = tokio::spawn({
+        let owner = owner.clone();
+        async move { owner.delete(&format!("/api/token/{id}/")).await }
+    });
+    // ...(an index patched out of commit order lets the key go here: give it the chance)...
+    let window = tokio::time::Instant::now() + Duration::from_millis(500);
+    while tokio::time::Instant::now() < window
+        && models_status(&server, &key).await == StatusCode::OK
+    {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // ...then the update's commit completes, and the delete's after it.
+    switch.release();
+    let (status, body) = update.await.expect("update task");
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = delete.await.expect("delete task");
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    assert_eq!(
+        owner.get(&format!("/api/token/{id}")).await.0,
+        StatusCode::NOT_FOUND,
+        "deleted in storage"
+    );
+    assert_eq!(
+        models_status(&server, &key).await,
+        StatusCode::UNAUTHORIZED,
+        "the deleted key does not authenticate"
+    );
 }

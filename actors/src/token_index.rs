@@ -6,10 +6,15 @@
 //! patched on every token change (create, update, status, delete) by the console, so a disabled
 //! key stops working on the next request. The remaining quota is NOT here: the user's quota actor
 //! owns balances.
+//!
+//! Patches reach the map in the order their changes were committed: each goes through
+//! [`TokenIndex::edit`], which holds one edit lock across the storage commit and the patch.
+//! Without it an update that committed before a delete could patch the map after it, and the
+//! deleted key would authenticate again until the next restart.
 
 use std::collections::HashSet;
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use dashmap::DashMap;
 use ipnet::IpNet;
@@ -100,6 +105,9 @@ pub fn parse_allow_ips(text: &str) -> Result<Vec<IpNet>, String> {
 pub struct TokenIndex {
     /// key (without `sk-`) → entry. Writers: the console's token service, on every change.
     map: Arc<DashMap<String, Arc<TokenEntry>>>,
+    /// Held across a token change's commit and its patch of `map` ([`TokenIndex::edit`]), so
+    /// patches apply in commit order. Console edits only; lookups never take it.
+    edits: Arc<Mutex<()>>,
 }
 
 impl TokenIndex {
@@ -118,13 +126,28 @@ impl TokenIndex {
         self.map.get(key).map(|e| Arc::clone(e.value()))
     }
 
-    /// Adds or replaces the entry of `token`.
+    /// Commits a token change and patches the index with its outcome, in commit order: `commit`
+    /// (a blocking storage write) and then `patch` run under the edit lock. Blocking: call it
+    /// from `spawn_blocking`, where it also finishes when the caller goes away. Nothing is
+    /// patched when `commit` fails.
+    pub fn edit<T, E>(
+        &self,
+        commit: impl FnOnce() -> Result<T, E>,
+        patch: impl FnOnce(&TokenIndex, &T),
+    ) -> Result<T, E> {
+        let _order = self.edits.lock().unwrap_or_else(PoisonError::into_inner);
+        let value = commit()?;
+        patch(self, &value);
+        Ok(value)
+    }
+
+    /// Adds or replaces the entry of `token` (outside [`TokenIndex::edit`]: at load only).
     pub fn upsert(&self, token: &Token) {
         self.map
             .insert(token.key.clone(), Arc::new(TokenEntry::from_token(token)));
     }
 
-    /// Removes a key.
+    /// Removes a key (inside [`TokenIndex::edit`]).
     pub fn remove(&self, key: &str) {
         self.map.remove(key);
     }

@@ -1,14 +1,15 @@
 //! A database file backend that fails on command: redb's own file backend behind a switch the
 //! test flips. Armed, it fails the n-th write from then on (and every write and sync after it)
-//! with "no space left on device", or every sync, or panics inside a write, until healed.
+//! with "no space left on device", or every sync, or panics inside a write, until healed; or it
+//! holds the next sync (a commit in progress, its write lock held) until released.
 #![allow(
     dead_code,
     reason = "each test binary uses a different subset of the harness"
 )]
 
 use std::ops::Bound;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use redb::backends::FileBackend;
 use redb::{BackendError, StorageBackend};
@@ -31,6 +32,22 @@ pub struct FaultSwitch {
     writes_left: AtomicU64,
     /// Set once the armed fault has failed an operation.
     hit: AtomicBool,
+    /// The next sync waits while this holds `Hold::Armed` or `Hold::Holding`.
+    hold: Mutex<Hold>,
+    /// Signalled when `hold` changes.
+    hold_changed: Condvar,
+}
+
+/// The state of [`FaultSwitch::hold_next_sync`].
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    /// Syncs go through.
+    #[default]
+    Off,
+    /// The next sync will be held.
+    Armed,
+    /// A sync is being held.
+    Holding,
 }
 
 impl FaultSwitch {
@@ -73,6 +90,39 @@ impl FaultSwitch {
     /// The disk works again.
     pub fn heal(&self) {
         self.mode.store(OFF, Ordering::SeqCst);
+    }
+
+    /// The next sync (inside a commit, with the database's write lock held) waits until
+    /// [`FaultSwitch::release`].
+    pub fn hold_next_sync(&self) {
+        *self.hold.lock().unwrap_or_else(PoisonError::into_inner) = Hold::Armed;
+    }
+
+    /// Whether a sync is being held now.
+    pub fn holding(&self) -> bool {
+        *self.hold.lock().unwrap_or_else(PoisonError::into_inner) == Hold::Holding
+    }
+
+    /// Lets the held sync (if any) go on; syncs are not held any more.
+    pub fn release(&self) {
+        *self.hold.lock().unwrap_or_else(PoisonError::into_inner) = Hold::Off;
+        self.hold_changed.notify_all();
+    }
+
+    /// Holds this sync when one was asked for.
+    fn hold_here(&self) {
+        let mut hold = self.hold.lock().unwrap_or_else(PoisonError::into_inner);
+        if *hold != Hold::Armed {
+            return;
+        }
+        *hold = Hold::Holding;
+        self.hold_changed.notify_all();
+        while *hold == Hold::Holding {
+            hold = self
+                .hold_changed
+                .wait(hold)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
     }
 
     /// Whether the armed fault has failed an operation.
@@ -139,6 +189,7 @@ impl StorageBackend for FaultyBackend {
         self.inner.set_len(len)
     }
     fn sync_data(&self) -> std::io::Result<()> {
+        self.switch.hold_here();
         self.switch.sync_allowed()?;
         self.inner.sync_data()
     }

@@ -316,6 +316,7 @@ impl TestServer {
 }
 
 /// A logged-in client: cookie session plus the `New-Api-User` header on every call.
+#[derive(Clone)]
 pub struct Actor {
     /// Client holding the session cookie.
     pub client: reqwest::Client,

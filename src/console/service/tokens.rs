@@ -1,16 +1,19 @@
 //! API tokens, managed by their owners (spec 02 §3–§5, §7): validation, status rules, masking,
-//! the per-user limit, and keeping the relay's in-memory token index in step with storage.
+//! the per-user limit, and keeping the relay's in-memory token index in step with storage:
+//! every change commits and patches the index under the index's edit lock
+//! ([`TokenIndex::edit`]), so the index sees changes in commit order and a deleted key never
+//! comes back.
 //!
 //! Status shown to the console is derived: an enabled token past its expiry reads as expired
 //! (3), an enabled limited token with no quota left reads as exhausted (4).
 
 use serde::{Deserialize, Serialize};
-use tollgate_actors::token_index::parse_allow_ips;
+use tollgate_actors::token_index::{TokenIndex, parse_allow_ips};
 use tollgate_storage::tokens::{
     self, STATUS_DISABLED, STATUS_ENABLED, STATUS_EXHAUSTED, STATUS_EXPIRED, Token,
 };
 use tollgate_storage::users::User;
-use tollgate_storage::{Quota, StorageError, TokenId, UserId};
+use tollgate_storage::{Quota, StorageError, TokenId, UserId, WriteTransaction};
 
 use super::personal::usable_groups;
 use super::secrets::random_alnum;
@@ -239,19 +242,33 @@ pub async fn create(
     };
     apply(state, user, &mut token, input)?;
     let owner = user.id;
-    let token = state
-        .store
-        .write(move |wtx| {
+    commit_and_patch(
+        state,
+        move |wtx| {
             if tokens::count_for_user(wtx, owner)? >= MAX_TOKENS_PER_USER {
                 return Err(ConsoleError::Invalid(format!(
                     "a user may own at most {MAX_TOKENS_PER_USER} tokens"
                 )));
             }
             Ok(tokens::insert(wtx, token)?)
-        })
-        .await?;
-    state.tokens.upsert(&token);
-    Ok(token)
+        },
+        |index, token| index.upsert(token),
+    )
+    .await
+}
+
+/// Commits `change` and patches the relay's token index with its outcome under the index's
+/// edit lock ([`TokenIndex::edit`]), on a blocking thread that finishes even when the caller
+/// goes away (a commit is never left without its patch).
+async fn commit_and_patch<T: Send + 'static>(
+    state: &AppState,
+    change: impl FnOnce(&WriteTransaction) -> Result<T, ConsoleError> + Send + 'static,
+    patch: impl FnOnce(&TokenIndex, &T) + Send + 'static,
+) -> Result<T, ConsoleError> {
+    let (store, index) = (state.store.clone(), state.tokens.clone());
+    tokio::task::spawn_blocking(move || index.edit(|| store.write_blocking(change), patch))
+        .await
+        .map_err(|e| ConsoleError::from(StorageError::Join(e)))?
 }
 
 /// Loads a token owned by `user` (others' tokens read as not found).
@@ -310,9 +327,9 @@ pub async fn update(
         0
     };
     let owner = user.id;
-    let token = state
-        .store
-        .write(move |wtx| {
+    let token = commit_and_patch(
+        state,
+        move |wtx| {
             let mut stored = tokens::get_rw(wtx, id)?
                 .filter(|t| t.user_id == owner)
                 .ok_or(ConsoleError::NotFound("token"))?;
@@ -329,13 +346,14 @@ pub async fn update(
             stored.allow_ips = edited.allow_ips;
             stored.group = edited.group;
             tokens::update(wtx, &stored)?;
-            Ok::<_, ConsoleError>(stored)
-        })
-        .await?;
+            Ok(stored)
+        },
+        |index, token| index.upsert(token),
+    )
+    .await?;
     state
         .quota
         .edit_token(owner, id, delta, token.unlimited_quota);
-    state.tokens.upsert(&token);
     Ok(token)
 }
 
@@ -365,14 +383,21 @@ pub fn set_status(token: &mut Token, status: i32, now: i64) -> Result<(), Consol
     Ok(())
 }
 
-/// Deletes a token owned by `user`; its key stops working at once.
+/// Deletes a token owned by `user`; its key stops working at once, for good.
 pub async fn delete(state: &AppState, user: &User, id: TokenId) -> Result<(), ConsoleError> {
-    let token = get(state, user, id).await?;
-    state.tokens.remove(&token.key);
-    state
-        .store
-        .write(move |wtx| tokens::delete(wtx, id))
-        .await?;
+    let owner = user.id;
+    commit_and_patch(
+        state,
+        move |wtx| {
+            let token = tokens::get_rw(wtx, id)?
+                .filter(|t| t.user_id == owner)
+                .ok_or(ConsoleError::NotFound("token"))?;
+            tokens::delete(wtx, id)?;
+            Ok(token)
+        },
+        |index, token| index.remove(&token.key),
+    )
+    .await?;
     Ok(())
 }
 
