@@ -6,8 +6,10 @@
 //! so admin-written HTML (footer, notice, home, about) can never run script even if the
 //! sanitiser missed something; `frame-ancestors 'none'` stops clickjacking; frames may show
 //! only the origins the options name (chat links, a home or about page that is a URL), and the
-//! Turnstile and Telegram widgets are allowed only while those options are on. JSON answers get
-//! a policy that allows nothing.
+//! Turnstile and Telegram widgets are allowed only while those options are on; forms may post
+//! to the console itself and to the payment gateway `PayAddress` names (the Epay checkout is a
+//! form the browser submits there), read from the options on every page, so a new address
+//! takes effect without a restart. JSON answers get a policy that allows nothing.
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, header};
@@ -108,12 +110,15 @@ pub fn page_policy(options: &OptionsSnapshot) -> String {
     } else {
         frames.join(" ")
     };
+    let mut forms = vec!["'self'".to_owned()];
+    forms.extend(origin(options.text("PayAddress")));
     format!(
         "default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; \
          img-src * data: blob:; font-src 'self' data:; media-src 'self' data: blob:; \
          connect-src 'self'; frame-src {frame_src}; frame-ancestors 'none'; \
-         object-src 'none'; base-uri 'self'; form-action 'self'",
+         object-src 'none'; base-uri 'self'; form-action {forms}",
         scripts = scripts.join(" "),
+        forms = forms.join(" "),
     )
 }
 
@@ -151,6 +156,21 @@ mod tests {
         );
         assert!(!policy.contains("unsafe-eval"));
         assert!(!directive(&policy, "script-src").contains("unsafe-inline"));
+        assert_eq!(directive(&policy, "form-action"), "form-action 'self'");
+    }
+
+    #[test]
+    fn forms_may_post_to_the_payment_gateway_only() {
+        let policy = page_policy(&snapshot(&[(
+            "PayAddress",
+            "https://pay.example.com/epay/",
+        )]));
+        assert_eq!(
+            directive(&policy, "form-action"),
+            "form-action 'self' https://pay.example.com"
+        );
+        let odd = page_policy(&snapshot(&[("PayAddress", "javascript:alert(1)")]));
+        assert_eq!(directive(&odd, "form-action"), "form-action 'self'");
     }
 
     #[test]
