@@ -79,7 +79,7 @@ const MATRIX: &[(&str, &str, Access)] = &[
     ("get", "/api/option/getTypingList", Public),
     ("get", "/api/option/getAdvantages", Public),
     ("get", "/api/option/getModelDescriptions", Public),
-    ("get", "/api/option/getImageReadProxy", Admin),
+    ("get", "/api/option/getImageReadProxy", Root),
     ("get", "/api/data/", Admin),
     ("get", "/api/data/users", Admin),
     ("get", "/api/data/self", User),

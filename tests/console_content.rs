@@ -84,7 +84,7 @@ async fn the_home_blocks_read_as_json_and_refuse_broken_json() {
 }
 
 #[tokio::test]
-async fn the_image_proxy_is_for_admins() {
+async fn the_image_proxy_is_for_root() {
     let server = TestServer::start().await;
     server.setup_root().await;
     let (status, _) = Actor::guest(&server)
@@ -92,6 +92,16 @@ async fn the_image_proxy_is_for_admins() {
         .await;
     assert_ne!(status, StatusCode::OK);
     let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+    let (status, body) = root
+        .post(
+            "/api/user/",
+            json!({"username": "clerk", "password": "password1", "role": 10}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let admin = server.client_for("clerk", "password1").await;
+    let (status, _) = admin.get("/api/option/getImageReadProxy").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "an admin who is not root");
     server
         .set_option(&root, "ImageReadProxy", json!("http://127.0.0.1:9/fetch"))
         .await;

@@ -3,7 +3,9 @@
 //! by the guarded fetcher and sent as `inlineData`; a URL that resolves to a loopback address,
 //! names one, or redirects to one is refused with a 400 naming the part, before anything is
 //! read or sent upstream, and nothing is charged; so are media too large or too slow. With
-//! ImageReadProxy set, reads go through that proxy. User webhooks are refused the same way.
+//! ImageReadProxy set, reads go through that proxy, which follows no redirect. On both paths an
+//! answer whose Content-Type is not an image type the upstream takes is refused by name. User
+//! webhooks are refused the same way.
 //!
 //! The resolver is the test's: `media.example` and `hook.example` resolve to 127.0.0.1 (and are
 //! refused like any loopback name); `images.test` resolves to 127.0.0.1 and is trusted (the
@@ -46,7 +48,7 @@ impl Images {
     }
 }
 
-/// `/cat.png` an image; `/big.png` 1.5 MiB with a length; `/stream.png` 1.5 MiB streamed
+/// `/cat.png` an image; `/page.png` an HTML page; `/big.png` 1.5 MiB with a length; `/stream.png` 1.5 MiB streamed
 /// without one; `/slow.png` never answers; `/hop-loopback` redirects to 127.0.0.1 by address,
 /// `/hop-ok` to `/cat.png` on the trusted name. Absolute-form requests (a proxy's) are served
 /// the same and recorded with their full URI.
@@ -55,6 +57,11 @@ async fn serve_image(State(images): State<Images>, uri: Uri) -> Response {
     let port = *images.port.lock().expect("lock");
     match uri.path() {
         "/cat.png" => ([(header::CONTENT_TYPE, "image/png")], PNG).into_response(),
+        "/page.png" => (
+            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+            "<html>not an image</html>",
+        )
+            .into_response(),
         "/big.png" => (
             [(header::CONTENT_TYPE, "image/png")],
             vec![0u8; 1536 * 1024],
@@ -342,4 +349,69 @@ async fn a_webhook_on_a_name_resolving_to_loopback_is_refused() {
         images.hits().is_empty(),
         "no connection reached the receiver"
     );
+}
+
+#[tokio::test]
+async fn what_is_read_must_be_an_image_type_and_the_proxy_follows_no_redirect() {
+    let (images, port) = image_server().await;
+    let mock = MockGemini::start().await;
+    let server = start().await;
+    let (_, _, key) = fixture(&server, &[gemini_channel(&mock)], 1_000_000, 500_000).await;
+
+    // Direct: an HTML answer is not sent to Gemini as an image.
+    let url = format!("http://images.test:{port}/page.png");
+    let (status, _, text) = raw(chat(&server, &key, &with_image("gemini-test", &url))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+    assert!(
+        text.contains(&format!(
+            "messages[0].content[1]: image URL {url} answered Content-Type text/html"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("image/png, image/jpeg, image/gif, image/webp"),
+        "{text}"
+    );
+    assert!(mock.last_body().is_none(), "nothing sent upstream");
+
+    // Through the proxy: the same, and a redirect is an error naming the part.
+    let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+    server
+        .set_option(
+            &root,
+            "ImageReadProxy",
+            json!(format!("http://127.0.0.1:{port}")),
+        )
+        .await;
+    let (status, _, text) = raw(chat(
+        &server,
+        &key,
+        &with_image("gemini-test", "http://public.example/page.png"),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+    assert!(text.contains("answered Content-Type text/html"), "{text}");
+    let before = images.hits().len();
+    let (status, _, text) = raw(chat(
+        &server,
+        &key,
+        &with_image("gemini-test", "http://public.example/hop-ok"),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+    assert!(
+        text.contains("messages[0].content[1]: image URL http://public.example/hop-ok answered a redirect (HTTP 302)"),
+        "{text}"
+    );
+    assert_eq!(images.hits().len(), before + 1, "the hop was not followed");
+    assert!(mock.last_body().is_none(), "nothing sent upstream");
+
+    // A real image still goes through the proxy.
+    let (status, _, text) = raw(chat(
+        &server,
+        &key,
+        &with_image("gemini-test", "http://public.example/cat.png"),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
 }

@@ -10,7 +10,7 @@ use axum::extract::State;
 use serde_json::Value;
 
 use crate::http::envelope::{Envelope, ok};
-use crate::http::extract::AdminSession;
+use crate::http::extract::RootSession;
 use crate::state::AppState;
 
 /// Content routes.
@@ -66,7 +66,7 @@ pub fn routes() -> ApiRouter {
         )
         .route(
             "/api/option/getImageReadProxy",
-            get(Access::Admin, image_read_proxy),
+            get(Access::Root, image_read_proxy),
         )
 }
 
@@ -82,7 +82,8 @@ fn json(state: &AppState, key: &'static str, empty: &'static str) -> Envelope<Va
     ok(value)
 }
 
-/// The media fetcher's proxy is operational detail: admins only.
-async fn image_read_proxy(State(state): State<AppState>, _admin: AdminSession) -> Envelope<String> {
+/// The media fetcher's proxy is operational detail (its URL may carry credentials): root only,
+/// like every option outside the admins' read-only subset.
+async fn image_read_proxy(State(state): State<AppState>, _root: RootSession) -> Envelope<String> {
     ok(state.options.current().text("ImageReadProxy").to_owned())
 }

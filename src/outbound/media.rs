@@ -9,7 +9,12 @@
 //! behaviour), reads go through that proxy. The proxy resolves the name then, so the check is
 //! made on the names' addresses here first (address literals and every name; the proxy's own
 //! view of DNS is the operator's to trust); a proxy that fails is an error, never a silent
-//! direct read.
+//! direct read. Through the proxy a redirect is not followed (its target could not be checked
+//! the same way): a 3xx is an error naming it.
+//!
+//! On both paths the answer's `Content-Type` must be one the caller accepts (what the target
+//! upstream takes for that part, e.g. PNG, JPEG, GIF or WebP for an image, PDF for a
+//! document): an HTML error page or a proxy's banner is never sent upstream as an image.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -50,6 +55,20 @@ pub enum FetchError {
     /// The server answered with an error status.
     #[error("answered HTTP {0}")]
     Status(u16),
+    /// The server answered a redirect, which is not followed through the image read proxy.
+    #[error(
+        "answered a redirect (HTTP {0}), which is not followed through the image read proxy: \
+         give the final URL"
+    )]
+    Redirected(u16),
+    /// The answer's `Content-Type` is not one the upstream takes for the part.
+    #[error("answered Content-Type {got}, which the upstream does not take here (only {accepted})")]
+    Type {
+        /// The answer's type (`none` when it gave none).
+        got: String,
+        /// The accepted types, comma-separated.
+        accepted: String,
+    },
     /// The URL does not parse.
     #[error("is not a valid URL")]
     BadUrl,
@@ -113,7 +132,7 @@ impl MediaFetcher {
             .and_then(|p| {
                 reqwest::Client::builder()
                     .proxy(p)
-                    .redirect(self.guard.redirect_policy(MAX_REDIRECTS))
+                    .redirect(reqwest::redirect::Policy::none())
                     .user_agent(concat!("tollgate/", env!("CARGO_PKG_VERSION")))
                     .build()
             })
@@ -123,16 +142,27 @@ impl MediaFetcher {
     }
 
     /// Reads `url`, through `proxy` when it is not empty (the ImageReadProxy option), within
-    /// the time limit.
-    pub async fn fetch(&self, url: &str, proxy: &str) -> Result<Media, FetchError> {
-        match tokio::time::timeout(self.timeout, self.fetch_unbounded(url, proxy)).await {
+    /// the time limit; the answer's `Content-Type` must be one of `accepts` (MIME essences).
+    pub async fn fetch(
+        &self,
+        url: &str,
+        proxy: &str,
+        accepts: &[&str],
+    ) -> Result<Media, FetchError> {
+        let read = self.fetch_unbounded(url, proxy, accepts);
+        match tokio::time::timeout(self.timeout, read).await {
             Ok(result) => result,
             Err(_) => Err(FetchError::TimedOut(self.timeout.as_secs())),
         }
     }
 
     /// [`MediaFetcher::fetch`] without its time limit.
-    async fn fetch_unbounded(&self, url: &str, proxy: &str) -> Result<Media, FetchError> {
+    async fn fetch_unbounded(
+        &self,
+        url: &str,
+        proxy: &str,
+        accepts: &[&str],
+    ) -> Result<Media, FetchError> {
         let url = Url::parse(url).map_err(|_| FetchError::BadUrl)?;
         self.guard.check_url(&url).map_err(FetchError::Refused)?;
         let proxy = proxy.trim();
@@ -148,28 +178,28 @@ impl MediaFetcher {
             });
         }
         let client = self.client_for(proxy)?;
-        self.read(&client, url).await
+        self.read(&client, url, accepts).await
     }
 
-    /// GET `url` and read at most the size limit.
-    async fn read(&self, client: &reqwest::Client, url: Url) -> Result<Media, FetchError> {
-        let guessed = mime_guess::from_path(url.path()).first();
+    /// GET `url` and read at most the size limit, if its type is one of `accepts`.
+    async fn read(
+        &self,
+        client: &reqwest::Client,
+        url: Url,
+        accepts: &[&str],
+    ) -> Result<Media, FetchError> {
         let mut resp = client.get(url).send().await.map_err(|e| self.failed(&e))?;
-        if !resp.status().is_success() {
-            return Err(FetchError::Status(resp.status().as_u16()));
+        let status = resp.status();
+        if status.is_redirection() {
+            return Err(FetchError::Redirected(status.as_u16()));
+        }
+        if !status.is_success() {
+            return Err(FetchError::Status(status.as_u16()));
         }
         if resp.content_length().is_some_and(|n| n > self.max_bytes) {
             return Err(FetchError::TooLarge(self.max_mb()));
         }
-        let mime = resp
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<mime_guess::Mime>().ok())
-            .map(|m| m.essence_str().to_owned())
-            .filter(|m| m != "application/octet-stream")
-            .or_else(|| guessed.map(|m| m.essence_str().to_owned()))
-            .unwrap_or_else(|| "application/octet-stream".to_owned());
+        let mime = accepted_type(resp.headers(), accepts)?;
         let mut body = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(|e| self.failed(&e))? {
             if (body.len() as u64).saturating_add(chunk.len() as u64) > self.max_bytes {
@@ -198,5 +228,65 @@ impl MediaFetcher {
             }
             FetchError::Failed(text)
         }
+    }
+}
+
+/// The answer's MIME type (its `Content-Type` without parameters, lower case) when it is one of
+/// `accepts`.
+fn accepted_type(
+    headers: &reqwest::header::HeaderMap,
+    accepts: &[&str],
+) -> Result<String, FetchError> {
+    let got = headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<mime_guess::Mime>().ok())
+        .map(|m| m.essence_str().to_ascii_lowercase());
+    match got {
+        Some(mime) if accepts.contains(&mime.as_str()) => Ok(mime),
+        other => Err(FetchError::Type {
+            got: other.unwrap_or_else(|| "none".to_owned()),
+            accepted: accepts.join(", "),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+
+    use super::*;
+
+    fn typed(value: &'static str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(value));
+        headers
+    }
+
+    #[test]
+    fn only_an_accepted_content_type_passes() {
+        let images = ["image/png", "image/jpeg"];
+        assert_eq!(
+            accepted_type(&typed("Image/PNG; charset=binary"), &images).ok(),
+            Some("image/png".to_owned())
+        );
+        for refused in [
+            typed("text/html"),
+            typed("application/octet-stream"),
+            HeaderMap::new(),
+        ] {
+            assert!(matches!(
+                accepted_type(&refused, &images),
+                Err(FetchError::Type { .. })
+            ));
+        }
+        let Err(e) = accepted_type(&typed("text/html; charset=utf-8"), &images) else {
+            unreachable!("refused above");
+        };
+        assert_eq!(
+            e.to_string(),
+            "answered Content-Type text/html, which the upstream does not take here (only \
+             image/png, image/jpeg)"
+        );
     }
 }

@@ -13,7 +13,9 @@
 //!
 //! A URL that cannot be read is the client's to fix: a 400 naming the part
 //! (`messages[0].content[1]: image URL … refused: … resolves to a loopback address`), never a
-//! 500. The ImageReadProxy option, when set, is the proxy the reads go through.
+//! 500. The ImageReadProxy option, when set, is the proxy the reads go through (a redirect is
+//! then not followed). What is read must say it is a type every byte-taking upstream takes for
+//! the part ([`IMAGE_TYPES`], [`DOCUMENT_TYPES`]), else it is a 400 naming the part.
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -25,6 +27,16 @@ use super::wire::Wire;
 use crate::error::RelayError;
 use crate::outbound::media::Media;
 use crate::state::AppState;
+
+/// The image types a medium read for an image part must have: what Gemini
+/// (https://ai.google.dev/gemini-api/docs/image-understanding), Bedrock Converse's
+/// `ImageBlock` (png, jpeg, gif, webp) and Claude
+/// (https://docs.anthropic.com/en/docs/build-with-claude/vision) all take.
+pub const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// The document types a medium read for a document part must have: PDF, which every converted
+/// upstream that takes documents accepts (OpenAI chat's `file` parts take PDF only).
+pub const DOCUMENT_TYPES: [&str; 1] = ["application/pdf"];
 
 /// Most media URLs one request may name for reading (each read is bounded by the fetcher's size
 /// and time limits; this bounds their sum).
@@ -242,6 +254,11 @@ async fn read_all(state: &AppState, remotes: &[Remote]) -> Result<Vec<Media>, Re
             let fetcher = state.http.media().clone();
             let proxy = proxy.clone();
             let url = remote.url.clone();
+            let accepts: &'static [&'static str] = if remote.kind == "document" {
+                &DOCUMENT_TYPES
+            } else {
+                &IMAGE_TYPES
+            };
             let place = format!(
                 "{}: {} URL {}",
                 remote.path,
@@ -250,7 +267,7 @@ async fn read_all(state: &AppState, remotes: &[Remote]) -> Result<Vec<Media>, Re
             );
             async move {
                 fetcher
-                    .fetch(&url, &proxy)
+                    .fetch(&url, &proxy, accepts)
                     .await
                     .map_err(|e| RelayError::BadRequest(format!("{place} {e}")))
             }

@@ -110,7 +110,7 @@ export const sections = {
     budget('claude.thinking_adapter_budget_tokens_percentage'),
   ],
   server: [url('ServerAddress')],
-  worker: [url('WorkerUrl'), secret('WorkerValidKey')],
+  worker: [url('WorkerUrl'), secret('WorkerValidKey'), text('ImageReadProxy')],
   payment: [
     url('PayAddress'),
     text('EpayId'),

@@ -421,6 +421,21 @@ describe('system and other tabs (spec 01 §5)', () => {
     );
   });
 
+  it('root sets the image read proxy in the proxy settings of the system tab', async () => {
+    const calls = setUp();
+    renderApp('/setting?tab=system');
+    const proxies = await screen.findByRole('region', { name: '代理设置' });
+    const field = within(proxies).getByLabelText('图片读取代理');
+    expect(within(proxies).getByText(/经代理时不跟随重定向/)).toBeTruthy();
+    await userEvent.type(field, 'socks5://127.0.0.1:1080');
+    await userEvent.click(within(proxies).getByRole('button', { name: '保存代理设置' }));
+    await waitFor(() =>
+      expect(calls.filter((c) => c.method === 'PUT').map((c) => c.body)).toEqual([
+        { key: 'ImageReadProxy', value: 'socks5://127.0.0.1:1080' },
+      ]),
+    );
+  });
+
   it('the other tab saves each content field on its own, with its notice', async () => {
     const calls = setUp();
     renderApp('/setting?tab=other');
