@@ -32,6 +32,7 @@ pub mod sealing;
 pub mod secret;
 pub mod store;
 pub mod tables;
+pub mod tasks;
 pub mod tokens;
 pub mod topups;
 pub mod two_factor;

@@ -154,3 +154,19 @@ pub const TOPUPS_BY_USER: TableDefinition<(i64, i64), ()> =
 /// When a user was last sent each kind of reminder: (user id, kind) → unix seconds. Kept so a
 /// restart does not repeat a reminder within its window.
 pub const REMINDERS: TableDefinition<(i64, &str), i64> = TableDefinition::new("reminders.v1");
+
+/// Asynchronous tasks (Midjourney drawings, Suno songs, videos) by id; the value is a postcard
+/// [`crate::tasks::Task`].
+pub const TASKS: TableDefinition<i64, &[u8]> = TableDefinition::new("tasks.v1");
+
+/// Task filter index: (filter key, created_at, task id) → (); see [`crate::tasks::keys`]. A
+/// task's keys never change after insert (owner, channel, upstream id and time are fixed).
+pub const TASK_BY_KEY: TableDefinition<(&str, i64, i64), ()> =
+    TableDefinition::new("task_by_key.v1");
+
+/// Unfinished tasks (the poller's work list): task id → ().
+pub const TASK_OPEN: TableDefinition<i64, ()> = TableDefinition::new("task_open.v1");
+
+/// Tasks per (list, status): `("mj", "SUCCESS")` → count; kept with every status change
+/// (`/metrics` reads it).
+pub const TASK_COUNTS: TableDefinition<(&str, &str), u64> = TableDefinition::new("task_counts.v1");

@@ -127,3 +127,36 @@ pub fn apply_batch(wtx: &WriteTransaction, changes: &[BalanceChange]) -> Result<
     }
     Ok(missing)
 }
+
+/// Returns `amount` of a charged request (a failed task): added back to the user's balance and
+/// taken off its used quota (the credited total is unchanged, so balance + used == credited
+/// still holds), and likewise for `token` — its remaining quota only when it has a limit. The
+/// request count is kept (the request was made). Returns the token when its remaining quota
+/// was raised. The caller writes the negative consume row in the same transaction.
+pub fn refund(
+    wtx: &WriteTransaction,
+    user_id: UserId,
+    token_id: Option<TokenId>,
+    amount: i64,
+    at: i64,
+) -> Result<Option<TokenId>> {
+    let back = Quota(amount);
+    let mut user = users::get_rw(wtx, user_id)?.ok_or(StorageError::NotFound { what: "user" })?;
+    user.quota = user.quota.checked_add(back).ok_or_else(overflow)?;
+    user.used_quota = user.used_quota.checked_sub(back).ok_or_else(overflow)?;
+    users::update(wtx, &user)?;
+    let Some(id) = token_id else {
+        return Ok(None);
+    };
+    let Some(mut token) = tokens::get_rw(wtx, id)? else {
+        return Ok(None);
+    };
+    let limited = !token.unlimited_quota;
+    if limited {
+        token.remain_quota = token.remain_quota.checked_add(back).ok_or_else(overflow)?;
+    }
+    token.used_quota = token.used_quota.checked_sub(back).ok_or_else(overflow)?;
+    token.accessed_time = token.accessed_time.max(at);
+    tokens::update(wtx, &token)?;
+    Ok(limited.then_some(id))
+}
