@@ -42,6 +42,7 @@ use crate::relay::count_guard::CountGuard;
 use crate::reminder::QuotaReminder;
 use crate::reminder::root_alerts::RootAlerts;
 use crate::state::{AppState, Shared};
+use crate::task_poll::{PollerDeps, TaskPoller};
 use crate::upstream::HttpClients;
 
 /// Why Tollgate could not start (or stopped with an error).
@@ -89,6 +90,8 @@ pub struct App {
     retention_task: JoinHandle<()>,
     /// Alerts root when storage faults and recovers.
     alert_task: JoinHandle<()>,
+    /// The task poller (aborted at shutdown; its leases are returned at the next start).
+    poll_task: JoinHandle<()>,
     /// The `--metrics-listen` listener, if configured.
     metrics_listener: Option<TcpListener>,
 }
@@ -184,7 +187,19 @@ impl App {
             }
             None => None,
         };
-        let metrics = Metrics::new(channel_pool.table().clone(), writer_stats);
+        let (task_poller, poll_task) = TaskPoller::spawn(PollerDeps {
+            store: store.clone(),
+            quota: quota.clone(),
+            options: options.clone(),
+            http: http.clone(),
+            interval: config.task_poll_interval(),
+            clock: now_unix,
+        });
+        let metrics = Metrics::with_tasks(
+            channel_pool.table().clone(),
+            writer_stats,
+            Arc::clone(task_poller.stats()),
+        );
         let janitor = LogJanitor::new(store.clone());
         let retention_task = janitor.spawn_auto(options.clone(), now_unix);
         let hash_queue = config.password_hash_queue;
@@ -213,6 +228,7 @@ impl App {
             setup_gate,
             health_probe: ProbeCache::default(),
             metrics,
+            task_poller,
         });
         Ok(App {
             state,
@@ -221,6 +237,7 @@ impl App {
             writer_thread,
             retention_task,
             alert_task,
+            poll_task,
             metrics_listener,
         })
     }
@@ -313,6 +330,9 @@ impl App {
         let _ = self.retention_task.await;
         self.alert_task.abort();
         let _ = self.alert_task.await;
+        // The poller holds store handles; a round cut here leaves leases the next start returns.
+        self.poll_task.abort();
+        let _ = self.poll_task.await;
         self.state.janitor.stop().await;
         // The pool actor holds a store handle: stop it and wait, so the file is closed on return.
         self.state.channel_pool.stop();

@@ -56,6 +56,12 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(0..=1000))]
     pub commit_interval_ms: u64,
 
+    /// Time between two rounds of the task poller (Midjourney, Suno and video tasks), in
+    /// milliseconds; a round runs only while unfinished tasks exist. 15 s as in new-api.
+    #[arg(long, env = "TOLLGATE_TASK_POLL_INTERVAL_MS", default_value_t = 15_000,
+          value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
+    pub task_poll_interval_ms: u64,
+
     /// Let the allocator use transparent huge pages: perhaps a few per cent less CPU per
     /// request, for 15–20 MB more resident memory (off by default; see `huge_pages`).
     #[arg(long, env = "TOLLGATE_HUGE_PAGES", default_value_t = false)]
@@ -347,6 +353,7 @@ impl Config {
             linuxdo_url: DEFAULT_LINUXDO_URL.into(),
             db_cache_mb: 16,
             commit_interval_ms: DEFAULT_COMMIT_INTERVAL_MS,
+            task_poll_interval_ms: 15_000,
             huge_pages: false,
             max_request_body_mb: 128,
             body_read_timeout_secs: 60,
@@ -375,6 +382,11 @@ impl Config {
     /// The log writer's least time between two commits under load.
     pub fn commit_interval(&self) -> Duration {
         Duration::from_millis(self.commit_interval_ms)
+    }
+
+    /// Time between two rounds of the task poller.
+    pub fn task_poll_interval(&self) -> Duration {
+        Duration::from_millis(self.task_poll_interval_ms)
     }
 
     /// The relay's request body limit in bytes.

@@ -10,6 +10,8 @@
 //! - [`error`]: the two error types mapped once to the two wire shapes.
 //! - [`channel_types`]: channel type ids, default base URLs, built-in model lists.
 //! - [`upstream`]: the shared outbound HTTP clients.
+//! - [`task_poll`]: the poller of asynchronous tasks (Midjourney, Suno, video): status calls,
+//!   timeouts and refunds.
 //! - [`ops`]: `tollgate backup | restore | admin reset-password`.
 //! - [`google_auth`]: Google service-account keys made into OAuth2 access tokens (Vertex AI).
 //! - [`shutdown`], [`telemetry`]: signals and logging.
@@ -32,6 +34,7 @@ pub mod relay;
 pub mod reminder;
 pub mod shutdown;
 pub mod state;
+pub mod task_poll;
 pub mod telemetry;
 pub mod upstream;
 

@@ -94,6 +94,8 @@ pub struct Shared {
     pub health_probe: ProbeCache,
     /// What `/metrics` exposes (recorded by the relay; atomics only).
     pub metrics: crate::metrics::Metrics,
+    /// The task poller (Midjourney, Suno, video tasks): woken when a task is made.
+    pub task_poller: crate::task_poll::TaskPoller,
 }
 
 impl FromRef<AppState> for Key {

@@ -19,6 +19,7 @@ pub mod redemption;
 pub mod service;
 pub mod setup;
 pub mod status;
+pub mod task;
 pub mod token;
 pub mod topup;
 pub mod two_factor;
@@ -48,6 +49,7 @@ pub fn routes() -> ApiRouter {
         .merge(topup::routes())
         .merge(pricing::routes())
         .merge(log::routes())
+        .merge(task::routes())
         .merge(data::routes())
         .merge(audit::routes())
 }

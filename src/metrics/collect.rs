@@ -13,6 +13,7 @@ use tollgate_actors::snapshot::Published;
 use tollgate_actors::stats::{Histogram, WriterStats};
 
 use super::relay::{Cell, RelayMetrics};
+use crate::task_poll::stats::TaskStats;
 
 /// Writes a counter family.
 fn counters<S: EncodeLabelSet>(
@@ -178,6 +179,38 @@ impl Collector for WriterCollector {
             "tollgate_log_writer_commit_seconds",
             "Duration of each commit of the log writer (one transaction and its fsync).",
             [(none, self.0.commits())],
+        )?;
+        Ok(())
+    }
+}
+
+/// The task poller's families.
+#[derive(Debug)]
+pub struct TaskCollector(pub Arc<TaskStats>);
+
+impl Collector for TaskCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let none: [(&'static str, &str); 0] = [];
+        gauges(
+            &mut encoder,
+            "tollgate_task_poll_lag_seconds",
+            "Seconds since the task poller last finished a round, while unfinished tasks exist (0 when none does).",
+            [(none, self.0.lag(crate::clock::now_unix()))],
+        )?;
+        let counts = self.0.counts();
+        gauges(
+            &mut encoder,
+            "tollgate_tasks",
+            "Asynchronous tasks by list (mj: drawing, t: music and video) and state, as of the poller's last round.",
+            counts.iter().map(|(list, state, n)| {
+                let state = if state.is_empty() {
+                    "SUBMITTING"
+                } else {
+                    state.as_str()
+                };
+                let labels: [(&'static str, &str); 2] = [("list", list.as_str()), ("state", state)];
+                (labels, i64::try_from(*n).unwrap_or(i64::MAX))
+            }),
         )?;
         Ok(())
     }

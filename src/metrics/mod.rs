@@ -1,6 +1,6 @@
 //! `GET /metrics`: Prometheus text exposition of the relay (requests, durations, time to first
 //! token, quota, retries, active streams, errors by class) and of the log writer (queue depth,
-//! commit durations).
+//! commit durations) and of the task poller (its lag, tasks by list and state).
 //!
 //! Recording is on the hot path and costs atomics only ([`relay`]); the exposition is built
 //! on a scrape ([`collect`], through `prometheus-client`'s encoder) and served either on its own
@@ -18,8 +18,9 @@ use tollgate_actors::channel_pool::routing_table::RoutingTable;
 use tollgate_actors::snapshot::Published;
 use tollgate_actors::stats::WriterStats;
 
-use self::collect::{RelayCollector, WriterCollector};
+use self::collect::{RelayCollector, TaskCollector, WriterCollector};
 use self::relay::RelayMetrics;
+use crate::task_poll::stats::TaskStats;
 
 /// The `Content-Type` of the exposition (Prometheus text, version 0.0.4).
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
@@ -38,6 +39,15 @@ impl Metrics {
     /// Measurements whose relay labels come from the routing table `table` publishes, with the
     /// log writer's `writer` stats.
     pub fn new(table: Published<RoutingTable>, writer: Arc<WriterStats>) -> Metrics {
+        Metrics::with_tasks(table, writer, Arc::default())
+    }
+
+    /// [`Metrics::new`] with the task poller's `tasks` stats (its lag, tasks by state).
+    pub fn with_tasks(
+        table: Published<RoutingTable>,
+        writer: Arc<WriterStats>,
+        tasks: Arc<TaskStats>,
+    ) -> Metrics {
         let relay = Arc::new(RelayMetrics::default());
         let mut registry = Registry::default();
         registry.register_collector(Box::new(RelayCollector {
@@ -45,6 +55,7 @@ impl Metrics {
             table,
         }));
         registry.register_collector(Box::new(WriterCollector(writer)));
+        registry.register_collector(Box::new(TaskCollector(tasks)));
         Metrics(Arc::new(Inner { relay, registry }))
     }
 

@@ -238,6 +238,9 @@ pub const CATALOG: &[OptionDef] = &[
     def("MjForwardUrlEnabled", "true", B),
     def("MjModeClearEnabled", "false", B),
     def("MjActionCheckSuccessEnabled", "true", B),
+    // Tollgate's own (new-api's TASK_TIMEOUT_MINUTES environment variable): an asynchronous task
+    // still unfinished after this many minutes is failed and refunded.
+    def("TaskTimeoutMinutes", "1440", N1),
     def("CheckSensitiveEnabled", "false", B),
     def("CheckSensitiveOnPromptEnabled", "false", B),
     def("StopOnSensitiveEnabled", "true", B),

@@ -18,7 +18,9 @@ use std::time::Instant;
 use dashmap::DashMap;
 use tollgate_storage::logs::{self, LogEntry};
 use tollgate_storage::usage::{self, BalanceChange};
-use tollgate_storage::{StorageError, Store, TokenId, UserId, WriteTransaction, tokens, users};
+use tollgate_storage::{
+    StorageError, Store, TokenId, UserId, WriteTransaction, tasks, tokens, users,
+};
 
 use crate::journal::HoldStart;
 use crate::log_writer::LogWriter;
@@ -264,6 +266,36 @@ impl QuotaBook {
             })?;
             if let Some(amount) = amount {
                 lock(&ledger).adjust(amount);
+            }
+            Ok::<_, E>(value)
+        };
+        tokio::task::spawn_blocking(commit)
+            .await
+            .map_err(|e| E::from(StorageError::Join(e)))?
+    }
+
+    /// Runs `decide` in one write transaction; the refund it returns (made by
+    /// [`tollgate_storage::tasks::refund`] in that transaction, with its log row) is then
+    /// applied to `user`'s in-memory ledger — the balance, and the token's remaining quota when
+    /// the refund says it has a limit — on the same blocking thread, right after the commit, as
+    /// [`QuotaBook::credit_with`] does for credits (the ledger is loaded before the
+    /// transaction, so the refund is counted exactly once).
+    pub async fn refund_with<T, E, F>(&self, user: UserId, decide: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StorageError> + Send + 'static,
+        F: FnOnce(&WriteTransaction) -> Result<(T, Option<tasks::Refunded>), E> + Send + 'static,
+    {
+        let ledger = self.ledger(user, None).await?;
+        let store = self.store.clone();
+        let commit = move || {
+            let (value, refunded) = store.write_blocking(decide)?;
+            if let Some(r) = refunded.filter(|r| r.user == user) {
+                let mut ledger = lock(&ledger);
+                ledger.adjust(r.amount);
+                if let Some(token) = r.token {
+                    ledger.adjust_token(token, r.amount);
+                }
             }
             Ok::<_, E>(value)
         };

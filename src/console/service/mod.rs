@@ -24,6 +24,7 @@ pub mod session;
 pub mod setup;
 pub mod setup_gate;
 pub mod status;
+pub mod tasks;
 pub mod tokens;
 pub mod topup;
 pub mod turnstile;

@@ -26,6 +26,7 @@ pub const ADMIN_READABLE: &[&str] = &[
     "MjForwardUrlEnabled",
     "MjModeClearEnabled",
     "MjActionCheckSuccessEnabled",
+    "TaskTimeoutMinutes",
     "CheckSensitiveEnabled",
     "CheckSensitiveOnPromptEnabled",
     "StopOnSensitiveEnabled",
