@@ -15,7 +15,7 @@ async function logIn(page: Page) {
 /** How far the page is wider than the viewport (the page's own horizontal scroll). */
 const OVERFLOW = 'document.documentElement.scrollWidth - window.innerWidth';
 
-/** Every route of spec 01 §2 but the drawing and task logs (hidden until their relays exist). */
+/** Every route of spec 01 §2. */
 const consoleRoutes = [
   '/',
   '/token',
@@ -29,6 +29,8 @@ const consoleRoutes = [
   '/personal',
   '/topup',
   '/log',
+  '/midjourney',
+  '/task',
   '/detail',
   '/pricing',
   '/docs',

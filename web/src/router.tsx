@@ -2,8 +2,6 @@ import { createBrowserRouter, Navigate } from 'react-router';
 import type { RouteObject } from 'react-router';
 
 import { AppShell } from '@/components/layout/app-shell';
-import { PlaceholderPage } from '@/components/layout/placeholder-page';
-import type { PageTitle } from '@/components/layout/placeholder-page';
 import { RouteError } from '@/components/layout/route-error';
 import {
   LoadingScreen,
@@ -15,13 +13,6 @@ import type { RouteHandle } from '@/components/layout/route-handle';
 import { NotFoundPage } from '@/pages/not-found';
 
 const withoutSidebar: RouteHandle = { sidebar: false };
-
-/** A route whose page is not built yet. */
-const placeholder = (path: string, title: PageTitle, handle?: RouteHandle): RouteObject => ({
-  path,
-  handle,
-  element: <PlaceholderPage title={title} />,
-});
 
 /** Public pages: no signed-in user needed (spec 01 §2). */
 const publicRoutes: RouteObject[] = [
@@ -153,8 +144,14 @@ const consoleRoutes: RouteObject[] = [
     path: 'detail',
     lazy: async () => ({ Component: (await import('@/pages/detail')).DetailPage }),
   },
-  placeholder('midjourney', 'midjourney'),
-  placeholder('task', 'task'),
+  {
+    path: 'midjourney',
+    lazy: async () => ({ Component: (await import('@/pages/tasks/drawing-page')).DrawingPage }),
+  },
+  {
+    path: 'task',
+    lazy: async () => ({ Component: (await import('@/pages/tasks/music-page')).MusicPage }),
+  },
 ];
 
 /** The route table of spec 01 §2 with its access rules. */

@@ -57,6 +57,8 @@ export const statusSchema = z.looseObject({
   top_up_link: text,
   min_topup: number(1),
   enable_online_topup: flag,
+  /** The drawing log shows admins a banner while the Midjourney callback is off. */
+  mj_notify_enabled: flag,
 });
 export type Status = z.infer<typeof statusSchema>;
 

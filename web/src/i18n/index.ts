@@ -16,6 +16,7 @@ import enPricing from './locales/en/pricing.json';
 import enRedemption from './locales/en/redemption.json';
 import enSettings from './locales/en/settings.json';
 import enSetup from './locales/en/setup.json';
+import enTask from './locales/en/task.json';
 import enTokens from './locales/en/tokens.json';
 import enTopUp from './locales/en/topup.json';
 import enUsers from './locales/en/users.json';
@@ -32,6 +33,7 @@ import zhPricing from './locales/zh/pricing.json';
 import zhRedemption from './locales/zh/redemption.json';
 import zhSettings from './locales/zh/settings.json';
 import zhSetup from './locales/zh/setup.json';
+import zhTask from './locales/zh/task.json';
 import zhTokens from './locales/zh/tokens.json';
 import zhTopUp from './locales/zh/topup.json';
 import zhUsers from './locales/zh/users.json';
@@ -51,6 +53,7 @@ export const resources = {
     topup: zhTopUp,
     pricing: zhPricing,
     log: zhLog,
+    task: zhTask,
     detail: zhDetail,
     settings: zhSettings,
     content: zhContent,
@@ -69,6 +72,7 @@ export const resources = {
     topup: enTopUp,
     pricing: enPricing,
     log: enLog,
+    task: enTask,
     detail: enDetail,
     settings: enSettings,
     content: enContent,
