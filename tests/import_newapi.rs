@@ -325,3 +325,98 @@ async fn a_password_dsn_is_refused_on_the_command_line_and_a_missing_file_is_nam
         "{missing}"
     );
 }
+
+/// GitHub answers for account `id` with `login`, made at `created_at`.
+fn github_answers(mock: &common::mock_json::MockJson, id: i64, login: &str, created_at: &str) {
+    mock.answer(
+        "/login/oauth/access_token",
+        200,
+        json!({"access_token": format!("gho_{id}"), "token_type": "bearer"}),
+    );
+    mock.answer(
+        "/api/user",
+        200,
+        json!({"id": id, "login": login, "created_at": created_at}),
+    );
+    mock.answer("/api/user/emails", 200, json!([]));
+}
+
+/// The GitHub sign-in flow against the mock (it does not redirect); the callback's answer.
+async fn github_sign_in(server: &TestServer) -> (StatusCode, Value) {
+    let browser = common::oauth_browser::Browser::guest(server);
+    let url = browser.start("github", "").await;
+    let state = reqwest::Url::parse(&url)
+        .expect("url")
+        .query_pairs()
+        .find(|(k, _)| k == "state")
+        .map(|(_, v)| v.into_owned())
+        .expect("state");
+    let query = [
+        ("code".to_owned(), "mock-code".to_owned()),
+        ("state".to_owned(), state),
+    ]
+    .into_iter()
+    .collect();
+    browser.callback("github", &query).await
+}
+
+fn github_id_of(server: &TestServer, user: i64) -> String {
+    server
+        .store()
+        .read_blocking(|rtx| users::get(rtx, UserId(user)))
+        .expect("read")
+        .expect("user")
+        .github_id
+}
+
+#[tokio::test]
+async fn a_github_login_binding_goes_only_to_an_account_made_before_the_import() {
+    let values = values();
+    let (_src, source) = source_copy();
+    let dir = tempfile::tempdir().expect("dir");
+    import(
+        dir.path(),
+        ImportArgs {
+            with_logs: false,
+            ..args(&source)
+        },
+    )
+    .await
+    .expect("imports");
+    let mock = common::mock_json::MockJson::start().await;
+    let base = mock.base.clone();
+    let server = TestServer::start_with(dir, move |c| {
+        c.github_url = base.clone();
+        c.github_api_url = format!("{base}/api");
+    })
+    .await;
+    let root = server
+        .login(
+            values["root"]["username"].as_str().expect("name"),
+            values["root"]["password"].as_str().expect("pass"),
+        )
+        .await;
+    for (key, value) in [
+        ("ServerAddress", server.base.as_str()),
+        ("GitHubOAuthEnabled", "true"),
+        ("GitHubClientId", "gh-client"),
+        ("GitHubClientSecret", "gh-secret"),
+    ] {
+        server.set_option_as(root, key, value).await;
+    }
+    assert_eq!(github_id_of(&server, 2), "login:alice-gh", "pending");
+
+    // Someone registered the login after the import: not alice.
+    github_answers(&mock, 777_001, "alice-gh", "2099-01-01T00:00:00Z");
+    let (_, body) = github_sign_in(&server).await;
+    assert_ne!(body["data"]["id"], 2, "{body}");
+    assert_ne!(body["data"]["require_2fa"], true, "{body}");
+    assert_eq!(github_id_of(&server, 2), "login:alice-gh", "still pending");
+
+    // The account that held the login before the import: alice's (her second factor follows).
+    github_answers(&mock, 4242, "alice-gh", "2015-03-04T05:06:07Z");
+    let (status, body) = github_sign_in(&server).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["require_2fa"], true, "alice's sign-in: {body}");
+    assert_eq!(github_id_of(&server, 2), "4242", "bound to the numeric id");
+}

@@ -5,7 +5,7 @@
 //!
 //! | table | model (file, commit read) | Tollgate |
 //! |---|---|---|
-//! | `users` | `User`, model/user.go @0089a12 | [`User`]: id, username, display_name, role, status, email, group (`"group"` quoted), quota, used_quota, request_count, aff_code, aff_count, aff_quota, `aff_history` → aff_history_quota, inviter_id, setting (JSON text), created_at; `password` (bcrypt) kept as it is and upgraded to argon2id at the first sign-in; `access_token` (plain char(32)) → its SHA-256; `github_id` numeric → bound, a login → not bound and listed; wechat_id, telegram_id, linux_do_id bound; `oidc_id`, `discord_id` listed; soft-deleted (`deleted_at` set) → deleted |
+//! | `users` | `User`, model/user.go @0089a12 | [`User`]: id, username, display_name, role, status, email, group (`"group"` quoted), quota, used_quota, request_count, aff_code, aff_count, aff_quota, `aff_history` → aff_history_quota, inviter_id, setting (JSON text), created_at; `password` (bcrypt) kept as it is and upgraded to argon2id at the first sign-in; `access_token` (plain char(32)) → its SHA-256; `github_id` numeric → bound, a login (stored before new-api's commit 424595e62) → a pending binding `login:<login>`, claimed at the first GitHub sign-in of an account created before the import, and listed; wechat_id, telegram_id, linux_do_id bound; `oidc_id`, `discord_id` listed; soft-deleted (`deleted_at` set) → deleted |
 //! | `tokens` | `Token`, model/token.go @0067bd9 | [`Token`]: id, user_id, `key` (quoted; stored without `sk-`) byte for byte, status, name, created_time, accessed_time, expired_time (-1 = never), remain_quota, unlimited_quota, model_limits_enabled, model_limits, allow_ips (an unreadable list disables the token: the incumbent never matched it), used_quota, group; soft-deleted tokens are not carried (they no longer authenticate there) |
 //! | `channels` | `Channel` + `ChannelInfo`, model/channel.go @0102ffa | [`Channel`]: id, type, key (multi-key: one per line; a JSON array one element per line), openai_organization, test_model, status, name, weight, created_time, test_time, response_time, base_url, other, balance, balance_updated_time, models, group, used_quota, model_mapping, status_code_mapping, priority, auto_ban, other_info, tag, setting (its `proxy` → proxy), param_override; `channel_info.multi_key_status_list` → the disabled keys of `other_info`; header_override, remark, settings listed when set; a type Tollgate has no adaptor for → imported disabled and listed |
 //! | `options` | `Option` (`key` PK, `value`), model/option.go @014c3ef | each through the option catalog's validation ([`tollgate_actors::options::catalog::normalize`], as a console save); refused and unknown keys listed |
@@ -319,10 +319,11 @@ pub fn user(row: &SourceRow, now: i64, notes: &mut Notes) -> Result<(User, i64),
         github
     } else {
         notes.add(
-            "GitHub logins not bound (a login, not GitHub's numeric id: the user binds again)",
+            "GitHub bindings pending (a login, not GitHub's numeric id: bound at the first GitHub \
+             sign-in with that login of an account created before the import)",
             format!("user {id} ({username}): {github}"),
         );
-        String::new()
+        format!("{}{github}", tollgate_storage::import::PENDING_LOGIN)
     };
     for (column, provider) in [("oidc_id", "OIDC"), ("discord_id", "Discord")] {
         let value = row.text(column);
@@ -756,7 +757,7 @@ mod tests {
         assert_eq!(user.password_hash, "$2a$10$abcdefghijklmnopqrstuu");
         assert_eq!(credited, 1250);
         assert_eq!(user.group, "default");
-        assert_eq!(user.github_id, "");
+        assert_eq!(user.github_id, "login:alice-gh", "pending");
         assert!(user.deleted_at.is_none());
         assert_eq!(
             user.access_token_hash.as_deref().map(str::len),

@@ -29,6 +29,40 @@ use crate::{
     ChannelId, Result, StorageError, Store, TokenId, UserId, codec, meta, options, sealing, tokens,
 };
 
+/// The prefix of a GitHub binding the incumbent stored as a login (not GitHub's numeric id):
+/// `github_id = "login:<login>"` waits for [`claim_github_login`].
+pub const PENDING_LOGIN: &str = "login:";
+
+/// Binds the GitHub account `external_id` (numeric) to the imported user whose pending binding is
+/// `login`, if the account was created (`account_created_at`, unix seconds) before the import
+/// (setup time) and no user is bound to it yet: a login can be renamed and registered again by
+/// someone else after the import, so a later account with the same login is not that user.
+/// Returns whether it bound. Blocking.
+pub fn claim_github_login(
+    store: &Store,
+    login: &str,
+    external_id: &str,
+    account_created_at: i64,
+) -> Result<bool> {
+    store.write_blocking(|wtx| {
+        let github = users::Provider::GitHub;
+        if login.is_empty() || users::find_by_identity_rw(wtx, github, external_id)?.is_some() {
+            return Ok(false);
+        }
+        let pending = format!("{PENDING_LOGIN}{login}");
+        let Some(mut user) = users::find_by_identity_rw(wtx, github, &pending)? else {
+            return Ok(false);
+        };
+        let setup = meta::setup_state_rw(wtx)?;
+        if !setup.done || account_created_at >= setup.at {
+            return Ok(false);
+        }
+        user.github_id = external_id.to_owned();
+        users::update(wtx, &user)?;
+        Ok(true)
+    })
+}
+
 /// The meta sequence that holds the last source log id imported (`--resume` starts after it).
 const LOG_CURSOR: &str = "import_log_cursor";
 

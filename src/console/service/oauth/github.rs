@@ -61,6 +61,9 @@ struct UserAnswer {
     login: String,
     #[serde(default)]
     name: Option<String>,
+    /// When the account was made (`2011-01-25T18:44:36Z`).
+    #[serde(default)]
+    created_at: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -138,6 +141,7 @@ impl GitHub {
         )
         .await
         .unwrap_or_default();
+        claim_imported_login(state, &user).await?;
         Ok(Identity {
             provider: Provider::GitHub,
             external_id: user.id.to_string(),
@@ -148,5 +152,62 @@ impl GitHub {
                 .find(|e| e.primary && e.verified)
                 .map(|e| e.email),
         })
+    }
+}
+
+/// An installation imported from new-api may hold a GitHub login instead of the numeric id for
+/// a user ([`tollgate_storage::import::claim_github_login`]): this account takes that binding
+/// when its login matches and GitHub made it before the import.
+async fn claim_imported_login(state: &AppState, user: &UserAnswer) -> Result<(), ConsoleError> {
+    let Some(created) = user.created_at.as_deref().and_then(unix_seconds) else {
+        return Ok(());
+    };
+    let (store, login, id) = (state.store.clone(), user.login.clone(), user.id.to_string());
+    let claimed = tokio::task::spawn_blocking(move || {
+        tollgate_storage::import::claim_github_login(&store, &login, &id, created)
+    })
+    .await
+    .map_err(|e| ConsoleError::Internal(e.to_string()))??;
+    if claimed {
+        tracing::info!(
+            github_id = user.id,
+            "an imported GitHub login binding was claimed"
+        );
+    }
+    Ok(())
+}
+
+/// Unix seconds of an RFC 3339 UTC time as GitHub writes it (`2011-01-25T18:44:36Z`).
+fn unix_seconds(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'Z' {
+        return None;
+    }
+    let num = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hh * 3600 + mm * 60 + ss)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn github_times_read_as_unix_seconds() {
+        assert_eq!(super::unix_seconds("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            super::unix_seconds("2011-01-25T18:44:36Z"),
+            Some(1_295_981_076)
+        );
+        assert_eq!(super::unix_seconds("2011-01-25 18:44:36"), None);
     }
 }
