@@ -397,6 +397,15 @@ async fn every_principal_gets_exactly_what_its_row_allows() {
     let (_, body) = root.get("/api/user/token").await;
     let root_token = body["data"].as_str().expect("root access token").to_owned();
 
+    // The relay refuses a caller with nothing available before reading the body (403): the
+    // user and the admin who call the relay and the playground get a balance, so that their
+    // rows answer for their role, not for an empty wallet.
+    for id in [user.id, admin_id] {
+        let (status, body) = root
+            .put("/api/user/", json!({"id": id, "quota": 1_000_000}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
     let user_key = api_key(&user).await;
     let banned_key = api_key(&banned).await;
     let deleted_key = api_key(&deleted).await;

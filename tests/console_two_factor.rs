@@ -394,12 +394,12 @@ async fn second_step_from(
 async fn wrong_codes_from_many_addresses_lock_the_accounts_second_step_for_an_hour() {
     let clock = tollgate::clock::Clock::stopped();
     let server_clock = clock.clone();
-    let server = TestServer::start_with(tempfile::tempdir().expect("tempdir"), move |c| {
+    // Set up first: behind trusted proxies setup needs the one-time token.
+    let server = TestServer::start_with(TestServer::set_up_dir().await, move |c| {
         c.clock = server_clock;
         c.trusted_proxies = vec!["127.0.0.0/8".parse().expect("cidr")];
     })
     .await;
-    server.root().await;
     let root = server.client_for(ROOT_USER, ROOT_PASS).await;
     server.create_user(&root, "alice", PASS).await;
     let alice = server.client_for("alice", PASS).await;

@@ -99,11 +99,11 @@ async fn behind_a_trusted_proxy_each_client_has_its_own_budget_and_ipv6_counts_p
 
 #[tokio::test]
 async fn allowed_ips_of_a_key_see_the_client_behind_a_trusted_proxy() {
-    let server = TestServer::start_with(tempfile::tempdir().expect("dir"), |c| {
+    // Set up first: behind trusted proxies setup needs the one-time token.
+    let server = TestServer::start_with(TestServer::set_up_dir().await, |c| {
         c.trusted_proxies = vec!["127.0.0.0/8".parse().expect("cidr")];
     })
     .await;
-    server.setup_root().await;
     let root = server.client_for(ROOT_USER, ROOT_PASS).await;
     server.create_user(&root, "payer", "password1").await;
     let payer = server.client_for("payer", "password1").await;

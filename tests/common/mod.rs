@@ -205,6 +205,15 @@ impl TestServer {
         assert_eq!(body["success"], true, "setup: {body}");
     }
 
+    /// A data directory whose server was set up with the standard root credentials and then
+    /// stopped: for a server that must start with a configuration under which setup needs the
+    /// one-time token (e.g. behind trusted proxies).
+    pub async fn set_up_dir() -> TempDir {
+        let server = TestServer::start().await;
+        server.setup_root().await;
+        server.stop().await
+    }
+
     /// Logs in with this server's client (the cookie is kept) and returns the user id.
     pub async fn login(&self, username: &str, password: &str) -> i64 {
         let (status, body) = self
