@@ -109,7 +109,7 @@ test('the drawing log shows a finished drawing with its image, the task log a fi
   await menu.getByRole('link', { name: '任务日志' }).click();
   await expect(page).toHaveURL(/\/task$/);
   const songRow = page.getByRole('row', { name: 'task suno-e2e' });
-  await expect(songRow.getByText('Suno')).toBeVisible();
+  await expect(songRow.getByText('Suno', { exact: true })).toBeVisible();
   await expect(songRow.getByText('生成音乐')).toBeVisible();
   await expect(songRow.getByText('成功')).toBeVisible();
   await expect(songRow.getByLabel('任务 suno-e2e 的音频')).toHaveAttribute(
