@@ -8,8 +8,6 @@ use std::collections::BTreeMap;
 
 use redb::{ReadTransaction, ReadableTable, WriteTransaction};
 
-use crate::channels::query::{self, ChannelQuery, Paged};
-use crate::channels::{self, Channel};
 use crate::logs::{LOG_CONSUME, LogEntry};
 use crate::tables::CHANNEL_USED;
 use crate::{ChannelId, Quota, Result, StorageError};
@@ -79,25 +77,6 @@ pub fn used_of(rtx: &ReadTransaction, channels: &[ChannelId]) -> Result<Vec<Quot
         .iter()
         .map(|c| Ok(Quota(table.get(c.0)?.map_or(0, |g| g.value()))))
         .collect()
-}
-
-/// One page of channels ([`query::page`]) with the quota used through each, in the same order.
-pub fn page_with_used(
-    rtx: &ReadTransaction,
-    query: &ChannelQuery,
-) -> Result<(Paged<Channel>, Vec<Quota>)> {
-    let found = query::page(rtx, query)?;
-    let ids: Vec<ChannelId> = found.items.iter().map(|c| c.id).collect();
-    let used = used_of(rtx, &ids)?;
-    Ok((found, used))
-}
-
-/// One channel with the quota used through it.
-pub fn get_with_used(rtx: &ReadTransaction, id: ChannelId) -> Result<Option<(Channel, Quota)>> {
-    let Some(channel) = channels::get(rtx, id)? else {
-        return Ok(None);
-    };
-    Ok(Some((channel, used(rtx, id)?)))
 }
 
 #[cfg(test)]

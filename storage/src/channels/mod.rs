@@ -8,10 +8,12 @@
 //!   [`abilities::rebuild`] behind POST /api/channel/fix.
 //! - [`query`]: listing with ordering, offset/limit and a total.
 //! - [`other_info`]: the status reason and the disabled keys kept in `other_info`.
+//! - [`with_used`]: records with the quota used through each (list and detail).
 
 pub mod abilities;
 pub mod other_info;
 pub mod query;
+pub mod with_used;
 
 use redb::{ReadTransaction, ReadableTable, WriteTransaction};
 use serde::{Deserialize, Serialize};

@@ -77,7 +77,7 @@ pub async fn list(
     query.limit = page_size;
     let (found, used) = state
         .store
-        .read(move |rtx| channel_usage::page_with_used(rtx, &query))
+        .read(move |rtx| channels::with_used::page_with_used(rtx, &query))
         .await?;
     Ok(Page {
         items: found
@@ -96,7 +96,7 @@ pub async fn list(
 pub async fn get(state: &AppState, id: ChannelId) -> Result<ChannelView, ConsoleError> {
     let (channel, used) = state
         .store
-        .read(move |rtx| channel_usage::get_with_used(rtx, id))
+        .read(move |rtx| channels::with_used::get_with_used(rtx, id))
         .await?
         .ok_or(ConsoleError::NotFound("channel"))?;
     Ok(ChannelView::from(&channel).with_used(used))
