@@ -1,5 +1,6 @@
 import { useTranslation } from 'react-i18next';
 
+import { Money } from '@/components/common/money';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 
@@ -74,5 +75,32 @@ export function RefundButton({
     <Button size="sm" variant="secondary" disabled={quota <= 0} onClick={onRefund}>
       {t('refund.button')}
     </Button>
+  );
+}
+
+/** The cells every task row ends with: the failure reason, the cost and, for admins, the refund. */
+export function TaskRowEnd({
+  task,
+  admin,
+  onRefund,
+}: {
+  task: { fail_reason: string; quota: number; refunded: boolean };
+  admin: boolean;
+  onRefund: () => void;
+}) {
+  return (
+    <>
+      <td className={task.fail_reason ? 'tasks__fail' : undefined}>
+        <LongText text={task.fail_reason} />
+      </td>
+      <td>
+        <Money quota={task.quota} />
+      </td>
+      {admin ? (
+        <td>
+          <RefundButton refunded={task.refunded} quota={task.quota} onRefund={onRefund} />
+        </td>
+      ) : null}
+    </>
   );
 }

@@ -6,7 +6,6 @@ import { drawingsQueryOptions } from '@/api/tasks';
 import type { DrawingTask, TaskFilter } from '@/api/tasks';
 import { isAdmin } from '@/api/user';
 import { ConfirmDialog } from '@/components/common/confirm-dialog';
-import { Money } from '@/components/common/money';
 import { ListBody } from '@/components/data-table/list-body';
 import { Pager } from '@/components/data-table/pager';
 import { useListPage } from '@/components/data-table/use-list-page';
@@ -17,7 +16,7 @@ import { Table } from '@/components/ui/table';
 import { formatTimestamp } from '@/lib/time';
 import { useSession } from '@/stores/session';
 
-import { ActionBadge, CodeBadge, Duration, LongText, RefundButton, StatusBadge } from './cells';
+import { ActionBadge, CodeBadge, Duration, LongText, StatusBadge, TaskRowEnd } from './cells';
 import { defaultDrawingWindow, duration } from './constants';
 import { TaskFilters } from './task-filters';
 import { useRefund } from './use-refund';
@@ -119,21 +118,7 @@ function DrawingTable({
             <td>
               <LongText text={task.prompt_en} />
             </td>
-            <td className={task.fail_reason ? 'tasks__fail' : undefined}>
-              <LongText text={task.fail_reason} />
-            </td>
-            <td>
-              <Money quota={task.quota} />
-            </td>
-            {admin ? (
-              <td>
-                <RefundButton
-                  refunded={task.refunded}
-                  quota={task.quota}
-                  onRefund={() => onRefund(task)}
-                />
-              </td>
-            ) : null}
+            <TaskRowEnd task={task} admin={admin} onRefund={() => onRefund(task)} />
           </tr>
         ))}
       </tbody>
