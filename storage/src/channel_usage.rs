@@ -1,5 +1,6 @@
-//! Quota used through each channel ([`CHANNEL_USED`]): the log writer adds a batch's consume
-//! rows per channel in the transaction that inserts them ([`add_rows`]), so a channel's used
+//! Quota used through each channel ([`CHANNEL_USED`]): whoever inserts consume rows adds them
+//! per channel in the same transaction ([`add_rows`]) — the log writer's batches, a task's
+//! charge and its refund ([`crate::tasks`]) — so a channel's used
 //! quota always equals the sum of its consume rows; the console reads it beside the channel
 //! record ([`used`], [`used_of`]). Deleting old log rows keeps it (it is history, as the users'
 //! used quota is).

@@ -93,6 +93,7 @@ fn submit(
         log_type: LOG_CONSUME,
         user_id: user,
         model_name: "mj_imagine".into(),
+        channel_id: 3,
         ..LogEntry::default()
     };
     store
@@ -130,6 +131,11 @@ fn a_charge_comes_with_its_task_and_a_refund_returns_it_once() {
     let task = submit(&store, user, token, TaskKind::Midjourney, "mj-1", 100);
     assert_eq!(task.quota, 100);
     assert_eq!(books(&store, user, token), (900, 100, 1_000, 100, 400, 100));
+    assert_eq!(
+        channel_used(&store),
+        100,
+        "the charge counts on its channel"
+    );
 
     let refunded = store
         .write_blocking(|wtx| refund(wtx, task.id, "timeout", 200))
@@ -140,6 +146,11 @@ fn a_charge_comes_with_its_task_and_a_refund_returns_it_once() {
     assert_eq!((quota, used, remain, token_used), (1_000, 0, 500, 0));
     assert_eq!(quota + used, credited, "balance + used == credited");
     assert_eq!(logged, used, "consume rows (the refund negative) == used");
+    assert_eq!(
+        channel_used(&store),
+        0,
+        "the refund moves the channel's count back"
+    );
 
     let again = store
         .write_blocking(|wtx| refund(wtx, task.id, "timeout", 300))
@@ -302,4 +313,12 @@ fn progress_reads_as_a_percent() {
     assert_eq!(t("100%").progress_percent(), 100);
     assert_eq!(t("").progress_percent(), 0);
     assert_eq!(t("x").progress_percent(), 0);
+}
+
+/// Quota used through the tasks' channel (3), as the console's channel list shows it.
+fn channel_used(store: &Store) -> i64 {
+    store
+        .read_blocking(|rtx| crate::channel_usage::used(rtx, crate::ChannelId(3)))
+        .expect("read")
+        .0
 }

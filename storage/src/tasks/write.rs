@@ -17,7 +17,7 @@ use super::{FAILURE, Task, keys};
 use crate::logs::{self, LOG_CONSUME, LogEntry};
 use crate::tables::{TASK_BY_KEY, TASK_COUNTS, TASK_OPEN, TASKS};
 use crate::usage::{self, BalanceChange};
-use crate::{Result, StorageError, TokenId, UserId, codec, meta};
+use crate::{Result, StorageError, TokenId, UserId, channel_usage, codec, meta};
 
 /// Inserts `task` (its id assigned) with its index keys, counters and open-set entry.
 pub fn insert(wtx: &WriteTransaction, mut task: Task) -> Result<Task> {
@@ -51,6 +51,7 @@ pub fn insert_charged(
 ) -> Result<Task> {
     usage::apply(wtx, change)?;
     log.quota = change.charged;
+    channel_usage::add_rows(wtx, [&log])?;
     logs::insert(wtx, log)?;
     task.quota = change.charged;
     insert(wtx, task)
@@ -290,6 +291,7 @@ pub fn refund(wtx: &WriteTransaction, id: i64, reason: &str, now: i64) -> Result
         .to_string(),
         ..LogEntry::default()
     };
+    channel_usage::add_rows(wtx, [&log])?;
     let log_id = logs::insert(wtx, log)?;
     Ok(Some(Refunded {
         user: task.user_id,
