@@ -13,7 +13,7 @@ use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use tollgate_actors::options::OptionsSnapshot;
 
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 
 /// Seconds to wait for the SMTP server before giving up.
 const SMTP_TIMEOUT_SECS: u64 = 15;
@@ -27,9 +27,7 @@ pub async fn send(
 ) -> Result<(), ConsoleError> {
     let server = options.text("SMTPServer");
     if server.is_empty() {
-        return Err(ConsoleError::Mail(
-            "the administrator has not configured SMTP, so no mail can be sent".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::SmtpNotConfigured));
     }
     let account = options.text("SMTPAccount");
     let from_text = match options.text("SMTPFrom") {
@@ -39,21 +37,21 @@ pub async fn send(
     let from: Mailbox = format!("{} <{from_text}>", options.text("SystemName"))
         .parse()
         .or_else(|_| from_text.parse())
-        .map_err(|_| ConsoleError::Mail("SMTPFrom is not a valid address".into()))?;
+        .map_err(|_| ConsoleError::of(ErrorCode::SmtpFromInvalid))?;
     let to: Mailbox = to
         .parse()
-        .map_err(|_| ConsoleError::Invalid("not a valid email address".into()))?;
+        .map_err(|_| ConsoleError::of(ErrorCode::EmailInvalid))?;
     let message = Message::builder()
         .from(from)
         .to(to)
         .subject(subject)
         .header(ContentType::TEXT_HTML)
         .body(html)
-        .map_err(|e| ConsoleError::Mail(format!("cannot build the mail: {e}")))?;
+        .map_err(|e| ConsoleError::with_args(ErrorCode::MailBuildFailed, [e.to_string()]))?;
 
     let port = u16::try_from(options.int("SMTPPort")).unwrap_or(587);
     let tls_params = TlsParameters::new(server.to_owned())
-        .map_err(|e| ConsoleError::Mail(format!("SMTP TLS setup failed: {e}")))?;
+        .map_err(|e| ConsoleError::with_args(ErrorCode::SmtpTlsFailed, [e.to_string()]))?;
     let tls = tls_mode(
         options.flag("SMTPSSLEnabled"),
         options.flag("SMTPAllowPlaintext"),
@@ -71,7 +69,7 @@ pub async fn send(
     }
     builder.build().send(message).await.map_err(|e| {
         tracing::warn!(server, port, error = %e, "sending mail failed");
-        ConsoleError::Mail("sending the mail failed; ask the administrator to check SMTP".into())
+        ConsoleError::of(ErrorCode::MailSendFailed)
     })?;
     Ok(())
 }

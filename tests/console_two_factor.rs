@@ -438,6 +438,8 @@ async fn wrong_codes_from_many_addresses_lock_the_accounts_second_step_for_an_ho
     let (status, body) = second_step_from(&server, &client, addr, &app.code()).await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
     assert_eq!(body["code"], "two_factor_locked", "{body}");
+    assert_eq!(body["detail"], "two_factor_locked_for", "{body}");
+    assert_eq!(body["args"], json!(["60"]), "the minutes left: {body}");
     assert!(
         body["message"]
             .as_str()

@@ -13,7 +13,7 @@ use tokio_util::io::ReaderStream;
 
 use super::service::audit::AuditIp;
 use super::service::backup_access::{self, BackupCaller, Created, TokenView};
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::api::{Access, ApiRouter, delete, get};
 use crate::http::client_ip::Limited;
 use crate::http::envelope::{Envelope, done, ok};
@@ -113,7 +113,7 @@ async fn revoke_token(
 ) -> Result<Envelope<()>, ConsoleError> {
     let id: i64 = id
         .parse()
-        .map_err(|_| ConsoleError::Invalid("bad backup token id".into()))?;
+        .map_err(|_| ConsoleError::of(ErrorCode::BackupTokenIdInvalid))?;
     backup_access::revoke(&state, &session.user, id, ip).await?;
     Ok(done("backup token revoked"))
 }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::service::audit::{AuditIp, Auditor};
 use super::service::logs::{self, LogPageView, LogQuery, ProgressView, StatView, Viewer};
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::envelope::{Envelope, ok};
 use crate::http::extract::{AdminSession, ApiQuery, RootSession, Session};
 use crate::http::page::PageQuery;
@@ -83,9 +83,9 @@ async fn delete_logs(
     AuditIp(ip): AuditIp,
     ApiQuery(q): ApiQuery<DeleteQuery>,
 ) -> Result<Envelope<u64>, ConsoleError> {
-    let target = q.target_timestamp.ok_or_else(|| {
-        ConsoleError::Invalid("target_timestamp is required (unix seconds)".into())
-    })?;
+    let target = q
+        .target_timestamp
+        .ok_or_else(|| ConsoleError::of(ErrorCode::LogDeleteTimeRequired))?;
     let p = logs::delete_before(&state, target, &Auditor::user(&root.user, ip)).await?;
     tracing::info!(by = %root.user.id, target, rows = p.total, "log deletion requested");
     let mut answer = ok(p.total);

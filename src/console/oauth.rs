@@ -20,7 +20,7 @@ use super::service::session::{self, SESSION_COOKIE, SessionClaims};
 use super::service::two_factor::signin;
 use super::service::user_view::UserView;
 use crate::clock::now_unix;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::client_ip::Limited;
 use crate::http::envelope::ok;
 use crate::http::extract::{ApiQuery, Session};
@@ -184,15 +184,11 @@ fn telegram_identity(
 ) -> Result<Identity, ConsoleError> {
     let options = state.options.current();
     if !options.flag("TelegramOAuthEnabled") {
-        return Err(ConsoleError::Disabled(
-            "the administrator has not enabled Telegram sign-in",
-        ));
+        return Err(ConsoleError::of(ErrorCode::TelegramDisabled));
     }
     let token = options.text("TelegramBotToken");
     if token.is_empty() {
-        return Err(ConsoleError::Disabled(
-            "Telegram sign-in is not configured (bot token)",
-        ));
+        return Err(ConsoleError::of(ErrorCode::TelegramNotConfigured));
     }
     let now = now_unix();
     let verified = telegram::verify(fields, token, now)?;
@@ -201,10 +197,7 @@ fn telegram_identity(
         .oauth_states
         .spend(&digest, verified.expires_at, now)?
     {
-        return Err(ConsoleError::Invalid(
-            "Telegram sign-in refused: this authorization was used already; sign in with              Telegram again"
-                .into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::TelegramReplayed));
     }
     Ok(verified.identity)
 }

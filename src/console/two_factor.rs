@@ -17,7 +17,7 @@ use super::service::session;
 use super::service::two_factor::{self, RecoveryCodes, Setup, Stats, Status, signin};
 use super::service::user_view::UserView;
 use crate::clock::now_unix;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::api::{Access, ApiRouter, delete, get, post};
 use crate::http::client_ip::Limited;
 use crate::http::envelope::{Envelope, done, ok};
@@ -55,9 +55,7 @@ impl CodeBody {
     fn code(self) -> Result<String, ConsoleError> {
         let code = self.code.trim().to_owned();
         if code.is_empty() {
-            return Err(ConsoleError::Invalid(
-                "enter the code from your authenticator app".into(),
-            ));
+            return Err(ConsoleError::of(ErrorCode::TwoFactorCodeRequired));
         }
         Ok(code)
     }
@@ -169,7 +167,7 @@ async fn reset_user(
 ) -> Result<Envelope<()>, ConsoleError> {
     let id: i64 = id
         .parse()
-        .map_err(|_| ConsoleError::Invalid("bad user id".into()))?;
+        .map_err(|_| ConsoleError::of(ErrorCode::BadUserId))?;
     two_factor::reset(&state, &admin.user, UserId(id), ip).await?;
     Ok(done("two-factor authentication reset"))
 }

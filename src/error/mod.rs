@@ -1,6 +1,7 @@
 //! The two error types at the HTTP boundary and their one mapping each to a wire shape:
-//! [`ConsoleError`] → `{success:false, message, code}` and [`RelayError`] →
-//! `{"error":{"message","type","code"}}` (OpenAI's shape).
+//! [`ConsoleError`] → `{success:false, message, code, detail?, args?}` (`code` the general code,
+//! `detail` and `args` the refusal's specific code and its arguments, see [`ErrorCode`]) and
+//! [`RelayError`] → `{"error":{"message","type","code"}}` (OpenAI's shape).
 //!
 //! Internal errors answer a generic message; the cause is logged once, here, at `error` level.
 //! Client mistakes (4xx) are logged at `debug`.
@@ -19,72 +20,50 @@ pub use codes::ErrorCode;
 /// A failure of a console (`/api/*`) request.
 #[derive(Debug, thiserror::Error)]
 pub enum ConsoleError {
-    /// Input failed validation; the message says what to fix.
+    /// A refusal with its own specific code; the message is the code's English text with
+    /// `args` in its places.
+    #[error("{}", code.render(args))]
+    Coded {
+        /// The specific code (its general code decides the status).
+        code: ErrorCode,
+        /// What stands in the text's `{}` places, in order.
+        args: Vec<String>,
+    },
+    /// Input failed validation; the message says what to fix (text from elsewhere, e.g. a
+    /// body that does not parse).
     #[error("{0}")]
     Invalid(String),
     /// Not logged in, or the session is no longer valid.
     #[error("not logged in or the session has expired, please log in again")]
     NotLoggedIn,
-    /// The `New-Api-User` header does not match the session.
-    #[error("{0}")]
-    UserHeader(&'static str),
     /// The user's role is too low for this action.
     #[error("insufficient privileges")]
     Forbidden,
-    /// A permission rule refused the action; the message names the rule.
-    #[error("{0}")]
-    Denied(&'static str),
-    /// The feature is switched off by the admin; the message says which.
-    #[error("{0}")]
-    Disabled(&'static str),
     /// Too many requests from this address.
     #[error("too many requests, please try again later")]
     TooManyRequests,
     /// The bot check failed.
     #[error("Turnstile verification failed, please refresh and try again")]
     TurnstileFailed,
-    /// A verification code or reset link is wrong, used or expired.
-    #[error("{0}")]
-    CodeInvalid(&'static str),
-    /// A third-party sign-in's state is missing, foreign, expired or used; says which.
-    #[error("{0}")]
-    OAuthState(&'static str),
     /// The third-party identity is bound to another account already.
-    #[error("this {0} account is already bound to another user")]
+    #[error("{}", ErrorCode::IdentityBoundElsewhere.render(&[.0.to_string()]))]
     AlreadyBound(&'static str),
-    /// The action needs two-factor authentication, which is not on for this account.
-    #[error("{0}")]
-    TwoFactorNotEnabled(&'static str),
-    /// The action needs a recent two-factor verification of this session.
-    #[error("{0}")]
-    TwoFactorRequired(&'static str),
     /// Too many wrong second-factor codes for this account within an hour: every code is
     /// refused for a while.
-    #[error(
-        "too many wrong two-factor codes: this account's two-factor check is locked for {minutes} \
-         more minutes (a password reset by mail, or an administrator resetting two-factor, still \
-         works)"
-    )]
+    #[error("{}", ErrorCode::TwoFactorLockedFor.render(&[minutes.to_string()]))]
     TwoFactorLocked {
         /// Minutes until the lock ends (rounded up).
         minutes: i64,
     },
     /// Several wrong second-factor codes in a row: the next one must wait.
-    #[error("too many wrong two-factor codes; wait {seconds} s before entering the next one")]
+    #[error("{}", ErrorCode::TwoFactorWaitFor.render(&[seconds.to_string()]))]
     TwoFactorWait {
         /// Seconds to wait.
         seconds: i64,
     },
-    /// The action needs the caller to prove again who they are (password, two-factor code, or
-    /// a fresh third-party sign-in); the message says which.
-    #[error("{0}")]
-    ReauthRequired(&'static str),
     /// The system access token is unknown.
     #[error("invalid access token")]
     InvalidAccessToken,
-    /// Sending mail failed (SMTP not configured or unreachable).
-    #[error("{0}")]
-    Mail(String),
     /// The user is banned.
     #[error("this user has been banned")]
     UserDisabled,
@@ -109,10 +88,8 @@ pub enum ConsoleError {
     /// A unique value is taken.
     #[error("{0} already exists")]
     Conflict(&'static str),
-    /// The feature is not available for this input (e.g. a channel type without a balance API).
-    #[error("{0}")]
-    NotSupported(String),
-    /// An upstream provider (or proxy) failed; the message says how (never with a key).
+    /// An upstream provider (or proxy) failed; the message says how (never with a key; text
+    /// from the HTTP client).
     #[error("{0}")]
     Upstream(String),
     /// Storage failed (internal).
@@ -124,25 +101,55 @@ pub enum ConsoleError {
 }
 
 impl ConsoleError {
-    /// The code of this error in the [`ErrorCode`] table.
+    /// A refusal with a specific code whose text has no arguments.
+    pub const fn of(code: ErrorCode) -> ConsoleError {
+        ConsoleError::Coded {
+            code,
+            args: Vec::new(),
+        }
+    }
+
+    /// A refusal with a specific code and the arguments of its text.
+    pub fn with_args<const N: usize>(code: ErrorCode, args: [String; N]) -> ConsoleError {
+        ConsoleError::Coded {
+            code,
+            args: args.into(),
+        }
+    }
+
+    /// The specific code of this error and its text's arguments, when it has one.
+    pub fn detail(&self) -> Option<(ErrorCode, Vec<String>)> {
+        match self {
+            ConsoleError::Coded { code, args } => Some((*code, args.clone())),
+            ConsoleError::TwoFactorLocked { minutes } => {
+                Some((ErrorCode::TwoFactorLockedFor, vec![minutes.to_string()]))
+            }
+            ConsoleError::TwoFactorWait { seconds } => {
+                Some((ErrorCode::TwoFactorWaitFor, vec![seconds.to_string()]))
+            }
+            ConsoleError::AlreadyBound(provider) => Some((
+                ErrorCode::IdentityBoundElsewhere,
+                vec![(*provider).to_owned()],
+            )),
+            ConsoleError::NotFound(what) => not_found_code(what).map(|c| (c, Vec::new())),
+            ConsoleError::Conflict(what) => taken_code(what).map(|c| (c, Vec::new())),
+            _ => None,
+        }
+    }
+
+    /// The general code of this error in the [`ErrorCode`] table (it decides the status).
     pub fn code(&self) -> ErrorCode {
         match self {
+            ConsoleError::Coded { code, .. } => code.general(),
             ConsoleError::Invalid(_) => ErrorCode::InvalidRequest,
             ConsoleError::NotLoggedIn => ErrorCode::NotLoggedIn,
-            ConsoleError::UserHeader(_) => ErrorCode::UserHeaderMismatch,
-            ConsoleError::Forbidden | ConsoleError::Denied(_) => ErrorCode::Forbidden,
-            ConsoleError::Disabled(_) => ErrorCode::FeatureDisabled,
+            ConsoleError::Forbidden => ErrorCode::Forbidden,
             ConsoleError::TooManyRequests => ErrorCode::TooManyRequests,
             ConsoleError::TurnstileFailed => ErrorCode::TurnstileFailed,
-            ConsoleError::CodeInvalid(_) | ConsoleError::OAuthState(_) => ErrorCode::CodeInvalid,
             ConsoleError::AlreadyBound(_) => ErrorCode::Conflict,
-            ConsoleError::TwoFactorNotEnabled(_) => ErrorCode::TwoFactorNotEnabled,
-            ConsoleError::TwoFactorRequired(_) => ErrorCode::TwoFactorRequired,
             ConsoleError::TwoFactorLocked { .. } => ErrorCode::TwoFactorLocked,
             ConsoleError::TwoFactorWait { .. } => ErrorCode::TwoFactorWait,
-            ConsoleError::ReauthRequired(_) => ErrorCode::ReauthRequired,
             ConsoleError::InvalidAccessToken => ErrorCode::NotLoggedIn,
-            ConsoleError::Mail(_) => ErrorCode::MailFailed,
             ConsoleError::UserDisabled => ErrorCode::UserDisabled,
             ConsoleError::BadCredentials => ErrorCode::BadCredentials,
             ConsoleError::PasswordLoginDisabled => ErrorCode::PasswordLoginDisabled,
@@ -151,7 +158,6 @@ impl ConsoleError {
             ConsoleError::RedemptionUsed => ErrorCode::RedemptionUsed,
             ConsoleError::NotFound(_) => ErrorCode::NotFound,
             ConsoleError::Conflict(_) => ErrorCode::Conflict,
-            ConsoleError::NotSupported(_) => ErrorCode::NotImplemented,
             ConsoleError::Upstream(_) => ErrorCode::UpstreamFailed,
             ConsoleError::Storage(_) | ConsoleError::Internal(_) => ErrorCode::Internal,
         }
@@ -168,9 +174,63 @@ impl From<StorageError> for ConsoleError {
     }
 }
 
+/// The specific code of "{what} not found", for the records the console names.
+fn not_found_code(what: &str) -> Option<ErrorCode> {
+    Some(match what {
+        "channel" => ErrorCode::ChannelNotFound,
+        "user" => ErrorCode::UserNotFound,
+        "redemption code" => ErrorCode::RedemptionNotFound,
+        "token" => ErrorCode::TokenNotFound,
+        "sign-in provider" => ErrorCode::ProviderNotFound,
+        "route" => ErrorCode::RouteNotFound,
+        "order" => ErrorCode::OrderNotFound,
+        "log" => ErrorCode::LogNotFound,
+        "task" => ErrorCode::TaskNotFound,
+        "backup token" => ErrorCode::BackupTokenNotFound,
+        _ => return None,
+    })
+}
+
+/// The specific code of "{what} already exists", for the values the console names.
+fn taken_code(what: &str) -> Option<ErrorCode> {
+    Some(match what {
+        "username" => ErrorCode::UsernameTaken,
+        "email" => ErrorCode::EmailTaken,
+        "token key" => ErrorCode::TokenKeyTaken,
+        "identity" => ErrorCode::IdentityTaken,
+        _ => return None,
+    })
+}
+
 impl From<OptionError> for ConsoleError {
     fn from(e: OptionError) -> Self {
-        ConsoleError::Invalid(e.to_string())
+        let key = |k: &str| k.to_owned();
+        match e {
+            OptionError::UnknownKey(k) => ConsoleError::with_args(ErrorCode::OptionUnknown, [k]),
+            OptionError::NotBool(k) => ConsoleError::with_args(ErrorCode::OptionNotBool, [key(k)]),
+            OptionError::NotInteger(k) => {
+                ConsoleError::with_args(ErrorCode::NotAnInteger, [key(k)])
+            }
+            OptionError::NotNumber(k) => {
+                ConsoleError::with_args(ErrorCode::OptionNotNumber, [key(k)])
+            }
+            OptionError::TooSmall { key: k, min } => {
+                ConsoleError::with_args(ErrorCode::OptionTooSmall, [key(k), min])
+            }
+            OptionError::TooLarge { key: k, max } => {
+                ConsoleError::with_args(ErrorCode::OptionTooLarge, [key(k), max])
+            }
+            OptionError::NotJson(k) => ConsoleError::with_args(ErrorCode::OptionNotJson, [key(k)]),
+            OptionError::NotHttpUrl(k) => {
+                ConsoleError::with_args(ErrorCode::OptionNotHttp, [key(k)])
+            }
+            OptionError::RefusedScheme { key: k, scheme } => {
+                ConsoleError::with_args(ErrorCode::OptionRefusedScheme, [key(k), key(scheme)])
+            }
+            OptionError::BadShape { key: k, reason } => {
+                ConsoleError::with_args(ErrorCode::OptionBadShape, [key(k), reason])
+            }
+        }
     }
 }
 
@@ -186,14 +246,23 @@ impl From<ActorError> for ConsoleError {
 
 impl IntoResponse for ConsoleError {
     fn into_response(self) -> Response {
-        let code = self.code();
-        if code == ErrorCode::Internal {
+        let general = self.code();
+        if general == ErrorCode::Internal {
             tracing::error!(error = ?self, "console request failed");
         } else {
             tracing::debug!(error = %self, "console request refused");
         }
-        let body = json!({ "success": false, "message": self.to_string(), "code": code.as_str() });
-        (code.status(), Json(body)).into_response()
+        let mut body =
+            json!({ "success": false, "message": self.to_string(), "code": general.as_str() });
+        // The refusal's specific code, so that the console can say it in the reader's language;
+        // internal errors keep their generic message and code.
+        if let Some((detail, args)) = self.detail().filter(|_| general != ErrorCode::Internal) {
+            body["detail"] = json!(detail.as_str());
+            if !args.is_empty() {
+                body["args"] = json!(args);
+            }
+        }
+        (general.status(), Json(body)).into_response()
     }
 }
 

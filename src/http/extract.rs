@@ -12,7 +12,7 @@ use tollgate_storage::users::{self, ROLE_ADMIN, ROLE_ROOT, STATUS_ENABLED, User}
 
 use crate::console::service::secrets::sha256_hex;
 use crate::console::service::session::{self, SESSION_COOKIE, SessionClaims};
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// Header every authenticated console call carries; must equal the authenticated user's id.
@@ -170,19 +170,14 @@ fn check_user_header(parts: &Parts, id: UserId) -> Result<(), ConsoleError> {
     let header = parts
         .headers
         .get(USER_HEADER)
-        .ok_or(ConsoleError::UserHeader("New-Api-User header not provided"))?;
-    let claimed: UserId =
-        header
-            .to_str()
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .ok_or(ConsoleError::UserHeader(
-                "New-Api-User header has a bad format",
-            ))?;
+        .ok_or(ConsoleError::of(ErrorCode::UserHeaderMissing))?;
+    let claimed: UserId = header
+        .to_str()
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .ok_or(ConsoleError::of(ErrorCode::UserHeaderBadFormat))?;
     if claimed != id {
-        return Err(ConsoleError::UserHeader(
-            "New-Api-User header does not match the session",
-        ));
+        return Err(ConsoleError::of(ErrorCode::UserHeaderSessionMismatch));
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ use axum::routing::get;
 use tollgate_storage::users::{ROLE_ROOT, STATUS_ENABLED};
 
 use super::Metrics;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::extract::{RootSession, USER_HEADER, bearer_token, user_by_access_token};
 use crate::state::AppState;
 
@@ -40,9 +40,7 @@ async fn authorize(state: &AppState, headers: &HeaderMap, token: &str) -> Result
     if let Some(claimed) = headers.get(USER_HEADER)
         && claimed.to_str().ok().and_then(|v| v.parse::<i64>().ok()) != Some(user.id.0)
     {
-        return Err(ConsoleError::UserHeader(
-            "New-Api-User header does not match the access token",
-        ));
+        return Err(ConsoleError::of(ErrorCode::UserHeaderTokenMismatch));
     }
     if user.role < ROLE_ROOT || user.status != STATUS_ENABLED {
         return Err(ConsoleError::Forbidden);

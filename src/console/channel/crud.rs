@@ -15,7 +15,7 @@ use crate::console::service::channel::view::ChannelView;
 use crate::console::service::channel::{
     self as service, CreateRequest, Created, DEFAULT_PAGE_SIZE,
 };
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::envelope::{Envelope, Page, ok};
 use crate::http::extract::{AdminSession, ApiJson, ApiQuery, RootSession};
 use crate::state::AppState;
@@ -66,7 +66,7 @@ impl ListParams {
 /// Parses a path id.
 pub fn channel_id(raw: &str) -> Result<ChannelId, ConsoleError> {
     raw.parse()
-        .map_err(|_| ConsoleError::Invalid(format!("invalid channel id {raw:?}")))
+        .map_err(|_| ConsoleError::with_args(ErrorCode::ChannelIdInvalid, [format!("{raw:?}")]))
 }
 
 /// GET /api/channel/

@@ -6,7 +6,7 @@ use tollgate_storage::WriteTransaction;
 use tollgate_storage::{StorageError, users};
 
 use super::secrets::random_alnum;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 
 /// Longest username (spec 01 §5).
 pub const MAX_USERNAME_LEN: usize = 12;
@@ -21,17 +21,16 @@ const AFF_CODE_LEN: usize = 8;
 pub fn validate_username(name: &str) -> Result<String, ConsoleError> {
     let name = name.trim();
     if name.is_empty() {
-        return Err(ConsoleError::Invalid("the username is required".into()));
+        return Err(ConsoleError::of(ErrorCode::UsernameRequired));
     }
     if name.chars().count() > MAX_USERNAME_LEN {
-        return Err(ConsoleError::Invalid(format!(
-            "the username must be at most {MAX_USERNAME_LEN} characters"
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::UsernameTooLong,
+            [MAX_USERNAME_LEN.to_string()],
+        ));
     }
     if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(ConsoleError::Invalid(
-            "the username cannot contain spaces".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::UsernameHasSpaces));
     }
     Ok(name.to_owned())
 }
@@ -40,9 +39,10 @@ pub fn validate_username(name: &str) -> Result<String, ConsoleError> {
 pub fn validate_password(password: &str) -> Result<(), ConsoleError> {
     let len = password.chars().count();
     if !(MIN_PASSWORD_LEN..=MAX_PASSWORD_LEN).contains(&len) {
-        return Err(ConsoleError::Invalid(format!(
-            "the password must be {MIN_PASSWORD_LEN} to {MAX_PASSWORD_LEN} characters long"
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::PasswordLength,
+            [MIN_PASSWORD_LEN.to_string(), MAX_PASSWORD_LEN.to_string()],
+        ));
     }
     Ok(())
 }
@@ -72,9 +72,9 @@ pub fn check_email(email: &str, options: &OptionsSnapshot) -> Result<String, Con
         .filter(|(l, d)| {
             !l.is_empty() && d.contains('.') && !d.starts_with('.') && !d.ends_with('.')
         })
-        .ok_or_else(|| ConsoleError::Invalid("not a valid email address".into()))?;
+        .ok_or_else(|| ConsoleError::of(ErrorCode::EmailInvalid))?;
     if email.chars().any(|c| c.is_whitespace() || c.is_control()) || domain.contains('@') {
-        return Err(ConsoleError::Invalid("not a valid email address".into()));
+        return Err(ConsoleError::of(ErrorCode::EmailInvalid));
     }
     if options.flag("EmailDomainRestrictionEnabled") {
         let allowed = options
@@ -83,18 +83,14 @@ pub fn check_email(email: &str, options: &OptionsSnapshot) -> Result<String, Con
             .map(|d| d.trim().to_lowercase())
             .any(|d| d == domain);
         if !allowed {
-            return Err(ConsoleError::Invalid(
-                "the administrator only allows registration with whitelisted email domains".into(),
-            ));
+            return Err(ConsoleError::of(ErrorCode::EmailDomainNotAllowed));
         }
     }
     if options.flag("EmailAliasRestrictionEnabled")
         && (local.contains('+')
             || (local.contains('.') && DOT_INSENSITIVE_DOMAINS.contains(&domain)))
     {
-        return Err(ConsoleError::Invalid(
-            "email aliases (plus-addressing or dotted Gmail addresses) are not allowed".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::EmailAliasRefused));
     }
     Ok(email)
 }

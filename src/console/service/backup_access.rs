@@ -25,7 +25,7 @@ use super::audit::Auditor;
 use super::secrets::{random_alnum, sha256_hex};
 use super::two_factor;
 use crate::clock::now_unix;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::extract::{RootSession, Session, bearer_token};
 use crate::state::AppState;
 
@@ -85,11 +85,7 @@ impl FromRequestParts<AppState> for BackupCaller {
         }
         let RootSession(session) = RootSession::from_request_parts(parts, state).await?;
         if session.via_access_token() && !state.two_factor.is_verified(&session.key, now_unix()) {
-            return Err(ConsoleError::TwoFactorRequired(
-                "a backup with a system access token needs POST /api/verify with a two-factor \
-                 code through that token within the last 5 minutes; or use a backup token \
-                 (personal settings)",
-            ));
+            return Err(ConsoleError::of(ErrorCode::BackupNeedsVerify));
         }
         Ok(BackupCaller::Session(session))
     }
@@ -208,21 +204,17 @@ pub async fn create(
     let name = name.trim();
     let name = if name.is_empty() { "backup" } else { name };
     if name.chars().count() > MAX_NAME_CHARS {
-        return Err(ConsoleError::Invalid(format!(
-            "the name is longer than {MAX_NAME_CHARS} characters"
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::BackupTokenNameTooLong,
+            [MAX_NAME_CHARS.to_string()],
+        ));
     }
     if !two_factor::is_enabled(state, user.id).await? {
-        return Err(ConsoleError::TwoFactorNotEnabled(
-            "a backup token needs two-factor authentication: turn it on in your personal \
-             settings first",
-        ));
+        return Err(ConsoleError::of(ErrorCode::BackupTokenNeedsTwoFactor));
     }
     let code = code.trim();
     if code.is_empty() {
-        return Err(ConsoleError::Invalid(
-            "enter the code from your authenticator app".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::TwoFactorCodeRequired));
     }
     two_factor::prove(state, user.id, code.to_owned()).await?;
     let token = format!("{TOKEN_PREFIX}{}", random_alnum(TOKEN_LEN));

@@ -9,7 +9,7 @@ use tollgate_storage::logs::dashboard::{self, DashRow};
 use tollgate_storage::{StorageError, UserId, users};
 
 use crate::clock::now_unix;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// The longest range a user may ask for at once (new-api: one month).
@@ -42,9 +42,7 @@ impl DataQuery {
             .filter(|t| *t > 0)
             .unwrap_or_else(|| end.saturating_sub(DEFAULT_SPAN));
         if start > end {
-            return Err(ConsoleError::Invalid(
-                "start_timestamp must not be after end_timestamp".into(),
-            ));
+            return Err(ConsoleError::of(ErrorCode::TimeRangeReversed));
         }
         Ok((start, end))
     }
@@ -96,9 +94,7 @@ pub async fn own(
 ) -> Result<Vec<DataView>, ConsoleError> {
     let (start, end) = q.range()?;
     if end - start > MAX_SELF_SPAN {
-        return Err(ConsoleError::Invalid(
-            "the time span cannot exceed one month".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::TimeSpanTooLong));
     }
     let rows = state
         .store

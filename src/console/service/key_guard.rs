@@ -6,7 +6,7 @@
 
 use tollgate_storage::channels::Channel;
 
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 
 /// Refuses an update by an admin who is not root that changes where `current`'s stored key
 /// goes, unless the update carries a key of its own (`key_entered`).
@@ -21,10 +21,7 @@ pub fn check(
         || next.channel_type != current.channel_type;
     let holds_key = !current.key.expose().trim().is_empty();
     if redirected && holds_key && !root && !key_entered {
-        return Err(ConsoleError::Denied(
-            "only root may change the base URL, proxy or type of a channel with a stored key; \
-             enter the key again to change them",
-        ));
+        return Err(ConsoleError::of(ErrorCode::RootOnlyChannelAddress));
     }
     Ok(())
 }

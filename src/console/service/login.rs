@@ -5,7 +5,7 @@ use tollgate_storage::StorageError;
 use tollgate_storage::users::{self, ROLE_ROOT, STATUS_ENABLED, User};
 
 use super::password::is_bcrypt;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// POST /api/user/login body.
@@ -31,7 +31,8 @@ pub async fn verify(state: &AppState, req: LoginRequest) -> Result<User, Console
     }
     match check(state, req).await {
         Ok(user) if user.role >= ROLE_ROOT => Ok(user),
-        Ok(_) | Err(ConsoleError::BadCredentials | ConsoleError::Invalid(_)) => {
+        Ok(_) | Err(ConsoleError::BadCredentials) => Err(ConsoleError::PasswordLoginDisabled),
+        Err(refused) if refused.code() == ErrorCode::InvalidRequest => {
             Err(ConsoleError::PasswordLoginDisabled)
         }
         Err(other) => Err(other),
@@ -41,9 +42,7 @@ pub async fn verify(state: &AppState, req: LoginRequest) -> Result<User, Console
 async fn check(state: &AppState, req: LoginRequest) -> Result<User, ConsoleError> {
     let name = req.username.trim().to_owned();
     if name.is_empty() || req.password.is_empty() {
-        return Err(ConsoleError::Invalid(
-            "username and password are required".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::LoginFieldsRequired));
     }
     let found = state
         .store

@@ -17,7 +17,7 @@ use tollgate_storage::{ChannelId, StorageError, UserId, channels, users};
 
 use super::audit::Auditor;
 use crate::clock::now_unix;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::page::PageQuery;
 use crate::state::AppState;
 
@@ -72,7 +72,7 @@ fn number(v: &Option<String>, what: &str) -> Result<Option<i64>, ConsoleError> {
         Some(s) => s
             .parse::<i64>()
             .map(Some)
-            .map_err(|_| ConsoleError::Invalid(format!("{what} must be an integer"))),
+            .map_err(|_| ConsoleError::with_args(ErrorCode::NotAnInteger, [what.to_string()])),
     }
 }
 
@@ -84,7 +84,7 @@ pub async fn filter(
     viewer: Viewer,
 ) -> Result<Option<LogFilter>, ConsoleError> {
     let log_type = number(&q.log_type, "type")?
-        .map(|t| i32::try_from(t).map_err(|_| ConsoleError::Invalid("type is out of range".into())))
+        .map(|t| i32::try_from(t).map_err(|_| ConsoleError::of(ErrorCode::LogTypeOutOfRange)))
         .transpose()?
         .filter(|t| *t != 0);
     let mut f = LogFilter {
@@ -362,14 +362,10 @@ pub async fn delete_before(
     auditor: &Auditor,
 ) -> Result<ProgressView, ConsoleError> {
     if target <= 0 {
-        return Err(ConsoleError::Invalid(
-            "target_timestamp must be a positive unix time in seconds".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::LogDeleteTimeInvalid));
     }
     let Some(started) = state.janitor.start(target, now_unix(), false).await? else {
-        return Err(ConsoleError::Invalid(
-            "a log deletion is already running; wait for it to finish".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::LogDeletionRunning));
     };
     let entry = auditor.entry(
         "log.delete",

@@ -11,7 +11,7 @@ use tollgate_storage::users;
 use super::accounts::check_email;
 use super::secrets::{random_alnum, sha256_hex};
 use crate::clock::now_unix;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::mail;
 use crate::state::AppState;
 
@@ -125,7 +125,7 @@ pub async fn send_reset(state: &AppState, email: &str) -> Result<(), ConsoleErro
     let base = format!("{}/user/reset", options.text("ServerAddress"));
     let link =
         reqwest::Url::parse_with_params(&base, [("email", email.as_str()), ("token", &token)])
-            .map_err(|_| ConsoleError::Mail("ServerAddress is not a valid URL".into()))?;
+            .map_err(|_| ConsoleError::of(ErrorCode::ServerAddressInvalid))?;
     let system = options.text("SystemName");
     let html = format!(
         "<p>Hello,</p><p>You asked to reset your {system} password. Open this link to get a new \
@@ -144,12 +144,10 @@ pub async fn confirm_reset(
 ) -> Result<String, ConsoleError> {
     let email = email.trim().to_lowercase();
     if email.is_empty() || token.trim().is_empty() {
-        return Err(ConsoleError::Invalid("email and token are required".into()));
+        return Err(ConsoleError::of(ErrorCode::ResetNeedsEmailAndToken));
     }
     if !consume(state, PURPOSE_RESET, &email, token).await? {
-        return Err(ConsoleError::CodeInvalid(
-            "the reset link is invalid or has expired",
-        ));
+        return Err(ConsoleError::of(ErrorCode::ResetLinkInvalid));
     }
     let password = random_alnum(RESET_PASSWORD_LEN);
     let hash = state.hasher.hash(password.clone()).await?;
@@ -158,9 +156,7 @@ pub async fn confirm_reset(
         .write(move |wtx| {
             let mut user = users::find_by_email_rw(wtx, &email)?
                 .filter(|u| u.deleted_at.is_none())
-                .ok_or(ConsoleError::CodeInvalid(
-                    "the reset link is invalid or has expired",
-                ))?;
+                .ok_or(ConsoleError::of(ErrorCode::ResetLinkInvalid))?;
             user.password_hash = hash;
             users::update(wtx, &user)?;
             Ok::<_, ConsoleError>(())

@@ -17,7 +17,7 @@ use super::reauth::{self, Proof};
 use super::redemptions::format_quota;
 use super::secrets::{random_alnum, sha256_hex};
 use crate::clock::now_unix;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::extract::Session;
 use crate::state::AppState;
 
@@ -69,14 +69,10 @@ pub async fn update_self(
         Some(new) => {
             let original = req.original_password.unwrap_or_default();
             if original.is_empty() {
-                return Err(ConsoleError::Invalid(
-                    "the original password is required".into(),
-                ));
+                return Err(ConsoleError::of(ErrorCode::OriginalPasswordRequired));
             }
             if original == new {
-                return Err(ConsoleError::Invalid(
-                    "the new password must differ from the original one".into(),
-                ));
+                return Err(ConsoleError::of(ErrorCode::NewPasswordSame));
             }
             validate_password(&new)?;
             if !state
@@ -84,9 +80,7 @@ pub async fn update_self(
                 .verify(original, Some(user.password_hash.clone()))
                 .await?
             {
-                return Err(ConsoleError::Invalid(
-                    "the original password is wrong".into(),
-                ));
+                return Err(ConsoleError::of(ErrorCode::OriginalPasswordWrong));
             }
             Some(state.hasher.hash(new).await?)
         }
@@ -97,9 +91,7 @@ pub async fn update_self(
         .as_ref()
         .is_some_and(|d| d.chars().count() > 20)
     {
-        return Err(ConsoleError::Invalid(
-            "the display name must be at most 20 characters".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::DisplayNameTooLong));
     }
     modify(state, user.id, move |u| {
         if let Some(d) = display_name.filter(|d| !d.is_empty()) {
@@ -122,7 +114,7 @@ pub async fn delete_self(
 ) -> Result<(), ConsoleError> {
     let user = &session.user;
     if user.role >= ROLE_ROOT {
-        return Err(ConsoleError::Denied("the super admin cannot be deleted"));
+        return Err(ConsoleError::of(ErrorCode::RootCannotBeDeleted));
     }
     reauth::confirm(state, session, proof).await?;
     modify(state, user.id, |u| {
@@ -170,9 +162,10 @@ pub async fn transfer_aff(state: &AppState, user: &User, amount: i64) -> Result<
     let options = state.options.current();
     let min = options.int("QuotaPerUnit");
     if amount < min {
-        return Err(ConsoleError::Invalid(format!(
-            "the minimum transfer is {min}"
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::TransferBelowMinimum,
+            [min.to_string()],
+        ));
     }
     let in_currency = options.flag("DisplayInCurrencyEnabled");
     let id = user.id;
@@ -183,7 +176,7 @@ pub async fn transfer_aff(state: &AppState, user: &User, amount: i64) -> Result<
                 .filter(|u| u.deleted_at.is_none())
                 .ok_or(ConsoleError::NotLoggedIn)?;
             if u.aff_quota.0 < amount {
-                return Err(ConsoleError::Invalid("not enough invite earnings".into()));
+                return Err(ConsoleError::of(ErrorCode::AffQuotaInsufficient));
             }
             u.aff_quota = u
                 .aff_quota
@@ -244,15 +237,11 @@ pub async fn update_setting(
         "" => new.notify_type = "email".into(),
         "email" | "webhook" => {}
         _ => {
-            return Err(ConsoleError::Invalid(
-                "notify_type must be email or webhook".into(),
-            ));
+            return Err(ConsoleError::of(ErrorCode::NotifyTypeInvalid));
         }
     }
     if !new.quota_warning_threshold.is_finite() || new.quota_warning_threshold < 0.0 {
-        return Err(ConsoleError::Invalid(
-            "the warning threshold must be a number ≥ 0".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::WarningThresholdInvalid));
     }
     new.webhook_url = new.webhook_url.trim().to_owned();
     if new.notify_type == "webhook"
@@ -261,9 +250,7 @@ pub async fn update_setting(
             state.config.webhook_allow_loopback_http,
         )
     {
-        return Err(ConsoleError::Invalid(
-            "the webhook URL must start with https://".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::WebhookNotHttps));
     }
     if !new.notification_email.trim().is_empty() {
         new.notification_email =
@@ -357,18 +344,14 @@ pub async fn bind_email(
     code: &str,
 ) -> Result<(), ConsoleError> {
     if email.trim().is_empty() {
-        return Err(ConsoleError::Invalid("the email is required".into()));
+        return Err(ConsoleError::of(ErrorCode::EmailRequired));
     }
     if code.trim().is_empty() {
-        return Err(ConsoleError::Invalid(
-            "the verification code is required".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::VerificationCodeRequired));
     }
     let email = check_email(email, &state.options.current())?;
     if !mail_codes::consume(state, PURPOSE_VERIFY, &email, code).await? {
-        return Err(ConsoleError::CodeInvalid(
-            "the verification code is wrong or has expired",
-        ));
+        return Err(ConsoleError::of(ErrorCode::VerificationCodeInvalid));
     }
     modify(state, user.id, move |u| {
         u.email = email;

@@ -14,7 +14,7 @@ use axum::extract::{FromRequest, Request};
 use serde::Deserialize;
 
 use super::{session, two_factor};
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::extract::Session;
 use crate::state::AppState;
 
@@ -48,7 +48,7 @@ impl<S: Send + Sync> FromRequest<S> for ProofBody {
         }
         serde_json::from_slice(&bytes)
             .map(ProofBody)
-            .map_err(|e| ConsoleError::Invalid(format!("the body is not a valid proof: {e}")))
+            .map_err(|e| ConsoleError::with_args(ErrorCode::ProofInvalid, [e.to_string()]))
     }
 }
 
@@ -69,9 +69,7 @@ pub async fn confirm(
         if state.hasher.verify(proof.password, hash).await? {
             return Ok(());
         }
-        return Err(ConsoleError::ReauthRequired(
-            "the password is wrong; enter your current password to confirm",
-        ));
+        return Err(ConsoleError::of(ErrorCode::ReauthPasswordWrong));
     }
     let two_factor_on = two_factor::is_enabled(state, user.id).await?;
     if !has_password && !two_factor_on {
@@ -81,14 +79,11 @@ pub async fn confirm(
         if recent {
             return Ok(());
         }
-        return Err(ConsoleError::ReauthRequired(
-            "this account has no password: sign in again with your third-party account, then \
-             retry within 5 minutes",
-        ));
+        return Err(ConsoleError::of(ErrorCode::ReauthSignInAgain));
     }
-    Err(ConsoleError::ReauthRequired(if two_factor_on {
-        "enter your password or a two-factor code to confirm"
+    Err(ConsoleError::of(if two_factor_on {
+        ErrorCode::ReauthPasswordOrCode
     } else {
-        "enter your password to confirm"
+        ErrorCode::ReauthPassword
     }))
 }

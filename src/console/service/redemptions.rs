@@ -22,7 +22,7 @@ use tollgate_storage::users::User;
 use tollgate_storage::{Quota, RedemptionId, StorageError, UserId};
 
 use crate::clock::now_unix;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::page::PageQuery;
 use crate::state::AppState;
 
@@ -100,18 +100,17 @@ fn check_name(name: &str) -> Result<String, ConsoleError> {
     let name = name.trim();
     let len = name.chars().count();
     if len == 0 || len > MAX_NAME_LEN {
-        return Err(ConsoleError::Invalid(format!(
-            "the name must be 1 to {MAX_NAME_LEN} characters"
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::RedemptionNameLength,
+            [MAX_NAME_LEN.to_string()],
+        ));
     }
     Ok(name.to_owned())
 }
 
 fn check_quota(quota: i64) -> Result<Quota, ConsoleError> {
     if quota < 1 {
-        return Err(ConsoleError::Invalid(
-            "quota must be a positive integer".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::QuotaNotPositive));
     }
     Ok(Quota(quota))
 }
@@ -133,9 +132,10 @@ pub async fn create(
     let quota = check_quota(input.quota.unwrap_or(0))?;
     let count = input.count.unwrap_or(1);
     if !(1..=MAX_BATCH).contains(&count) {
-        return Err(ConsoleError::Invalid(format!(
-            "count must be between 1 and {MAX_BATCH}"
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::RedemptionCountRange,
+            [MAX_BATCH.to_string()],
+        ));
     }
     let name = match input.name.as_deref().map(str::trim) {
         Some(name) if !name.is_empty() => check_name(name)?,
@@ -234,16 +234,14 @@ pub async fn update(
 ) -> Result<Redemption, ConsoleError> {
     let id = input
         .id
-        .ok_or_else(|| ConsoleError::Invalid("id is required".into()))?;
+        .ok_or_else(|| ConsoleError::of(ErrorCode::IdRequired))?;
     let status = if status_only {
         match input.status {
             Some(s @ (STATUS_UNUSED | STATUS_DISABLED)) => Some(s),
             Some(_) => {
-                return Err(ConsoleError::Invalid(
-                    "status must be 1 (enable) or 2 (disable)".into(),
-                ));
+                return Err(ConsoleError::of(ErrorCode::RedemptionStatusInvalid));
             }
-            None => return Err(ConsoleError::Invalid("status is required".into())),
+            None => return Err(ConsoleError::of(ErrorCode::StatusRequired)),
         }
     } else {
         None
@@ -257,17 +255,13 @@ pub async fn update(
                 redemptions::get_rw(wtx, id)?.ok_or(ConsoleError::NotFound("redemption code"))?;
             let before = audited(&code);
             if code.status == STATUS_USED {
-                return Err(ConsoleError::Invalid(
-                    "this redemption code has been used and cannot be changed".into(),
-                ));
+                return Err(ConsoleError::of(ErrorCode::RedemptionUsedUnchangeable));
             }
             if let Some(status) = status {
                 code.status = status;
             } else {
                 if code.status != STATUS_UNUSED {
-                    return Err(ConsoleError::Invalid(
-                        "only an unused redemption code can be edited".into(),
-                    ));
+                    return Err(ConsoleError::of(ErrorCode::RedemptionEditUnusedOnly));
                 }
                 if let Some(name) = name {
                     code.name = name;
@@ -314,9 +308,7 @@ pub async fn delete_invalid(state: &AppState) -> Result<u64, ConsoleError> {
 pub async fn redeem(state: &AppState, user: &User, key: &str) -> Result<i64, ConsoleError> {
     let key = key.trim().to_ascii_lowercase();
     if key.is_empty() {
-        return Err(ConsoleError::Invalid(
-            "please enter the redemption code".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::RedemptionCodeRequired));
     }
     let options = state.options.current();
     let (per_unit, in_currency) = (

@@ -13,7 +13,7 @@ use super::accounts::{check_email, new_aff_code, validate_password, validate_use
 use super::mail_codes::{self, PURPOSE_VERIFY};
 use super::redemptions::format_quota;
 use crate::clock::now_unix;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// POST /api/user/register body.
@@ -44,16 +44,12 @@ pub async fn register(state: &AppState, req: RegisterRequest) -> Result<User, Co
     let options = state.options.current();
     registration_open(&options)?;
     if !options.flag("PasswordRegisterEnabled") {
-        return Err(ConsoleError::Disabled(
-            "the administrator has turned off registration with a password",
-        ));
+        return Err(ConsoleError::of(ErrorCode::PasswordRegisterDisabled));
     }
     let username = validate_username(&req.username)?;
     validate_password(&req.password)?;
     if !req.password2.is_empty() && req.password2 != req.password {
-        return Err(ConsoleError::Invalid(
-            "the two passwords do not match".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::PasswordsDiffer));
     }
     let lookup = username.clone();
     let taken = state
@@ -66,15 +62,11 @@ pub async fn register(state: &AppState, req: RegisterRequest) -> Result<User, Co
     }
     let email = if options.flag("EmailVerificationEnabled") {
         if req.email.trim().is_empty() || req.verification_code.trim().is_empty() {
-            return Err(ConsoleError::Invalid(
-                "email and verification code are required".into(),
-            ));
+            return Err(ConsoleError::of(ErrorCode::RegisterNeedsEmailCode));
         }
         let email = check_email(&req.email, &options)?;
         if !mail_codes::consume(state, PURPOSE_VERIFY, &email, &req.verification_code).await? {
-            return Err(ConsoleError::CodeInvalid(
-                "the verification code is wrong or has expired",
-            ));
+            return Err(ConsoleError::of(ErrorCode::VerificationCodeInvalid));
         }
         email
     } else {
@@ -102,14 +94,10 @@ pub async fn register(state: &AppState, req: RegisterRequest) -> Result<User, Co
 /// mode.
 pub fn registration_open(options: &OptionsSnapshot) -> Result<(), ConsoleError> {
     if options.flag("SelfUseModeEnabled") {
-        return Err(ConsoleError::Disabled(
-            "registration is not available in self-use mode",
-        ));
+        return Err(ConsoleError::of(ErrorCode::RegisterSelfUse));
     }
     if !options.flag("RegisterEnabled") {
-        return Err(ConsoleError::Disabled(
-            "the administrator has closed new registrations",
-        ));
+        return Err(ConsoleError::of(ErrorCode::RegisterDisabled));
     }
     Ok(())
 }

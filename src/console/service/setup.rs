@@ -10,7 +10,7 @@ use tollgate_storage::users::{self, NewUser, ROLE_ROOT};
 use tollgate_storage::{Quota, StorageError, meta, options};
 
 use crate::clock::now_unix;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// Shortest accepted root password.
@@ -72,30 +72,26 @@ struct RootCredentials {
 fn validate_root(req: &SetupRequest) -> Result<RootCredentials, ConsoleError> {
     let username = req.username.trim();
     if username.is_empty() {
-        return Err(ConsoleError::Invalid(
-            "the admin username is required".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::AdminUsernameRequired));
     }
     if username.chars().count() > MAX_USERNAME_LEN {
-        return Err(ConsoleError::Invalid(format!(
-            "the username must be at most {MAX_USERNAME_LEN} characters"
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::UsernameTooLong,
+            [MAX_USERNAME_LEN.to_string()],
+        ));
     }
     let len = req.password.chars().count();
     if len < MIN_PASSWORD_LEN {
-        return Err(ConsoleError::Invalid(
-            "Password must be at least 8 characters long".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::PasswordTooShort));
     }
     if len > MAX_PASSWORD_LEN {
-        return Err(ConsoleError::Invalid(format!(
-            "the password must be at most {MAX_PASSWORD_LEN} characters"
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::PasswordTooLong,
+            [MAX_PASSWORD_LEN.to_string()],
+        ));
     }
     if req.password != req.confirm_password {
-        return Err(ConsoleError::Invalid(
-            "the two passwords do not match".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::PasswordsDiffer));
     }
     Ok(RootCredentials {
         username: username.to_owned(),
@@ -136,9 +132,7 @@ pub async fn run(
     }
     state.setup_gate.check(headers, &req.token)?;
     if req.self_use_mode && req.demo_site {
-        return Err(ConsoleError::Invalid(
-            "choose one usage mode: self-use and demo site exclude each other".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::UsageModesExclusive));
     }
     let root = if root_init {
         None
@@ -209,9 +203,7 @@ fn server_address(sent: Option<&str>) -> Result<Option<String>, ConsoleError> {
     if usable {
         Ok(Some(address))
     } else {
-        Err(ConsoleError::Invalid(
-            "the server address must be an http:// or https:// address".into(),
-        ))
+        Err(ConsoleError::of(ErrorCode::ServerAddressNotHttp))
     }
 }
 

@@ -15,7 +15,7 @@
 use axum::http::HeaderMap;
 use subtle::ConstantTimeEq;
 
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 
 /// Headers a reverse proxy adds: their presence means the peer is not the person.
 const PROXY_HEADERS: [&str; 3] = ["forwarded", "x-forwarded-for", "x-real-ip"];
@@ -51,9 +51,7 @@ impl SetupGate {
         if bool::from(expected.as_bytes().ct_eq(given.trim().as_bytes())) {
             Ok(())
         } else {
-            Err(ConsoleError::Denied(
-                "setup needs the one-time token printed in the server log",
-            ))
+            Err(ConsoleError::of(ErrorCode::SetupTokenRequired))
         }
     }
 }

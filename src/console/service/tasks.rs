@@ -14,7 +14,7 @@ use tollgate_storage::{StorageError, UserId, audit};
 
 use super::audit::Auditor;
 use crate::clock::now_unix;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::page::{Page, PageQuery};
 use crate::state::AppState;
 
@@ -58,7 +58,7 @@ fn number(v: &Option<String>, what: &str) -> Result<Option<i64>, ConsoleError> {
     text(v)
         .map(|s| {
             s.parse::<i64>()
-                .map_err(|_| ConsoleError::Invalid(format!("{what} must be an integer")))
+                .map_err(|_| ConsoleError::with_args(ErrorCode::NotAnInteger, [what.to_string()]))
         })
         .transpose()
 }
@@ -329,12 +329,10 @@ pub async fn refund(
         .refund_with(owner, move |wtx| {
             let before = tasks::write::get_rw(wtx, id)?.ok_or(ConsoleError::NotFound("task"))?;
             if before.refunded {
-                return Err(ConsoleError::Invalid(
-                    "this task was refunded already".into(),
-                ));
+                return Err(ConsoleError::of(ErrorCode::TaskRefundedAlready));
             }
             if before.quota <= 0 {
-                return Err(ConsoleError::Invalid("this task cost nothing".into()));
+                return Err(ConsoleError::of(ErrorCode::TaskCostNothing));
             }
             let reason = format!("refunded by {}", auditor.name);
             let refunded = tasks::refund(wtx, id, &reason, now)?;

@@ -18,7 +18,7 @@ use tollgate_storage::{Quota, StorageError, TokenId, UserId, WriteTransaction};
 use super::personal::usable_groups;
 use super::secrets::random_alnum;
 use crate::clock::now_unix;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// Most tokens one user may own (new-api's default `max_user_tokens`).
@@ -156,20 +156,19 @@ fn apply(
     if let Some(name) = input.name {
         let name = name.trim().to_owned();
         if name.is_empty() {
-            return Err(ConsoleError::Invalid("the token name is required".into()));
+            return Err(ConsoleError::of(ErrorCode::TokenNameRequired));
         }
         if name.chars().count() > MAX_NAME_LEN {
-            return Err(ConsoleError::Invalid(format!(
-                "the token name must be at most {MAX_NAME_LEN} characters"
-            )));
+            return Err(ConsoleError::with_args(
+                ErrorCode::TokenNameTooLong,
+                [MAX_NAME_LEN.to_string()],
+            ));
         }
         token.name = name;
     }
     if let Some(quota) = input.remain_quota {
         if quota < 0 {
-            return Err(ConsoleError::Invalid(
-                "remain_quota cannot be negative".into(),
-            ));
+            return Err(ConsoleError::of(ErrorCode::RemainQuotaNegative));
         }
         token.remain_quota = Quota(quota);
     }
@@ -178,9 +177,7 @@ fn apply(
     }
     if let Some(expiry) = input.expired_time {
         if expiry != -1 && expiry <= 0 {
-            return Err(ConsoleError::Invalid(
-                "expired_time must be -1 (never) or a Unix time in seconds".into(),
-            ));
+            return Err(ConsoleError::of(ErrorCode::TokenExpiryInvalid));
         }
         token.expired_time = expiry;
     }
@@ -196,17 +193,17 @@ fn apply(
             .join(",");
     }
     if let Some(ips) = input.allow_ips {
-        parse_allow_ips(&ips).map_err(|bad| {
-            ConsoleError::Invalid(format!("{bad} is not an IP address or CIDR range"))
-        })?;
+        parse_allow_ips(&ips)
+            .map_err(|bad| ConsoleError::with_args(ErrorCode::IpInvalid, [bad.to_string()]))?;
         token.allow_ips = ips.trim().to_owned();
     }
     if let Some(group) = input.group {
         let group = group.trim().to_owned();
         if !group.is_empty() && !usable_groups(state, user).contains_key(&group) {
-            return Err(ConsoleError::Invalid(format!(
-                "you cannot use the group {group}"
-            )));
+            return Err(ConsoleError::with_args(
+                ErrorCode::GroupNotUsable,
+                [group.to_string()],
+            ));
         }
         token.group = group;
     }
@@ -220,7 +217,7 @@ pub async fn create(
     input: TokenInput,
 ) -> Result<Token, ConsoleError> {
     if input.name.as_deref().is_none_or(|n| n.trim().is_empty()) {
-        return Err(ConsoleError::Invalid("the token name is required".into()));
+        return Err(ConsoleError::of(ErrorCode::TokenNameRequired));
     }
     let now = now_unix();
     let mut token = Token {
@@ -246,9 +243,10 @@ pub async fn create(
         state,
         move |wtx| {
             if tokens::count_for_user(wtx, owner)? >= MAX_TOKENS_PER_USER {
-                return Err(ConsoleError::Invalid(format!(
-                    "a user may own at most {MAX_TOKENS_PER_USER} tokens"
-                )));
+                return Err(ConsoleError::with_args(
+                    ErrorCode::TooManyTokens,
+                    [MAX_TOKENS_PER_USER.to_string()],
+                ));
             }
             Ok(tokens::insert(wtx, token)?)
         },
@@ -297,13 +295,13 @@ pub async fn update(
 ) -> Result<Token, ConsoleError> {
     let id = input
         .id
-        .ok_or_else(|| ConsoleError::Invalid("id is required".into()))?;
+        .ok_or_else(|| ConsoleError::of(ErrorCode::IdRequired))?;
     let mut edited = get(state, user, id).await?;
     let quota_edited = !status_only && input.remain_quota.is_some();
     if status_only {
         let status = input
             .status
-            .ok_or_else(|| ConsoleError::Invalid("status is required".into()))?;
+            .ok_or_else(|| ConsoleError::of(ErrorCode::StatusRequired))?;
         set_status(&mut edited, status, now_unix())?;
     } else {
         apply(
@@ -322,7 +320,7 @@ pub async fn update(
             .remain_quota
             .0
             .checked_sub(held)
-            .ok_or_else(|| ConsoleError::Invalid("remain_quota is out of range".into()))?
+            .ok_or_else(|| ConsoleError::of(ErrorCode::RemainQuotaOutOfRange))?
     } else {
         0
     };
@@ -362,22 +360,16 @@ pub fn set_status(token: &mut Token, status: i32, now: i64) -> Result<(), Consol
     match status {
         STATUS_ENABLED => {
             if token.expired_time != -1 && token.expired_time <= now {
-                return Err(ConsoleError::Invalid(
-                    "the token has expired and cannot be enabled; change its expiry time or set it to never expire".into(),
-                ));
+                return Err(ConsoleError::of(ErrorCode::TokenExpiredCannotEnable));
             }
             if !token.unlimited_quota && token.remain_quota.0 <= 0 {
-                return Err(ConsoleError::Invalid(
-                    "the token's quota is used up and it cannot be enabled; raise its remaining quota or make it unlimited".into(),
-                ));
+                return Err(ConsoleError::of(ErrorCode::TokenExhaustedCannotEnable));
             }
             token.status = STATUS_ENABLED;
         }
         STATUS_DISABLED => token.status = STATUS_DISABLED,
         _ => {
-            return Err(ConsoleError::Invalid(
-                "status must be 1 (enable) or 2 (disable)".into(),
-            ));
+            return Err(ConsoleError::of(ErrorCode::RedemptionStatusInvalid));
         }
     }
     Ok(())

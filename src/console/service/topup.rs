@@ -29,7 +29,7 @@ use super::audit::Auditor;
 use super::epay;
 use super::secrets::random_alnum;
 use crate::clock::now_unix;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::page::PageQuery;
 use crate::state::AppState;
 
@@ -126,25 +126,25 @@ pub fn topup_group_ratio(options: &OptionsSnapshot, group: &str) -> f64 {
 pub fn quote(options: &OptionsSnapshot, group: &str, amount: i64) -> Result<i64, ConsoleError> {
     let min = options.int("MinTopUp").max(1);
     if amount < min {
-        return Err(ConsoleError::Invalid(format!(
-            "the top-up amount cannot be less than {min}"
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::TopupBelowMinimum,
+            [min.to_string()],
+        ));
     }
     if amount > MAX_AMOUNT {
-        return Err(ConsoleError::Invalid(format!(
-            "the top-up amount cannot be more than {MAX_AMOUNT}"
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::TopupAboveMaximum,
+            [MAX_AMOUNT.to_string()],
+        ));
     }
     let cents = epay::quote_cents(
         amount,
         options.number("Price"),
         topup_group_ratio(options, group),
     )
-    .ok_or_else(|| ConsoleError::Invalid("the amount payable is out of range".into()))?;
+    .ok_or_else(|| ConsoleError::of(ErrorCode::AmountPayableOutOfRange))?;
     if cents < 1 {
-        return Err(ConsoleError::Invalid(
-            "the amount payable is less than 0.01".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::AmountPayableTooSmall));
     }
     Ok(cents)
 }
@@ -154,9 +154,7 @@ fn epay_type(method: &str) -> Result<&'static str, ConsoleError> {
     match method.trim() {
         "zfb" | "alipay" => Ok("alipay"),
         "wx" | "wxpay" => Ok("wxpay"),
-        _ => Err(ConsoleError::Invalid(
-            "payment_method must be zfb or wx".into(),
-        )),
+        _ => Err(ConsoleError::of(ErrorCode::PaymentMethodInvalid)),
     }
 }
 
@@ -168,16 +166,14 @@ pub async fn pay(
 ) -> Result<PaymentForm, ConsoleError> {
     let options = state.options.current();
     if !online_topup_enabled(&options) {
-        return Err(ConsoleError::Disabled(
-            "the administrator has not enabled online top-up",
-        ));
+        return Err(ConsoleError::of(ErrorCode::OnlineTopupDisabled));
     }
     let pay_type = epay_type(&req.payment_method)?;
     let cents = quote(&options, &user.group, req.amount)?;
     let quota = req
         .amount
         .checked_mul(options.int("QuotaPerUnit"))
-        .ok_or_else(|| ConsoleError::Invalid("the top-up amount is out of range".into()))?;
+        .ok_or_else(|| ConsoleError::of(ErrorCode::TopupOutOfRange))?;
     let now = now_unix();
     let server = options.text("ServerAddress").to_owned();
     let callback = match options.text("CustomCallbackAddress") {
@@ -409,9 +405,7 @@ pub async fn complete_by_admin(
         .await?
         .ok_or(ConsoleError::NotFound("order"))?;
     if order.user_id == admin.id {
-        return Err(ConsoleError::Denied(
-            "you cannot complete a top-up order of your own",
-        ));
+        return Err(ConsoleError::of(ErrorCode::TopupOwnOrder));
     }
     if !complete(
         state,
@@ -423,9 +417,7 @@ pub async fn complete_by_admin(
     )
     .await?
     {
-        return Err(ConsoleError::Invalid(
-            "the order is not pending any more".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::OrderNotPending));
     }
     tracing::info!(by = %admin.id, trade_no = %order.trade_no, "top-up order completed by hand");
     Ok(())

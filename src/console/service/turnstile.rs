@@ -5,7 +5,7 @@ use std::net::IpAddr;
 
 use serde::Deserialize;
 
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// The `?turnstile=` query parameter.
@@ -28,9 +28,7 @@ pub async fn check(state: &AppState, token: &str, ip: IpAddr) -> Result<(), Cons
         return Ok(());
     }
     if token.is_empty() {
-        return Err(ConsoleError::Invalid(
-            "the bot check is still running, please retry in a few seconds".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::TurnstileRunning));
     }
     let form = [
         ("secret", options.text("TurnstileSecretKey")),

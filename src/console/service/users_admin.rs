@@ -19,7 +19,7 @@ use super::audit::{Auditor, REDACTED};
 use super::redemptions::format_quota;
 use super::register::log_credits;
 use crate::clock::now_unix;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::page::PageQuery;
 use crate::state::AppState;
 
@@ -68,46 +68,38 @@ pub fn apply_manage(
         return Err(ConsoleError::NotFound("user"));
     }
     if !may_act_on(actor, target) {
-        return Err(ConsoleError::Denied(
-            "you cannot manage a user whose level is equal to or higher than yours",
-        ));
+        return Err(ConsoleError::of(ErrorCode::CannotManagePeer));
     }
     let mut user = target.clone();
     match action {
         ManageAction::Promote => {
             if actor.role < ROLE_ROOT {
-                return Err(ConsoleError::Denied(
-                    "only the super admin can promote users to admin",
-                ));
+                return Err(ConsoleError::of(ErrorCode::PromoteNeedsRoot));
             }
             if user.role >= ROLE_ADMIN {
-                return Err(ConsoleError::Invalid(
-                    "this user is already an admin".into(),
-                ));
+                return Err(ConsoleError::of(ErrorCode::AlreadyAdmin));
             }
             user.role = ROLE_ADMIN;
         }
         ManageAction::Demote => {
             if user.role >= ROLE_ROOT {
-                return Err(ConsoleError::Denied("the super admin cannot be demoted"));
+                return Err(ConsoleError::of(ErrorCode::RootCannotBeDemoted));
             }
             if user.role == ROLE_COMMON {
-                return Err(ConsoleError::Invalid(
-                    "this user is already an ordinary user".into(),
-                ));
+                return Err(ConsoleError::of(ErrorCode::AlreadyCommon));
             }
             user.role = ROLE_COMMON;
         }
         ManageAction::Disable => {
             if user.role >= ROLE_ROOT {
-                return Err(ConsoleError::Denied("the super admin cannot be disabled"));
+                return Err(ConsoleError::of(ErrorCode::RootCannotBeDisabled));
             }
             user.status = STATUS_DISABLED;
         }
         ManageAction::Enable => user.status = STATUS_ENABLED,
         ManageAction::Delete => {
             if user.role >= ROLE_ROOT {
-                return Err(ConsoleError::Denied("the super admin cannot be deleted"));
+                return Err(ConsoleError::of(ErrorCode::RootCannotBeDeleted));
             }
             user.deleted_at = Some(now);
             user.access_token_hash = None;
@@ -167,9 +159,7 @@ pub async fn get(state: &AppState, actor: &User, id: UserId) -> Result<User, Con
         .await?
         .ok_or(ConsoleError::NotFound("user"))?;
     if !may_act_on(actor, &user) && actor.id != user.id {
-        return Err(ConsoleError::Denied(
-            "you cannot read a user whose level is equal to or higher than yours",
-        ));
+        return Err(ConsoleError::of(ErrorCode::CannotReadPeer));
     }
     Ok(user)
 }
@@ -199,20 +189,16 @@ pub async fn create(
     auditor: Auditor,
 ) -> Result<User, ConsoleError> {
     if req.username.trim().is_empty() || req.password.is_empty() {
-        return Err(ConsoleError::Invalid(
-            "username and password must not be empty".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::UserFieldsRequired));
     }
     let username = validate_username(&req.username)?;
     validate_password(&req.password)?;
     let role = req.role.unwrap_or(ROLE_COMMON);
     if ![ROLE_COMMON, ROLE_ADMIN, ROLE_ROOT].contains(&role) {
-        return Err(ConsoleError::Invalid("role must be 1, 10 or 100".into()));
+        return Err(ConsoleError::of(ErrorCode::RoleInvalid));
     }
     if role >= actor.role {
-        return Err(ConsoleError::Denied(
-            "you cannot create a user with permission equal to or higher than yours",
-        ));
+        return Err(ConsoleError::of(ErrorCode::CannotCreatePeer));
     }
     let hash = state.hasher.hash(req.password).await?;
     let options = state.options.current();
@@ -301,9 +287,10 @@ pub async fn update(
                 serde_json::from_str(state.options.current().text("GroupRatio"))
                     .unwrap_or_default();
             if !ratios.contains_key(g) {
-                return Err(ConsoleError::Invalid(format!(
-                    "group {g} does not exist in GroupRatio"
-                )));
+                return Err(ConsoleError::with_args(
+                    ErrorCode::GroupUnknown,
+                    [g.to_string()],
+                ));
             }
             Some(g.to_owned())
         }
@@ -326,9 +313,7 @@ pub async fn update(
                 .filter(|u| u.deleted_at.is_none())
                 .ok_or(ConsoleError::NotFound("user"))?;
             if !may_act_on(&editor, &user) {
-                return Err(ConsoleError::Denied(
-                    "you cannot update a user whose level is equal to or higher than yours",
-                ));
+                return Err(ConsoleError::of(ErrorCode::CannotUpdatePeer));
             }
             if let Some(username) = username {
                 user.username = username;
@@ -388,11 +373,11 @@ async fn set_quota(
         .map_err(|e| ConsoleError::Internal(format!("reading the balance: {e}")))?;
     let before = before.unwrap_or(current);
     if target < 0 && target != before {
-        return Err(ConsoleError::Invalid("quota cannot be negative".into()));
+        return Err(ConsoleError::of(ErrorCode::QuotaNegative));
     }
     let delta = target
         .checked_sub(before)
-        .ok_or_else(|| ConsoleError::Invalid("quota is out of range".into()))?;
+        .ok_or_else(|| ConsoleError::of(ErrorCode::QuotaOutOfRange))?;
     if delta == 0 {
         return Ok(current);
     }
@@ -427,7 +412,7 @@ async fn set_quota(
     // stale, or made up): the row must show what the change did.
     let after = current
         .checked_add(delta)
-        .ok_or_else(|| ConsoleError::Invalid("quota is out of range".into()))?;
+        .ok_or_else(|| ConsoleError::of(ErrorCode::QuotaOutOfRange))?;
     let entry = auditor.entry(
         "user.quota",
         format!("user:{}", user.id.0),

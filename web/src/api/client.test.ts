@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod/mini';
 
+import { i18n } from '@/i18n';
 import { useSession } from '@/stores/session';
 import { mockApi } from '@/test/api-mock';
 import { makeUser } from '@/test/users';
 
 import { apiRequest } from './client';
-import { ApiError, describeApiError } from './errors';
+import { ApiError, describeApiError, localizedMessage } from './errors';
 
 const user = makeUser({ id: 7, username: 'ada', display_name: 'Ada' });
 
@@ -108,6 +109,48 @@ describe('error codes', () => {
   it('quotes the server detail where the code alone is vague', () => {
     const error = new ApiError('http', 'only the super admin can promote', 403, 'forbidden');
     expect(describeApiError(error).text).toBe('权限不足：only the super admin can promote');
+  });
+
+  it("says a specific code in the reader's language, never the English message", async () => {
+    mockApi({
+      'POST /api/user/manage': {
+        status: 403,
+        body: {
+          success: false,
+          message: 'you cannot manage a user whose level is equal to or higher than yours',
+          code: 'forbidden',
+          detail: 'cannot_manage_peer',
+        },
+      },
+    });
+    const error = await apiRequest('/api/user/manage', { method: 'POST' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'forbidden', detail: 'cannot_manage_peer' });
+    expect(describeApiError(error).text).toBe('无权管理同级或更高级用户');
+    await i18n.changeLanguage('en');
+    try {
+      expect(describeApiError(error).text).toBe(
+        'You cannot manage a user whose level is equal to or higher than yours',
+      );
+    } finally {
+      await i18n.changeLanguage('zh');
+    }
+  });
+
+  it('fills a specific text with the arguments the server sent', async () => {
+    mockApi({
+      'PUT /api/option/': {
+        body: {
+          success: false,
+          message: 'Logo may not use the data: scheme',
+          code: 'invalid_request',
+          detail: 'option_refused_scheme',
+          args: ['Logo', 'data:'],
+        },
+      },
+    });
+    const error = await apiRequest('/api/option/', { method: 'PUT' }).catch((e: unknown) => e);
+    expect(describeApiError(error).text).toBe('Logo 不能使用 data: 协议');
+    expect(localizedMessage(error)).toBe('Logo 不能使用 data: 协议');
   });
 
   it('falls back to the status handling for an unknown code', () => {

@@ -13,7 +13,15 @@ const envelopeSchema = z.object({
   data: z.optional(z.unknown()),
   /** The server's error code (`bad_credentials`, …), present on failures. */
   code: z.catch(z.optional(z.string()), undefined),
+  /** The failure's specific code (`cannot_manage_peer`, …) when the server has one. */
+  detail: z.catch(z.optional(z.string()), undefined),
+  /** The arguments of the specific code's text. */
+  args: z.catch(z.optional(z.array(z.string())), undefined),
 });
+
+/** The code, specific code and arguments of a failed envelope. */
+const failure = (envelope: z.output<typeof envelopeSchema>) =>
+  [envelope.code, { detail: envelope.detail, args: envelope.args }] as const;
 
 type QueryValue = string | number | boolean | undefined;
 
@@ -44,7 +52,7 @@ export async function apiRequest(
 ): Promise<unknown> {
   const { envelope } = await send(path, options);
   if (!envelope.success) {
-    throw new ApiError('app', envelope.message, undefined, envelope.code);
+    throw new ApiError('app', envelope.message, undefined, ...failure(envelope));
   }
   if (!schema) return undefined;
 
@@ -69,7 +77,7 @@ export async function apiEnvelope<S extends z.ZodMiniType>(
 ): Promise<z.output<S>> {
   const { envelope, body } = await send(path, options);
   if (!envelope.success && !acceptFailure) {
-    throw new ApiError('app', envelope.message, undefined, envelope.code);
+    throw new ApiError('app', envelope.message, undefined, ...failure(envelope));
   }
   const parsed = schema.safeParse(body);
   if (!parsed.success) throw new ApiError('invalid', parsed.error.message);
@@ -106,8 +114,9 @@ async function send(
 
   if (!response.ok) {
     const message = (envelope.success && envelope.data.message) || response.statusText;
-    const code = envelope.success ? envelope.data.code : undefined;
-    const error = new ApiError('http', message, response.status, code);
+    const error = envelope.success
+      ? new ApiError('http', message, response.status, ...failure(envelope.data))
+      : new ApiError('http', message, response.status);
     if (response.status === 401) handleUnauthorized(error);
     throw error;
   }

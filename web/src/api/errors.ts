@@ -2,6 +2,8 @@ import { i18n } from '@/i18n';
 import { useSession } from '@/stores/session';
 import { toast } from '@/stores/toasts';
 
+import serverErrorCodes from './error-codes.json';
+
 /**
  * Where a failed call failed: the HTTP status (`http`), the connection (`network`), the
  * application (`app`: `success: false`, the message is the server's), or the answer's shape
@@ -16,48 +18,64 @@ export class ApiError extends Error {
   readonly status: number | undefined;
   /** The server's error code (`bad_credentials`, `user_disabled`, …) when it sent one. */
   readonly code: string | undefined;
+  /** The failure's specific code (`cannot_manage_peer`, …) when the server sent one. */
+  readonly detail: string | undefined;
+  /** The arguments of the specific code's text, in order. */
+  readonly args: readonly string[];
   /** True once the generic handling took care of it (a 401 redirect): nothing more to show. */
   handled = false;
 
-  constructor(kind: ApiErrorKind, message: string, status?: number, code?: string) {
+  constructor(
+    kind: ApiErrorKind,
+    message: string,
+    status?: number,
+    code?: string,
+    specific: { detail?: string | undefined; args?: readonly string[] | undefined } = {},
+  ) {
     super(message);
     this.name = 'ApiError';
     this.kind = kind;
     this.status = status;
     this.code = code;
+    this.detail = specific.detail;
+    this.args = specific.args ?? [];
   }
 }
 
-/** The server's error codes the console has its own text for (`error.code.<code>`). */
-export const errorCodes = [
-  'invalid_request',
-  'not_logged_in',
-  'user_header_mismatch',
-  'forbidden',
-  'user_disabled',
-  'bad_credentials',
-  'password_login_disabled',
-  'feature_disabled',
-  'too_many_requests',
-  'turnstile_failed',
-  'code_invalid',
-  'mail_failed',
-  'two_factor_not_enabled',
-  'two_factor_required',
-  'two_factor_locked',
-  'two_factor_wait',
-  'reauth_required',
-  'already_initialized',
-  'redemption_invalid',
-  'redemption_used',
-  'not_found',
-  'conflict',
-  'internal_error',
-] as const;
-export type ErrorCode = (typeof errorCodes)[number];
+/**
+ * Every error code the server defines (`error-codes.json`, written by the server's own test):
+ * the console has a zh and an en text for each (`error.code.<code>`), checked by the i18n test.
+ */
+export const errorCodes: readonly string[] = serverErrorCodes;
 
-const isErrorCode = (code: string | undefined): code is ErrorCode =>
-  (errorCodes as readonly (string | undefined)[]).includes(code);
+const isErrorCode = (code: string | undefined): code is string =>
+  code !== undefined && errorCodes.includes(code);
+
+/**
+ * What went wrong, for a toast that says which action failed: the server's specific text in the
+ * reader's language when it sent a specific code, else its message as sent.
+ */
+export function localizedMessage(error: unknown): string {
+  if (!(error instanceof ApiError)) return error instanceof Error ? error.message : String(error);
+  if (!isErrorCode(error.detail)) return error.message;
+  const args = Object.fromEntries(error.args.map((arg, i) => [`arg${i}`, arg]));
+  return i18n.t(`error.code.${error.detail}` as 'error.code.internal_error', {
+    ...args,
+    message: error.message,
+  });
+}
+
+/** The text of a server error in the reader's language: its specific code's, else its code's. */
+function codeText(error: ApiError): string | undefined {
+  const t = i18n.t;
+  if (isErrorCode(error.detail)) return localizedMessage(error);
+  if (isErrorCode(error.code)) {
+    return t(`error.code.${error.code}` as 'error.code.internal_error', {
+      message: error.message,
+    });
+  }
+  return undefined;
+}
 
 export interface ErrorNotice {
   tone: 'error' | 'info';
@@ -74,9 +92,8 @@ export function describeApiError(error: unknown): ErrorNotice {
     const message = error instanceof Error ? error.message : String(error);
     return { tone: 'error', text: t('error.generic', { message }) };
   }
-  if (isErrorCode(error.code)) {
-    return { tone: 'error', text: t(`error.code.${error.code}`, { message: error.message }) };
-  }
+  const text = codeText(error);
+  if (text !== undefined) return { tone: 'error', text };
   switch (error.kind) {
     case 'app':
       return { tone: 'error', text: error.message || t('error.unknown') };

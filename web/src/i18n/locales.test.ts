@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
+import serverErrorCodes from '@/api/error-codes.json';
+
 const zh = import.meta.glob<Record<string, unknown>>('./locales/zh/*.json', {
   eager: true,
   import: 'default',
@@ -41,6 +43,20 @@ describe('locales', () => {
       }
     });
   }
+
+  it('every error code the server defines has a zh and an en text', () => {
+    // error-codes.json is written by the server's test (src/error/codes.rs), which fails when
+    // the list and the server's codes differ.
+    expect(serverErrorCodes.length).toBeGreaterThan(100);
+    for (const lang of [zh, en]) {
+      const common = Object.entries(lang).find(([path]) => path.endsWith('/common.json'))?.[1];
+      const texts = (common?.error as { code?: Record<string, unknown> } | undefined)?.code ?? {};
+      const missing = serverErrorCodes.filter(
+        (code) => typeof texts[code] !== 'string' || texts[code] === '',
+      );
+      expect(missing).toEqual([]);
+    }
+  });
 
   it('zh puts a space between Chinese and Latin letters or digits (spec texts aside)', () => {
     const crowded = /[\u4e00-\u9fff][A-Za-z0-9]|[A-Za-z0-9][\u4e00-\u9fff]/;

@@ -23,7 +23,7 @@ use tollgate_storage::channels::Channel;
 
 use super::probe::{base_url, transport_error, upstream_message};
 use crate::channel_types::{self, BalanceApi};
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::upstream::HttpClients;
 
 /// How long one balance request may take.
@@ -46,15 +46,11 @@ pub async fn query(
     cny_per_usd: f64,
 ) -> Result<f64, ConsoleError> {
     let Some(api) = api(channel.channel_type) else {
-        return Err(ConsoleError::NotSupported(
-            "balance query is not supported for this channel type".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::BalanceUnsupported));
     };
     let keys = channel.key_lines();
     let [key] = keys.as_slice() else {
-        return Err(ConsoleError::NotSupported(
-            "balance query is not supported for multi-key channels".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::BalanceMultiKey));
     };
     let base = base_url(channel.channel_type, &channel.base_url)?;
     let client = http
@@ -139,24 +135,24 @@ async fn fetch(client: &reqwest::Client, url: String, key: &str) -> Result<Value
         .send()
         .await
         .map_err(|e| {
-            ConsoleError::Upstream(format!(
-                "balance query failed: {}",
-                transport_error(&e, BALANCE_TIMEOUT)
-            ))
+            ConsoleError::with_args(
+                ErrorCode::BalanceFailed,
+                [transport_error(&e, BALANCE_TIMEOUT).to_string()],
+            )
         })?;
     let status = resp.status();
     let body = resp.text().await.map_err(|e| {
-        ConsoleError::Upstream(format!(
-            "balance query failed: {}",
-            transport_error(&e, BALANCE_TIMEOUT)
-        ))
+        ConsoleError::with_args(
+            ErrorCode::BalanceFailed,
+            [transport_error(&e, BALANCE_TIMEOUT).to_string()],
+        )
     })?;
     if !status.is_success() {
         let why = upstream_message(&body).unwrap_or_else(|| format!("status {}", status.as_u16()));
-        return Err(ConsoleError::Upstream(format!(
-            "balance query failed: {}",
-            why.replace(key, "*****")
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::BalanceFailed,
+            [why.replace(key, "*****").to_string()],
+        ));
     }
     serde_json::from_str(&body).map_err(|_| unexpected())
 }
@@ -169,9 +165,7 @@ fn number(v: &Value) -> Result<f64, ConsoleError> {
 }
 
 fn unexpected() -> ConsoleError {
-    ConsoleError::Upstream(
-        "balance query failed: the upstream's answer has an unexpected shape".into(),
-    )
+    ConsoleError::of(ErrorCode::BalanceBadAnswer)
 }
 
 #[cfg(test)]

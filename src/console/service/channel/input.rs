@@ -13,7 +13,7 @@ use tollgate_storage::secret::Secret;
 use tollgate_storage::{ChannelId, Quota};
 
 use crate::channel_types::{self, ChannelType, FieldKind, Target, keys};
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::outbound::proxy::validate_proxy;
 
 /// Lowest accepted priority.
@@ -183,14 +183,16 @@ pub fn check_json_object(field: &str, text: &str) -> Result<(), ConsoleError> {
     }
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(_)) => Ok(()),
-        _ => Err(ConsoleError::Invalid(format!(
-            "{field} is not a valid JSON string (a JSON object is expected)"
-        ))),
+        _ => Err(ConsoleError::with_args(
+            ErrorCode::ChannelFieldNotJson,
+            [field.to_string()],
+        )),
     }
 }
 
 fn i32_field(field: &str, value: i64) -> Result<i32, ConsoleError> {
-    i32::try_from(value).map_err(|_| ConsoleError::Invalid(format!("{field} is out of range")))
+    i32::try_from(value)
+        .map_err(|_| ConsoleError::with_args(ErrorCode::FieldOutOfRange, [field.to_string()]))
 }
 
 /// The key with Chinese commas replaced, and whether any were.
@@ -282,15 +284,20 @@ pub fn apply(
 fn check_key(c: &mut Channel) -> Result<(), ConsoleError> {
     let row = type_row(c.channel_type)?;
     let format = channel_types::key_format(row, &c.setting);
-    let keys = keys::normalize(format, c.key.expose())
-        .map_err(|e| ConsoleError::Invalid(format!("invalid {} key: {e}", row.name)))?;
+    let keys = keys::normalize(format, c.key.expose()).map_err(|e| {
+        ConsoleError::with_args(
+            ErrorCode::ChannelKeyInvalid,
+            [row.name.to_string(), e.to_string()],
+        )
+    })?;
     c.key = Secret::new(keys.join("\n"));
     Ok(())
 }
 
 fn type_row(channel_type: i32) -> Result<&'static ChannelType, ConsoleError> {
-    channel_types::by_id(channel_type)
-        .ok_or_else(|| ConsoleError::Invalid(format!("unknown channel type {channel_type}")))
+    channel_types::by_id(channel_type).ok_or_else(|| {
+        ConsoleError::with_args(ErrorCode::ChannelTypeUnknown, [channel_type.to_string()])
+    })
 }
 
 /// The type's extra fields: required ones are set, select values are among the options.
@@ -307,17 +314,24 @@ fn check_fields(c: &Channel, row: &ChannelType) -> Result<(), ConsoleError> {
         };
         match value {
             None if field.required && field.default.is_empty() => {
-                return Err(ConsoleError::Invalid(format!(
-                    "a {} channel needs its {} ({place})",
-                    row.name, field.name
-                )));
+                return Err(ConsoleError::with_args(
+                    ErrorCode::ChannelNeedsField,
+                    [
+                        row.name.to_string(),
+                        field.name.to_string(),
+                        place.to_string(),
+                    ],
+                ));
             }
             Some(v) if field.kind == FieldKind::Select && !field.options.contains(&v) => {
-                return Err(ConsoleError::Invalid(format!(
-                    "{place} of a {} channel must be one of {}",
-                    row.name,
-                    field.options.join(", ")
-                )));
+                return Err(ConsoleError::with_args(
+                    ErrorCode::ChannelFieldChoice,
+                    [
+                        place.to_string(),
+                        row.name.to_string(),
+                        field.options.join(", ").to_string(),
+                    ],
+                ));
             }
             _ => {}
         }
@@ -326,20 +340,20 @@ fn check_fields(c: &Channel, row: &ChannelType) -> Result<(), ConsoleError> {
 }
 
 fn validate(c: &mut Channel, creating: bool) -> Result<(), ConsoleError> {
-    let bad = |m: &str| Err(ConsoleError::Invalid(m.to_owned()));
+    let bad = |code: ErrorCode| Err(ConsoleError::of(code));
     if c.name.is_empty() {
-        return bad("the channel name is required");
+        return bad(ErrorCode::ChannelNameRequired);
     }
     if c.key.expose().trim().is_empty() {
         return bad(if creating {
-            "the channel key is required"
+            ErrorCode::ChannelKeyRequired
         } else {
-            "the channel has no key"
+            ErrorCode::ChannelNoKey
         });
     }
     let kind = type_row(c.channel_type)?;
     if c.models.is_empty() {
-        return bad("at least one model is required");
+        return bad(ErrorCode::ChannelModelsRequired);
     }
     if c.group.is_empty() {
         c.group = "default".into();
@@ -347,13 +361,13 @@ fn validate(c: &mut Channel, creating: bool) -> Result<(), ConsoleError> {
     c.base_url = c.base_url.trim_end_matches('/').to_owned();
     let scheme_ok = c.base_url.starts_with("http://") || c.base_url.starts_with("https://");
     if !c.base_url.is_empty() && !scheme_ok {
-        return bad("base_url must start with http:// or https://");
+        return bad(ErrorCode::BaseUrlNotHttp);
     }
     if c.base_url.is_empty() && kind.base_url_required {
-        return Err(ConsoleError::Invalid(format!(
-            "a {} channel needs a base_url",
-            kind.name
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::ChannelNeedsBaseUrl,
+            [kind.name.to_string()],
+        ));
     }
     if c.channel_type == 18 && c.other.is_empty() {
         c.other = "v2.1".into();
@@ -368,21 +382,22 @@ fn validate(c: &mut Channel, creating: bool) -> Result<(), ConsoleError> {
         check_json_object(field, text)?;
     }
     if c.priority < MIN_PRIORITY {
-        return Err(ConsoleError::Invalid(format!(
-            "priority must be at least {MIN_PRIORITY}"
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::PriorityTooLow,
+            [MIN_PRIORITY.to_string()],
+        ));
     }
     if c.weight < 0 {
-        return bad("weight must be at least 0");
+        return bad(ErrorCode::WeightNegative);
     }
     if c.max_input_tokens < 0 {
-        return bad("max_input_tokens must be at least 0");
+        return bad(ErrorCode::MaxInputTokensNegative);
     }
     if !matches!(c.auto_ban, 0 | 1) {
-        return bad("auto_ban must be 0 or 1");
+        return bad(ErrorCode::AutoBanInvalid);
     }
     if !matches!(c.status, 1..=3) {
-        return bad("status must be 1 (enabled), 2 (disabled) or 3 (auto-disabled)");
+        return bad(ErrorCode::ChannelStatusInvalid);
     }
     if !c.proxy.is_empty() {
         validate_proxy(&c.proxy).map_err(ConsoleError::Invalid)?;

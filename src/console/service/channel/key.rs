@@ -9,7 +9,7 @@ use tollgate_storage::users::User;
 
 use crate::clock::now_unix;
 use crate::console::service::two_factor;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// The revealed key (the only response that carries one).
@@ -29,17 +29,11 @@ pub async fn reveal(
     ip: Option<std::net::IpAddr>,
 ) -> Result<RevealedKey, ConsoleError> {
     if !two_factor::is_enabled(state, root.id).await? {
-        return Err(ConsoleError::TwoFactorNotEnabled(
-            "revealing a channel key needs two-factor authentication: turn it on in your \
-             personal settings first",
-        ));
+        return Err(ConsoleError::of(ErrorCode::KeyRevealNeedsTwoFactor));
     }
     if !state.two_factor.is_verified(session_key, now_unix()) {
         tracing::warn!(user = %root.id, channel = %id, "channel key reveal refused: not re-verified");
-        return Err(ConsoleError::TwoFactorRequired(
-            "enter a two-factor code to reveal the key (POST /api/verify; a verification lasts \
-             5 minutes)",
-        ));
+        return Err(ConsoleError::of(ErrorCode::KeyRevealNeedsCode));
     }
     let channel = state
         .store

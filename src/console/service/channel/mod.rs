@@ -29,7 +29,7 @@ use self::input::{ChannelInput, apply, new_channel};
 use self::view::ChannelView;
 use crate::clock::now_unix;
 use crate::console::service::audit::Auditor;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::envelope::Page;
 use crate::state::AppState;
 
@@ -111,7 +111,12 @@ pub async fn create(
     let batch = match req.mode.as_deref().unwrap_or("single") {
         "single" | "multi_to_single" | "" => false,
         "batch" => true,
-        other => return Err(ConsoleError::Invalid(format!("unknown mode {other}"))),
+        other => {
+            return Err(ConsoleError::with_args(
+                ErrorCode::ChannelModeUnknown,
+                [other.to_string()],
+            ));
+        }
     };
     let input = req.channel.unwrap_or(req.bare);
     let (template, notices) = apply(input, new_channel(now_unix()), true)?;
@@ -160,7 +165,7 @@ pub async fn update(
     let id = ChannelId(
         input
             .id
-            .ok_or_else(|| ConsoleError::Invalid("id is required".into()))?,
+            .ok_or_else(|| ConsoleError::of(ErrorCode::IdRequired))?,
     );
     let updated = state
         .store
@@ -277,9 +282,7 @@ pub async fn delete_many(
     auditor: Auditor,
 ) -> Result<usize, ConsoleError> {
     if ids.is_empty() {
-        return Err(ConsoleError::Invalid(
-            "please select channels to delete".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::SelectChannelsToDelete));
     }
     delete_where(state, auditor, move |c| ids.contains(&c.id.0)).await
 }

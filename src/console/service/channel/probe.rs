@@ -18,7 +18,7 @@ use tollgate_storage::channels::{Channel, other_info};
 use tollgate_storage::secret::Secret;
 
 use crate::channel_types::{self, Caps, ChannelType, Family, ModelsApi, TestRequest};
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::outbound::proxy::validate_proxy;
 use crate::upstream::HttpClients;
 
@@ -87,8 +87,9 @@ pub fn test_model(channel: &Channel, requested: Option<&str>) -> String {
 
 /// The table row of `channel_type`, or a refusal naming the unknown type.
 fn row(channel_type: i32) -> Result<&'static ChannelType, ConsoleError> {
-    channel_types::by_id(channel_type)
-        .ok_or_else(|| ConsoleError::Invalid(format!("unknown channel type {channel_type}")))
+    channel_types::by_id(channel_type).ok_or_else(|| {
+        ConsoleError::with_args(ErrorCode::ChannelTypeUnknown, [channel_type.to_string()])
+    })
 }
 
 /// The API version a Gemini channel puts in its URL: `other` when it is one, else the type's
@@ -104,7 +105,7 @@ fn gemini_version(channel: &Channel) -> String {
 pub(super) fn base_url(channel_type: i32, base_url: &str) -> Result<String, ConsoleError> {
     let base = channel_types::effective_base_url(channel_type, base_url);
     if base.is_empty() {
-        return Err(ConsoleError::Invalid("the channel has no base_url".into()));
+        return Err(ConsoleError::of(ErrorCode::ChannelNoBaseUrl));
     }
     Ok(base)
 }
@@ -119,12 +120,8 @@ fn test_request(
     model: &str,
 ) -> Result<reqwest::RequestBuilder, ConsoleError> {
     let row = row(channel.channel_type)?;
-    let unsupported = || {
-        ConsoleError::NotSupported(format!(
-            "testing {} channels is not supported: the relay cannot serve this type yet",
-            row.name
-        ))
-    };
+    let unsupported =
+        || ConsoleError::with_args(ErrorCode::TestUnsupported, [row.name.to_string()]);
     if row.caps == Caps::NONE {
         return Err(unsupported());
     }
@@ -203,7 +200,7 @@ pub async fn test(
     model: Option<&str>,
 ) -> Result<TestReport, ConsoleError> {
     let (key_index, key) =
-        test_key(channel).ok_or_else(|| ConsoleError::Invalid("the channel has no key".into()))?;
+        test_key(channel).ok_or_else(|| ConsoleError::of(ErrorCode::ChannelNoKey))?;
     let client = http
         .for_proxy(&channel.proxy)
         .map_err(ConsoleError::Invalid)?;
@@ -269,10 +266,10 @@ pub async fn fetch_models(
 ) -> Result<Vec<String>, ConsoleError> {
     let row = row(channel_type)?;
     let Some(api) = row.models_api else {
-        return Err(ConsoleError::NotSupported(format!(
-            "fetching models is not supported for {} channels",
-            row.name
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::FetchModelsUnsupported,
+            [row.name.to_string()],
+        ));
     };
     let base = base_url(channel_type, base_url_text)?;
     let key_line = key
@@ -280,7 +277,7 @@ pub async fn fetch_models(
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
-        .ok_or_else(|| ConsoleError::Invalid("a key is required to fetch models".into()))?;
+        .ok_or_else(|| ConsoleError::of(ErrorCode::FetchModelsNeedsKey))?;
     let client = http.for_proxy(proxy).map_err(ConsoleError::Invalid)?;
     let req = match api {
         ModelsApi::OpenAi => client
@@ -305,13 +302,13 @@ pub async fn fetch_models(
     if !status.is_success() {
         let why = upstream_message(&body)
             .unwrap_or_else(|| format!("bad response status code {}", status.as_u16()));
-        return Err(ConsoleError::Upstream(format!(
-            "failed to fetch the model list: {}",
-            scrub(&why, key)
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::FetchModelsFailed,
+            [scrub(&why, key).to_string()],
+        ));
     }
-    let v: Value = serde_json::from_str(&body)
-        .map_err(|_| ConsoleError::Upstream("the model list is not JSON".into()))?;
+    let v: Value =
+        serde_json::from_str(&body).map_err(|_| ConsoleError::of(ErrorCode::ModelListNotJson))?;
     let (list, field) = match api {
         ModelsApi::Gemini => ("models", "name"),
         ModelsApi::OpenAi | ModelsApi::Anthropic => ("data", "id"),
@@ -335,7 +332,7 @@ pub async fn fetch_models(
 /// Fetches [`PROXY_CHECK_URL`] through `proxy`.
 pub async fn check_proxy(http: &HttpClients, proxy: &str) -> Result<ProxyReport, ConsoleError> {
     if proxy.trim().is_empty() {
-        return Err(ConsoleError::Invalid("a proxy address is required".into()));
+        return Err(ConsoleError::of(ErrorCode::ProxyRequired));
     }
     validate_proxy(proxy).map_err(ConsoleError::Invalid)?;
     let client = http.for_proxy(proxy).map_err(ConsoleError::Invalid)?;
@@ -346,17 +343,17 @@ pub async fn check_proxy(http: &HttpClients, proxy: &str) -> Result<ProxyReport,
         .send()
         .await
         .map_err(|e| {
-            ConsoleError::Upstream(format!(
-                "proxy connection test failed: {}",
-                transport_error(&e, PROXY_CHECK_TIMEOUT)
-            ))
+            ConsoleError::with_args(
+                ErrorCode::ProxyTestFailed,
+                [transport_error(&e, PROXY_CHECK_TIMEOUT).to_string()],
+            )
         })?;
     let status = resp.status();
     if !(status.is_success() || status.is_redirection()) {
-        return Err(ConsoleError::Upstream(format!(
-            "proxy connection test failed: status {}",
-            status.as_u16()
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::ProxyTestStatus,
+            [status.as_u16().to_string()],
+        ));
     }
     Ok(ProxyReport {
         status: status.as_u16(),

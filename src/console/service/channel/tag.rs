@@ -6,7 +6,7 @@ use tollgate_storage::ChannelId;
 use tollgate_storage::channels::{self, STATUS_ENABLED, STATUS_MANUALLY_DISABLED};
 
 use super::input::{ChannelInput, apply};
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// Body of PUT /api/channel/tag. Absent or empty fields are left alone.
@@ -41,7 +41,7 @@ fn non_empty(v: Option<String>) -> Option<String> {
 fn require_tag(tag: &str) -> Result<String, ConsoleError> {
     let tag = tag.trim();
     if tag.is_empty() {
-        return Err(ConsoleError::Invalid("tag cannot be empty".into()));
+        return Err(ConsoleError::of(ErrorCode::TagEmpty));
     }
     Ok(tag.to_owned())
 }
@@ -65,9 +65,7 @@ pub async fn edit(state: &AppState, edit: TagEdit) -> Result<usize, ConsoleError
         && changes.priority.is_none()
         && changes.weight.is_none();
     if nothing {
-        return Err(ConsoleError::Invalid(
-            "the tag update needs at least one change".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::TagUpdateEmpty));
     }
     let count = state
         .store
@@ -132,9 +130,7 @@ pub async fn set_enabled(
 /// Sets `tag` (non-empty) on the channels in `ids`; returns the count.
 pub async fn set_tag(state: &AppState, ids: Vec<i64>, tag: String) -> Result<usize, ConsoleError> {
     if ids.is_empty() {
-        return Err(ConsoleError::Invalid(
-            "please select channels to tag".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::SelectChannelsToTag));
     }
     let tag = require_tag(&tag)?;
     let count = state

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 
 /// How long one call to a provider may take.
 pub const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -30,25 +30,34 @@ pub async fn json<T: DeserializeOwned>(
             } else {
                 "could not be reached"
             };
-            ConsoleError::Upstream(format!("{provider}: the {step} {why}"))
+            ConsoleError::with_args(
+                ErrorCode::ProviderFailed,
+                [provider.to_string(), step.to_string(), why.to_string()],
+            )
         })?;
     let status = resp.status();
     if !status.is_success() {
-        return Err(ConsoleError::Upstream(format!(
-            "{provider}: the {step} answered HTTP {}",
-            status.as_u16()
-        )));
+        return Err(ConsoleError::with_args(
+            ErrorCode::ProviderHttpError,
+            [
+                provider.to_string(),
+                step.to_string(),
+                status.as_u16().to_string(),
+            ],
+        ));
     }
     let body = read_limited(resp).await.map_err(|()| {
-        ConsoleError::Upstream(format!(
-            "{provider}: the {step} answer was cut off or too large"
-        ))
+        ConsoleError::with_args(
+            ErrorCode::ProviderAnswerCut,
+            [provider.to_string(), step.to_string()],
+        )
     })?;
     // serde's message could quote a token from the answer: only the step is named.
     serde_json::from_slice(&body).map_err(|_| {
-        ConsoleError::Upstream(format!(
-            "{provider}: the {step} answer is not what was expected"
-        ))
+        ConsoleError::with_args(
+            ErrorCode::ProviderUnexpectedAnswer,
+            [provider.to_string(), step.to_string()],
+        )
     })
 }
 

@@ -8,7 +8,7 @@ use tollgate_storage::users::Provider;
 use super::fetch;
 use super::link::Identity;
 use super::state::Pending;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// Name used in messages.
@@ -29,14 +29,10 @@ pub struct GitHub {
 pub fn provider(state: &AppState) -> Result<GitHub, ConsoleError> {
     let options = state.options.current();
     if !options.flag("GitHubOAuthEnabled") {
-        return Err(ConsoleError::Disabled(
-            "the administrator has not enabled GitHub sign-in",
-        ));
+        return Err(ConsoleError::of(ErrorCode::GithubDisabled));
     }
     if options.text("GitHubClientId").is_empty() {
-        return Err(ConsoleError::Disabled(
-            "GitHub sign-in is not configured (client id)",
-        ));
+        return Err(ConsoleError::of(ErrorCode::GithubNotConfigured));
     }
     Ok(GitHub {
         client_id: options.text("GitHubClientId").to_owned(),
@@ -114,14 +110,15 @@ impl GitHub {
         .await?;
         // GitHub answers a bad code with 200 and an `error` field.
         if token.access_token.is_empty() {
-            return Err(ConsoleError::Invalid(format!(
-                "GitHub refused the sign-in ({}), please start again",
-                if token.error.is_empty() {
+            return Err(ConsoleError::with_args(
+                ErrorCode::GithubRefused,
+                [if token.error.is_empty() {
                     "no access token"
                 } else {
                     token.error.as_str()
                 }
-            )));
+                .to_string()],
+            ));
         }
         let user: UserAnswer = fetch::json(
             http.get(format!("{}/user", self.api))

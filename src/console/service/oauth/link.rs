@@ -10,7 +10,7 @@ use crate::console::service::accounts::check_email;
 use crate::console::service::register::{
     Rewards, Signup, Username, create_account, registration_open,
 };
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// Longest display name taken from a provider.
@@ -116,9 +116,7 @@ pub async fn sign_in(
         .write(move |wtx| {
             if let Some(user) = users::find_by_identity_rw(wtx, provider, &identity.external_id)? {
                 if user.deleted_at.is_some() {
-                    return Err(ConsoleError::Denied(
-                        "the account bound to this identity has been deleted",
-                    ));
+                    return Err(ConsoleError::of(ErrorCode::BoundAccountDeleted));
                 }
                 if user.status != STATUS_ENABLED {
                     return Err(ConsoleError::UserDisabled);

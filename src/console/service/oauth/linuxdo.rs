@@ -8,7 +8,7 @@ use tollgate_storage::users::Provider;
 use super::fetch;
 use super::link::Identity;
 use super::state::Pending;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// Name used in messages.
@@ -27,14 +27,10 @@ pub struct LinuxDo {
 pub fn provider(state: &AppState) -> Result<LinuxDo, ConsoleError> {
     let options = state.options.current();
     if !options.flag("LinuxDOOAuthEnabled") {
-        return Err(ConsoleError::Disabled(
-            "the administrator has not enabled LinuxDO sign-in",
-        ));
+        return Err(ConsoleError::of(ErrorCode::LinuxdoDisabled));
     }
     if options.text("LinuxDOClientId").is_empty() {
-        return Err(ConsoleError::Disabled(
-            "LinuxDO sign-in is not configured (client id)",
-        ));
+        return Err(ConsoleError::of(ErrorCode::LinuxdoNotConfigured));
     }
     Ok(LinuxDo {
         client_id: options.text("LinuxDOClientId").to_owned(),
@@ -105,9 +101,7 @@ impl LinuxDo {
         )
         .await?;
         if token.access_token.is_empty() {
-            return Err(ConsoleError::Invalid(
-                "LinuxDO refused the sign-in (no access token), please start again".into(),
-            ));
+            return Err(ConsoleError::of(ErrorCode::LinuxdoRefused));
         }
         let user: UserAnswer = fetch::json(
             http.get(format!("{}/api/user", self.base))
@@ -117,15 +111,16 @@ impl LinuxDo {
         )
         .await?;
         if !user.active || user.silenced {
-            return Err(ConsoleError::Denied(
-                "this LinuxDO account is not active or is silenced",
-            ));
+            return Err(ConsoleError::of(ErrorCode::LinuxdoAccountInactive));
         }
         if user.trust_level < self.min_trust_level {
-            return Err(ConsoleError::Invalid(format!(
-                "this site requires LinuxDO trust level {} or above (yours is {})",
-                self.min_trust_level, user.trust_level
-            )));
+            return Err(ConsoleError::with_args(
+                ErrorCode::LinuxdoTrustLevel,
+                [
+                    self.min_trust_level.to_string(),
+                    user.trust_level.to_string(),
+                ],
+            ));
         }
         Ok(Identity {
             provider: Provider::LinuxDo,

@@ -18,7 +18,7 @@ use self::link::Identity;
 use self::linuxdo::LinuxDo;
 use self::oidc::OidcProvider;
 use self::state::Pending;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// The providers signed in by redirecting the browser (authorization-code flow).
@@ -82,9 +82,7 @@ impl Flow {
         code: &str,
     ) -> Result<Identity, ConsoleError> {
         if code.is_empty() {
-            return Err(ConsoleError::Invalid(
-                "the provider sent no authorization code".into(),
-            ));
+            return Err(ConsoleError::of(ErrorCode::OauthNoCode));
         }
         match self {
             Flow::GitHub(p) => p.identity(state, pending, code).await,

@@ -13,7 +13,7 @@ use tollgate_storage::users::Provider;
 use super::fetch;
 use super::link::Identity;
 use super::state::Pending;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// Name used in messages.
@@ -69,15 +69,11 @@ pub struct OidcProvider {
 pub async fn provider(state: &AppState) -> Result<OidcProvider, ConsoleError> {
     let options = state.options.current();
     if !options.flag("oidc.enabled") {
-        return Err(ConsoleError::Disabled(
-            "the administrator has not enabled OIDC sign-in",
-        ));
+        return Err(ConsoleError::of(ErrorCode::OidcDisabled));
     }
     let well_known = options.text("oidc.well_known").trim().to_owned();
     if well_known.is_empty() || options.text("oidc.client_id").is_empty() {
-        return Err(ConsoleError::Disabled(
-            "OIDC sign-in is not configured (client id and well-known URL)",
-        ));
+        return Err(ConsoleError::of(ErrorCode::OidcNotConfigured));
     }
     let discovery: Discovery = fetch::json(
         state.http.direct().get(&well_known),
@@ -107,9 +103,7 @@ pub struct Endpoints {
 pub async fn discover(state: &AppState, well_known: &str) -> Result<Endpoints, ConsoleError> {
     let url = well_known.trim();
     if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(ConsoleError::Invalid(
-            "the Well-Known URL must start with http:// or https://".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::WellKnownNotHttp));
     }
     fetch::json(state.http.direct().get(url), NAME, "discovery document").await
 }
@@ -143,9 +137,8 @@ fn from_parts(options: &OptionsSnapshot, d: Discovery) -> OidcProvider {
 impl OidcProvider {
     /// Where the browser is sent to sign in.
     pub fn authorize_url(&self, pending: &Pending) -> Result<String, ConsoleError> {
-        let mut url = reqwest::Url::parse(&self.authorization_endpoint).map_err(|_| {
-            ConsoleError::Invalid("the OIDC authorization endpoint is not a valid URL".into())
-        })?;
+        let mut url = reqwest::Url::parse(&self.authorization_endpoint)
+            .map_err(|_| ConsoleError::of(ErrorCode::OidcAuthorizationEndpointInvalid))?;
         url.query_pairs_mut()
             .append_pair("response_type", "code")
             .append_pair("client_id", &self.client_id)
@@ -184,9 +177,9 @@ impl OidcProvider {
             );
         }
         let tokens: TokenAnswer = fetch::json(req.form(&form), NAME, "token request").await?;
-        let id_token = tokens.id_token.ok_or_else(|| {
-            ConsoleError::Upstream(format!("{NAME}: the token answer has no ID token"))
-        })?;
+        let id_token = tokens
+            .id_token
+            .ok_or_else(|| ConsoleError::with_args(ErrorCode::OidcNoIdToken, [NAME.to_string()]))?;
         let jwks: JwkSet = fetch::json(http.get(&self.jwks_uri), NAME, "key set (JWKS)").await?;
         let claims = self.verify(&id_token, &jwks, &pending.nonce)?;
         let mut info = claims.clone();
@@ -200,9 +193,7 @@ impl OidcProvider {
             .await?;
             // The userinfo `sub` must be the ID token's (OpenID Connect Core §5.3.2).
             if answer.get("sub").and_then(Value::as_str) != Some(claims.sub.as_str()) {
-                return Err(ConsoleError::Invalid(
-                    "the OIDC userinfo answer is for another subject than the ID token".into(),
-                ));
+                return Err(ConsoleError::of(ErrorCode::OidcSubjectMismatch));
             }
             info = Claims::from_value(&answer).merged_over(claims.clone());
         }
@@ -219,7 +210,7 @@ impl OidcProvider {
     /// audience, expiry and nonce.
     fn verify(&self, id_token: &str, jwks: &JwkSet, nonce: &str) -> Result<Claims, ConsoleError> {
         let bad =
-            |why: &str| ConsoleError::Invalid(format!("the OIDC ID token was refused: {why}"));
+            |why: &str| ConsoleError::with_args(ErrorCode::OidcIdTokenRefused, [why.to_string()]);
         let header = jsonwebtoken::decode_header(id_token).map_err(|_| bad("malformed"))?;
         if !ACCEPTED.contains(&header.alg) {
             return Err(bad("its signature algorithm is not accepted"));

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::console::service::secrets::random_alnum;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 
 /// Name of the state cookie.
 pub const STATE_COOKIE: &str = "oauth_state";
@@ -142,33 +142,21 @@ impl StateRegistry {
         provider: &str,
         now: i64,
     ) -> Result<Pending, ConsoleError> {
-        let pending =
-            cookie_value
-                .and_then(Pending::from_cookie)
-                .ok_or(ConsoleError::OAuthState(
-                    "no sign-in was started in this browser (the state cookie is missing), \
-                 please start again",
-                ))?;
+        let pending = cookie_value
+            .and_then(Pending::from_cookie)
+            .ok_or(ConsoleError::of(ErrorCode::OauthStateMissing))?;
         if state.is_empty() || !bool::from(pending.state.as_bytes().ct_eq(state.as_bytes())) {
-            return Err(ConsoleError::OAuthState(
-                "the state does not match the sign-in started in this browser, please start again",
-            ));
+            return Err(ConsoleError::of(ErrorCode::OauthStateMismatch));
         }
         if !pending.provider.is_empty() && pending.provider != provider {
-            return Err(ConsoleError::OAuthState(
-                "the sign-in was started for another provider, please start again",
-            ));
+            return Err(ConsoleError::of(ErrorCode::OauthStateOtherProvider));
         }
         let registered = self.pending.remove(&pending.state);
         if pending.expires_at < now {
-            return Err(ConsoleError::OAuthState(
-                "the sign-in took too long and its state has expired, please start again",
-            ));
+            return Err(ConsoleError::of(ErrorCode::OauthStateExpired));
         }
         if registered.is_none() {
-            return Err(ConsoleError::OAuthState(
-                "this sign-in state was already used, please start again",
-            ));
+            return Err(ConsoleError::of(ErrorCode::OauthStateUsed));
         }
         Ok(pending)
     }
@@ -201,7 +189,9 @@ mod tests {
             .expect("first");
         assert_eq!(got, p);
         let again = registry.redeem(Some(&value), &p.state, "oidc", 102);
-        assert!(matches!(again, Err(ConsoleError::OAuthState(m)) if m.contains("already used")));
+        assert!(
+            matches!(again, Err(ConsoleError::Coded { code, .. }) if code == ErrorCode::OauthStateUsed)
+        );
     }
 
     #[test]
@@ -211,7 +201,7 @@ mod tests {
         registry.issue(&p, 100).expect("issued");
         let value = cookie_value(&p);
         let refused = |r: Result<Pending, ConsoleError>, what: &str| match r {
-            Err(ConsoleError::OAuthState(m)) => assert!(m.contains(what), "{m}"),
+            Err(e @ ConsoleError::Coded { .. }) => assert!(e.to_string().contains(what), "{e}"),
             other => panic!("expected a refusal ({what}), got {other:?}"),
         };
         refused(registry.redeem(None, &p.state, "github", 101), "missing");

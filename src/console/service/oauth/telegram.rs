@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use tollgate_storage::users::Provider;
 
 use super::link::Identity;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 
 /// Oldest `auth_date` accepted, in seconds before now (5 minutes).
 pub const MAX_AGE_SECS: i64 = 300;
@@ -42,7 +42,8 @@ pub fn verify(
     bot_token: &str,
     now: i64,
 ) -> Result<Verified, ConsoleError> {
-    let bad = |why: &'static str| ConsoleError::Invalid(format!("Telegram sign-in refused: {why}"));
+    let bad =
+        |why: &'static str| ConsoleError::with_args(ErrorCode::TelegramRefused, [why.to_string()]);
     let hash = fields.get("hash").ok_or_else(|| bad("no hash"))?;
     let check: Vec<String> = fields
         .iter()

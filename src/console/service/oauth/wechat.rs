@@ -8,7 +8,7 @@ use tollgate_storage::users::Provider;
 
 use super::fetch;
 use super::link::Identity;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// Name used in messages.
@@ -26,24 +26,18 @@ struct Answer {
 pub async fn identity(state: &AppState, code: &str) -> Result<Identity, ConsoleError> {
     let options = state.options.current();
     if !options.flag("WeChatAuthEnabled") {
-        return Err(ConsoleError::Disabled(
-            "the administrator has not enabled WeChat sign-in",
-        ));
+        return Err(ConsoleError::of(ErrorCode::WechatDisabled));
     }
     let base = options.text("WeChatServerAddress").trim_end_matches('/');
     if base.is_empty() {
-        return Err(ConsoleError::Disabled(
-            "WeChat sign-in is not configured (server address)",
-        ));
+        return Err(ConsoleError::of(ErrorCode::WechatNotConfigured));
     }
     let code = code.trim();
     if code.is_empty() {
-        return Err(ConsoleError::Invalid(
-            "the verification code is required".into(),
-        ));
+        return Err(ConsoleError::of(ErrorCode::VerificationCodeRequired));
     }
     let mut url = reqwest::Url::parse(&format!("{base}/api/wechat/user"))
-        .map_err(|_| ConsoleError::Invalid("the WeChat server address is not valid".into()))?;
+        .map_err(|_| ConsoleError::of(ErrorCode::WechatServerInvalid))?;
     url.query_pairs_mut().append_pair("code", code);
     let answer: Answer = fetch::json(
         state.http.direct().get(url).header(
@@ -55,9 +49,7 @@ pub async fn identity(state: &AppState, code: &str) -> Result<Identity, ConsoleE
     )
     .await?;
     if !answer.success || answer.data.is_empty() {
-        return Err(ConsoleError::CodeInvalid(
-            "the verification code is wrong or has expired",
-        ));
+        return Err(ConsoleError::of(ErrorCode::VerificationCodeInvalid));
     }
     Ok(Identity {
         provider: Provider::WeChat,

@@ -17,7 +17,7 @@ use tollgate_storage::UserId;
 use super::guesses::GuessLimiter;
 use crate::clock::Clock;
 use crate::console::service::secrets::random_alnum;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 
 /// Name of the cookie carrying a pending sign-in's token.
 pub const PENDING_COOKIE: &str = "pending_2fa";
@@ -100,14 +100,9 @@ impl TwoFactorGate {
         let pending = token
             .and_then(|t| self.logins.remove(t))
             .map(|(_, p)| p)
-            .ok_or(ConsoleError::CodeInvalid(
-                "no sign-in is waiting for a two-factor code in this browser (it was completed \
-                 or has expired); sign in again",
-            ))?;
+            .ok_or(ConsoleError::of(ErrorCode::TwoFactorSigninMissing))?;
         if pending.expires_at < now {
-            return Err(ConsoleError::CodeInvalid(
-                "the sign-in waited too long for its two-factor code; sign in again",
-            ));
+            return Err(ConsoleError::of(ErrorCode::TwoFactorSigninExpired));
         }
         Ok(pending)
     }

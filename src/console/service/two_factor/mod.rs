@@ -25,7 +25,7 @@ use tollgate_storage::{StorageError, UserId};
 use crate::clock::now_unix;
 use crate::console::service::audit::Auditor;
 use crate::console::service::users_admin::may_act_on;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// GET /api/user/2fa/status answer.
@@ -66,16 +66,10 @@ pub struct Stats {
 }
 
 /// The refusal of a wrong, used or replayed code.
-const WRONG_CODE: ConsoleError = ConsoleError::CodeInvalid(
-    "wrong two-factor code (or a code or recovery code already used); enter the current code \
-     from your authenticator app",
-);
+const WRONG_CODE: ConsoleError = ConsoleError::of(ErrorCode::TwoFactorCodeWrong);
 
 /// The refusal when two-factor sign-in is not on.
-const NOT_ON: ConsoleError = ConsoleError::TwoFactorNotEnabled(
-    "two-factor authentication is not on for this account; turn it on in your personal \
-     settings first",
-);
+const NOT_ON: ConsoleError = ConsoleError::of(ErrorCode::TwoFactorOff);
 
 fn now_secs() -> u64 {
     u64::try_from(now_unix()).unwrap_or(0)
@@ -141,11 +135,7 @@ pub async fn setup(state: &AppState, user: &User) -> Result<Setup, ConsoleError>
         .store
         .write(move |wtx| {
             if two_factor::get_rw(wtx, record.user_id)?.is_some_and(|r| r.enabled) {
-                return Err(ConsoleError::Invalid(
-                    "two-factor authentication is on already; turn it off first to set up \
-                     another authenticator"
-                        .into(),
-                ));
+                return Err(ConsoleError::of(ErrorCode::TwoFactorAlreadyOnSetup));
             }
             two_factor::put(wtx, &record)?;
             Ok(())
@@ -169,13 +159,10 @@ pub async fn enable(
     state
         .store
         .write(move |wtx| {
-            let mut record = two_factor::get_rw(wtx, user)?.ok_or(ConsoleError::Invalid(
-                "start the two-factor setup first (scan the QR code), then enter a code".into(),
-            ))?;
+            let mut record = two_factor::get_rw(wtx, user)?
+                .ok_or(ConsoleError::of(ErrorCode::TwoFactorSetupFirst))?;
             if record.enabled {
-                return Err(ConsoleError::Invalid(
-                    "two-factor authentication is on already".into(),
-                ));
+                return Err(ConsoleError::of(ErrorCode::TwoFactorAlreadyOn));
             }
             let accepted = code::check(&record, &code, now).ok_or(WRONG_CODE)?;
             if !matches!(accepted, code::Accepted::Totp(_)) {
@@ -261,9 +248,10 @@ async fn limited<T>(
             guesses.passed(user);
             Ok(value)
         }
-        Err(ConsoleError::CodeInvalid(message)) => Err(guesses
-            .lock_of(user)
-            .unwrap_or(ConsoleError::CodeInvalid(message))),
+        // A wrong code (any refusal of the code itself) counts as a guess.
+        Err(wrong) if wrong.code() == ErrorCode::CodeInvalid => {
+            Err(guesses.lock_of(user).unwrap_or(wrong))
+        }
         Err(other) => Err(other),
     }
 }
@@ -294,15 +282,11 @@ pub async fn reset(
         .write(move |wtx| {
             let user = users::get_rw(wtx, target)?.ok_or(ConsoleError::NotFound("user"))?;
             if !may_act_on(&actor, &user) {
-                return Err(ConsoleError::Denied(
-                    "you cannot change a user whose level is equal to or higher than yours",
-                ));
+                return Err(ConsoleError::of(ErrorCode::CannotChangePeer));
             }
             let was = two_factor::get_rw(wtx, target)?.is_some_and(|r| r.enabled);
             if !was {
-                return Err(ConsoleError::Invalid(
-                    "two-factor authentication is not on for this user".into(),
-                ));
+                return Err(ConsoleError::of(ErrorCode::TwoFactorNotOnForUser));
             }
             two_factor::remove(wtx, target)?;
             users::end_sessions(wtx, target)?;

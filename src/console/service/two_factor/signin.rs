@@ -14,7 +14,7 @@ use super::gate::{self, PENDING_COOKIE};
 use crate::clock::now_unix;
 use crate::console::service::session;
 use crate::console::service::user_view::UserView;
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::http::envelope::{Envelope, ok};
 use crate::state::AppState;
 
@@ -74,21 +74,17 @@ pub async fn second_factor(
         .await?;
     let user = user
         .filter(|u| u.deleted_at.is_none() && generation == pending.generation)
-        .ok_or(ConsoleError::CodeInvalid(
-            "the account changed since the password was entered; sign in again",
-        ))?;
+        .ok_or(ConsoleError::of(ErrorCode::AccountChangedDuringSignin))?;
     if user.status != STATUS_ENABLED {
         return Err(ConsoleError::UserDisabled);
     }
     match super::prove(state, id, code).await {
         Ok(()) => {}
-        Err(ConsoleError::CodeInvalid(message)) => {
+        Err(wrong) if wrong.code() == ErrorCode::CodeInvalid => {
             if state.two_factor.retry(&token, pending) {
-                return Err(ConsoleError::CodeInvalid(message));
+                return Err(wrong);
             }
-            return Err(ConsoleError::CodeInvalid(
-                "too many wrong two-factor codes; sign in again",
-            ));
+            return Err(ConsoleError::of(ErrorCode::TwoFactorTooManyAttempts));
         }
         // The account must wait before its next code: this sign-in may try again after it
         // (the refused attempt counts as one of its own).

@@ -19,6 +19,7 @@ import {
   updateChannel,
 } from '@/api/channels';
 import type { Channel } from '@/api/channels';
+import { localizedMessage } from '@/api/errors';
 import { ROLE_ROOT } from '@/api/user';
 import { groupsQueryOptions } from '@/api/users';
 import { Alert } from '@/components/ui/alert';
@@ -206,7 +207,7 @@ function ChannelForm({
       setValue('models', [...new Set([...current, ...list])], { shouldValidate: true });
       toast.success(t('toast.modelsFetched', { count: list.length }));
     },
-    onError: (error) => toast.error(`${t('toast.fetchModelsFailed')}: ${error.message}`),
+    onError: (error) => toast.error(`${t('toast.fetchModelsFailed')}: ${localizedMessage(error)}`),
   });
 
   const fillEnabled = useMutation({
@@ -219,7 +220,8 @@ function ChannelForm({
         t('toast.modelsFilled', { count: list.filter((m) => !current.includes(m)).length }),
       );
     },
-    onError: (error) => toast.error(`${t('toast.enabledModelsFailed')}: ${error.message}`),
+    onError: (error) =>
+      toast.error(`${t('toast.enabledModelsFailed')}: ${localizedMessage(error)}`),
   });
 
   const proxyCheck = useMutation({
@@ -229,7 +231,7 @@ function ChannelForm({
       toast.success(
         t('toast.proxyOk', { status: report.status, seconds: formatAmount(report.time) }),
       ),
-    onError: (error) => toast.error(t('toast.proxyFailed', { message: error.message })),
+    onError: (error) => toast.error(t('toast.proxyFailed', { message: localizedMessage(error) })),
   });
 
   const keyFormat = keyFormatHint(t, row, setting);

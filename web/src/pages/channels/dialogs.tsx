@@ -5,7 +5,7 @@ import { useTranslation } from 'react-i18next';
 
 import { splitList, testChannel } from '@/api/channels';
 import type { Channel } from '@/api/channels';
-import { ApiError } from '@/api/errors';
+import { localizedMessage } from '@/api/errors';
 import { Button } from '@/components/ui/button';
 import {
   Dialog,
@@ -49,7 +49,7 @@ export function TestDialog({
       toast.error(
         t('test.failed', {
           name: channel?.name ?? '',
-          message: error instanceof ApiError ? error.message : String(error),
+          message: localizedMessage(error),
         }),
       );
       onTested();

@@ -5,7 +5,7 @@ import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 
 import { revealChannelKey } from '@/api/channels';
-import { ApiError } from '@/api/errors';
+import { ApiError, localizedMessage } from '@/api/errors';
 import { verifySession } from '@/api/two-factor';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
@@ -40,7 +40,7 @@ export function KeyReveal({ channelId }: { channelId: number }) {
         setNeedsTwoFactor(true);
         return;
       }
-      toast.error(t('reveal.failed', { message: error.message }));
+      toast.error(t('reveal.failed', { message: localizedMessage(error) }));
     },
   });
   const key = reveal.data;

@@ -17,6 +17,7 @@ import {
   updateChannel,
 } from '@/api/channels';
 import type { Channel } from '@/api/channels';
+import { localizedMessage } from '@/api/errors';
 import type { Confirmation } from '@/components/common/confirm-dialog';
 import { useListAction } from '@/components/data-table/use-list-action';
 import { formatAmount } from '@/lib/format';
@@ -65,7 +66,7 @@ export function useChannelActions({
       void refresh();
     },
     onError: (error, channel) =>
-      toast.error(t('balance.failed', { name: channel.name, message: error.message })),
+      toast.error(t('balance.failed', { name: channel.name, message: localizedMessage(error) })),
   });
   const allBalances = useMutation({
     mutationFn: updateAllBalances,
@@ -75,7 +76,7 @@ export function useChannelActions({
       else toast.info(message ? t('toast.notice', { message }) : t('balance.allUpdated'));
       void refresh();
     },
-    onError: (error) => toast.error(t('balance.allFailed', { message: error.message })),
+    onError: (error) => toast.error(t('balance.allFailed', { message: localizedMessage(error) })),
   });
   const testAll = useMutation({
     mutationFn: testAllChannels,
@@ -84,7 +85,7 @@ export function useChannelActions({
       toast.success(t('testAll.started', { count }));
       onWatch();
     },
-    onError: (error) => toast.error(t('testAll.failed', { message: error.message })),
+    onError: (error) => toast.error(t('testAll.failed', { message: localizedMessage(error) })),
   });
   const fix = useMutation({
     mutationFn: fixAbilities,
@@ -93,7 +94,7 @@ export function useChannelActions({
       toast.success(t('fix.done', report));
       void refresh();
     },
-    onError: (error) => toast.error(t('fix.failed', { message: error.message })),
+    onError: (error) => toast.error(t('fix.failed', { message: localizedMessage(error) })),
   });
 
   const onAction = (channel: Channel, action: RowAction) => {

@@ -2,6 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 
+import { localizedMessage } from '@/api/errors';
 import { updateOption } from '@/api/options';
 import type { Options } from '@/api/options';
 import { Button } from '@/components/ui/button';
@@ -40,10 +41,7 @@ function ContentFieldRow({ field, stored }: { field: ContentField; stored: strin
       void queryClient.invalidateQueries({ queryKey: ['status'] });
       void queryClient.invalidateQueries({ queryKey: ['content'] });
     },
-    onError: (error) =>
-      toast.error(
-        `${t(`content.failed.${field}`)}: ${error instanceof Error ? error.message : ''}`,
-      ),
+    onError: (error) => toast.error(`${t(`content.failed.${field}`)}: ${localizedMessage(error)}`),
   });
   return (
     <form

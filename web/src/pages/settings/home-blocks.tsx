@@ -4,6 +4,7 @@ import { useTranslation } from 'react-i18next';
 
 import { homeBlockSchemas } from '@/api/content';
 import type { HomeBlock } from '@/api/content';
+import { localizedMessage } from '@/api/errors';
 import { updateOption } from '@/api/options';
 import type { Options } from '@/api/options';
 import { Button } from '@/components/ui/button';
@@ -60,8 +61,7 @@ function HomeBlockRow({ block, stored }: { block: HomeBlock; stored: string }) {
       void queryClient.invalidateQueries({ queryKey: ['options'] });
       void queryClient.invalidateQueries({ queryKey: ['content'] });
     },
-    onError: (error) =>
-      toast.error(`${t('toast.saveFailed')}: ${error instanceof Error ? error.message : ''}`),
+    onError: (error) => toast.error(`${t('toast.saveFailed')}: ${localizedMessage(error)}`),
   });
   const error =
     problem === null

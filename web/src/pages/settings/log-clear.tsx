@@ -3,7 +3,7 @@ import { Trash2 } from 'lucide-react';
 import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 
-import { ApiError } from '@/api/errors';
+import { localizedMessage } from '@/api/errors';
 import { deleteLogsBefore, fetchDeleteProgress } from '@/api/options';
 import { Button } from '@/components/ui/button';
 import { CardContent } from '@/components/ui/card';
@@ -74,10 +74,7 @@ export function LogClear() {
       toast.success(t('logs.deleted', { count }));
       void queryClient.invalidateQueries({ queryKey: ['logs'] });
     },
-    onError: (error) =>
-      toast.error(
-        t('logs.failed', { message: error instanceof ApiError ? error.message : String(error) }),
-      ),
+    onError: (error) => toast.error(t('logs.failed', { message: localizedMessage(error) })),
   });
 
   const target = fromLocalInput(time);

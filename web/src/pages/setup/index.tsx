@@ -6,7 +6,7 @@ import { useState } from 'react';
 import { Controller, useForm } from 'react-hook-form';
 import { Trans, useTranslation } from 'react-i18next';
 
-import { ApiError } from '@/api/errors';
+import { ApiError, localizedMessage } from '@/api/errors';
 import { setupInfoQueryOptions, submitSetup } from '@/api/setup';
 import type { SetupInfo } from '@/api/setup';
 import { Alert } from '@/components/ui/alert';
@@ -90,7 +90,7 @@ function SetupForm({ info }: { info: SetupInfo }) {
     onError: (error) => {
       const text =
         error instanceof ApiError && error.kind === 'app'
-          ? error.message || t('result.failed')
+          ? localizedMessage(error) || t('result.failed')
           : t('result.requestFailed');
       setOutcome({ tone: 'danger', text });
     },

@@ -2,7 +2,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 
-import { ApiError } from '@/api/errors';
+import { localizedMessage } from '@/api/errors';
 import { useStatus } from '@/api/status';
 import { paymentMethods, quoteAmount, requestPayment, submitPaymentForm } from '@/api/topup';
 import type { PaymentMethod } from '@/api/topup';
@@ -66,7 +66,7 @@ export function OnlineTopUpCard() {
     ? null
     : quote.isError
       ? t('online.quoteError', {
-          reason: quote.error instanceof ApiError ? quote.error.message : String(quote.error),
+          reason: localizedMessage(quote.error),
         })
       : quote.data && !quote.data.ok
         ? t('online.quoteError', { reason: quote.data.reason })
