@@ -22,6 +22,7 @@ step "rust: fmt"
 cargo fmt --all -- --check
 step "rust: clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+ensure_sql_servers
 step "rust: unit and integration tests"
 cargo test --workspace --locked --lib --bins --tests 2>&1 | tee "$log/cargo.txt"
 

@@ -1,5 +1,9 @@
-//! `tollgate import new-api` on a new-api SQLite database (tests/fixtures/newapi/, made by its
-//! make.py from the incumbent's models, quirks included): the imported users sign in over the
+//! `tollgate import new-api` on a new-api database in each of its three engines — SQLite
+//! (tests/fixtures/newapi/newapi.db, made by its make.py from the incumbent's models, quirks
+//! included), MariaDB and PostgreSQL (the same rows under the DDL GORM makes there: mysql.sql and
+//! postgres.sql, made by make_sql.py; the servers are started by the test, see
+//! common/sql_servers.rs, reached through the operator's `SQL_DSN` in a file and in
+//! `TOLLGATE_IMPORT_FROM`): the imported users sign in over the
 //! HTTP API with their old passwords (the bcrypt hash is then replaced by argon2id) and the TOTP
 //! user with the same authenticator, the old `sk-` keys authenticate, the codes redeem once, the
 //! balances read back with quota + used == credited and one opening row each, the options went
@@ -13,6 +17,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::TestServer;
+use common::sql_servers::{self, Engine, SqlServer};
 use common::two_factor::Authenticator;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -73,7 +78,6 @@ async fn models_status(server: &TestServer, key: &str) -> StatusCode {
 
 #[tokio::test]
 async fn a_new_api_sqlite_installation_moves_over_with_every_key_and_password() {
-    let values = values();
     let (_src, source) = source_copy();
     let before = std::fs::read(&source).expect("read");
 
@@ -95,8 +99,97 @@ async fn a_new_api_sqlite_installation_moves_over_with_every_key_and_password() 
 
     let dir = tempfile::tempdir().expect("dir");
     let report = import(dir.path(), args(&source)).await.expect("imports");
+    assert_eq!(
+        std::fs::read(&source).expect("read"),
+        before,
+        "the source is only read"
+    );
+    moved_over(dir, &report, "sqlite", args(&source)).await;
+}
+
+/// Starts `engine`'s server with its fixture (`None`: not installed, outside CI).
+async fn server_with_fixture(engine: Engine, fixture_name: &str) -> Option<SqlServer> {
+    let path = fixture(fixture_name);
+    tokio::task::spawn_blocking(move || sql_servers::start(engine, &path))
+        .await
+        .expect("joined")
+}
+
+/// The import's arguments with the DSN in a file (`--from-file`), as an operator keeps it.
+fn file_args(dsn: &str) -> (tempfile::TempDir, ImportArgs) {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("newapi.dsn");
+    std::fs::write(&path, format!("{dsn}\n")).expect("write");
+    let args = ImportArgs {
+        from: None,
+        from_file: Some(path),
+        dry_run: false,
+        with_logs: true,
+        resume: false,
+    };
+    (dir, args)
+}
+
+#[tokio::test]
+async fn a_new_api_mariadb_installation_moves_over_from_its_sql_dsn() {
+    let Some(db) = server_with_fixture(Engine::MariaDb, "mysql.sql").await else {
+        return;
+    };
+    assert!(db.dsn.contains("@tcp(127.0.0.1:"), "the Go form");
+    let (_dsn_dir, args) = file_args(&db.dsn);
+    let dry = tempfile::tempdir().expect("dir");
+    let report = import(
+        dry.path(),
+        ImportArgs {
+            dry_run: true,
+            ..args.clone()
+        },
+    )
+    .await
+    .expect("dry run");
+    assert!(report.starts_with("DRY RUN"), "{report}");
+    let dir = tempfile::tempdir().expect("dir");
+    let report = import(dir.path(), args.clone()).await.expect("imports");
+    moved_over(dir, &report, "mysql", args).await;
+    drop(db);
+}
+
+#[tokio::test]
+async fn a_new_api_postgres_installation_moves_over_from_tollgate_import_from() {
+    let Some(db) = server_with_fixture(Engine::Postgres, "postgres.sql").await else {
+        return;
+    };
+    // The command as an operator runs it: the URL (with its password) in the environment.
+    let dir = tempfile::tempdir().expect("dir");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["import", "new-api", "--with-logs"])
+        .env("TOLLGATE_IMPORT_FROM", &db.dsn)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .expect("tollgate import");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        !stdout.contains(sql_servers::PASSWORD) && !stderr.contains(sql_servers::PASSWORD),
+        "the password is never printed"
+    );
+    assert!(stderr.contains("logs:"), "one line per table: {stderr}");
+    let (_dsn_dir, args) = file_args(&db.dsn);
+    moved_over(dir, &stdout, "postgres", args).await;
+    drop(db);
+}
+
+/// What every engine's import must have brought: checked over the HTTP API and the storage
+/// reads of the data directory `dir` the import wrote (`report` is what it printed; `again`
+/// imports the same source once more).
+async fn moved_over(dir: tempfile::TempDir, report: &str, engine: &str, again: ImportArgs) {
+    let values = values();
     for expected in [
-        "imported from new-api (sqlite)",
+        &format!("imported from new-api ({engine})") as &str,
         "users: 5",
         "tokens: 3",
         "channels: 3",
@@ -120,14 +213,9 @@ async fn a_new_api_sqlite_installation_moves_over_with_every_key_and_password() 
         !report.contains("sk-upstream"),
         "no channel key in the report"
     );
-    assert_eq!(
-        std::fs::read(&source).expect("read"),
-        before,
-        "the source is only read"
-    );
 
     // Into a directory that holds data: refused, nothing written.
-    let again = import(dir.path(), args(&source)).await;
+    let again = import(dir.path(), again).await;
     assert!(matches!(again, Err(ImportError::NotEmpty(_))), "{again:?}");
 
     let server = TestServer::start_in(dir).await;
@@ -187,7 +275,8 @@ async fn a_new_api_sqlite_installation_moves_over_with_every_key_and_password() 
         audit_rows[0]
     );
     assert!(
-        !audit_rows[0].after.contains("one-api.db"),
+        !audit_rows[0].after.contains("one-api.db")
+            && !audit_rows[0].after.contains(sql_servers::PASSWORD),
         "no DSN in the audit row"
     );
 

@@ -24,6 +24,7 @@ pub mod oidc_provider;
 pub mod relay_fixture;
 pub mod smtp;
 pub mod socks;
+pub mod sql_servers;
 pub mod two_factor;
 pub mod webhook;
 
