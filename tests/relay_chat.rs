@@ -417,12 +417,19 @@ async fn keys_and_quota_are_checked_before_forwarding() {
         "ordinary users cannot pin a channel: {body}"
     );
 
-    // Admission asks for the prompt and up to DefaultOutputReserve output tokens; raised here
-    // so that all of max_tokens must be covered. 1.25 × (500 + 1,000,000 × 4) is more than the
-    // user's 1,000,000.
+    // Admission refuses when what is available is below the prompt + min(output bound,
+    // DefaultOutputReserve) (P16 item 3a); a larger max_tokens is no longer refused but served
+    // with a lower limit (tests/relay_output_limit.rs). DefaultOutputReserve is raised so that
+    // the bound itself, gpt-4o's maximum output of 16,384, must be covered:
+    // 1.25 × (500 + 16,384 × 4) = 82,545. A user with 50,000 is refused however large the
+    // client's max_tokens, and so is a key with 50,000 left; nothing reaches the upstream.
     server
         .set_option(&root, "DefaultOutputReserve", json!("2000000"))
         .await;
+    let (status, body) = root
+        .put("/api/user/", json!({"id": payer.id, "quota": 50_000}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     let (status, body) = chat(
         &server,
         &key,
@@ -438,13 +445,17 @@ async fn keys_and_quota_are_checked_before_forwarding() {
             .contains("user quota"),
         "{body}"
     );
-    // 1.25 × (500 + 110,000 × 4) = 550,625: within the user's balance, over the key's 500,000.
-    let (status, body) = chat(
-        &server,
-        &key,
-        json!({"model": "gpt-4o", "max_tokens": 110_000, "messages": []}),
-    )
-    .await;
+    let (status, body) = root
+        .put("/api/user/", json!({"id": payer.id, "quota": 1_000_000}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, tokens) = payer.get("/api/token/").await;
+    let id = tokens["data"]["items"][0]["id"].as_i64().expect("id");
+    let (status, body) = payer
+        .put("/api/token/", json!({"id": id, "remain_quota": 50_000}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = chat(&server, &key, json!({"model": "gpt-4o", "messages": []})).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     assert!(
         body["error"]["message"]
@@ -454,9 +465,11 @@ async fn keys_and_quota_are_checked_before_forwarding() {
         "{body}"
     );
     assert_eq!(mock.chat_calls(), 0, "nothing was forwarded");
+    let (status, body) = payer
+        .put("/api/token/", json!({"id": id, "remain_quota": 500_000}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
 
-    let (_, tokens) = payer.get("/api/token/").await;
-    let id = tokens["data"]["items"][0]["id"].as_i64().expect("id");
     payer
         .put(
             "/api/token/?status_only=true",

@@ -1,6 +1,12 @@
 //! Admission, the same for every relay route: the key may use the model, the prompt passes the
 //! sensitive-word check, fits some channel and has a price, and the user's quota actor counts
 //! the request against the rate limits and reserves the most it can cost ([`admit`]).
+//!
+//! A generating request ([`Body::Writable`], [`Body::Fixed`]) has its output limit decided in
+//! that same reservation, inside the user's critical section
+//! ([`tollgate_actors::quota::output`]): the answer may be as long as the available balance
+//! covers ([`OutputLimit`]), so concurrent requests cannot leave deep debts; the streamed
+//! answer's mid-stream ceiling ([`super::meter`]) holds it to that.
 
 use std::time::Duration;
 
@@ -11,7 +17,7 @@ use tollgate_actors::quota::{Hold, QuotaError, Refusal};
 use super::auth::Caller;
 use super::durable;
 use super::keepalive;
-use super::price::{self, OutputBound};
+use super::price::{self, OutputBound, OutputRule};
 use crate::error::RelayError;
 use crate::state::AppState;
 
@@ -48,6 +54,39 @@ pub struct Price {
     pub pass_through: bool,
     /// The keep-alive ping interval of streamed answers (`None`: off).
     pub ping: Option<Duration>,
+    /// The output limit decided with the reservation.
+    pub output: OutputLimit,
+}
+
+/// The output limit of an admitted request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OutputLimit {
+    /// L, the most output tokens per answer (`None`: not a generating request, or priced per
+    /// call).
+    pub tokens: Option<i64>,
+    /// L is below what the upstream would otherwise allow: Tollgate writes it into the
+    /// upstream body (a body that may not change is refused instead).
+    pub write: bool,
+    /// The mid-stream ceiling: the most output tokens (every answer together) a streamed
+    /// answer may produce before its cost passes the reservation + DebtAllowance (`None`:
+    /// none).
+    pub ceiling: Option<i64>,
+}
+
+/// Whether and how a request's upstream body may carry an output limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    /// Not a generating request (or one whose limit is not Tollgate's to decide): the
+    /// reservation holds the output bound, needing DefaultOutputReserve of it covered.
+    Plain,
+    /// Tollgate may write a lower limit into the upstream body.
+    Writable,
+    /// The body is never changed (legacy completions): all of the client's limit, or
+    /// `default` without one, must be covered.
+    Fixed {
+        /// The upstream's own default limit.
+        default: Option<i64>,
+    },
 }
 
 /// What admission reads of a request.
@@ -77,6 +116,18 @@ pub async fn admit(
     state: &AppState,
     caller: &Caller,
     ask: Ask<'_>,
+) -> Result<Admission, RelayError> {
+    admit_output(state, caller, ask, Body::Plain).await
+}
+
+/// [`admit`] for a request whose output limit `body` says Tollgate may (or may not) write:
+/// the limit is decided with the reservation ([`OutputLimit`]). With
+/// `global.pass_through_request_enabled` a writable body is fixed (never changed).
+pub async fn admit_output(
+    state: &AppState,
+    caller: &Caller,
+    ask: Ask<'_>,
+    body: Body,
 ) -> Result<Admission, RelayError> {
     let model = ask.model;
     if model.is_empty() {
@@ -147,16 +198,55 @@ pub async fn admit(
         return Err(RelayError::StorageUnavailable);
     }
     let token = (!caller.playground).then_some(caller.token.id);
-    let mut hold = state
-        .quota
-        .reserve_limited(
-            caller.user.id,
-            token,
-            reservation,
-            options.rate_limits().for_group(&caller.group),
+    let pass_through = options.flag("global.pass_through_request_enabled");
+    let rule = match body {
+        Body::Plain => None,
+        Body::Writable => Some((ask.max_tokens, pass_through)),
+        Body::Fixed { default } => Some((ask.max_tokens.or(default), true)),
+    };
+    let output_ask = match rule {
+        Some((asked, fixed)) => price::output_ask(
+            pricing,
+            group_ratio,
+            ask.prompt_estimate,
+            options.int("PreConsumedQuota"),
+            OutputRule {
+                asked,
+                model_max: prices.max_output(model),
+                default_reserve: options.int("DefaultOutputReserve"),
+                cap: options.int("DefaultOutputCap"),
+                answers: ask.answers,
+                fixed,
+            },
         )
-        .await
-        .map_err(quota_error)?;
+        .map_err(|e| RelayError::BadRequest(e.to_string()))?,
+        None => None,
+    };
+    let rate = options.rate_limits().for_group(&caller.group);
+    let (mut hold, output) = match output_ask {
+        Some(out) => {
+            let (hold, tokens) = state
+                .quota
+                .reserve_output(caller.user.id, token, out, rate)
+                .await
+                .map_err(quota_error)?;
+            let ceiling = price::ceiling_tokens(&out, hold.amount(), options.int("DebtAllowance"));
+            let limit = OutputLimit {
+                tokens: Some(tokens),
+                write: tokens < out.most,
+                ceiling,
+            };
+            (hold, limit)
+        }
+        None => {
+            let hold = state
+                .quota
+                .reserve_limited(caller.user.id, token, reservation, rate)
+                .await
+                .map_err(quota_error)?;
+            (hold, OutputLimit::default())
+        }
+    };
     let durable_price = durable::Pricing {
         pricing,
         group_ratio,
@@ -180,8 +270,9 @@ pub async fn admit(
             log_enabled,
             retries: usize::try_from(options.int("RetryTimes")).unwrap_or(0),
             prompt_estimate: ask.prompt_estimate,
-            pass_through: options.flag("global.pass_through_request_enabled"),
+            pass_through,
             ping: keepalive::interval(&options),
+            output,
         },
         hold,
     })
@@ -212,6 +303,15 @@ fn fits_no_channel(state: &AppState, caller: &Caller, model: &str, prompt: i64) 
         largest = largest.max(Some(limit));
     }
     largest
+}
+
+/// The refusal of a channel that forwards bodies unchanged when the caller's balance covers
+/// less than the answer's full output limit (only `limit` tokens).
+pub(super) fn pass_through_refused(limit: i64) -> RelayError {
+    RelayError::InsufficientUserQuota(format!(
+        "insufficient quota: this channel forwards the request unchanged, so its full output \
+         limit must be covered; the balance covers {limit} output tokens"
+    ))
 }
 
 pub(super) fn quota_error(e: QuotaError) -> RelayError {

@@ -257,6 +257,8 @@ pub fn settle_ctx(
         first_byte: None,
         log_enabled: price.log_enabled,
         cell: std::sync::Arc::clone(&won.cell),
+        output_limit: price.output.tokens.map(|t| (t, price.output.write)),
+        ceiling: price.output.ceiling.filter(|_| stream),
     }
 }
 

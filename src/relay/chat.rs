@@ -7,7 +7,9 @@
 //! retryable failures (no answer, 401/403/408/429, 5xx). Every upstream outcome is cast to the channel pool.
 //!
 //! The body is forwarded as received unless it must change (model mapping, the channel's
-//! param_override, or asking the upstream for a usage chunk); only then is it re-serialised.
+//! param_override, asking the upstream for a usage chunk, or an output limit the caller's
+//! balance lowers: [`super::wire::limit`]); only then is it re-serialised. Legacy completions
+//! never get a limit written (OpenAI's default there is 16, reserved as 16).
 
 use std::time::Instant;
 
@@ -19,7 +21,7 @@ use serde_json::Value;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use super::adaptor::post;
-use super::admission::{Admission, Ask, Price, admit};
+use super::admission::{Admission, Ask, Body, OutputLimit, Price, admit_output};
 use super::attempt::{Build, forward, settle_ctx};
 use super::auth::Caller;
 use super::meter::Meter;
@@ -124,7 +126,13 @@ async fn relay_json(
     } else {
         1.0
     };
-    let Admission { price, hold } = admit(
+    let body_rule = match path {
+        "/v1/chat/completions" | "/v1/responses" => Body::Writable,
+        // OpenAI's default max_tokens of legacy completions.
+        "/v1/completions" => Body::Fixed { default: Some(16) },
+        _ => Body::Plain,
+    };
+    let Admission { price, hold } = admit_output(
         &state,
         &caller,
         Ask {
@@ -135,6 +143,7 @@ async fn relay_json(
             calls,
             texts: &texts,
         },
+        body_rule,
     )
     .await?;
     let job = Forward {
@@ -193,6 +202,8 @@ impl Forward {
             force_usage,
             chat: path == "/v1/chat/completions",
             pass_through: price.pass_through,
+            limit: price.output,
+            responses: path == "/v1/responses",
         };
         let won = forward(
             &state,
@@ -253,6 +264,10 @@ struct Rewrite {
     chat: bool,
     /// `global.pass_through_request_enabled`: forward every body untouched.
     pass_through: bool,
+    /// The output limit admission decided (written when it says so).
+    limit: OutputLimit,
+    /// A Responses API request (its limit is `max_output_tokens`).
+    responses: bool,
 }
 
 /// The body to send upstream: the client's bytes unless the model is mapped, the channel
@@ -265,13 +280,22 @@ fn upstream_body(
     rewrite: Rewrite,
     channel: &RoutedChannel,
 ) -> Result<Bytes, RelayError> {
+    let limit = rewrite.limit.tokens.filter(|_| rewrite.limit.write);
     if rewrite.pass_through || channel.json.pass_through() {
+        if let Some(limit) = limit {
+            return Err(super::admission::pass_through_refused(limit));
+        }
         return Ok(body.clone());
     }
     let overrides = channel.json.param_override();
     let prompt = channel.json.system_prompt().filter(|_| rewrite.chat);
     let force_usage = rewrite.force_usage;
-    if upstream_model == head.model && !force_usage && overrides.is_empty() && prompt.is_none() {
+    if upstream_model == head.model
+        && !force_usage
+        && overrides.is_empty()
+        && prompt.is_none()
+        && limit.is_none()
+    {
         return Ok(body.clone());
     }
     let mut value: Value = serde_json::from_slice(body)
@@ -282,6 +306,15 @@ fn upstream_body(
     }
     if let Some((prompt, override_client)) = prompt {
         super::system_prompt::apply(Wire::OpenAi, &mut value, prompt, override_client);
+    }
+    if let Some(limit) = limit {
+        let wire = if rewrite.responses {
+            Wire::Responses
+        } else {
+            Wire::OpenAi
+        };
+        super::wire::limit::write(wire, &mut value, limit, upstream_model)
+            .map_err(|e| RelayError::InsufficientUserQuota(e.to_string()))?;
     }
     // The channel's param_override: its top-level keys replace the client's.
     if let Value::Object(map) = &mut value {

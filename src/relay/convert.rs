@@ -4,9 +4,10 @@
 //! the conversion between the client's wire and the channel's.
 //!
 //! A request whose wire is the channel's own is forwarded as received unless the model name is
-//! mapped or the channel has a param_override (a Gemini request's model is in the URL, so its
-//! body is never rewritten for a mapping), and its answer — whole or streamed — reaches the
-//! client byte for byte.
+//! mapped, the channel has a param_override (a Gemini request's model is in the URL, so its
+//! body is never rewritten for a mapping) or the caller's balance lowers the output limit
+//! ([`super::wire::limit`]), and its answer — whole or streamed — reaches the client byte for
+//! byte.
 
 use std::time::{Duration, Instant};
 
@@ -19,7 +20,7 @@ use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 use tollgate_actors::quota::Hold;
 
 use super::adaptor::{self, Credential};
-use super::admission::{Admission, Ask, Price, admit};
+use super::admission::{Admission, Ask, Body, Price, admit_output};
 use super::attempt::{Build, Won, forward, settle_ctx};
 use super::auth::Caller;
 use super::keepalive;
@@ -104,7 +105,7 @@ pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
         .as_array()
         .map(|m| message_texts(m))
         .unwrap_or_default();
-    let Admission { price, hold } = admit(
+    let Admission { price, hold } = admit_output(
         state,
         &job.caller,
         Ask {
@@ -118,6 +119,7 @@ pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
             calls: 1.0,
             texts: &texts,
         },
+        Body::Writable,
     )
     .await?;
     let worker = state.clone();
@@ -165,12 +167,14 @@ async fn forward_job(
         &price,
         |channel, wire, upstream_model, key| {
             let wire = wire.upstream(channel, job.client);
-            let body = match upstream_body(&job, channel, wire, upstream_model, pass_through) {
-                Ok(body) => body,
-                Err(Refused::Client(e)) => return Err(e),
-                // This channel cannot take the request; another may.
-                Err(Refused::Channel(e)) => return Ok(Build::Skip(e)),
-            };
+            let limit = price.output.tokens.filter(|_| price.output.write);
+            let body =
+                match upstream_body(&job, channel, wire, upstream_model, (pass_through, limit)) {
+                    Ok(body) => body,
+                    Err(Refused::Client(e)) => return Err(e),
+                    // This channel cannot take the request; another may.
+                    Err(Refused::Channel(e)) => return Ok(Build::Skip(e)),
+                };
             request(state, &job, channel, wire, upstream_model, key, body)
         },
     )
@@ -214,14 +218,19 @@ fn upstream_body(
     channel: &RoutedChannel,
     upstream: Wire,
     upstream_model: &str,
-    pass_through: bool,
+    (pass_through, limit): (bool, Option<i64>),
 ) -> Result<Bytes, Refused> {
     let channel_type = channel.channel.channel_type;
     let overrides = channel.json.param_override();
     let prompt = channel.json.system_prompt();
-    let untouched = overrides.is_empty() && prompt.is_none();
+    let untouched = overrides.is_empty() && prompt.is_none() && limit.is_none();
     let as_is = !adaptor::changes_body(channel_type, upstream);
     if upstream == job.client && as_is && (pass_through || channel.json.pass_through()) {
+        if let Some(limit) = limit {
+            return Err(Refused::Client(super::admission::pass_through_refused(
+                limit,
+            )));
+        }
         return Ok(job.body.clone());
     }
     let mut value = if upstream == job.client {
@@ -257,6 +266,10 @@ fn upstream_body(
     };
     if let Some((prompt, override_client)) = prompt {
         super::system_prompt::apply(upstream, &mut value, prompt, override_client);
+    }
+    if let Some(limit) = limit {
+        wire::limit::write(upstream, &mut value, limit, upstream_model)
+            .map_err(|e| Refused::Client(RelayError::InsufficientUserQuota(e.to_string())))?;
     }
     if let Value::Object(map) = &mut value {
         map.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));

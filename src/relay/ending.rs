@@ -70,6 +70,11 @@ impl EndRule {
         }
     }
 
+    /// The upstream format.
+    pub fn wire(&self) -> Wire {
+        self.wire
+    }
+
     /// Whether the reading stops here (the rest is not the answer's).
     pub fn over(&self) -> bool {
         self.over

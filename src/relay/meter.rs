@@ -11,6 +11,14 @@
 //!
 //! A meter dropped before it settled (the client went away and the response body with it)
 //! settles as `partial` / `client_gone`.
+//!
+//! A streamed answer also carries the one mid-stream ceiling ([`Meter::set_ceiling`]): the most
+//! output tokens its reservation + DebtAllowance covers. Each piece of output costs one integer
+//! compare against the byte length at which the ceiling is next checked; a check counts only the
+//! text since the last one with Tollgate's cheap estimator (an over-count of every tokenizer the
+//! bill uses), and the next check is set no earlier than the remaining tokens could arrive. Past
+//! the ceiling [`Meter::capped`] turns true and the reader ends the answer (`partial` /
+//! `capped`).
 
 use tollgate_actors::quota::Hold;
 
@@ -45,6 +53,15 @@ pub struct Meter {
     progress: Progress,
     /// Counts a streamed answer as active (`/metrics`) while the meter lives.
     _active: Option<crate::metrics::relay::ActiveStream>,
+    /// The mid-stream ceiling in output tokens (`None`: none).
+    ceiling: Option<i64>,
+    /// The output's byte length at which the ceiling is next checked.
+    check_at: usize,
+    /// Output tokens of `output[..estimated_bytes]` by the estimator.
+    estimated: i64,
+    estimated_bytes: usize,
+    /// The ceiling was passed.
+    capped: bool,
 }
 
 impl Meter {
@@ -59,7 +76,8 @@ impl Meter {
         let active = ctx
             .stream
             .then(|| crate::metrics::relay::ActiveStream::new(std::sync::Arc::clone(&ctx.cell)));
-        Meter {
+        let ceiling = ctx.ceiling.filter(|_| ctx.stream);
+        let mut meter = Meter {
             _active: active,
             progress,
             ctx,
@@ -68,6 +86,57 @@ impl Meter {
             reported: None,
             output: String::new(),
             answered: false,
+            ceiling: None,
+            check_at: usize::MAX,
+            estimated: 0,
+            estimated_bytes: 0,
+            capped: false,
+        };
+        meter.set_ceiling(ceiling);
+        meter
+    }
+
+    /// Sets the mid-stream ceiling: the most output tokens (every answer together) the answer
+    /// may have before it is ended (`None`: none).
+    pub fn set_ceiling(&mut self, tokens: Option<i64>) {
+        self.ceiling = tokens;
+        self.check_at = match tokens {
+            Some(t) => usize::try_from(t.max(0) / 2).unwrap_or(usize::MAX),
+            None => usize::MAX,
+        };
+    }
+
+    /// Whether the answer passed its ceiling (the reader ends it).
+    pub fn capped(&self) -> bool {
+        self.capped
+    }
+
+    /// Output tokens counted so far for the ceiling (the larger of the estimate and the last
+    /// report).
+    pub fn output_tokens(&self) -> i64 {
+        let reported = self.reported.map_or(0, |u| u.completion_tokens);
+        self.estimated.max(reported)
+    }
+
+    /// Checks the ceiling: counts the text since the last check and, below the ceiling, sets
+    /// the next check no earlier than the remaining tokens could arrive (the estimator counts
+    /// little more than a token per byte at most, so `left` tokens take more than `left / 2`
+    /// bytes).
+    fn check_ceiling(&mut self) {
+        let Some(ceiling) = self.ceiling else {
+            self.check_at = usize::MAX;
+            return;
+        };
+        let fresh = self.output.get(self.estimated_bytes..).unwrap_or_default();
+        self.estimated = self.estimated.saturating_add(super::estimate::text(fresh));
+        self.estimated_bytes = self.output.len();
+        let used = self.output_tokens();
+        if used > ceiling {
+            self.capped = true;
+            self.check_at = usize::MAX;
+        } else {
+            let left = usize::try_from((ceiling - used) / 2).unwrap_or(usize::MAX);
+            self.check_at = self.output.len().saturating_add(left.max(1));
         }
     }
 
@@ -79,6 +148,9 @@ impl Meter {
     /// More output of the answer.
     pub fn output(&mut self, text: &str) {
         self.output.push_str(text);
+        if self.output.len() >= self.check_at {
+            self.check_ceiling();
+        }
         self.progress.tick(self.hold.as_ref(), &self.output);
     }
 
@@ -91,6 +163,12 @@ impl Meter {
     /// A usage report of the upstream (replaces any earlier one).
     pub fn reported(&mut self, usage: Usage) {
         self.reported = Some(usage);
+        if self
+            .ceiling
+            .is_some_and(|ceiling| usage.completion_tokens > ceiling)
+        {
+            self.capped = true;
+        }
     }
 
     /// A well-formed piece of the answer was read.

@@ -10,6 +10,7 @@ pub mod auth;
 pub mod body_budget;
 pub mod body_limit;
 pub mod body_read;
+pub mod ceiling;
 pub mod chat;
 pub mod cloud_embed;
 pub mod cohere;

@@ -5,6 +5,11 @@
 //! [`Meter`] (shared with the OpenAI path) settles exactly once: at the end of the stream, or
 //! from `Drop` when the client goes away (usage source "partial").
 //!
+//! A meter past its mid-stream ceiling ([`Meter::capped`]) ends the answer at once: the events
+//! after the one that passed it are neither forwarded nor read, the client gets its format's
+//! terminal events ([`super::ceiling`]; a converting pipe's encoder ends with a `length` stop),
+//! the upstream's connection is dropped with the body, and the bill is `partial` / `capped`.
+//!
 //! An in-band error event never carries the channel's key to the client: passed through, an
 //! error event whose text shows part of a key is re-framed with that text masked (the only
 //! event whose bytes change; the others go out as whole events, byte for byte); converted, the
@@ -140,6 +145,9 @@ impl Pipe {
         // Where the event being read starts in `chunk` (its earlier bytes are in `held`).
         let mut start = 0;
         let fed = reader.feed(chunk, |e, end| {
+            if sink.meter.capped() {
+                return;
+            }
             let masked = sink.event(e, &mut out);
             if pass {
                 match masked {
@@ -153,6 +161,11 @@ impl Pipe {
             }
             start = end;
         });
+        if sink.meter.capped() {
+            // What follows the event that passed the ceiling is not the client's.
+            held.clear();
+            return (out, false);
+        }
         if pass {
             held.extend_from_slice(&chunk[start..]);
             if reader.at_boundary() {
@@ -167,6 +180,28 @@ impl Pipe {
             return (out, true);
         }
         (out, false)
+    }
+
+    /// The answer passed its ceiling: the client's terminal events, billed as capped.
+    async fn cap(&mut self) -> Vec<u8> {
+        let mut out = Vec::new();
+        if self.ended {
+            return out;
+        }
+        self.ended = true;
+        let sink = &mut self.sink;
+        match &mut sink.mode {
+            Mode::Convert(encoder) => {
+                encoder.piece(&Piece::Stop("length".to_owned()), &mut out);
+                encoder.end(&mut out);
+            }
+            Mode::PassThrough => {
+                let tokens = sink.meter.output_tokens();
+                super::ceiling::terminal(sink.rule.wire(), tokens, &mut out);
+            }
+        }
+        sink.meter.settle(Ending::Cut(PartialReason::Capped)).await;
+        out
     }
 
     /// The upstream stream ended, so (`Ending::Complete`: its body or its end marker; the
@@ -250,7 +285,9 @@ pub fn respond(
                     Next::Ping => Vec::new(),
                     Next::Item(Some(Ok(chunk))) => {
                         let (mut out, refused) = pipe.bytes(&chunk);
-                        if refused {
+                        if pipe.sink.meter.capped() {
+                            out.extend(pipe.cap().await);
+                        } else if refused {
                             let cut = Ending::Cut(PartialReason::OversizedEvent);
                             out.extend(pipe.end(cut).await);
                         } else if pipe.sink.rule.over() {

@@ -12,10 +12,14 @@
 //!   `max_completion_tokens` / `max_output_tokens`), else the model's max output capped at
 //!   DefaultOutputReserve. Unlike new-api, the completion ratio IS applied, so the reservation
 //!   bounds what the request can cost. Admission needs only the prompt and at most
-//!   DefaultOutputReserve of the output to be available; the rest may become a debt.
+//!   DefaultOutputReserve of the output to be available.
+//! - Generating routes ([`output_ask`]): the output bound is instead the limit L the quota book
+//!   decides with the reservation (what the available balance covers, at most the client's
+//!   limit or the model's maximum / DefaultOutputCap), and [`ceiling_tokens`] is the output a
+//!   stream may reach before its cost passes the reservation + DebtAllowance.
 
 use tollgate_actors::options::pricing::ModelPricing;
-use tollgate_actors::quota::Reservation;
+use tollgate_actors::quota::{OutputAsk, Reservation};
 
 pub use super::usage::Usage;
 
@@ -178,6 +182,95 @@ impl OutputBound {
             admit: tokens.min(default_reserve),
         }
     }
+}
+
+/// What bounds a generating request's output, before the balance is consulted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputRule {
+    /// The client's limit (`max_tokens`, `max_completion_tokens`, `max_output_tokens`, ...).
+    pub asked: Option<i64>,
+    /// The model's maximum output (`ModelMaxOutput` over the built-in table), when known.
+    pub model_max: Option<i64>,
+    /// DefaultOutputReserve: the most output admission asks to be covered.
+    pub default_reserve: i64,
+    /// DefaultOutputCap: the bound of a model with no known maximum.
+    pub cap: i64,
+    /// Answers asked for (each may be that long).
+    pub answers: i64,
+    /// The body may not be changed (pass-through, legacy completions): the limit is not
+    /// lowered, and all of it must be covered.
+    pub fixed: bool,
+}
+
+impl OutputRule {
+    /// The most output (per answer) the request may have: the client's limit, at most the
+    /// model's maximum; without a limit the model's maximum, or DefaultOutputCap when unknown.
+    pub fn most(&self) -> i64 {
+        let most = match (self.asked, self.model_max) {
+            (Some(asked), Some(max)) => asked.min(max),
+            (Some(asked), None) => asked,
+            (None, Some(max)) => max,
+            (None, None) => self.cap,
+        };
+        most.max(0)
+    }
+}
+
+/// What a ratio-priced generating request asks of the ledger ([`OutputAsk`]): the prompt's
+/// units, each output token's units (every answer together), and the output bounds of `rule`.
+/// `None` for a per-call price (its reservation is the price, [`reservation`]).
+pub fn output_ask(
+    pricing: ModelPricing,
+    group_ratio: f64,
+    prompt_estimate: i64,
+    pre_consumed_min: i64,
+    rule: OutputRule,
+) -> Result<Option<OutputAsk>, PriceError> {
+    let ModelPricing::Ratio {
+        model, completion, ..
+    } = pricing
+    else {
+        return Ok(None);
+    };
+    if prompt_estimate < 0 {
+        return Err(PriceError::NegativeTokens);
+    }
+    check_ratios(&[model, completion, group_ratio])?;
+    let prompt = prompt_estimate.max(pre_consumed_min) as f64;
+    let answers = rule.answers.clamp(1, MAX_ANSWERS) as f64;
+    let most = rule.most();
+    Ok(Some(OutputAsk {
+        prompt_units: to_units(group_ratio * model * prompt)?,
+        per_token: group_ratio * model * completion * answers,
+        most,
+        least: most.min(rule.default_reserve.max(1)),
+        lowered_cap: if rule.model_max.is_some() {
+            most
+        } else {
+            rule.cap.max(1)
+        },
+        fixed: rule.fixed,
+    }))
+}
+
+/// The most output tokens (per answer) a streamed answer held `amount` units for may produce
+/// before it costs more than `amount` + `allowance` (the mid-stream ceiling), or `None` when
+/// its output costs nothing.
+pub fn ceiling_tokens(ask: &OutputAsk, amount: i64, allowance: i64) -> Option<i64> {
+    if ask.per_token <= 0.0 || !ask.per_token.is_finite() {
+        return None;
+    }
+    let spare = amount
+        .saturating_add(allowance.max(0))
+        .saturating_sub(ask.prompt_units)
+        .max(0) as f64;
+    let tokens = (spare / ask.per_token).floor();
+    if tokens >= 9.0e18 {
+        return None;
+    }
+    #[expect(clippy::cast_possible_truncation, reason = "range checked just above")]
+    let tokens = tokens as i64;
+    Some(tokens)
 }
 
 /// The quota to reserve before forwarding, and the part of it admission needs available.

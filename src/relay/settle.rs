@@ -70,6 +70,13 @@ struct Other<'a> {
     is_model_mapped: bool,
     model_price: f64,
     model_ratio: f64,
+    /// The output limit (tokens per answer) decided at admission, for a generating request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_limit: Option<i64>,
+    /// Whether Tollgate wrote `output_limit` into the upstream body (the balance covered less
+    /// than the upstream would otherwise allow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_limit_set: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     partial_reason: Option<&'static str>,
     upstream_model_name: &'a str,
@@ -126,6 +133,10 @@ pub struct SettleCtx {
     pub log_enabled: bool,
     /// The `/metrics` counters of the channel and model.
     pub cell: std::sync::Arc<crate::metrics::relay::Cell>,
+    /// The output limit decided at admission, and whether it was written upstream.
+    pub output_limit: Option<(i64, bool)>,
+    /// A streamed answer's mid-stream ceiling in output tokens (see [`super::meter`]).
+    pub ceiling: Option<i64>,
 }
 
 impl SettleCtx {
@@ -193,6 +204,8 @@ impl SettleCtx {
             is_model_mapped: self.upstream_model != self.model,
             model_price,
             model_ratio,
+            output_limit: self.output_limit.map(|(tokens, _)| tokens),
+            output_limit_set: self.output_limit.map(|(_, set)| set),
             partial_reason: usage.source.reason().map(PartialReason::as_str),
             upstream_model_name: &self.upstream_model,
             usage_source: usage.source.as_str(),

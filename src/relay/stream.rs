@@ -11,6 +11,9 @@
 //!   in its `response.completed` event.
 //! - The upstream's comments (keep-alives such as `: PROCESSING`) go out as soon as they are
 //!   whole, so a client waiting on a slow first token still sees the connection alive.
+//! - Past the meter's mid-stream ceiling ([`Meter::capped`]) the answer ends after the event
+//!   that passed it: the client gets its format's terminal events ([`super::ceiling`]), the
+//!   upstream's connection is dropped, and the bill is `partial` / `capped`.
 //! - If the client disconnects, the body stream is dropped: the upstream response is dropped
 //!   with it (closing the upstream connection) and the [`Meter`]'s `Drop` bills what was
 //!   produced (usage source "partial"). Settlement happens exactly once either way.
@@ -372,6 +375,13 @@ impl Relay {
             match next {
                 Some(Ok(chunk)) => match self.read(chunk, &mut out) {
                     Ok(false) => {}
+                    Ok(true) if self.meter.capped() => {
+                        let mut terminal = Vec::new();
+                        let tokens = self.meter.output_tokens();
+                        super::ceiling::terminal(self.rule.wire(), tokens, &mut terminal);
+                        out.push(Bytes::from(terminal));
+                        return self.end(Ending::Cut(PartialReason::Capped), out).await;
+                    }
                     Ok(true) => {
                         let ending = self.rule.at_end(self.meter.answered());
                         return self.end(ending, out).await;
@@ -457,6 +467,8 @@ impl Relay {
                 }
             }
             start = end;
+            // Past the ceiling: nothing after this event is the client's.
+            over |= meter.capped();
         });
         if let Some(from) = run {
             out.push(chunk.slice(from..start));

@@ -105,6 +105,9 @@ pub enum PartialReason {
     NonJson,
     /// The process died before the settlement (replayed from the journal at start).
     Crash,
+    /// The mid-stream ceiling ended the answer: its cost reached the reservation +
+    /// DebtAllowance.
+    Capped,
 }
 
 impl PartialReason {
@@ -117,6 +120,7 @@ impl PartialReason {
             PartialReason::OversizedEvent => "oversized_event",
             PartialReason::NonJson => "non_json",
             PartialReason::Crash => "crash",
+            PartialReason::Capped => "capped",
         }
     }
 }

@@ -295,6 +295,13 @@ pub const CATALOG: &[OptionDef] = &[
     // Tollgate's own: output tokens reserved for a request without max_tokens (at most the
     // model's max output), and the most output admission asks to be covered by the balance.
     def("DefaultOutputReserve", "4096", N1),
+    // Tollgate's own: the most output tokens Tollgate writes into an upstream body for a model
+    // with no known maximum (ModelMaxOutput) when the caller's balance lowers the limit, and
+    // the output reserved for such a model when the request sets no limit.
+    def("DefaultOutputCap", "32768", N1),
+    // Tollgate's own: units a streamed answer may cost past its reservation before the
+    // mid-stream ceiling ends it (0: the reservation is the ceiling).
+    def("DebtAllowance", "0", N0),
     // Tollgate's own: free token counts (count_tokens, :countTokens) per API key per minute
     // (0 = no limit).
     def("CountTokensRateLimit", "60", N0),

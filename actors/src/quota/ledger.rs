@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use tollgate_storage::TokenId;
 
+use super::output::OutputAsk;
 use super::rate::{RateKind, RequestWindow};
 use crate::options::rate_limit::RateLimit;
 
@@ -187,6 +188,53 @@ impl Ledger {
         self.next_hold = self.next_hold.wrapping_add(1);
         self.holds.insert(id, Hold { amount, token });
         Ok(id)
+    }
+
+    /// What is available to a new request: the balance (and a limited key's remaining quota)
+    /// less every running reservation, and whether the key is what limits it.
+    fn available(&self, token: Option<TokenId>) -> (i64, bool) {
+        let user = self.balance.saturating_sub(self.reserved);
+        match token.and_then(|t| self.tokens.get(&t)) {
+            Some(book) if !book.unlimited => {
+                let key = book.remain.saturating_sub(book.reserved);
+                if key < user {
+                    (key, true)
+                } else {
+                    (user, false)
+                }
+            }
+            _ => (user, false),
+        }
+    }
+
+    /// Reserves for a request priced by its output ([`super::output`]): the output limit L is
+    /// what the available balance covers (at most `ask.most`), and the reservation is the
+    /// prompt and L. Refused when less than [`OutputAsk::needed`] is available. Returns the
+    /// hold, L and the amount held.
+    pub fn reserve_output(
+        &mut self,
+        token: Option<TokenId>,
+        ask: &OutputAsk,
+    ) -> Result<(HoldId, i64, i64), Refusal> {
+        let needed = ask.needed();
+        let (available, by_key) = self.available(token);
+        let key_empty = token
+            .and_then(|t| self.tokens.get(&t))
+            .is_some_and(|b| !b.unlimited && b.remain <= 0);
+        if self.balance <= 0 || (!by_key && available < needed) {
+            let user = self.balance.saturating_sub(self.reserved);
+            return Err(Refusal::UserQuota {
+                available: user,
+                needed,
+            });
+        }
+        if key_empty || available < needed {
+            return Err(Refusal::TokenQuota { available, needed });
+        }
+        let tokens = ask.limit(available);
+        let amount = ask.units(tokens);
+        let id = self.reserve(token, amount, 0)?;
+        Ok((id, tokens, amount))
     }
 
     fn drop_hold(&mut self, id: HoldId) -> Option<Hold> {

@@ -10,6 +10,7 @@
 //! request and kept for the life of the process.
 
 pub mod ledger;
+pub mod output;
 pub mod rate;
 
 use std::sync::{Arc, Mutex, OnceLock};
@@ -28,6 +29,7 @@ use crate::options::rate_limit::RateLimit;
 use crate::storage_health::{StorageFault, StorageHealth};
 pub use ledger::{Billed, Refusal};
 use ledger::{HoldId, Ledger};
+pub use output::OutputAsk;
 
 /// Why a reservation failed.
 #[derive(Debug, thiserror::Error)]
@@ -195,6 +197,39 @@ impl QuotaBook {
             journal: None,
             done: false,
         })
+    }
+
+    /// Reserves for a request priced by its output (see [`output`]): inside the user's critical
+    /// section, after counting it against `limit`, decides the output limit L the available
+    /// balance covers and holds the prompt and L. Returns the hold and L.
+    pub async fn reserve_output(
+        &self,
+        user: UserId,
+        token: Option<TokenId>,
+        ask: OutputAsk,
+        limit: Option<RateLimit>,
+    ) -> Result<(Hold, i64), QuotaError> {
+        let ledger = self.ledger(user, token).await?;
+        let (id, tokens, amount) = {
+            let mut guard = lock(&ledger);
+            if let Some(limit) = &limit {
+                guard.admit_rate(limit, Instant::now())?;
+            }
+            guard.reserve_output(token, &ask)?
+        };
+        Ok((
+            Hold {
+                book: self.clone(),
+                user,
+                token,
+                id,
+                amount,
+                rate: limit,
+                journal: None,
+                done: false,
+            },
+            tokens,
+        ))
     }
 
     /// Queues a log row that changes no balance (e.g. a failed request's error row).

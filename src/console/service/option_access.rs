@@ -56,6 +56,8 @@ pub const ADMIN_READABLE: &[&str] = &[
     "ModelMaxOutput",
     "DefaultModelRatio",
     "DefaultOutputReserve",
+    "DefaultOutputCap",
+    "DebtAllowance",
     "CountTokensRateLimit",
     "RelayBodyBudgetMB",
     "RelayBodyBudgetPerKeyMB",

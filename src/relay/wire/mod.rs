@@ -22,6 +22,7 @@ pub mod anthropic;
 pub mod cohere;
 pub mod converse;
 pub mod gemini;
+pub mod limit;
 pub mod openai;
 pub mod parts;
 pub mod responses;

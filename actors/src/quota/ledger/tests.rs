@@ -133,3 +133,36 @@ fn adjustments_change_the_balance() {
     l.adjust(i64::MIN);
     assert_eq!(l.balance(), i64::MIN + 10, "saturating, never wrapping");
 }
+
+#[test]
+fn concurrent_requests_split_the_balance_by_limiting_their_answers() {
+    use super::super::output::OutputAsk;
+    let ask = OutputAsk {
+        prompt_units: 100,
+        per_token: 1.0,
+        most: 100_000,
+        least: 1000,
+        lowered_cap: 100_000,
+        fixed: false,
+    };
+    let mut l = Ledger::new(10_000);
+    let (_, first, held) = l.reserve_output(None, &ask).expect("first");
+    assert_eq!((first, held), (9_900, 10_000));
+    // Nothing left for a second one.
+    assert_eq!(
+        l.reserve_output(None, &ask),
+        Err(Refusal::UserQuota {
+            available: 0,
+            needed: 1_100
+        })
+    );
+    // A limited key with less than the user: the key limits.
+    let mut l = Ledger::new(10_000);
+    l.add_token(T, 3_000, false);
+    let (_, tokens, held) = l.reserve_output(Some(T), &ask).expect("key covers 2,900");
+    assert_eq!((tokens, held), (2_900, 3_000));
+    assert!(matches!(
+        l.reserve_output(Some(T), &ask),
+        Err(Refusal::TokenQuota { available: 0, .. })
+    ));
+}
