@@ -2,12 +2,14 @@
 //! and rows stay consistent through deletions; deleted space is reused; totals of uncovered
 //! filters are estimated past the scan budget while the page stays exact; stats of uncovered
 //! filters are sampled past their budget; type filters use the typed keys and consume totals
-//! are exact by subtraction.
+//! are exact by subtraction; counters split between the recent (hour-major) and the key-major
+//! table give exact answers.
 
 use redb::{Database, ReadableDatabase, TableDefinition};
 use tollgate_storage::logs::query::{self, COUNT_SCAN_LIMIT, LogFilter, STAT_SCAN_LIMIT};
 use tollgate_storage::logs::{self, LOG_CONSUME, LOG_ERROR, LogEntry, dashboard};
 use tollgate_storage::migrate::CURRENT_SCHEMA;
+use tollgate_storage::tables::{LOG_COUNTS, LOG_COUNTS_RECENT};
 use tollgate_storage::{Store, UserId};
 
 fn rows(n: i64, start: i64) -> Vec<LogEntry> {
@@ -368,4 +370,138 @@ fn counted_inserts_are_every_entry_the_batch_wrote() {
     let entries: u64 = tables.iter().map(|t| t.entries).sum();
     assert_eq!(inserts, 1 + entries, "{tables:?}");
     assert_eq!(tables[0].entries, 300, "the rows come first");
+}
+
+/// Every total and stat quota of a set of filters and windows equals a count over `all`.
+#[expect(clippy::expect_used, reason = "a test helper fails the test loudly")]
+fn assert_exact_answers(store: &Store, all: &[LogEntry], windows: &[Option<(i64, i64)>]) {
+    for window in windows {
+        for user in [None, Some(UserId(2))] {
+            for model in [None, Some("b".to_owned())] {
+                for log_type in [None, Some(LOG_CONSUME), Some(LOG_ERROR)] {
+                    let f = LogFilter {
+                        user,
+                        model_name: model.clone(),
+                        log_type,
+                        start: window.map(|w| w.0),
+                        end: window.map(|w| w.1),
+                        ..LogFilter::default()
+                    };
+                    let (page, stat) = store
+                        .read_blocking(|rtx| {
+                            Ok::<_, tollgate_storage::StorageError>((
+                                query::page(rtx, &f, 0, 10)?,
+                                query::stat(rtx, &f, 0)?,
+                            ))
+                        })
+                        .expect("query");
+                    assert!(page.total_exact, "{f:?}");
+                    assert_eq!(page.total, brute(all, &f), "total of {f:?}");
+                    let any_type = LogFilter {
+                        log_type: None,
+                        ..f.clone()
+                    };
+                    let quota: i64 = all
+                        .iter()
+                        .filter(|e| e.log_type == LOG_CONSUME && any_type.matches(e))
+                        .map(|e| e.quota)
+                        .sum();
+                    assert!(stat.exact, "{f:?}");
+                    assert_eq!(stat.quota, quota, "stat of {f:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn counters_give_exact_answers_across_gaps_partial_hours_and_moves() {
+    // Rows in bursts separated by empty days, one from 1970 and one from before it, then a
+    // series of 100 hours written 64 rows a commit (the recent hour counters move into the
+    // key-major ones along the way) and late rows for an hour already moved (its counter is
+    // then split between the two tables). Every total and stat quota equals a count over the
+    // rows, before and after deletions that cut through the split hour.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(&dir.path().join("t.redb")).expect("open");
+    let hour = 3_600;
+    let t0 = 1_800_000; // an hour start
+    let split_hour = t0 + 60 * hour;
+    let mut all: Vec<LogEntry> = Vec::new();
+    for (burst, start) in [1_000_000i64, 1_500_000, 1_503_600].iter().enumerate() {
+        let mut batch = rows(700, *start);
+        for e in &mut batch {
+            e.created_at += burst as i64 * 13;
+        }
+        all.extend(batch);
+    }
+    for (created_at, log_type, quota) in [(5, LOG_ERROR, 0), (-7_205, LOG_CONSUME, 77)] {
+        all.push(LogEntry {
+            created_at,
+            log_type,
+            quota,
+            user_id: UserId(2),
+            model_name: "b".to_owned(),
+            ..LogEntry::default()
+        });
+    }
+    let mut series = rows(600, t0);
+    for (i, e) in (0i64..).zip(series.iter_mut()) {
+        e.created_at = t0 + i * 600;
+    }
+    all.extend(series);
+    let mut late = rows(20, split_hour);
+    for (i, e) in (0i64..).zip(late.iter_mut()) {
+        e.created_at = split_hour + i * 10;
+    }
+    all.extend(late);
+    for chunk in all.chunks_mut(64) {
+        let batch: Vec<&mut LogEntry> = chunk.iter_mut().collect();
+        store
+            .write_blocking(|wtx| logs::insert_batch(wtx, batch, true))
+            .expect("insert");
+    }
+    let (in_recent, in_key_major) = store
+        .read_blocking(|rtx| {
+            let recent = rtx.open_table(LOG_COUNTS_RECENT)?;
+            let counts = rtx.open_table(LOG_COUNTS)?;
+            Ok::<_, tollgate_storage::StorageError>((
+                recent.get((split_hour, "*"))?.is_some(),
+                counts.get(("*", split_hour))?.is_some(),
+            ))
+        })
+        .expect("read");
+    assert!(in_recent && in_key_major, "the late rows' hour is split");
+    let windows = [
+        None,
+        Some((1_000_000, 1_003_599)),
+        Some((1_010_001, 1_500_000 + 3_600 * 2 + 17)),
+        Some((1_100_000, 1_400_000)),
+        Some((1_503_599, t0 + 5_000)),
+        Some((-100_000, 1_010_000)),
+        Some((split_hour - 100, split_hour + 50)),
+        Some((split_hour + 1, split_hour + hour - 1)),
+        Some((t0 + 50 * hour + 7, t0 + 70 * hour + 1)),
+        Some((t0 + 90 * hour, t0)),
+    ];
+    // Retention removes the first burst's first 200 rows (and the two old ones).
+    let cut = 1_000_000 + 199 * 37 + 1;
+    store
+        .write_blocking(|wtx| logs::write::delete_before(wtx, cut, 10_000))
+        .expect("delete");
+    all.retain(|e| e.created_at >= cut);
+    assert_exact_answers(&store, &all, &windows);
+    // Then everything before the middle of the split hour.
+    let cut = split_hour + 95;
+    store
+        .write_blocking(|wtx| logs::write::delete_before(wtx, cut, 10_000))
+        .expect("delete");
+    all.retain(|e| e.created_at >= cut);
+    assert_exact_answers(&store, &all, &windows);
+    let before = store
+        .read_blocking(|rtx| query::count_before(rtx, t0 + 80 * hour))
+        .expect("count");
+    assert_eq!(
+        before,
+        all.iter().filter(|e| e.created_at < t0 + 80 * hour).count() as u64
+    );
 }

@@ -163,7 +163,9 @@ pub struct TableFootprint {
 /// The footprint of every log table: rows, time and filter indexes, hour counters and the
 /// dashboard aggregates.
 pub fn footprint(rtx: &ReadTransaction) -> Result<Vec<TableFootprint>> {
-    use crate::tables::{DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL, LOG_BY_TIME, LOG_COUNTS};
+    use crate::tables::{
+        DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL, LOG_BY_TIME, LOG_COUNTS, LOG_COUNTS_RECENT,
+    };
     // redb's page size (the default; the store does not change it).
     let page: u64 = 4096;
     let of = |name: &'static str, entries: u64, stats: redb::TableStats| TableFootprint {
@@ -176,6 +178,7 @@ pub fn footprint(rtx: &ReadTransaction) -> Result<Vec<TableFootprint>> {
     let by_time = rtx.open_table(LOG_BY_TIME)?;
     let by_key = rtx.open_table(LOG_BY_KEY)?;
     let counts = rtx.open_table(LOG_COUNTS)?;
+    let recent = rtx.open_table(LOG_COUNTS_RECENT)?;
     let dash_model = rtx.open_table(DASH_BY_MODEL)?;
     let dash_user_model = rtx.open_table(DASH_BY_USER_MODEL)?;
     let dash_user = rtx.open_table(DASH_BY_USER)?;
@@ -184,6 +187,7 @@ pub fn footprint(rtx: &ReadTransaction) -> Result<Vec<TableFootprint>> {
         of("time index", by_time.len()?, by_time.stats()?),
         of("filter index", by_key.len()?, by_key.stats()?),
         of("hour counters", counts.len()?, counts.stats()?),
+        of("recent hour counters", recent.len()?, recent.stats()?),
         of("dashboard by model", dash_model.len()?, dash_model.stats()?),
         of(
             "dashboard by user and model",

@@ -3,7 +3,9 @@
 //! **Plan.** Every filter dimension the query sets has an index range (key, created_at, id);
 //! user + model, user + token name, user + group and model + channel also have composite ones,
 //! and rows other than consume are indexed under typed keys ([`super::keys`]). The planner
-//! estimates each candidate range's size from the hour counters (a few counter reads) and scans
+//! estimates each candidate range's size from the hour counters (a range of the key-major
+//! counters plus one read per hour of the newest day or two, [`crate::tables::LOG_COUNTS_RECENT`])
+//! and scans
 //! the smallest, newest first, checking the remaining filters by point lookups in their index
 //! ranges (most selective first). With no filter it scans the time index.
 //!
@@ -32,7 +34,7 @@ use redb::{ReadOnlyTable, ReadTransaction};
 
 use super::write::Tally;
 use super::{LOG_CONSUME, LogEntry, keys};
-use crate::tables::{HourCount, LOG_BY_KEY, LOG_BY_TIME, LOG_COUNTS, LOGS};
+use crate::tables::{HourCount, LOG_BY_KEY, LOG_BY_TIME, LOG_COUNTS, LOG_COUNTS_RECENT, LOGS};
 use crate::{Result, UserId, codec};
 
 /// Candidates checked when counting a filter that no index range covers; past that the total
@@ -173,6 +175,7 @@ struct Tables {
     by_time: ReadOnlyTable<(i64, i64), ()>,
     by_key: ReadOnlyTable<(&'static str, i64, i64), ()>,
     counts: ReadOnlyTable<(&'static str, i64), HourCount>,
+    recent: ReadOnlyTable<(i64, &'static str), HourCount>,
 }
 
 type Ids = Box<dyn Iterator<Item = Result<(i64, i64)>>>;
@@ -184,6 +187,7 @@ impl Tables {
             by_time: rtx.open_table(LOG_BY_TIME)?,
             by_key: rtx.open_table(LOG_BY_KEY)?,
             counts: rtx.open_table(LOG_COUNTS)?,
+            recent: rtx.open_table(LOG_COUNTS_RECENT)?,
         })
     }
 
@@ -219,14 +223,50 @@ impl Tables {
         })
     }
 
+    /// The hours in `[lo, hi)` that hold recent counters, ascending (one seek each).
+    fn recent_hours(&self, lo: i64, hi: i64) -> Result<Vec<i64>> {
+        let mut out = Vec::new();
+        let mut from = lo;
+        while from < hi {
+            let Some(r) = self.recent.range((from, "")..)?.next() else {
+                break;
+            };
+            let hour = r?.0.value().0;
+            if hour >= hi {
+                break;
+            }
+            out.push(hour);
+            match hour.checked_add(keys::HOUR) {
+                Some(next) => from = next,
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+
+    /// The hour counters of `key` for hours in `[lo, hi)`, from both counter tables (an hour
+    /// may have a part in each).
+    fn key_counters(&self, key: &str, lo: i64, hi: i64) -> Result<Vec<(i64, HourCount)>> {
+        let mut out = Vec::new();
+        if lo >= hi {
+            return Ok(out);
+        }
+        for r in self.counts.range((key, lo)..(key, hi))? {
+            let (k, v) = r?;
+            out.push((k.value().1, v.value()));
+        }
+        for hour in self.recent_hours(lo, hi)? {
+            if let Some(v) = self.recent.get((hour, key))? {
+                out.push((hour, v.value()));
+            }
+        }
+        Ok(out)
+    }
+
     /// Sum of the hour counters of `key` for hours in `[lo, hi)`.
     fn counters(&self, key: &str, lo: i64, hi: i64) -> Result<Tally> {
         let mut t = Tally::default();
-        if lo >= hi {
-            return Ok(t);
-        }
-        for r in self.counts.range((key, lo)..(key, hi))? {
-            let (rows, requests, quota, prompt, completion) = r?.1.value();
+        for (_, (rows, requests, quota, prompt, completion)) in self.key_counters(key, lo, hi)? {
             t.rows = t
                 .rows
                 .saturating_add(i64::try_from(rows).unwrap_or(i64::MAX));
@@ -282,7 +322,18 @@ impl Tables {
 
     /// The log types other than consume that have rows (a few seeks in the counters).
     fn other_types(&self) -> Result<Vec<i32>> {
-        let mut out = Vec::new();
+        let mut out = std::collections::BTreeSet::new();
+        for hour in self.recent_hours(i64::MIN, i64::MAX)? {
+            // "t:{type}" keys sort between "t:" and "t;".
+            for r in self.recent.range((hour, "t:")..(hour, "t;"))? {
+                let (k, _) = r?;
+                if let Some(t) = k.value().1.strip_prefix("t:").and_then(|v| v.parse().ok())
+                    && keys::has_typed_keys(t)
+                {
+                    out.insert(t);
+                }
+            }
+        }
         // "t:{type}" keys sort between "t:" and "t;"; each step skips past one key's hours.
         let mut after = "t:".to_owned();
         for _ in 0..64 {
@@ -297,11 +348,11 @@ impl Tables {
             if let Some(t) = next.strip_prefix("t:").and_then(|v| v.parse::<i32>().ok())
                 && keys::has_typed_keys(t)
             {
-                out.push(t);
+                out.insert(t);
             }
             after = next;
         }
-        Ok(out)
+        Ok(out.into_iter().collect())
     }
 
     /// Exact count of the consume rows of a range that covers every other filter.
@@ -539,13 +590,13 @@ fn sampled_quota(t: &Tables, plan: &Plan, f: &LogFilter) -> Result<(i64, bool)> 
     let hi = f
         .end
         .map_or(i64::MAX, |e| keys::hour(e).saturating_add(keys::HOUR));
-    let mut hours = Vec::new();
-    for r in t
-        .counts
-        .range((key.unwrap_or(keys::ALL), lo)..(key.unwrap_or(keys::ALL), hi))?
-    {
-        hours.push(r?.0.value().1);
-    }
+    let mut hours: Vec<i64> = t
+        .key_counters(key.unwrap_or(keys::ALL), lo, hi)?
+        .into_iter()
+        .map(|(hour, _)| hour)
+        .collect();
+    hours.sort_unstable();
+    hours.dedup();
     // Every `stride`-th hour (the middle one of each stride), about `limit` candidates in all.
     let stride = usize::try_from(candidates.div_euclid(limit).saturating_add(1)).unwrap_or(1);
     let picked: Vec<i64> = hours

@@ -3,7 +3,10 @@
 //! every index entry and counter they contributed.
 //!
 //! Counter and aggregate changes of a batch are summed in memory first, so a batch of 512 rows
-//! of a few users and models touches each counter once.
+//! of a few users and models touches each counter once. New rows count in the hour-major
+//! [`LOG_COUNTS_RECENT`] (a commit's counters share the leaves of its hours); about once a day
+//! of data, the hours more than [`RECENT_HOURS`] older than the newest are moved into the
+//! key-major [`LOG_COUNTS`] in one commit ([`seal`]).
 
 use std::borrow::BorrowMut;
 use std::collections::BTreeMap;
@@ -13,8 +16,13 @@ use redb::{ReadableTable, Table, WriteTransaction};
 use super::{LOG_CONSUME, LogEntry, keys};
 use crate::tables::{
     DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL, DashAggregate, HourCount, LOG_BY_KEY,
-    LOG_BY_TIME, LOG_COUNTS, LOGS,
+    LOG_BY_TIME, LOG_COUNTS, LOG_COUNTS_RECENT, LOGS,
 };
+
+/// Hours of counters the hour-major [`LOG_COUNTS_RECENT`] keeps before the older ones are
+/// moved into [`LOG_COUNTS`]: a move happens when the oldest hour there is twice this far
+/// behind the newest, so it holds one to two days of counters and moves a day at a time.
+pub const RECENT_HOURS: i64 = 24;
 use crate::{Result, StorageError, codec, meta};
 
 /// A change to one hour counter: rows, consume rows, quota, prompt and completion tokens.
@@ -67,7 +75,8 @@ impl Tally {
 /// Pending counter and aggregate changes of a batch.
 #[derive(Default)]
 struct Deltas {
-    counts: BTreeMap<(String, i64), Tally>,
+    /// Hour counters by (hour, key), the order of [`LOG_COUNTS_RECENT`].
+    counts: BTreeMap<(i64, String), Tally>,
     by_model: BTreeMap<(i64, String), Tally>,
     by_user_model: BTreeMap<(i64, i64, String), Tally>,
     by_user: BTreeMap<(i64, i64), Tally>,
@@ -80,7 +89,7 @@ impl Deltas {
         let hour = keys::hour(e.created_at);
         let tally = Tally::of(e, sign);
         for key in std::iter::once(keys::ALL.to_owned()).chain(row_keys) {
-            self.counts.entry((key, hour)).or_default().add(tally)?;
+            self.counts.entry((hour, key)).or_default().add(tally)?;
         }
         Ok(())
     }
@@ -104,14 +113,22 @@ impl Deltas {
         Ok(())
     }
 
-    /// Writes the changes; returns the B-tree inserts and removals made.
+    /// Writes the changes (row additions: the hour counters into [`LOG_COUNTS_RECENT`], then
+    /// [`seal`]); returns the B-tree inserts and removals made.
     fn apply(self, wtx: &WriteTransaction) -> Result<u64> {
         let writes = self.counts.len() + self.by_model.len() + self.by_user_model.len();
-        let writes = writes + self.by_user.len();
-        let mut counts = wtx.open_table(LOG_COUNTS)?;
-        for ((key, hour), d) in self.counts {
-            apply_count(&mut counts, &key, hour, d)?;
+        let writes = u64::try_from(writes + self.by_user.len()).unwrap_or(u64::MAX);
+        {
+            let mut recent = wtx.open_table(LOG_COUNTS_RECENT)?;
+            for ((hour, key), d) in self.counts {
+                let old = recent.get((hour, key.as_str()))?.map(|g| g.value());
+                match shifted(old, d)? {
+                    Some(next) => recent.insert((hour, key.as_str()), next)?,
+                    None => recent.remove((hour, key.as_str()))?,
+                };
+            }
         }
+        let writes = writes.saturating_add(seal(wtx)?);
         let mut table = wtx.open_table(DASH_BY_MODEL)?;
         for ((hour, model), d) in self.by_model {
             let old = table.get((hour, model.as_str()))?.map(|g| g.value());
@@ -127,8 +144,51 @@ impl Deltas {
             let old = table.get((hour, user))?.map(|g| g.value());
             table.insert((hour, user), add_dash(old, d)?)?;
         }
-        Ok(u64::try_from(writes).unwrap_or(u64::MAX))
+        Ok(writes)
     }
+}
+
+/// Moves the hour counters more than [`RECENT_HOURS`] older than the newest from
+/// [`LOG_COUNTS_RECENT`] into [`LOG_COUNTS`] (adding to what is there), when the oldest is
+/// twice that far behind; returns the inserts and removals made (0 when nothing moved).
+pub fn seal(wtx: &WriteTransaction) -> Result<u64> {
+    let mut recent = wtx.open_table(LOG_COUNTS_RECENT)?;
+    let (Some(oldest), Some(newest)) = (
+        recent.first()?.map(|(k, _)| k.value().0),
+        recent.last()?.map(|(k, _)| k.value().0),
+    ) else {
+        return Ok(0);
+    };
+    let keep = RECENT_HOURS.saturating_mul(keys::HOUR);
+    if oldest >= newest.saturating_sub(keep.saturating_mul(2)) {
+        return Ok(0);
+    }
+    let cutoff = newest.saturating_sub(keep);
+    let mut moved = Vec::new();
+    for entry in recent.extract_from_if(..(cutoff, ""), |_, _| true)? {
+        let (k, v) = entry?;
+        let (hour, key) = k.value();
+        moved.push((key.to_owned(), hour, v.value()));
+    }
+    let mut counts = wtx.open_table(LOG_COUNTS)?;
+    moved.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    for (key, hour, count) in &moved {
+        apply_count(&mut counts, key, *hour, tally(*count)?)?;
+    }
+    Ok(u64::try_from(moved.len().saturating_mul(2)).unwrap_or(u64::MAX))
+}
+
+/// A stored counter as a (positive) tally.
+fn tally(c: HourCount) -> Result<Tally> {
+    let (rows, requests, quota, prompt, completion) = c;
+    let signed = |v: u64| i64::try_from(v).map_err(|_| StorageError::Overflow);
+    Ok(Tally {
+        rows: signed(rows)?,
+        requests: signed(requests)?,
+        quota,
+        prompt,
+        completion,
+    })
 }
 
 /// A dashboard aggregate plus a (positive) tally.
@@ -147,17 +207,24 @@ fn add_dash(old: Option<DashAggregate>, d: Tally) -> Result<DashAggregate> {
     ))
 }
 
-/// Adds `d` to one hour counter; a counter that reaches zero rows is removed.
+/// Adds `d` to one key-major hour counter; a counter that reaches zero rows is removed.
 fn apply_count(
     counts: &mut Table<(&str, i64), HourCount>,
     key: &str,
     hour: i64,
     d: Tally,
 ) -> Result<()> {
-    let (rows, requests, quota, prompt, completion) = counts
-        .get((key, hour))?
-        .map(|g| g.value())
-        .unwrap_or_default();
+    let old = counts.get((key, hour))?.map(|g| g.value());
+    match shifted(old, d)? {
+        Some(next) => counts.insert((key, hour), next)?,
+        None => counts.remove((key, hour))?,
+    };
+    Ok(())
+}
+
+/// A counter plus `d`; `None` when it reaches zero rows.
+fn shifted(old: Option<HourCount>, d: Tally) -> Result<Option<HourCount>> {
+    let (rows, requests, quota, prompt, completion) = old.unwrap_or_default();
     let shift = |a: u64, b: i64| -> Result<u64> {
         let a = i64::try_from(a).map_err(|_| StorageError::Overflow)?;
         a.checked_add(b)
@@ -172,12 +239,7 @@ fn apply_count(
         add(prompt, d.prompt)?,
         add(completion, d.completion)?,
     );
-    if next.0 == 0 {
-        counts.remove((key, hour))?;
-    } else {
-        counts.insert((key, hour), next)?;
-    }
-    Ok(())
+    Ok((next.0 != 0).then_some(next))
 }
 
 /// Inserts one log row (assigning its id); see [`insert_batch`].
@@ -269,8 +331,15 @@ pub fn delete_before(wtx: &WriteTransaction, before: i64, max_rows: usize) -> Re
         deltas.count(&entry, row_keys, -1)?;
     }
     drop((by_time, logs, by_key));
+    // A deleted row's counter may be split between the two counter tables (rows added to an
+    // hour after it moved): the recent part is moved first, then the removal applied.
+    let mut recent = wtx.open_table(LOG_COUNTS_RECENT)?;
     let mut counts = wtx.open_table(LOG_COUNTS)?;
-    for ((key, hour), d) in deltas.counts {
+    for ((hour, key), d) in deltas.counts {
+        if let Some(part) = recent.remove((hour, key.as_str()))? {
+            let part = tally(part.value())?;
+            apply_count(&mut counts, &key, hour, part)?;
+        }
         apply_count(&mut counts, &key, hour, d)?;
     }
     Ok(victims.len())
@@ -287,6 +356,7 @@ pub fn rebuild_derived(wtx: &WriteTransaction) -> Result<()> {
 pub fn rebuild_filter_keys(wtx: &WriteTransaction) -> Result<()> {
     wtx.delete_table(LOG_BY_KEY)?;
     wtx.delete_table(LOG_COUNTS)?;
+    wtx.delete_table(LOG_COUNTS_RECENT)?;
     rebuild(wtx, false)
 }
 
