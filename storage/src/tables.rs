@@ -97,10 +97,9 @@ pub const LOG_COUNTS: TableDefinition<(&str, i64), HourCount> =
 
 /// The newest hour counters, hour-major: (hour start, filter key or `*`) → the same counter as
 /// [`LOG_COUNTS`]. The log writer adds to these, so the counters a commit touches sit in the
-/// leaves of one or two hours instead of one leaf per distinct key; about once a day of data
-/// the hours older than a day are moved into [`LOG_COUNTS`] in one go
-/// ([`crate::logs::write::RECENT_HOURS`]). An hour's counter is the sum of its entries in both
-/// tables.
+/// leaves of one or two hours instead of one leaf per distinct key; an hour that falls two days
+/// behind the newest moves into [`LOG_COUNTS`] in one go ([`crate::logs::write::RECENT_HOURS`]).
+/// An hour's counter is the sum of its entries in both tables.
 pub const LOG_COUNTS_RECENT: TableDefinition<(i64, &str), HourCount> =
     TableDefinition::new("log_counts_recent.v1");
 

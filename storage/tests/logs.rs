@@ -418,14 +418,14 @@ fn assert_exact_answers(store: &Store, all: &[LogEntry], windows: &[Option<(i64,
 fn counters_give_exact_answers_across_gaps_partial_hours_and_moves() {
     // Rows in bursts separated by empty days, one from 1970 and one from before it, then a
     // series of 100 hours written 64 rows a commit (the recent hour counters move into the
-    // key-major ones along the way) and late rows for an hour already moved (its counter is
-    // then split between the two tables). Every total and stat quota equals a count over the
-    // rows, before and after deletions that cut through the split hour.
+    // key-major ones along the way) and late rows for an hour already moved (added to its
+    // key-major counter). Every total and stat quota equals a count over the rows, before and
+    // after deletions, the second one cutting through an hour still counted in the recent table.
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(&dir.path().join("t.redb")).expect("open");
     let hour = 3_600;
     let t0 = 1_800_000; // an hour start
-    let split_hour = t0 + 60 * hour;
+    let late_hour = t0 + 40 * hour;
     let mut all: Vec<LogEntry> = Vec::new();
     for (burst, start) in [1_000_000i64, 1_500_000, 1_503_600].iter().enumerate() {
         let mut batch = rows(700, *start);
@@ -449,9 +449,9 @@ fn counters_give_exact_answers_across_gaps_partial_hours_and_moves() {
         e.created_at = t0 + i * 600;
     }
     all.extend(series);
-    let mut late = rows(20, split_hour);
+    let mut late = rows(20, late_hour);
     for (i, e) in (0i64..).zip(late.iter_mut()) {
-        e.created_at = split_hour + i * 10;
+        e.created_at = late_hour + i * 10;
     }
     all.extend(late);
     for chunk in all.chunks_mut(64) {
@@ -465,12 +465,16 @@ fn counters_give_exact_answers_across_gaps_partial_hours_and_moves() {
             let recent = rtx.open_table(LOG_COUNTS_RECENT)?;
             let counts = rtx.open_table(LOG_COUNTS)?;
             Ok::<_, tollgate_storage::StorageError>((
-                recent.get((split_hour, "*"))?.is_some(),
-                counts.get(("*", split_hour))?.is_some(),
+                recent.get((late_hour, "*"))?.is_some(),
+                counts.get(("*", late_hour))?.is_some(),
             ))
         })
         .expect("read");
-    assert!(in_recent && in_key_major, "the late rows' hour is split");
+    assert!(
+        !in_recent && in_key_major,
+        "the late rows' hour was moved and stays moved"
+    );
+    let recent_hour = t0 + 95 * hour;
     let windows = [
         None,
         Some((1_000_000, 1_003_599)),
@@ -478,9 +482,10 @@ fn counters_give_exact_answers_across_gaps_partial_hours_and_moves() {
         Some((1_100_000, 1_400_000)),
         Some((1_503_599, t0 + 5_000)),
         Some((-100_000, 1_010_000)),
-        Some((split_hour - 100, split_hour + 50)),
-        Some((split_hour + 1, split_hour + hour - 1)),
+        Some((late_hour - 100, late_hour + 50)),
+        Some((late_hour + 1, late_hour + hour - 1)),
         Some((t0 + 50 * hour + 7, t0 + 70 * hour + 1)),
+        Some((recent_hour - 7, recent_hour + 3_000)),
         Some((t0 + 90 * hour, t0)),
     ];
     // Retention removes the first burst's first 200 rows (and the two old ones).
@@ -490,18 +495,28 @@ fn counters_give_exact_answers_across_gaps_partial_hours_and_moves() {
         .expect("delete");
     all.retain(|e| e.created_at >= cut);
     assert_exact_answers(&store, &all, &windows);
-    // Then everything before the middle of the split hour.
-    let cut = split_hour + 95;
+    // Then everything before the middle of an hour the recent table counts.
+    let in_recent = store
+        .read_blocking(|rtx| {
+            let recent = rtx.open_table(LOG_COUNTS_RECENT)?;
+            Ok::<_, tollgate_storage::StorageError>(recent.get((recent_hour, "*"))?.is_some())
+        })
+        .expect("read");
+    assert!(
+        in_recent,
+        "the newest hours are counted in the recent table"
+    );
+    let cut = recent_hour + 95;
     store
         .write_blocking(|wtx| logs::write::delete_before(wtx, cut, 10_000))
         .expect("delete");
     all.retain(|e| e.created_at >= cut);
     assert_exact_answers(&store, &all, &windows);
     let before = store
-        .read_blocking(|rtx| query::count_before(rtx, t0 + 80 * hour))
+        .read_blocking(|rtx| query::count_before(rtx, t0 + 98 * hour))
         .expect("count");
     assert_eq!(
         before,
-        all.iter().filter(|e| e.created_at < t0 + 80 * hour).count() as u64
+        all.iter().filter(|e| e.created_at < t0 + 98 * hour).count() as u64
     );
 }

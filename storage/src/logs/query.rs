@@ -4,7 +4,7 @@
 //! user + model, user + token name, user + group and model + channel also have composite ones,
 //! and rows other than consume are indexed under typed keys ([`super::keys`]). The planner
 //! estimates each candidate range's size from the hour counters (a range of the key-major
-//! counters plus one read per hour of the newest day or two, [`crate::tables::LOG_COUNTS_RECENT`])
+//! counters plus one read per hour of the newest two days, [`crate::tables::LOG_COUNTS_RECENT`])
 //! and scans
 //! the smallest, newest first, checking the remaining filters by point lookups in their index
 //! ranges (most selective first). With no filter it scans the time index.

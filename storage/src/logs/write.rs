@@ -4,9 +4,10 @@
 //!
 //! Counter and aggregate changes of a batch are summed in memory first, so a batch of 512 rows
 //! of a few users and models touches each counter once. New rows count in the hour-major
-//! [`LOG_COUNTS_RECENT`] (a commit's counters share the leaves of its hours); about once a day
-//! of data, the hours more than [`RECENT_HOURS`] older than the newest are moved into the
-//! key-major [`LOG_COUNTS`] in one commit ([`seal`]).
+//! [`LOG_COUNTS_RECENT`] (a commit's counters share the leaves of its hours); an hour that falls
+//! more than [`RECENT_HOURS`] behind the newest is moved into the key-major [`LOG_COUNTS`] in one
+//! commit ([`seal`]), so each key's leaf there is rewritten about once an hour, not once a
+//! commit.
 
 use std::borrow::BorrowMut;
 use std::collections::BTreeMap;
@@ -19,10 +20,9 @@ use crate::tables::{
     LOG_BY_TIME, LOG_COUNTS, LOG_COUNTS_RECENT, LOGS,
 };
 
-/// Hours of counters the hour-major [`LOG_COUNTS_RECENT`] keeps before the older ones are
-/// moved into [`LOG_COUNTS`]: a move happens when the oldest hour there is twice this far
-/// behind the newest, so it holds one to two days of counters and moves a day at a time.
-pub const RECENT_HOURS: i64 = 24;
+/// Hours of counters the hour-major [`LOG_COUNTS_RECENT`] keeps behind the newest before they
+/// move into [`LOG_COUNTS`] (so a reader does at most about this many recent reads per key).
+pub const RECENT_HOURS: i64 = 48;
 use crate::{Result, StorageError, codec, meta};
 
 /// A change to one hour counter: rows, consume rows, quota, prompt and completion tokens.
@@ -149,8 +149,9 @@ impl Deltas {
 }
 
 /// Moves the hour counters more than [`RECENT_HOURS`] older than the newest from
-/// [`LOG_COUNTS_RECENT`] into [`LOG_COUNTS`] (adding to what is there), when the oldest is
-/// twice that far behind; returns the inserts and removals made (0 when nothing moved).
+/// [`LOG_COUNTS_RECENT`] into [`LOG_COUNTS`] (adding to what is there); returns the inserts and
+/// removals made (0 when nothing moved). Under a steady stream that is one hour of counters
+/// once an hour; rows for an older hour (imports, late rows) move at their own commit.
 pub fn seal(wtx: &WriteTransaction) -> Result<u64> {
     let mut recent = wtx.open_table(LOG_COUNTS_RECENT)?;
     let (Some(oldest), Some(newest)) = (
@@ -159,11 +160,10 @@ pub fn seal(wtx: &WriteTransaction) -> Result<u64> {
     ) else {
         return Ok(0);
     };
-    let keep = RECENT_HOURS.saturating_mul(keys::HOUR);
-    if oldest >= newest.saturating_sub(keep.saturating_mul(2)) {
+    let cutoff = newest.saturating_sub(RECENT_HOURS.saturating_mul(keys::HOUR));
+    if oldest >= cutoff {
         return Ok(0);
     }
-    let cutoff = newest.saturating_sub(keep);
     let mut moved = Vec::new();
     for entry in recent.extract_from_if(..(cutoff, ""), |_, _| true)? {
         let (k, v) = entry?;
