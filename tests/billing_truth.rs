@@ -8,29 +8,12 @@ mod common;
 use std::time::Duration;
 
 use common::mock_upstream::MockUpstream;
-use common::relay_fixture::{balances, fixture, new_key, other};
+use common::relay_fixture::{balances, chat, fixture, new_key, openai_channel, other};
 use common::{ROOT_PASS, ROOT_USER, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tollgate_storage::logs::{self, LOG_CONSUME, LOG_MANAGE, LOG_SYSTEM};
 use tollgate_storage::{StorageError, UserId, users};
-
-fn channel(mock: &MockUpstream, models: &str) -> Value {
-    json!({"name": "mock", "type": 1, "key": "upstream-key-1", "base_url": mock.base,
-           "models": models, "group": "default"})
-}
-
-async fn chat(server: &TestServer, key: &str, body: Value) -> (StatusCode, Value) {
-    server
-        .send(
-            server
-                .client
-                .post(server.url("/v1/chat/completions"))
-                .bearer_auth(key)
-                .json(&body),
-        )
-        .await
-}
 
 fn ask(model: &str, max_tokens: Option<i64>) -> Value {
     let mut body = json!({"model": model, "messages": [{"role": "user", "content": "hi"}]});
@@ -72,7 +55,7 @@ async fn unpriced_models_are_billed_at_the_default_ratio_never_free() {
     let server = TestServer::start().await;
     let (root, payer, key) = fixture(
         &server,
-        &[channel(&mock, "my-unpriced")],
+        &[openai_channel(&mock.base, "my-unpriced")],
         1_000_000,
         1_000_000,
     )
@@ -150,7 +133,13 @@ async fn self_use_mode_bills_unpriced_models_and_prices_follow_the_asked_name() 
 async fn charges_are_never_capped_and_a_debt_refuses_until_topped_up() {
     let mock = MockUpstream::start().await;
     let server = TestServer::start().await;
-    let (root, payer, key) = fixture(&server, &[channel(&mock, "gpt-4o")], 3_000, 1_000_000).await;
+    let (root, payer, key) = fixture(
+        &server,
+        &[openai_channel(&mock.base, "gpt-4o")],
+        3_000,
+        1_000_000,
+    )
+    .await;
     // The upstream reports far more output than max_tokens allowed.
     mock.set_usage(Some((1_000, 5_000, 0)));
     let (status, body) = chat(&server, &key, ask("gpt-4o", Some(100))).await;
@@ -207,7 +196,13 @@ async fn charges_are_never_capped_and_a_debt_refuses_until_topped_up() {
 async fn a_key_in_debt_is_refused_with_its_own_code() {
     let mock = MockUpstream::start().await;
     let server = TestServer::start().await;
-    let (_root, payer, key) = fixture(&server, &[channel(&mock, "gpt-4o")], 1_000_000, 3_000).await;
+    let (_root, payer, key) = fixture(
+        &server,
+        &[openai_channel(&mock.base, "gpt-4o")],
+        1_000_000,
+        3_000,
+    )
+    .await;
     mock.set_usage(Some((1_000, 5_000, 0)));
     let (status, _) = chat(&server, &key, ask("gpt-4o", Some(100))).await;
     assert_eq!(status, StatusCode::OK);
@@ -237,8 +232,13 @@ async fn a_request_without_max_tokens_reserves_output_and_concurrency_cannot_ove
     let mock = MockUpstream::start().await;
     mock.set_usage(Some((10, 10, 0)));
     let server = TestServer::start().await;
-    let (_root, payer, key) =
-        fixture(&server, &[channel(&mock, "gpt-4o")], 21_000, 1_000_000).await;
+    let (_root, payer, key) = fixture(
+        &server,
+        &[openai_channel(&mock.base, "gpt-4o")],
+        21_000,
+        1_000_000,
+    )
+    .await;
     // Without max_tokens admission needs max(prompt, 500) + DefaultOutputReserve (4096) output
     // tokens: 1.25 × (500 + 4096 × 4) = 21105 > 21000.
     let (status, body) = chat(&server, &key, ask("gpt-4o", None)).await;
@@ -296,8 +296,13 @@ async fn every_answer_of_n_is_reserved() {
     let mock = MockUpstream::start().await;
     mock.set_usage(Some((10, 10, 0)));
     let server = TestServer::start().await;
-    let (_root, payer, key) =
-        fixture(&server, &[channel(&mock, "gpt-4o")], 21_000, 1_000_000).await;
+    let (_root, payer, key) = fixture(
+        &server,
+        &[openai_channel(&mock.base, "gpt-4o")],
+        21_000,
+        1_000_000,
+    )
+    .await;
     // One answer of at most 1000 tokens needs 1.25 × (500 + 1000 × 4) = 5625.
     let (status, body) = chat(&server, &key, ask("gpt-4o", Some(1_000))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -334,7 +339,13 @@ async fn admin_quota_edits_apply_the_difference_with_a_manage_row() {
     let mock = MockUpstream::start().await;
     mock.set_usage(Some((100, 20, 0)));
     let server = TestServer::start().await;
-    let (root, payer, key) = fixture(&server, &[channel(&mock, "gpt-4o")], 10_000, 1_000_000).await;
+    let (root, payer, key) = fixture(
+        &server,
+        &[openai_channel(&mock.base, "gpt-4o")],
+        10_000,
+        1_000_000,
+    )
+    .await;
     // The editor loads 10,000; the user spends 225 before the admin saves 20,000.
     let (status, _) = chat(&server, &key, ask("gpt-4o", Some(10))).await;
     assert_eq!(status, StatusCode::OK);
@@ -444,8 +455,13 @@ async fn a_keys_group_is_checked_against_what_its_owner_may_use_now() {
 async fn model_names_are_bounded_and_the_free_count_route_is_rate_limited_per_key() {
     let mock = MockUpstream::start().await;
     let server = TestServer::start().await;
-    let (root, payer, key) =
-        fixture(&server, &[channel(&mock, "gpt-4o")], 1_000_000, 1_000_000).await;
+    let (root, payer, key) = fixture(
+        &server,
+        &[openai_channel(&mock.base, "gpt-4o")],
+        1_000_000,
+        1_000_000,
+    )
+    .await;
     let (status, body) = chat(&server, &key, ask(&"m".repeat(300), Some(10))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(
@@ -489,8 +505,13 @@ async fn relay_bodies_in_flight_share_a_memory_budget() {
     let mock = MockUpstream::start().await;
     mock.set_usage(Some((10, 10, 0)));
     let server = TestServer::start().await;
-    let (root, _payer, key) =
-        fixture(&server, &[channel(&mock, "gpt-4o")], 1_000_000, 1_000_000).await;
+    let (root, _payer, key) = fixture(
+        &server,
+        &[openai_channel(&mock.base, "gpt-4o")],
+        1_000_000,
+        1_000_000,
+    )
+    .await;
     server
         .set_option(&root, "RelayBodyBudgetMB", json!("1"))
         .await;

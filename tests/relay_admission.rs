@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::mock_upstream::MockUpstream;
-use common::relay_fixture::{fixture, new_key};
+use common::relay_fixture::{chat, fixture, new_key};
 use common::{Actor, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -18,18 +18,6 @@ use tollgate_storage::{StorageError, UserId, users};
 fn channel(mock: &MockUpstream) -> Value {
     json!({"name": "mock", "type": 1, "key": "upstream-key-1", "base_url": mock.base,
            "models": "gpt-4o", "group": "default,vip"})
-}
-
-async fn chat(server: &TestServer, key: &str, body: Value) -> (StatusCode, Value) {
-    server
-        .send(
-            server
-                .client
-                .post(server.url("/v1/chat/completions"))
-                .bearer_auth(key)
-                .json(&body),
-        )
-        .await
 }
 
 fn ask(text: &str) -> Value {

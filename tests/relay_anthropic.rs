@@ -8,7 +8,7 @@ mod common;
 use common::TestServer;
 use common::mock_anthropic::{AnthropicUsage, MockAnthropic};
 use common::mock_upstream::MockUpstream;
-use common::relay_fixture::{balances, fixture, new_key, other, raw, sse_events};
+use common::relay_fixture::{balances, fixture, new_key, other, raw, sse_events, wait_until};
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -581,17 +581,6 @@ async fn settled(server: &TestServer, user: i64, count: i64) -> tollgate_storage
     }
 }
 
-async fn wait_cut(cut: impl Fn() -> usize) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while cut() == 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the upstream stream was not closed"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test]
 async fn client_disconnect_bills_what_was_produced_and_closes_the_upstream() {
     let claude = MockAnthropic::start().await;
@@ -635,8 +624,14 @@ async fn client_disconnect_bills_what_was_produced_and_closes_the_upstream() {
             "{model}: billed what was produced, not the full answer: {log:?}"
         );
     }
-    wait_cut(|| claude.streams_cut()).await;
-    wait_cut(|| openai.streams_cut()).await;
+    wait_until("the Claude stream to be closed", || {
+        claude.streams_cut() > 0
+    })
+    .await;
+    wait_until("the OpenAI stream to be closed", || {
+        openai.streams_cut() > 0
+    })
+    .await;
 }
 
 fn count_req(server: &TestServer, key: &str) -> reqwest::RequestBuilder {

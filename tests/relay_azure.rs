@@ -10,7 +10,7 @@ mod common;
 
 use common::TestServer;
 use common::mock_cloud::{Answer, MockCloud, Recorded, sse};
-use common::relay_fixture::{balances, fixture, raw, sse_events};
+use common::relay_fixture::{balances, chat_request, fixture, raw, sse_events};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -121,14 +121,6 @@ async fn azure_prices(server: &TestServer, root: &common::Actor) {
         .await;
 }
 
-fn chat(server: &TestServer, key: &str, body: Value) -> reqwest::RequestBuilder {
-    server
-        .client
-        .post(server.url("/v1/chat/completions"))
-        .bearer_auth(key)
-        .json(&body)
-}
-
 #[tokio::test]
 async fn chat_goes_to_the_deployment_with_the_api_key_and_bills_the_reported_usage() {
     let mock = MockCloud::start(azure).await;
@@ -139,10 +131,10 @@ async fn chat_goes_to_the_deployment_with_the_api_key_and_bills_the_reported_usa
     let tools = json!([{"type": "function", "function": {"name": "get_weather",
         "description": "Weather of a city",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]);
-    let (status, _, text) = raw(chat(
+    let (status, _, text) = raw(chat_request(
         &server,
         &key,
-        json!({"model": "azure-test", "messages": [{"role": "user", "content": "hi"}],
+        &json!({"model": "azure-test", "messages": [{"role": "user", "content": "hi"}],
             "tools": tools, "tool_choice": "auto"}),
     ))
     .await;
@@ -177,10 +169,10 @@ async fn a_stream_asks_for_usage_and_bills_it_without_showing_it_to_the_client()
     let channel = azure_channel(&mock.base, "2025-04-01-preview", json!({}));
     let (root, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
     azure_prices(&server, &root).await;
-    let (status, headers, text) = raw(chat(
+    let (status, headers, text) = raw(chat_request(
         &server,
         &key,
-        json!({"model": "azure-test", "stream": true,
+        &json!({"model": "azure-test", "stream": true,
             "messages": [{"role": "user", "content": "hi"}]}),
     ))
     .await;
@@ -212,10 +204,10 @@ async fn the_v1_style_sends_the_deployment_as_the_model_and_no_api_version() {
     let channel = azure_channel(&mock.base, "v1", json!({"azure-test": "my-deployment"}));
     let (root, _, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
     azure_prices(&server, &root).await;
-    let (status, _, text) = raw(chat(
+    let (status, _, text) = raw(chat_request(
         &server,
         &key,
-        json!({"model": "azure-test", "messages": [{"role": "user", "content": "hi"}]}),
+        &json!({"model": "azure-test", "messages": [{"role": "user", "content": "hi"}]}),
     ))
     .await;
     assert_eq!(status, StatusCode::OK, "{text}");
@@ -310,10 +302,10 @@ async fn a_refused_key_never_reaches_the_client() {
     )
     .await;
     azure_prices(&server, &root).await;
-    let (status, _, text) = raw(chat(
+    let (status, _, text) = raw(chat_request(
         &server,
         &key,
-        json!({"model": "azure-test", "messages": [{"role": "user", "content": "hi"}]}),
+        &json!({"model": "azure-test", "messages": [{"role": "user", "content": "hi"}]}),
     ))
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{text}");
@@ -341,7 +333,7 @@ async fn errors_fail_over_on_a_bad_key_and_stop_on_the_clients_mistake() {
     azure_prices(&server, &root).await;
     server.set_option(&root, "RetryTimes", json!("2")).await;
     let body = json!({"model": "azure-test", "messages": [{"role": "user", "content": "hi"}]});
-    let (status, _, text) = raw(chat(&server, &key, body.clone())).await;
+    let (status, _, text) = raw(chat_request(&server, &key, &body.clone())).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     assert_eq!(refusing.requests().len(), 1);
     assert_eq!(good.requests().len(), 1);
@@ -360,7 +352,7 @@ async fn errors_fail_over_on_a_bad_key_and_stop_on_the_clients_mistake() {
     let only = azure_channel(&filtered.base, "", json!({}));
     let (root, payer2, key) = fixture(&server, &[only], 1_000_000, 500_000).await;
     azure_prices(&server, &root).await;
-    let (status, _, text) = raw(chat(&server, &key, body)).await;
+    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
     assert!(text.contains("content management policy"), "{text}");
     assert_eq!(filtered.requests().len(), 1, "not retried");

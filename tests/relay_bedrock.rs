@@ -29,7 +29,7 @@ use bytes::Bytes;
 use common::TestServer;
 use common::cloud_auth::{AwsExpect, verify_sigv4};
 use common::mock_cloud::{Answer, MockCloud, Recorded};
-use common::relay_fixture::{balances, fixture, raw, sse_events};
+use common::relay_fixture::{balances, chat_request, fixture, raw, sse_events};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -288,14 +288,6 @@ fn messages(server: &TestServer, key: &str, body: Value) -> reqwest::RequestBuil
         .json(&body)
 }
 
-fn chat(server: &TestServer, key: &str, body: Value) -> reqwest::RequestBuilder {
-    server
-        .client
-        .post(server.url("/v1/chat/completions"))
-        .bearer_auth(key)
-        .json(&body)
-}
-
 /// The mock's verifier agrees with AWS's published SigV4 test suite (get-vanilla,
 /// https://docs.aws.amazon.com/general/latest/gr/signature-v4-test-suite.html).
 #[test]
@@ -444,10 +436,10 @@ async fn claude_streams_through_the_event_stream_to_anthropic_and_openai_clients
     assert_eq!(quota, 1_000_000 - 350);
     assert!(logs[0].is_stream);
 
-    let (status, _, text) = raw(chat(
+    let (status, _, text) = raw(chat_request(
         &server,
         &key,
-        json!({"model": "claude-test", "max_tokens": 200, "stream": true,
+        &json!({"model": "claude-test", "max_tokens": 200, "stream": true,
             "messages": [{"role": "user", "content": "Hello"}]}),
     ))
     .await;
@@ -473,10 +465,10 @@ async fn other_models_use_converse_with_tools_and_are_billed_from_its_usage() {
     );
     let (root, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
     prices(&server, &root).await;
-    let (status, _, text) = raw(chat(
+    let (status, _, text) = raw(chat_request(
         &server,
         &key,
-        json!({"model": "nova-test", "max_tokens": 300,
+        &json!({"model": "nova-test", "max_tokens": 300,
             "messages": [{"role": "system", "content": "You are terse."},
                 {"role": "user", "content": "Weather in Seattle?"}],
             "tools": [{"type": "function", "function": {"name": "get_weather",
@@ -523,10 +515,10 @@ async fn converse_streams_are_decoded_from_the_event_stream() {
     let channel = bedrock_channel(&mock, &sigv4_key(), "nova-test", json!({}));
     let (root, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
     prices(&server, &root).await;
-    let (status, _, text) = raw(chat(
+    let (status, _, text) = raw(chat_request(
         &server,
         &key,
-        json!({"model": "nova-test", "stream": true, "stream_options": {"include_usage": true},
+        &json!({"model": "nova-test", "stream": true, "stream_options": {"include_usage": true},
             "messages": [{"role": "user", "content": "hi"}]}),
     ))
     .await;

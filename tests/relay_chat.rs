@@ -6,10 +6,10 @@ mod common;
 use std::time::Duration;
 
 use common::mock_upstream::MockUpstream;
+use common::relay_fixture::{balances, chat, new_key, openai_channel, wait_until};
 use common::{Actor, ROOT_PASS, ROOT_USER, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tollgate_storage::{StorageError, UserId, logs, users};
 
 /// A server with one OpenAI channel on `mock` serving gpt-4o, a user "payer" with `quota`, and a
 /// token with `token_quota`; returns (root, payer, full key).
@@ -24,8 +24,7 @@ async fn fixture(
     let (status, body) = root
         .post(
             "/api/channel/",
-            json!({"name": "mock", "type": 1, "key": "upstream-key-1",
-            "base_url": mock.base, "models": "gpt-4o,gpt-4o-mini", "group": "default"}),
+            openai_channel(&mock.base, "gpt-4o,gpt-4o-mini"),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "channel: {body}");
@@ -35,56 +34,8 @@ async fn fixture(
         .await;
     assert_eq!(status, StatusCode::OK, "quota: {body}");
     let payer = server.client_for("payer", "password1").await;
-    let key = new_key(&payer, token_quota).await;
+    let key = new_key(&payer, token_quota, json!({})).await;
     (root, payer, key)
-}
-
-#[expect(
-    clippy::expect_used,
-    reason = "test helper: a failed call fails the test"
-)]
-async fn new_key(owner: &Actor, token_quota: i64) -> String {
-    let (_, token) = owner
-        .post(
-            "/api/token/",
-            json!({"name": "k", "remain_quota": token_quota}),
-        )
-        .await;
-    let id = token["data"]["id"].as_i64().expect("token id");
-    let (_, full) = owner.post(&format!("/api/token/{id}/key"), json!({})).await;
-    full["data"]["key"].as_str().expect("key").to_owned()
-}
-
-async fn chat(server: &TestServer, key: &str, body: Value) -> (StatusCode, Value) {
-    server
-        .send(
-            server
-                .client
-                .post(server.url("/v1/chat/completions"))
-                .bearer_auth(key)
-                .json(&body),
-        )
-        .await
-}
-
-#[expect(
-    clippy::expect_used,
-    reason = "test helper: a failed call fails the test"
-)]
-async fn balances(server: &TestServer, user: i64) -> (i64, i64, i64, Vec<logs::LogEntry>) {
-    server.flush().await;
-    server
-        .store()
-        .read_blocking(|rtx| {
-            let u = users::get(rtx, UserId(user))?.expect("user");
-            // The set-up's balance edits (type-3 rows) aside: the rows of what was relayed.
-            let all: Vec<_> = logs::recent_for_user(rtx, UserId(user), 1000)?
-                .into_iter()
-                .filter(|l| l.log_type != logs::LOG_MANAGE)
-                .collect();
-            Ok::<_, StorageError>((u.quota.0, u.used_quota.0, u.request_count, all))
-        })
-        .expect("read")
 }
 
 #[tokio::test]
@@ -366,14 +317,10 @@ async fn client_disconnect_bills_what_was_produced_and_closes_upstream() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while mock.streams_cut() == 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the upstream stream was not closed"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until("the upstream stream to be closed", || {
+        mock.streams_cut() > 0
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -697,7 +644,7 @@ async fn concurrent_requests_conserve_money() {
         let actor = server.client_for(&name, "password1").await;
         let token_quota = (i % 2 == 0).then(|| 15_000 + i64::try_from(i).expect("i") * 1_000);
         let key = match token_quota {
-            Some(q) => new_key(&actor, q).await,
+            Some(q) => new_key(&actor, q, json!({})).await,
             None => {
                 let (_, token) = actor
                     .post("/api/token/", json!({"name": "k", "unlimited_quota": true}))

@@ -14,7 +14,7 @@ mod common;
 use base64::Engine;
 use common::fault::{Script, Tail};
 use common::mock_scripted::MockScripted;
-use common::relay_fixture::{balances, fixture, other, raw, sse_events};
+use common::relay_fixture::{balances, chat_request, fixture, other, raw, sse_events};
 use common::{Actor, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -50,14 +50,6 @@ async fn setup(mock: &MockScripted) -> (TestServer, Actor, String) {
     let (root, payer, key) = fixture(&server, &[cohere_channel(mock)], 1_000_000, 500_000).await;
     prices(&server, &root).await;
     (server, payer, key)
-}
-
-fn chat(server: &TestServer, key: &str, body: &Value) -> reqwest::RequestBuilder {
-    server
-        .client
-        .post(server.url("/v1/chat/completions"))
-        .bearer_auth(key)
-        .json(body)
 }
 
 /// The non-streamed example of the chat reference (text shortened).
@@ -111,7 +103,7 @@ async fn openai_chat_to_cohere_is_converted_and_billed_from_billed_units() {
     let body = json!({"model": "command-test", "max_tokens": 100, "temperature": 0.3,
         "messages": [{"role": "system", "content": "be brief"},
             {"role": "user", "content": "Tell me about LLMs"}]});
-    let (status, answer) = server.send(chat(&server, &key, &body)).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &body)).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["object"], "chat.completion");
     assert_eq!(answer["model"], "command-test");
@@ -156,7 +148,7 @@ async fn a_cohere_stream_reaches_openai_clients_as_chunks_with_usage() {
     let body = json!({"model": "command-test", "stream": true,
         "stream_options": {"include_usage": true},
         "messages": [{"role": "user", "content": "Tell me about LLMs"}]});
-    let (status, _, text) = raw(chat(&server, &key, &body)).await;
+    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     let chunks = sse_events(&text);
     let content: String = chunks
@@ -214,7 +206,7 @@ async fn tool_calls_go_to_cohere_and_come_back_whole_and_streamed() {
                 "function": {"name": "query_daily_sales_report", "arguments": "{\"day\": \"2023-09-28\"}"}}]},
             {"role": "tool", "tool_call_id": "call_1", "content": "{\"total_sales_amount\": 5000}"},
             {"role": "user", "content": "And the day after?"}]});
-    let (status, answer) = server.send(chat(&server, &key, &body)).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &body)).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     let choice = &answer["choices"][0];
     assert_eq!(choice["finish_reason"], "tool_calls");
@@ -271,7 +263,7 @@ async fn tool_calls_go_to_cohere_and_come_back_whole_and_streamed() {
     ]);
     let mut stream_body = body.clone();
     stream_body["stream"] = json!(true);
-    let (status, _, text) = raw(chat(&server, &key, &stream_body)).await;
+    let (status, _, text) = raw(chat_request(&server, &key, &stream_body)).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     let chunks = sse_events(&text);
     let calls: Vec<&Value> = chunks
@@ -357,7 +349,7 @@ async fn a_cut_cohere_stream_bills_what_was_read() {
     let (server, payer, key) = setup(&mock).await;
     let body = json!({"model": "command-test", "stream": true,
         "messages": [{"role": "user", "content": "hi"}]});
-    let (status, _, text) = raw(chat(&server, &key, &body)).await;
+    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
     assert_eq!(status, StatusCode::OK);
     assert!(text.contains("aaaabbbbcccc"), "{text}");
     let (quota, _, _, logs) = balances(&server, payer.id).await;
@@ -377,7 +369,7 @@ async fn cohere_errors_are_classified_and_the_key_never_shown() {
     mock.push_json(498, &json!({"message": format!("invalid api token {KEY}")}));
     let (server, payer, key) = setup(&mock).await;
     let body = json!({"model": "command-test", "messages": [{"role": "user", "content": "hi"}]});
-    let (status, answer) = server.send(chat(&server, &key, &body)).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &body)).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("invalid api token"), "{answer}");
@@ -387,7 +379,7 @@ async fn cohere_errors_are_classified_and_the_key_never_shown() {
         400,
         &json!({"message": "invalid request: temperature must be between 0 and 1"}),
     );
-    let (status, answer) = server.send(chat(&server, &key, &body)).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &body)).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
     assert_eq!(
         answer["error"]["message"],

@@ -1,5 +1,7 @@
-//! Shared set-up of the protocol adaptor tests: channels, a paying user with a key, prices, and
-//! the balances and logs after the fact.
+//! The one relay test fixture: channels, a paying user with a key, prices, the requests every
+//! relay test sends ([`chat`], [`chat_request`]), waiting for what happens after the answer
+//! ([`wait_until`]), and the balances and logs after the fact. Relay test files use these instead
+//! of private copies.
 #![allow(
     dead_code,
     reason = "each test binary uses a different subset of the fixture"
@@ -8,6 +10,8 @@
     clippy::expect_used,
     reason = "test helpers: a failed call fails the test"
 )]
+
+use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -65,6 +69,39 @@ pub async fn fixture(
     let payer = server.client_for("payer", "password1").await;
     let key = new_key(&payer, token_quota, json!({})).await;
     (root, payer, key)
+}
+
+/// An OpenAI-compatible channel (type 1, key `upstream-key-1`, group `default`) on the mock at
+/// `base` serving `models` (comma-separated), as the body of POST /api/channel/.
+pub fn openai_channel(base: &str, models: &str) -> Value {
+    json!({"name": "mock", "type": 1, "key": "upstream-key-1", "base_url": base,
+           "models": models, "group": "default"})
+}
+
+/// POST /v1/chat/completions with `key` and `body`, not yet sent.
+pub fn chat_request(server: &TestServer, key: &str, body: &Value) -> reqwest::RequestBuilder {
+    server
+        .client
+        .post(server.url("/v1/chat/completions"))
+        .bearer_auth(key)
+        .json(body)
+}
+
+/// POST /v1/chat/completions with `key` and `body`: the status and the JSON answer.
+pub async fn chat(server: &TestServer, key: &str, body: Value) -> (StatusCode, Value) {
+    server.send(chat_request(server, key, &body)).await
+}
+
+/// Waits until `done` holds, polling every 20 ms; fails the test naming `what` after 10 s.
+pub async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "waited 10 s for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// A new key of `owner` with `token_quota` and extra token fields (e.g. model limits).
