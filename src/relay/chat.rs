@@ -25,6 +25,7 @@ use super::admission::{Admission, Ask, Body, OutputLimit, Price, admit_output};
 use super::attempt::{Build, forward, settle_ctx};
 use super::auth::Caller;
 use super::meter::Meter;
+use super::plan::{Family, plan_for};
 use super::prompt::Prompt;
 use super::prompt_count::count_prompt_with;
 use super::request_head::ChatHead;
@@ -65,18 +66,19 @@ pub(super) async fn serve(
     body: Bytes,
     path: &str,
 ) -> Result<Response, RelayError> {
-    if path == "/v1/chat/completions"
-        && let Some(job) = super::convert::foreign_chat(&state, &caller, &body)
-    {
-        return super::convert::relay(&state, job?).await;
-    }
-    if path == "/v1/responses"
-        && let Some(job) = super::responses::job(&state, &caller, &body)
-    {
-        return super::convert::relay(&state, job?).await;
-    }
-    if super::cohere::serves(&state, &caller, path, &body) {
-        return super::cohere::serve(state, caller, body, path).await;
+    match plan_for(&state, &caller, path, &body) {
+        Family::OpenAi => {}
+        Family::Adaptor => {
+            if let Some(job) = super::convert::foreign_chat(&caller, &body) {
+                return super::convert::relay(&state, job?).await;
+            }
+        }
+        Family::Responses { native } => {
+            if let Some(job) = super::responses::job(&caller, &body, native) {
+                return super::convert::relay(&state, job?).await;
+            }
+        }
+        Family::Cohere => return super::cohere::serve(state, caller, body, path).await,
     }
     relay_json(state, caller, body, path).await
 }

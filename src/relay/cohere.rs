@@ -69,44 +69,6 @@ impl Route {
     }
 }
 
-/// The `model` of a request body.
-#[derive(serde::Deserialize)]
-struct ModelName<'a> {
-    #[serde(borrow, default)]
-    model: std::borrow::Cow<'a, str>,
-}
-
-/// Whether `path` is an embeddings or rerank request whose model has a Cohere channel in the
-/// caller's route (or is the pinned channel's), so it needs this module.
-pub fn serves(state: &AppState, caller: &Caller, path: &str, body: &[u8]) -> bool {
-    if Route::of(path).is_none() {
-        return false;
-    }
-    let Ok(head) = serde_json::from_slice::<ModelName<'_>>(body) else {
-        return false;
-    };
-    let table = state.channel_pool.table().load();
-    // Vertex AI and Bedrock channels embed through here too ([`super::cloud_embed`]).
-    let embeddings = Route::of(path) == Some(Route::Embeddings);
-    let cohere = |c: &RoutedChannel| {
-        let channel_type = c.channel.channel_type;
-        Wire::of_channel(channel_type) == Some(Wire::Cohere)
-            || (embeddings && cloud_embed::is_cloud(channel_type))
-    };
-    if let Some(id) = caller.pinned {
-        return table.channel(id).is_some_and(|c| cohere(c));
-    }
-    table
-        .route(&caller.group, &head.model)
-        .is_some_and(|route| {
-            route
-                .tiers
-                .iter()
-                .flat_map(|t| t.channels.iter())
-                .any(|c| cohere(c))
-        })
-}
-
 /// The texts of a request, for counting and the sensitive-word check.
 fn texts(route: Route, body: &Value) -> Vec<&str> {
     let mut texts = Vec::new();
@@ -266,7 +228,8 @@ fn reported_tokens(route: Route, meta: &Value) -> Option<i64> {
     Some(cohere::usage_of(&json!({"tokens": {"input_tokens": n}})).prompt_tokens)
 }
 
-/// Serves an embeddings or rerank request of a route with Cohere channels.
+/// Serves an embeddings or rerank request of a route with Cohere (or, for embeddings, cloud)
+/// channels ([`super::plan::Family::Cohere`]).
 pub async fn serve(
     state: AppState,
     caller: Caller,

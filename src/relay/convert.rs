@@ -76,29 +76,6 @@ impl Job {
     }
 }
 
-/// Whether a channel in the route of `model` (or the pinned channel) takes another body format
-/// than OpenAI chat completions for it (Anthropic, Gemini, Bedrock Converse, Cohere, or the
-/// Responses API of an OpenAI-compatible channel set to `upstream_api: "responses"`), so an
-/// OpenAI chat request for it needs this path.
-pub fn needs_adaptor(state: &AppState, caller: &Caller, model: &str) -> bool {
-    let table = state.channel_pool.table().load();
-    let foreign = |c: &RoutedChannel| {
-        let upstream_model = c.json.mapped_model(model);
-        adaptor::wire(c.channel.channel_type, upstream_model)
-            .is_some_and(|wire| wire.upstream(c, Wire::OpenAi) != Wire::OpenAi)
-    };
-    if let Some(id) = caller.pinned {
-        return table.channel(id).is_some_and(|c| foreign(c));
-    }
-    table.route(&caller.group, model).is_some_and(|route| {
-        route
-            .tiers
-            .iter()
-            .flat_map(|t| t.channels.iter())
-            .any(|c| foreign(c))
-    })
-}
-
 /// Admits, forwards with failover, and answers `job` in the client's wire.
 pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
     let texts = job.hub["messages"]
@@ -414,29 +391,13 @@ async fn answer(
     Ok(Json(wire::from_hub_answer(job.client, &hub, &job.model)).into_response())
 }
 
-/// The `model` field of a request body, borrowed when it has no escapes.
-#[derive(serde::Deserialize)]
-struct ModelName<'a> {
-    #[serde(borrow)]
-    model: std::borrow::Cow<'a, str>,
-}
-
-/// An OpenAI chat request whose model is served by a Claude or Gemini channel, as a [`Job`]
-/// (`None`: the OpenAI path handles it; a body that is not JSON is left to it too).
-pub fn foreign_chat(
-    state: &AppState,
-    caller: &Caller,
-    body: &Bytes,
-) -> Option<Result<Job, RelayError>> {
+/// An OpenAI chat request whose model has a channel of another wire
+/// ([`super::plan::Family::Adaptor`]), as a [`Job`] (`None`: a body that is not JSON is left to
+/// the OpenAI path).
+pub fn foreign_chat(caller: &Caller, body: &Bytes) -> Option<Result<Job, RelayError>> {
     let started = Instant::now();
-    // Most requests go to OpenAI-compatible channels: read only the model name (no JSON tree)
-    // before deciding, so the common path parses the body once, in chat.rs.
-    let head: ModelName<'_> = serde_json::from_slice(body).ok()?;
-    if !needs_adaptor(state, caller, &head.model) {
-        return None;
-    }
-    let model = head.model.into_owned();
     let parsed: Value = serde_json::from_slice(body).ok()?;
+    let model = parsed["model"].as_str()?.to_owned();
     let Some(messages) = parsed["messages"].as_array() else {
         return Some(Err(RelayError::BadRequest(
             "messages must be an array".into(),

@@ -32,6 +32,7 @@ pub mod models;
 pub mod outcome;
 pub mod pick;
 pub mod pipe;
+pub mod plan;
 pub mod playground;
 pub mod price;
 pub mod prompt;

@@ -15,63 +15,21 @@ use std::time::Instant;
 use axum::body::Bytes;
 use axum::http::HeaderMap;
 use serde_json::Value;
-use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::adaptor;
 use super::auth::Caller;
 use super::convert::Job;
 use super::prompt_count::prompt_tokens;
 use super::wire::{self, Wire};
 use crate::error::RelayError;
-use crate::state::AppState;
 
-/// The `model` of a request body.
-#[derive(serde::Deserialize)]
-struct ModelName<'a> {
-    #[serde(borrow, default)]
-    model: std::borrow::Cow<'a, str>,
-}
-
-/// Which channels of the caller's route for `model` (or the pinned one) speak the Responses API
-/// and which do not: (some have it, some lack it).
-fn route_kinds(state: &AppState, caller: &Caller, model: &str) -> (bool, bool) {
-    let table = state.channel_pool.table().load();
-    let mut kinds = (false, false);
-    let mut look =
-        |c: &RoutedChannel| match adaptor::wire(c.channel.channel_type, c.json.mapped_model(model))
-            .map(|wire| wire.upstream(c, Wire::Responses))
-        {
-            Some(Wire::Responses) => kinds.0 = true,
-            Some(_) => kinds.1 = true,
-            None => {}
-        };
-    if let Some(id) = caller.pinned {
-        if let Some(c) = table.channel(id) {
-            look(c);
-        }
-        return kinds;
-    }
-    if let Some(route) = table.route(&caller.group, model) {
-        route
-            .tiers
-            .iter()
-            .flat_map(|t| t.channels.iter())
-            .for_each(|c| look(c));
-    }
-    kinds
-}
-
-/// A Responses request as an adaptor [`Job`] when a channel of its route lacks the Responses
-/// API (`None`: the OpenAI path relays it as received; a body that is not JSON is left to it).
-pub fn job(state: &AppState, caller: &Caller, body: &Bytes) -> Option<Result<Job, RelayError>> {
+/// A Responses request whose route has a channel without the Responses API
+/// ([`super::plan::Family::Responses`]) as an adaptor [`Job`] (`None`: the OpenAI path relays it
+/// as received — a body that is not JSON, or one the hub cannot carry when a channel of the
+/// route has the API (`native`)).
+pub fn job(caller: &Caller, body: &Bytes, native: bool) -> Option<Result<Job, RelayError>> {
     let started = Instant::now();
-    let head: ModelName<'_> = serde_json::from_slice(body).ok()?;
-    let (native, lacking) = route_kinds(state, caller, &head.model);
-    if !lacking {
-        return None;
-    }
-    let model = head.model.into_owned();
     let parsed: Value = serde_json::from_slice(body).ok()?;
+    let model = parsed["model"].as_str().unwrap_or_default().to_owned();
     let hub = match wire::responses::request_to_hub(&parsed) {
         Ok(hub) => hub,
         Err(_) if native => return None,
