@@ -7,13 +7,14 @@ mod common;
 
 use std::time::Duration;
 
+use common::books::assert_books;
 use common::mock_upstream::MockUpstream;
 use common::relay_fixture::{balances, chat, fixture, new_key, openai_channel, other};
 use common::{ROOT_PASS, ROOT_USER, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tollgate_storage::logs::{self, LOG_CONSUME, LOG_MANAGE, LOG_SYSTEM};
-use tollgate_storage::{StorageError, UserId, users};
+use tollgate_storage::UserId;
+use tollgate_storage::logs::{self, LOG_MANAGE, LOG_SYSTEM};
 
 fn ask(model: &str, max_tokens: Option<i64>) -> Value {
     let mut body = json!({"model": model, "messages": [{"role": "user", "content": "hi"}]});
@@ -21,31 +22,6 @@ fn ask(model: &str, max_tokens: Option<i64>) -> Value {
         body["max_tokens"] = json!(m);
     }
     body
-}
-
-#[expect(
-    clippy::expect_used,
-    reason = "test helper: a failed read fails the test"
-)]
-/// Asserts the conservation laws of one user in storage: balance + used == credited, and the
-/// consume rows' quota == used (no log row was deleted in these tests).
-async fn assert_books(server: &TestServer, user: i64) {
-    server.flush().await;
-    let (quota, used, credited, logged) = server
-        .store()
-        .read_blocking(|rtx| {
-            let u = users::get(rtx, UserId(user))?.expect("user");
-            let credited = users::credited(rtx, UserId(user))?;
-            let logged: i64 = logs::recent_for_user(rtx, UserId(user), 10_000)?
-                .iter()
-                .filter(|l| l.log_type == LOG_CONSUME)
-                .map(|l| l.quota)
-                .sum();
-            Ok::<_, StorageError>((u.quota.0, u.used_quota.0, credited, logged))
-        })
-        .expect("read");
-    assert_eq!(quota + used, credited, "balance + used == credited");
-    assert_eq!(logged, used, "logged charges == used");
 }
 
 #[tokio::test]

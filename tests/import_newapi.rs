@@ -14,14 +14,17 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::TestServer;
+use common::books::assert_books;
 use common::sql_servers::{self, Engine, SqlServer};
 use common::two_factor::Authenticator;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tollgate::config::{Config, ImportArgs};
+use tollgate::console::service::epay;
 use tollgate::import::ImportError;
 use tollgate_storage::audit::{self, AuditFilter};
 use tollgate_storage::logs::{self, LOG_SYSTEM};
@@ -219,6 +222,11 @@ async fn moved_over(dir: tempfile::TempDir, report: &str, engine: &str, again: I
     assert!(matches!(again, Err(ImportError::NotEmpty(_))), "{again:?}");
 
     let server = TestServer::start_in(dir).await;
+    // The billing suite's conservation check holds for every imported user (the logs copied
+    // with --with-logs are history the opening row already counts).
+    for user in 1..=5 {
+        assert_books(&server, user).await;
+    }
     // Balances, credited totals and the opening rows, through the storage reads.
     let (root, credited, opening, channel1, channel2, channel3, audit_rows) = server
         .store()
@@ -355,6 +363,7 @@ async fn moved_over(dir: tempfile::TempDir, report: &str, engine: &str, again: I
             .await;
         assert_eq!(body["success"], false, "{name}: {body}");
     }
+    assert_books(&server, 3).await;
 
     // Options came through the catalog: kept, refused and unknown ones.
     let (_, body) = server.get("/api/status").await;
@@ -508,4 +517,186 @@ async fn a_github_login_binding_goes_only_to_an_account_made_before_the_import()
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["data"]["require_2fa"], true, "alice's sign-in: {body}");
     assert_eq!(github_id_of(&server, 2), "4242", "bound to the numeric id");
+}
+
+#[tokio::test]
+async fn a_one_api_installation_is_told_apart_and_moves_over() {
+    let values: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oneapi/values.json"),
+        )
+        .expect("values"),
+    )
+    .expect("JSON");
+    let dir = tempfile::tempdir().expect("dir");
+    let src = tempfile::tempdir().expect("dir");
+    let source = src.path().join("one-api.db");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oneapi/oneapi.db"),
+        &source,
+    )
+    .expect("copy");
+    let report = import(dir.path(), args(&source)).await.expect("imports");
+    for expected in [
+        "imported from one-api (sqlite)",
+        "users: 2",
+        "tokens: 2",
+        "channels: 1",
+        "lark_id",
+        "200 log rows imported",
+    ] {
+        assert!(
+            report.contains(expected),
+            "{expected:?} missing in:\n{report}"
+        );
+    }
+    let server = TestServer::start_in(dir).await;
+    let limited = server
+        .store()
+        .read_blocking(|rtx| tollgate_storage::tokens::get(rtx, tollgate_storage::TokenId(2)))
+        .expect("read")
+        .expect("token 2");
+    assert!(limited.model_limits_enabled, "models → model limits");
+    assert_eq!(limited.model_limits, "gpt-4o-mini");
+    assert!(
+        limited.allow_ips.contains("127.0.0.1/32"),
+        "subnet → allowed IPs"
+    );
+    let credited = server
+        .store()
+        .read_blocking(|rtx| users::credited(rtx, UserId(2)))
+        .expect("read");
+    assert_eq!(credited, 320_000, "quota + used == credited");
+
+    let erin = server
+        .client_for("erin", values["erin"]["password"].as_str().expect("pass"))
+        .await;
+    assert_eq!(erin.id, 2);
+    for who in ["erin", "limited"] {
+        let key = format!("sk-{}", values["keys"][who].as_str().expect("key"));
+        assert_eq!(
+            models_status(&server, &key).await,
+            StatusCode::OK,
+            "{who}'s key"
+        );
+    }
+    let code = values["codes"]["unused"].as_str().expect("code");
+    let (_, body) = erin.post("/api/user/topup", json!({"key": code})).await;
+    assert_eq!(body["success"], true, "{body}");
+    let (_, body) = erin.post("/api/user/topup", json!({"key": code})).await;
+    assert_eq!(body["success"], false, "once: {body}");
+    let root = server
+        .login(
+            values["root"]["username"].as_str().expect("name"),
+            values["root"]["password"].as_str().expect("pass"),
+        )
+        .await;
+    let (_, body) = server.get_as(root, "/api/log/?p=1&page_size=10").await;
+    assert_eq!(
+        body["data"]["total"], 203,
+        "200 logs, 2 opening rows, 1 top-up"
+    );
+}
+
+/// The gateway's success notification for an imported order, signed with `key`.
+fn epay_notification(trade_no: &str, money: &str, key: &str) -> BTreeMap<String, String> {
+    let mut params: BTreeMap<String, String> = [
+        ("pid", "1001"),
+        ("trade_no", "GW-IMPORTED-1"),
+        ("out_trade_no", trade_no),
+        ("type", "wxpay"),
+        ("name", "TUC20"),
+        ("money", money),
+        ("trade_status", "TRADE_SUCCESS"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    let sign = epay::sign(&params, key);
+    params.insert("sign".into(), sign);
+    params.insert("sign_type".into(), "MD5".into());
+    params
+}
+
+#[tokio::test]
+async fn an_imported_pending_epay_order_completes_once_on_its_notification() {
+    let values = values();
+    let (_src, source) = source_copy();
+    let dir = tempfile::tempdir().expect("dir");
+    import(
+        dir.path(),
+        ImportArgs {
+            with_logs: false,
+            ..args(&source)
+        },
+    )
+    .await
+    .expect("imports");
+    let server = TestServer::start_in(dir).await;
+    let root = server
+        .login(
+            values["root"]["username"].as_str().expect("name"),
+            values["root"]["password"].as_str().expect("pass"),
+        )
+        .await;
+    for (key, value) in [
+        ("PayAddress", "https://pay.example.com/"),
+        ("EpayId", "1001"),
+        ("EpayKey", "imported-epay-key"),
+    ] {
+        server.set_option_as(root, key, value).await;
+    }
+    let alice_quota = |server: &TestServer| {
+        server
+            .store()
+            .read_blocking(|rtx| users::get(rtx, UserId(2)))
+            .expect("read")
+            .expect("alice")
+            .quota
+            .0
+    };
+    assert_eq!(alice_quota(&server), 500_000);
+    // new-api's order: 20 units for 146.00 (money as the incumbent stored it).
+    let paid = epay_notification("EPAY-PENDING-2", "146.00", "imported-epay-key");
+    for _ in 0..2 {
+        let answer = server
+            .client
+            .get(server.url("/api/user/epay/notify"))
+            .query(&paid)
+            .send()
+            .await
+            .expect("sent")
+            .text()
+            .await
+            .expect("body");
+        assert_eq!(answer, "success");
+    }
+    server.flush().await;
+    assert_eq!(
+        alice_quota(&server),
+        500_000 + 20 * 500_000,
+        "20 × QuotaPerUnit credited once"
+    );
+    let order = server
+        .store()
+        .read_blocking(|rtx| tollgate_storage::topups::find_by_trade_no(rtx, "EPAY-PENDING-2"))
+        .expect("read")
+        .expect("order");
+    assert_eq!(order.status, "success", "{order:?}");
+    assert_books(&server, 2).await;
+    // The order already paid at the incumbent is not paid again.
+    let again = epay_notification("EPAY-PAID-1", "73.00", "imported-epay-key");
+    let answer = server
+        .client
+        .get(server.url("/api/user/epay/notify"))
+        .query(&again)
+        .send()
+        .await
+        .expect("sent")
+        .text()
+        .await
+        .expect("body");
+    assert_eq!(answer, "success", "acknowledged");
+    server.flush().await;
+    assert_eq!(alice_quota(&server), 10_500_000, "nothing more");
 }

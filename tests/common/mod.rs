@@ -8,6 +8,7 @@
     reason = "a harness failure must fail the test loudly"
 )]
 
+pub mod books;
 pub mod cloud_auth;
 pub mod fault;
 pub mod faulty_disk;
