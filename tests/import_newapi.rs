@@ -206,6 +206,10 @@ async fn moved_over(dir: tempfile::TempDir, report: &str, engine: &str, again: I
         "code 3 (promo)",
         "user 4 (carol): shared with user 3",
         "3000 log rows imported",
+        "user 1: 1 passkeys",
+        "user 3: 1 passkeys",
+        "user 2: 2 drawing records",
+        "user 3: 1 task records",
     ] {
         assert!(
             report.contains(expected),

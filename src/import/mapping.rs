@@ -13,6 +13,8 @@
 //! | `top_ups` | `TopUp`, model/topup.go @0089a12 | [`TopUp`]: id, user_id, amount, quota = amount × QuotaPerUnit, money → cents, trade_no, payment_method, status, create_time, complete_time; a pending order of another provider than Epay is listed (only Epay notifies Tollgate) |
 //! | `two_fas` | `TwoFA`, model/twofa.go @0417e0b | [`TwoFactor`]: user_id, secret (base32, sealed), is_enabled |
 //! | `two_fa_backup_codes` | `TwoFABackupCode`, model/twofa.go @0417e0b | bcrypt-hashed: Tollgate keeps SHA-256 digests, so they cannot be carried; the unused ones are counted per user in the report |
+//! | `passkey_credentials` | `PasskeyCredential`, model/passkey.go @2499e4f | bound to the incumbent's origin: counted per user in the report (registered again), not carried |
+//! | `midjourneys`, `tasks` | `Midjourney`, model/midjourney.go; `Task`, model/task.go | the upstreams' history: counted per user in the report, not carried |
 //! | `logs` | `Log`, model/log.go @0042344 | with `--with-logs`: [`LogEntry`] (type, content, username, token, model, quota, tokens, use_time, is_stream, `channel_id`, group, other with `imported: true`); `ip` not carried |
 //!
 //! one-api (songquanpeng/one-api, last release v0.6.10, model/token.go and model/channel.go)
@@ -232,6 +234,48 @@ pub const BACKUP_CODES: TableSpec = TableSpec {
     name: "two_fa_backup_codes",
     columns: &[("user_id", Int), ("is_used", Flag), ("deleted_at", Text)],
     not_carried: &["id", "code_hash", "used_at", "created_at"],
+};
+
+/// `passkey_credentials` (`PasskeyCredential`, model/passkey.go @2499e4f): WebAuthn credentials
+/// are bound to the incumbent's origin and relying-party id, so they are counted per user in
+/// the report (the user registers the passkey again), never carried.
+pub const PASSKEYS: TableSpec = TableSpec {
+    name: "passkey_credentials",
+    columns: &[("user_id", Int), ("deleted_at", Text)],
+    not_carried: &[
+        "id",
+        "credential_id",
+        "public_key",
+        "attestation_type",
+        "aaguid",
+        "sign_count",
+        "clone_warning",
+        "user_present",
+        "user_verified",
+        "backup_eligible",
+        "backup_state",
+        "transports",
+        "attachment",
+        "last_used_at",
+        "created_at",
+        "updated_at",
+    ],
+};
+
+/// `midjourneys` (`Midjourney`, model/midjourney.go) and `tasks` (`Task`, model/task.go): the
+/// drawing and task records are the incumbent's history with its upstreams' ids (their images
+/// and results live at those upstreams), so they are counted per user in the report, not carried.
+pub const MIDJOURNEYS: TableSpec = TableSpec {
+    name: "midjourneys",
+    columns: &[("user_id", Int)],
+    not_carried: &[],
+};
+
+/// `tasks` (`Task`, model/task.go): see [`MIDJOURNEYS`].
+pub const TASKS: TableSpec = TableSpec {
+    name: "tasks",
+    columns: &[("user_id", Int)],
+    not_carried: &[],
 };
 
 /// `logs` (model/log.go).

@@ -176,6 +176,9 @@ async fn import_all(
     let topups = read(&mapping::TOP_UPS).await?;
     let two_fas = read(&mapping::TWO_FAS).await?;
     let backup_codes = read(&mapping::BACKUP_CODES).await?;
+    let passkeys = read(&mapping::PASSKEYS).await?;
+    let drawings = read(&mapping::MIDJOURNEYS).await?;
+    let tasks = read(&mapping::TASKS).await?;
     if !users.present {
         return Err(ImportError::Invalid(
             "the source has no users table: is it a new-api or one-api database?".into(),
@@ -250,6 +253,30 @@ async fn import_all(
             "two-factor recovery codes not carried (bcrypt-hashed: the user makes new ones)",
             format!("user {user}: {count} unused"),
         );
+    }
+    let mut passkey_count: BTreeMap<i64, usize> = BTreeMap::new();
+    for row in &passkeys.rows {
+        if row.is_null("deleted_at") {
+            *passkey_count.entry(row.int("user_id")).or_default() += 1;
+        }
+    }
+    for (user, count) in passkey_count {
+        notes.add(
+            "passkeys not carried (bound to the old site's address: the user registers them again)",
+            format!("user {user}: {count} passkeys"),
+        );
+    }
+    for (table, what) in [(&drawings, "drawing"), (&tasks, "task")] {
+        let mut per_user: BTreeMap<i64, usize> = BTreeMap::new();
+        for row in &table.rows {
+            *per_user.entry(row.int("user_id")).or_default() += 1;
+        }
+        for (user, count) in per_user {
+            notes.add(
+                "Midjourney and task records not carried (the incumbent's history with its upstreams)",
+                format!("user {user}: {count} {what} records"),
+            );
+        }
     }
     for row in &tokens.rows {
         if let Some(token) = mapping::token(row, variant, &mut notes) {
