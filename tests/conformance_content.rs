@@ -168,6 +168,8 @@ async fn start_tuned(
     };
     server.set_option(&root, "ModelRatio", ratios(1)).await;
     server.set_option(&root, "CompletionRatio", ratios(2)).await;
+    // Audio input needs its price (P16 item 2), or admission refuses it before the converter.
+    server.set_option(&root, "AudioRatio", ratios(1)).await;
     (mock, server, payer.id, key)
 }
 

@@ -15,6 +15,7 @@ use tollgate_actors::quota::rate::RateKind;
 use tollgate_actors::quota::{Hold, QuotaError, Refusal};
 
 use super::auth::Caller;
+use super::components::{self, Components, Needs};
 use super::durable;
 use super::keepalive;
 use super::price::{self, OutputBound, OutputRule};
@@ -56,6 +57,8 @@ pub struct Price {
     pub ping: Option<Duration>,
     /// The output limit decided with the reservation.
     pub output: OutputLimit,
+    /// Audio, server tool and long-context prices ([`components`]).
+    pub components: Components,
 }
 
 /// The output limit of an admitted request.
@@ -106,6 +109,8 @@ pub struct Ask<'a> {
     pub calls: f64,
     /// The prompt's texts (for the sensitive-word check).
     pub texts: &'a [&'a str],
+    /// What the request would use beside text (audio, server tools, long context).
+    pub needs: Needs,
 }
 
 /// Admission, the same for every relay route: the key may use the model, the prompt has no
@@ -176,6 +181,13 @@ pub async fn admit_output(
         }
         None => return Err(RelayError::ModelUnpriced(model.to_owned())),
     };
+    let components = components::resolve(
+        ask.needs,
+        model,
+        pricing,
+        ask.prompt_estimate,
+        prices.components(),
+    )?;
     let group_ratio = prices.group(&caller.group);
     let quota_per_unit = options.int("QuotaPerUnit");
     let output = OutputBound::new(
@@ -273,6 +285,7 @@ pub async fn admit_output(
             pass_through,
             ping: keepalive::interval(&options),
             output,
+            components,
         },
         hold,
     })

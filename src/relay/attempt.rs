@@ -249,6 +249,7 @@ pub fn settle_ctx(
         tried: won.tried.clone(),
         attempts: won.attempts.clone(),
         pricing: price.pricing,
+        components: price.components,
         default_ratio: price.default_ratio,
         group_ratio: price.group_ratio,
         quota_per_unit: price.quota_per_unit,

@@ -39,6 +39,7 @@ use super::adaptor::post;
 use super::admission::{Admission, Ask, admit};
 use super::attempt::{Build, forward, settle_ctx};
 use super::auth::Caller;
+use super::components::Needs;
 use super::meter::Meter;
 use super::price::Usage;
 use super::prompt::Prompt;
@@ -85,6 +86,7 @@ pub async fn speech(
             answers: 1,
             calls: 1.0,
             texts: &[input],
+            needs: Needs::default(),
         },
     )
     .await?;
@@ -280,6 +282,7 @@ pub async fn upload(
             answers: 1,
             calls: 1.0,
             texts: &[],
+            needs: Needs::default(),
         },
     )
     .await?;

@@ -144,6 +144,7 @@ async fn relay_json(
             answers,
             calls,
             texts: &texts,
+            needs: head.needs(),
         },
         body_rule,
     )

@@ -33,6 +33,7 @@ use super::admission::{self, Admission, Ask, Price};
 use super::attempt::{self, Build, settle_ctx};
 use super::auth::Caller;
 use super::cloud_embed;
+use super::components::Needs;
 use super::meter::Meter;
 use super::prompt::Prompt;
 use super::prompt_count::each_text;
@@ -256,6 +257,7 @@ pub async fn serve(
             answers: 1,
             calls: 1.0,
             texts: &texts,
+            needs: Needs::default(),
         },
     )
     .await?;

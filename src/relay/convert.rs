@@ -23,6 +23,7 @@ use super::adaptor::{self, Credential};
 use super::admission::{Admission, Ask, Body, Price, admit_output};
 use super::attempt::{Build, Won, forward, settle_ctx};
 use super::auth::Caller;
+use super::components::Needs;
 use super::keepalive;
 use super::meter::Meter;
 use super::pipe::{self, Mode};
@@ -95,6 +96,7 @@ pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
             answers: job.hub["n"].as_i64().unwrap_or(1),
             calls: 1.0,
             texts: &texts,
+            needs: Needs::of_body(&job.parsed, &job.headers),
         },
         Body::Writable,
     )

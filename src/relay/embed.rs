@@ -31,6 +31,7 @@ use super::adaptor::{post, vertex};
 use super::admission::{self, Admission, Ask};
 use super::attempt::{self, Build, settle_ctx};
 use super::auth::Caller;
+use super::components::Needs;
 use super::meter::Meter;
 use super::price::Usage;
 use super::prompt::Prompt;
@@ -220,6 +221,7 @@ pub async fn gemini(
         answers: 1,
         calls: 1.0,
         texts: &texts,
+        needs: Needs::default(),
     };
     let Admission { price, hold } = admission::admit(state, &caller, ask).await?;
     let embed = GeminiEmbed {

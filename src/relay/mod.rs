@@ -14,6 +14,7 @@ pub mod ceiling;
 pub mod chat;
 pub mod cloud_embed;
 pub mod cohere;
+pub mod components;
 pub mod convert;
 pub mod count;
 pub mod count_guard;

@@ -45,7 +45,8 @@ pub enum PriceError {
     Overflow,
 }
 
-fn to_units(amount: f64) -> Result<i64, PriceError> {
+/// An amount of units rounded to the nearest integer; refused when negative, NaN or past i64.
+pub(super) fn to_units(amount: f64) -> Result<i64, PriceError> {
     let rounded = amount.round();
     if rounded.is_nan() || rounded < 0.0 {
         return Err(PriceError::InvalidRatio);
@@ -58,12 +59,48 @@ fn to_units(amount: f64) -> Result<i64, PriceError> {
     Ok(rounded as i64)
 }
 
-fn check_ratios(values: &[f64]) -> Result<(), PriceError> {
+/// Every value finite and non-negative.
+pub(super) fn check_ratios(values: &[f64]) -> Result<(), PriceError> {
     if values.iter().all(|v| v.is_finite() && *v >= 0.0) {
         Ok(())
     } else {
         Err(PriceError::InvalidRatio)
     }
+}
+
+/// No token count of `usage` is negative.
+fn check_tokens(usage: &Usage) -> Result<(), PriceError> {
+    if usage.prompt_tokens < 0
+        || usage.completion_tokens < 0
+        || usage.cached_tokens < 0
+        || usage.cache_write_5m_tokens < 0
+        || usage.cache_write_1h_tokens < 0
+    {
+        return Err(PriceError::NegativeTokens);
+    }
+    Ok(())
+}
+
+/// The text tokens of `usage` in prompt-token equivalents: uncached prompt + cached × `cache` +
+/// cache writes at their ratios + completion × `completion` (before the model and group
+/// ratios).
+pub(super) fn weighted(usage: Usage, completion: f64, cache: f64) -> Result<f64, PriceError> {
+    check_tokens(&usage)?;
+    check_ratios(&[completion, cache])?;
+    // Reads and writes are parts of the prompt: each capped at what is left of it.
+    let cached = usage.cached_tokens.min(usage.prompt_tokens);
+    let written_1h = usage
+        .cache_write_1h_tokens
+        .min(usage.prompt_tokens - cached);
+    let written_5m = usage
+        .cache_write_5m_tokens
+        .min(usage.prompt_tokens - cached - written_1h);
+    let uncached = (usage.prompt_tokens - cached - written_1h - written_5m) as f64;
+    Ok(uncached
+        + cached as f64 * cache
+        + written_5m as f64 * CACHE_WRITE_RATIO
+        + written_1h as f64 * CACHE_WRITE_1H_RATIO
+        + usage.completion_tokens as f64 * completion)
 }
 
 /// The quota a finished request costs.
@@ -73,14 +110,7 @@ pub fn charge(
     quota_per_unit: i64,
     usage: Usage,
 ) -> Result<i64, PriceError> {
-    if usage.prompt_tokens < 0
-        || usage.completion_tokens < 0
-        || usage.cached_tokens < 0
-        || usage.cache_write_5m_tokens < 0
-        || usage.cache_write_1h_tokens < 0
-    {
-        return Err(PriceError::NegativeTokens);
-    }
+    check_tokens(&usage)?;
     match pricing {
         ModelPricing::PerCall { price } => {
             check_ratios(&[price, group_ratio])?;
@@ -95,20 +125,7 @@ pub fn charge(
             if usage.prompt_tokens == 0 && usage.completion_tokens == 0 {
                 return Ok(0);
             }
-            // Reads and writes are parts of the prompt: each capped at what is left of it.
-            let cached = usage.cached_tokens.min(usage.prompt_tokens);
-            let written_1h = usage
-                .cache_write_1h_tokens
-                .min(usage.prompt_tokens - cached);
-            let written_5m = usage
-                .cache_write_5m_tokens
-                .min(usage.prompt_tokens - cached - written_1h);
-            let uncached = (usage.prompt_tokens - cached - written_1h - written_5m) as f64;
-            let weighted = uncached
-                + cached as f64 * cache
-                + written_5m as f64 * CACHE_WRITE_RATIO
-                + written_1h as f64 * CACHE_WRITE_1H_RATIO
-                + usage.completion_tokens as f64 * completion;
+            let weighted = weighted(usage, completion, cache)?;
             let units = to_units(group_ratio * model * weighted)?;
             Ok(if units == 0 && model * group_ratio > 0.0 {
                 1

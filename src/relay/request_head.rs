@@ -5,6 +5,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::components::Needs;
 use super::estimate::{Estimate, ImageRule};
 use super::prompt_count::{count_prompt, each_text};
 
@@ -57,6 +58,15 @@ pub(super) struct ChatHead {
     pub(super) tools: Option<Value>,
     #[serde(default)]
     pub(super) functions: Option<Value>,
+    /// Chat: the answer's modalities (`["text", "audio"]`).
+    #[serde(default)]
+    pub(super) modalities: Option<Value>,
+    /// Chat: the audio answer's voice and format.
+    #[serde(default)]
+    pub(super) audio: Option<Value>,
+    /// Chat: web search of OpenAI's search models.
+    #[serde(default)]
+    pub(super) web_search_options: Option<Value>,
 }
 
 impl ChatHead {
@@ -104,6 +114,22 @@ impl ChatHead {
             e.field("query", &Value::String(query.clone()));
         }
         e.total()
+    }
+
+    /// What the request would use beside text ([`Needs`]).
+    pub(super) fn needs(&self) -> Needs {
+        let needs = Needs::of_fields(|k| match k {
+            "input" => self.input.as_ref(),
+            "modalities" => self.modalities.as_ref(),
+            "audio" => self.audio.as_ref(),
+            "tools" => self.tools.as_ref(),
+            "web_search_options" => self.web_search_options.as_ref(),
+            _ => None,
+        });
+        Needs {
+            audio_in: needs.audio_in || Needs::audio_in_messages(&self.messages),
+            ..needs
+        }
     }
 
     /// Chat framing applies when the request has messages.

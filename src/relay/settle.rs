@@ -10,6 +10,7 @@ use tollgate_storage::ChannelId;
 use tollgate_storage::logs::{LOG_CONSUME, LogEntry};
 
 use super::auth::Caller;
+use super::components::{self, Components};
 use super::price::{self, Usage};
 use crate::clock::now_unix;
 
@@ -49,6 +50,9 @@ impl Attempt {
 #[derive(serde::Serialize)]
 struct Other<'a> {
     admin_info: AdminInfo<'a>,
+    /// Audio and server tool counts and their prices (fields only when used).
+    #[serde(flatten)]
+    components: ComponentsLog,
     cache_creation_ratio: f64,
     cache_creation_ratio_1h: f64,
     cache_creation_ratio_5m: f64,
@@ -93,6 +97,61 @@ struct Debt {
     token_remain: Option<i64>,
 }
 
+/// The component fields of `other` (new-api's names where it has them): audio tokens and their
+/// ratios, server tool calls and their US$ price per call, the long-context tier applied.
+#[derive(serde::Serialize, Default)]
+struct ComponentsLog {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    audio_input: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    audio_output: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    audio_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    audio_completion_ratio: Option<f64>,
+    /// Tool key → calls billed.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    tool_calls: std::collections::BTreeMap<&'static str, i64>,
+    /// Tool key → US$ per call.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    tool_call_price: std::collections::BTreeMap<&'static str, f64>,
+    /// The tier applied (its `above_prompt_tokens`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    price_tier: Option<i64>,
+}
+
+impl ComponentsLog {
+    fn of(components: &Components, usage: &Usage) -> ComponentsLog {
+        use tollgate_actors::options::component_prices::Tool;
+        let prices = &components.prices;
+        let audio = usage.audio_prompt_tokens > 0 || usage.audio_completion_tokens > 0;
+        let mut log = ComponentsLog {
+            price_tier: prices
+                .tier_for(usage.prompt_tokens)
+                .map(|t| t.above_prompt_tokens),
+            ..ComponentsLog::default()
+        };
+        if audio {
+            log.audio_input = Some(usage.audio_prompt_tokens);
+            log.audio_output = Some(usage.audio_completion_tokens);
+            log.audio_ratio = prices.audio_ratio;
+            log.audio_completion_ratio = prices.audio_completion_ratio;
+        }
+        for (tool, calls) in Tool::ALL
+            .into_iter()
+            .zip(components::billed_calls(components, usage))
+        {
+            if calls > 0 {
+                log.tool_calls.insert(tool.key(), calls);
+                if let Some(p) = prices.tool(tool) {
+                    log.tool_call_price.insert(tool.key(), p);
+                }
+            }
+        }
+        log
+    }
+}
+
 /// `other.admin_info`: the channels tried and the attempt timeline.
 #[derive(serde::Serialize)]
 struct AdminInfo<'a> {
@@ -117,6 +176,8 @@ pub struct SettleCtx {
     pub attempts: Vec<Attempt>,
     /// How the model is priced.
     pub pricing: ModelPricing,
+    /// Audio, server tool and long-context prices.
+    pub components: Components,
     /// The model has no price and is charged at DefaultModelRatio.
     pub default_ratio: bool,
     /// Ratio of the billing group.
@@ -143,7 +204,13 @@ impl SettleCtx {
     /// Charges `usage` to `hold` in full (into debt if need be) and queues the log row (with
     /// `usage.source`). Returns the units billed.
     pub fn settle(&self, hold: Hold, usage: Usage) -> i64 {
-        let cost = match price::charge(self.pricing, self.group_ratio, self.quota_per_unit, usage) {
+        let cost = match components::charge(
+            self.pricing,
+            &self.components,
+            self.group_ratio,
+            self.quota_per_unit,
+            usage,
+        ) {
             Ok(cost) => cost,
             Err(e) => {
                 tracing::error!(error = %e, model = %self.model, "pricing failed; charging the reservation");
@@ -168,7 +235,8 @@ impl SettleCtx {
     }
 
     fn log(&self, usage: Usage, cost: i64, billed: &Billed) -> LogEntry {
-        let (model_ratio, completion_ratio, cache_ratio, model_price) = match self.pricing {
+        let effective = components::effective(self.pricing, &self.components, usage.prompt_tokens);
+        let (model_ratio, completion_ratio, cache_ratio, model_price) = match effective {
             ModelPricing::Ratio {
                 model,
                 completion,
@@ -184,6 +252,7 @@ impl SettleCtx {
                 attempts: &self.attempts,
                 use_channel: &self.tried,
             },
+            components: ComponentsLog::of(&self.components, &usage),
             cache_creation_ratio: price::CACHE_WRITE_RATIO,
             cache_creation_ratio_1h: price::CACHE_WRITE_1H_RATIO,
             cache_creation_ratio_5m: price::CACHE_WRITE_RATIO,

@@ -30,6 +30,7 @@ use futures_util::{FutureExt, StreamExt};
 use serde::Deserialize;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
+use super::components::OutputItems;
 use super::ending::EndRule;
 use super::keepalive::{self, Clock, Next};
 use super::meter::{Ending, Meter};
@@ -98,11 +99,14 @@ struct FunctionDelta<'a> {
     arguments: Loose<'a>,
 }
 
-/// The `response` of a Responses API event: only its usage is read.
+/// The `response` of a Responses API event: its usage and its output items' types (web search
+/// calls are billed per call).
 #[derive(Deserialize)]
 struct ResponseUsage {
     #[serde(default)]
     usage: Option<OpenAiUsage>,
+    #[serde(default)]
+    output: OutputItems,
 }
 
 /// A string field read leniently: its text when it is a string, nothing when it is anything
@@ -301,8 +305,14 @@ fn observe(meter: &mut Meter, rule: &mut EndRule, client_wants_usage: bool, data
         {
             meter.output(text);
         }
-        if let Some(usage) = chunk.response.as_ref().and_then(|r| r.usage.as_ref()) {
-            meter.reported(Usage::from(usage));
+        if let Some((usage, output)) = chunk
+            .response
+            .as_ref()
+            .and_then(|r| Some((r.usage.as_ref()?, &r.output)))
+        {
+            let mut usage = Usage::from(usage);
+            output.count_into(&mut usage);
+            meter.reported(usage);
             rule.usage();
         }
         if matches!(

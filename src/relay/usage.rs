@@ -12,9 +12,14 @@
 //!   output ([`super::wire::gemini::usage_of`]).
 //!
 //! So in the record `prompt_tokens` always includes cache reads and writes, and
-//! `cache_in_prompt` keeps how the provider itself reported them.
+//! `cache_in_prompt` keeps how the provider itself reported them. Audio tokens are counted
+//! inside the prompt and completion figures and apart from them (`audio_prompt_tokens`,
+//! `audio_completion_tokens`) so they can be priced at AudioRatio / AudioCompletionRatio;
+//! server tool calls (`tool_calls`, by [`Tool`]) are priced per call at ToolCallPrice
+//! ([`super::components`]).
 
 use serde::Deserialize;
+use tollgate_actors::options::component_prices::Tool;
 
 /// Token counts of one request and where they came from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -32,8 +37,13 @@ pub struct Usage {
     pub cache_write_1h_tokens: i64,
     /// Reasoning tokens (a subset of `completion_tokens`; shown, not priced apart).
     pub reasoning_tokens: i64,
-    /// Audio tokens (prompt and completion; shown, not priced apart).
-    pub audio_tokens: i64,
+    /// Audio prompt tokens (a subset of `prompt_tokens`, priced at AudioRatio).
+    pub audio_prompt_tokens: i64,
+    /// Audio completion tokens (a subset of `completion_tokens`, priced at AudioRatio ×
+    /// AudioCompletionRatio).
+    pub audio_completion_tokens: i64,
+    /// Server tool calls the upstream reports, by [`Tool::index`] (priced at ToolCallPrice).
+    pub tool_calls: [i64; 3],
     /// Image tokens (prompt and completion; shown, not priced apart).
     pub image_tokens: i64,
     /// Whether the provider counted cached tokens inside its prompt figure (OpenAI, Gemini)
@@ -48,6 +58,11 @@ impl Usage {
     pub fn cache_write_tokens(&self) -> i64 {
         self.cache_write_5m_tokens
             .saturating_add(self.cache_write_1h_tokens)
+    }
+
+    /// The calls of `tool` the upstream reported.
+    pub fn calls(&self, tool: Tool) -> i64 {
+        self.tool_calls[tool.index()]
     }
 
     /// The same counts with another provenance.
@@ -191,9 +206,9 @@ impl From<&OpenAiUsage> for Usage {
             cache_write_5m_tokens: written.saturating_sub(written_1h),
             cache_write_1h_tokens: written_1h,
             reasoning_tokens: completion.map_or(0, |d| d.reasoning_tokens),
-            audio_tokens: prompt
-                .map_or(0, |d| d.audio_tokens)
-                .saturating_add(completion.map_or(0, |d| d.audio_tokens)),
+            audio_prompt_tokens: prompt.map_or(0, |d| d.audio_tokens),
+            audio_completion_tokens: completion.map_or(0, |d| d.audio_tokens),
+            tool_calls: [0; 3],
             image_tokens: prompt
                 .map_or(0, |d| d.image_tokens)
                 .saturating_add(completion.map_or(0, |d| d.image_tokens)),
@@ -217,7 +232,7 @@ mod tests {
     fn openai_chat_usage_is_normalised() {
         let u = openai(
             r#"{"prompt_tokens": 1200, "completion_tokens": 300, "total_tokens": 1500,
-            "prompt_tokens_details": {"cached_tokens": 1024, "audio_tokens": 0},
+            "prompt_tokens_details": {"cached_tokens": 1024, "audio_tokens": 7},
             "completion_tokens_details": {"reasoning_tokens": 128, "audio_tokens": 5}}"#,
         );
         assert_eq!(
@@ -227,7 +242,8 @@ mod tests {
                 completion_tokens: 300,
                 cached_tokens: 1024,
                 reasoning_tokens: 128,
-                audio_tokens: 5,
+                audio_prompt_tokens: 7,
+                audio_completion_tokens: 5,
                 cache_in_prompt: true,
                 ..Usage::default()
             }

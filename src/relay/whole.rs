@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::components::OutputItems;
 use super::meter::{Ending, Meter};
 use super::prompt::Prompt;
 use super::settle::SettleCtx;
@@ -21,6 +22,9 @@ use crate::error::RelayError;
 struct PlainUsage {
     #[serde(default)]
     usage: Option<OpenAiUsage>,
+    /// The Responses API's output items (web search calls are billed per call).
+    #[serde(default)]
+    output: OutputItems,
 }
 
 /// Every piece of output of a whole OpenAI-style answer (for counting when it reports no
@@ -79,7 +83,11 @@ pub(super) async fn finish_plain(
         return Err(not_json(&mut meter).await);
     };
     match answer.usage {
-        Some(u) => meter.reported(Usage::from(&u)),
+        Some(u) => {
+            let mut usage = Usage::from(&u);
+            answer.output.count_into(&mut usage);
+            meter.reported(usage);
+        }
         None => {
             if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
                 answer_output(&value, |t| meter.output(t));

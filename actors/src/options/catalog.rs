@@ -5,6 +5,7 @@
 //! admin sends into the text that is stored, or says why it is refused.
 
 use super::OptionError;
+use super::component_prices::{self, Shape};
 use super::home_blocks::{self, Block};
 
 /// How an option's text is interpreted and validated.
@@ -43,6 +44,8 @@ pub enum Kind {
     /// A home page block: JSON text of the block's shape (and, for nav links, no string with a
     /// script or local scheme).
     Block(Block),
+    /// A price table of [`component_prices`] (audio ratios, tool call prices, tiers).
+    Prices(Shape),
 }
 
 /// Schemes a browser would run or read locally; refused in every address an admin saves, so
@@ -285,6 +288,28 @@ pub const CATALOG: &[OptionDef] = &[
     // Tollgate's own: the most output tokens each model can produce (over a built-in table);
     // bounds a reservation when the request sets no max_tokens.
     def("ModelMaxOutput", "{}", J),
+    // Tollgate's own (P16): what the ratio formula alone does not price; each text is the
+    // whole table, seeded with published prices (see component_prices).
+    def(
+        "AudioRatio",
+        component_prices::DEFAULT_AUDIO_RATIO,
+        Kind::Prices(Shape::RatioMap),
+    ),
+    def(
+        "AudioCompletionRatio",
+        component_prices::DEFAULT_AUDIO_COMPLETION_RATIO,
+        Kind::Prices(Shape::RatioMap),
+    ),
+    def(
+        "ToolCallPrice",
+        component_prices::DEFAULT_TOOL_CALL_PRICE,
+        Kind::Prices(Shape::ToolPrices),
+    ),
+    def(
+        "ModelPriceTiers",
+        component_prices::DEFAULT_MODEL_PRICE_TIERS,
+        Kind::Prices(Shape::Tiers),
+    ),
     // The ratio of a model without a price, when self-use mode or the user's
     // accept_unset_model_ratio_model admits it (new-api's 37.5): never free.
     def(
@@ -426,6 +451,13 @@ pub fn normalize(key: &str, value: &str) -> Result<String, OptionError> {
             if block == Block::NavLinks {
                 no_refused_link(key, value)?;
             }
+            Ok(value.to_owned())
+        }
+        Kind::Prices(shape) => {
+            serde_json::from_str::<serde_json::Value>(value)
+                .map_err(|_| OptionError::NotJson(key))?;
+            component_prices::check(shape, value)
+                .map_err(|reason| OptionError::BadShape { key, reason })?;
             Ok(value.to_owned())
         }
     }

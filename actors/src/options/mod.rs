@@ -2,6 +2,7 @@
 //! the [`Options`] publisher that validates, persists and republishes on every save.
 
 pub mod catalog;
+pub mod component_prices;
 pub mod home_blocks;
 pub mod pricing;
 pub mod rate_limit;

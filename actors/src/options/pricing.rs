@@ -8,6 +8,8 @@ use std::collections::HashMap;
 
 use serde::de::DeserializeOwned;
 
+use super::component_prices::ComponentTable;
+
 /// Built-in model ratios (US$ per 1M input tokens ÷ 2) for the common models of the supported
 /// providers. The admin's ModelRatio option overrides and extends them.
 const DEFAULT_MODEL_RATIOS: &[(&str, f64)] = &[
@@ -19,6 +21,9 @@ const DEFAULT_MODEL_RATIOS: &[(&str, f64)] = &[
     ("chatgpt-4o-latest", 2.5),
     ("gpt-4o-mini", 0.075),
     ("gpt-4o-mini-2024-07-18", 0.075),
+    ("gpt-4o-audio-preview", 1.25),
+    ("gpt-4o-mini-audio-preview", 0.075),
+    ("gpt-audio", 1.25),
     ("gpt-4.1", 1.0),
     ("gpt-4.1-2025-04-14", 1.0),
     ("gpt-4.1-mini", 0.2),
@@ -129,6 +134,9 @@ const DEFAULT_COMPLETION_RATIOS: &[(&str, f64)] = &[
     ("chatgpt-4o-latest", 3.0),
     ("gpt-4o-mini", 4.0),
     ("gpt-4o-mini-2024-07-18", 4.0),
+    ("gpt-4o-audio-preview", 4.0),
+    ("gpt-4o-mini-audio-preview", 4.0),
+    ("gpt-audio", 4.0),
     ("gpt-4.1", 4.0),
     ("gpt-4.1-2025-04-14", 4.0),
     ("gpt-4.1-mini", 4.0),
@@ -307,6 +315,8 @@ pub struct PriceTable {
     model_price: HashMap<String, f64>,
     group_ratio: HashMap<String, f64>,
     max_output: HashMap<String, i64>,
+    /// AudioRatio, AudioCompletionRatio, ToolCallPrice and ModelPriceTiers.
+    components: ComponentTable,
 }
 
 fn merged<V: Copy + DeserializeOwned>(defaults: &[(&str, V)], option: &str) -> HashMap<String, V> {
@@ -338,7 +348,21 @@ impl PriceTable {
             model_price: merged(DEFAULT_MODEL_PRICES, model_price),
             group_ratio: parse(group_ratio),
             max_output: merged(DEFAULT_MAX_OUTPUT, "{}"),
+            components: ComponentTable::default(),
         }
+    }
+
+    /// Adds the component prices (AudioRatio, AudioCompletionRatio, ToolCallPrice,
+    /// ModelPriceTiers: each option's text is its whole table).
+    #[must_use]
+    pub fn with_components(mut self, components: ComponentTable) -> PriceTable {
+        self.components = components;
+        self
+    }
+
+    /// The component prices: audio, server tools, long-context tiers.
+    pub fn components(&self) -> &ComponentTable {
+        &self.components
     }
 
     /// Adds the ModelMaxOutput option (model → tokens) over the built-in table; entries that

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::catalog::{self, CATALOG};
+use super::component_prices::ComponentTable;
 use super::pricing::PriceTable;
 use super::rate_limit::RateLimits;
 use super::sensitive::SensitiveWords;
@@ -44,7 +45,13 @@ impl OptionsSnapshot {
             text("ModelPrice"),
             text("GroupRatio"),
         )
-        .with_max_output(text("ModelMaxOutput"));
+        .with_max_output(text("ModelMaxOutput"))
+        .with_components(ComponentTable::new(
+            text("AudioRatio"),
+            text("AudioCompletionRatio"),
+            text("ToolCallPrice"),
+            text("ModelPriceTiers"),
+        ));
         let flag = |k: &str| text(k) == "true";
         let int = |k: &str| text(k).parse::<i64>().unwrap_or(0);
         let sensitive = SensitiveWords::new(

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
+use tollgate_actors::options::component_prices::Tool;
 
 use super::openai::usage_json;
 use super::{ConvertError, Decode, Encode, EncodeCtx, Piece, content_text, int, now, parts, sse};
@@ -24,6 +25,8 @@ pub const DEFAULT_VERSION: &str = "2023-06-01";
 /// writes beside `input_tokens`, the record counts them inside the prompt. Writes are split by
 /// TTL from `cache_creation.ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens`; writes
 /// the split does not cover (older API versions report only the total) are 5-minute ones.
+/// Web searches of the server tool are `server_tool_use.web_search_requests`
+/// (<https://docs.anthropic.com/en/docs/build-with-claude/tool-use/web-search-tool>).
 pub fn usage_of(usage: &Value) -> Usage {
     let input = int(&usage["input_tokens"]);
     let read = int(&usage["cache_read_input_tokens"]);
@@ -37,6 +40,12 @@ pub fn usage_of(usage: &Value) -> Usage {
         cached_tokens: read,
         cache_write_5m_tokens: written.saturating_sub(written_1h),
         cache_write_1h_tokens: written_1h,
+        tool_calls: Tool::ALL.map(|t| match t {
+            Tool::AnthropicWebSearch => {
+                int(&usage["server_tool_use"]["web_search_requests"]).max(0)
+            }
+            Tool::OpenAiWebSearch | Tool::GeminiGoogleSearch => 0,
+        }),
         cache_in_prompt: false,
         ..Usage::default()
     }

@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
+use tollgate_actors::options::component_prices::Tool;
 
 use super::openai::usage_json;
 use super::{ConvertError, Decode, Encode, EncodeCtx, Piece, content_text, either, int, now, sse};
@@ -16,17 +17,63 @@ use crate::relay::price::Usage;
 
 /// A `usageMetadata` object as [`Usage`]: `promptTokenCount` counts the cached content
 /// (`cachedContentTokenCount`) inside; thinking tokens (`thoughtsTokenCount`) are billed as
-/// output.
+/// output; the tool-use prompt (`toolUsePromptTokenCount`: what a server tool such as Google
+/// Search fed the model) is counted outside `promptTokenCount` and billed as prompt; audio is
+/// read from the per-modality lists `promptTokensDetails` / `candidatesTokensDetails` (and
+/// `toolUsePromptTokensDetails`), each `[{modality, tokenCount}]`
+/// (<https://ai.google.dev/api/generate-content#UsageMetadata>).
 pub fn usage_of(meta: &Value) -> Usage {
     let thoughts = int(&meta["thoughtsTokenCount"]);
+    let tool_use = int(&meta["toolUsePromptTokenCount"]).max(0);
     Usage {
-        prompt_tokens: int(&meta["promptTokenCount"]),
+        prompt_tokens: int(&meta["promptTokenCount"]).saturating_add(tool_use),
         completion_tokens: int(&meta["candidatesTokenCount"]).saturating_add(thoughts),
         cached_tokens: int(&meta["cachedContentTokenCount"]),
         reasoning_tokens: thoughts,
+        audio_prompt_tokens: audio_in(&meta["promptTokensDetails"])
+            .saturating_add(audio_in(&meta["toolUsePromptTokensDetails"])),
+        audio_completion_tokens: audio_in(&meta["candidatesTokensDetails"]),
         cache_in_prompt: true,
         ..Usage::default()
     }
+}
+
+/// The `AUDIO` entry of a `ModalityTokenCount` list.
+fn audio_in(details: &Value) -> i64 {
+    details
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|d| d["modality"].as_str() == Some("AUDIO"))
+        .map(|d| int(&d["tokenCount"]).max(0))
+        .fold(0, i64::saturating_add)
+}
+
+/// Whether a response (or stream chunk) was grounded with Google Search: a candidate's
+/// `groundingMetadata` lists the queries run (`webSearchQueries`). Gemini 2.x bills Grounding
+/// with Google Search per grounded prompt (<https://ai.google.dev/gemini-api/docs/pricing>), so
+/// a grounded answer counts one call.
+fn grounded(response: &Value) -> bool {
+    response["candidates"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| {
+            either(c, "groundingMetadata", "grounding_metadata").is_some_and(|g| {
+                either(g, "webSearchQueries", "web_search_queries")
+                    .and_then(Value::as_array)
+                    .is_some_and(|q| !q.is_empty())
+            })
+        })
+}
+
+/// The usage a whole `generateContent` answer reports, with its Google Search call.
+pub fn answer_usage(answer: &Value) -> Option<Usage> {
+    let mut usage = usage_of(answer.get("usageMetadata")?);
+    if grounded(answer) {
+        usage.tool_calls[Tool::GeminiGoogleSearch.index()] = 1;
+    }
+    Some(usage)
 }
 
 /// A `usageMetadata` object for [`Usage`].
@@ -531,6 +578,8 @@ pub fn answer_from_hub(hub: &Value, model: &str) -> Value {
 pub struct Decoder {
     started: bool,
     calls: usize,
+    /// A chunk so far was grounded with Google Search (one call, see [`grounded`]).
+    grounded: bool,
 }
 
 impl Decode for Decoder {
@@ -589,8 +638,11 @@ impl Decode for Decoder {
         if let Some(reason) = candidate["finishReason"].as_str() {
             pieces.push(Piece::Stop(finish_of(reason, self.calls > 0).to_owned()));
         }
+        self.grounded |= grounded(&chunk);
         if let Some(meta) = chunk.get("usageMetadata").filter(|m| m.is_object()) {
-            pieces.push(Piece::Usage(usage_of(meta)));
+            let mut usage = usage_of(meta);
+            usage.tool_calls[Tool::GeminiGoogleSearch.index()] = i64::from(self.grounded);
+            pieces.push(Piece::Usage(usage));
         }
         pieces
     }

@@ -677,8 +677,8 @@ impl Decode for Decoder {
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
                 let response = &value["response"];
-                if let Some(usage) = response.get("usage").filter(|u| u.is_object()) {
-                    pieces.push(Piece::Usage(super::openai::usage_of(usage)));
+                if let Some(usage) = crate::relay::components::responses_usage(response) {
+                    pieces.push(Piece::Usage(usage));
                 }
                 if kind == "response.failed" {
                     let message = response["error"]["message"]

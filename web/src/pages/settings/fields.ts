@@ -83,7 +83,16 @@ export const sections = {
   ],
   chats: [json('Chats')],
   groups: [json('GroupRatio'), json('UserUsableGroups')],
-  modelRatio: [json('ModelPrice'), json('ModelRatio'), json('CacheRatio'), json('CompletionRatio')],
+  modelRatio: [
+    json('ModelPrice'),
+    json('ModelRatio'),
+    json('CacheRatio'),
+    json('CompletionRatio'),
+    json('AudioRatio'),
+    json('AudioCompletionRatio'),
+    json('ToolCallPrice'),
+    json('ModelPriceTiers'),
+  ],
   rateLimit: [
     bool('ModelRequestRateLimitEnabled'),
     int('ModelRequestRateLimitDurationMinutes'),
