@@ -39,7 +39,7 @@ use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::{mpsc, oneshot};
 use tollgate_storage::logs::{self, LogEntry};
 use tollgate_storage::usage::{self, BalanceChange};
-use tollgate_storage::{StorageError, Store, channel_usage, meta};
+use tollgate_storage::{StorageError, Store, budgets, channel_usage, meta};
 
 use crate::idle_worker::{IdleWorker, Waited};
 use crate::journal::{self, HoldStart, Journal};
@@ -794,6 +794,7 @@ fn commit_once(
             for user in usage::apply_batch(wtx, &changes)? {
                 tracing::warn!(%user, "settlements for a missing user skipped");
             }
+            budgets::add_spend(wtx, &changes)?;
             let rows: Vec<&mut LogEntry> = batch
                 .iter_mut()
                 .filter(|s| s.seq > done)

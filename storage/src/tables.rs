@@ -178,3 +178,17 @@ pub const TASK_OPEN: TableDefinition<i64, ()> = TableDefinition::new("task_open.
 /// Tasks per (list, status): `("mj", "SUCCESS")` → count; kept with every status change
 /// (`/metrics` reads it).
 pub const TASK_COUNTS: TableDefinition<(&str, &str), u64> = TableDefinition::new("task_counts.v1");
+
+/// Budgets on the prepaid wallet: (owner kind, owner id) → a postcard
+/// [`crate::budgets::Budgets`] (the windows and a temporary override). Owner kind 0 is a user,
+/// 1 an API key ([`crate::budgets::Owner`]). Created by its first write.
+pub const BUDGETS: TableDefinition<(u8, i64), &[u8]> = TableDefinition::new("budgets.v1");
+
+/// Spend per quarter hour: (owner kind, owner id, the quarter hour's first Unix second) → units
+/// charged by requests in it. Written by the log writer in the transaction that applies the
+/// charges, one write per owner and quarter hour per batch ([`crate::budgets::add_spend`]); a
+/// budget window's spend is the sum of the quarter hours inside it, so a restart never resets
+/// it. Quarter hours because every time zone's offset is a whole number of them. Created by its
+/// first write.
+pub const BUDGET_SPEND: TableDefinition<(u8, i64, i64), i64> =
+    TableDefinition::new("budget_spend.v1");

@@ -118,12 +118,24 @@ pub fn delete(wtx: &WriteTransaction, id: TokenId) -> Result<Option<Token>> {
         .remove(index_key(&old.key)?.as_str())?;
     wtx.open_table(TOKENS_BY_USER)?
         .remove((old.user_id.0, id.0))?;
+    crate::budgets::remove(wtx, crate::budgets::Owner::Token(id))?;
     Ok(Some(old))
 }
 
 /// Reads a token.
 pub fn get(rtx: &ReadTransaction, id: TokenId) -> Result<Option<Token>> {
     load(&rtx.open_table(TOKENS)?, id)
+}
+
+/// Reads a token with its owner (`None` when either is gone).
+pub fn with_owner(
+    rtx: &ReadTransaction,
+    id: TokenId,
+) -> Result<Option<(Token, crate::users::User)>> {
+    let Some(token) = get(rtx, id)? else {
+        return Ok(None);
+    };
+    Ok(crate::users::get(rtx, token.user_id)?.map(|user| (token, user)))
 }
 
 /// Reads a token inside a write transaction.

@@ -50,6 +50,7 @@ pub fn insert_charged(
     mut log: LogEntry,
 ) -> Result<Task> {
     usage::apply(wtx, change)?;
+    crate::budgets::add_spend(wtx, &[change])?;
     log.quota = change.charged;
     channel_usage::add_rows(wtx, [&log])?;
     logs::insert(wtx, log)?;
