@@ -144,6 +144,10 @@ impl App {
         };
         let writer_stats = Arc::clone(writer.stats());
         let quota = QuotaBook::new(store.clone(), writer);
+        {
+            let clock = config.clock.clone();
+            quota.use_budget_env(options.clone(), Arc::new(move || clock.now_unix()));
+        }
         let users = UserDirectory::new(store.clone());
         // User webhooks: guarded (loopback only with --webhook-allow-loopback-http), no redirects.
         let webhooks = GuardedClient::new(

@@ -5,6 +5,7 @@ pub mod account;
 pub mod audit;
 pub mod auth;
 pub mod backup;
+pub mod budget;
 pub mod channel;
 pub mod content;
 pub mod data;
@@ -44,6 +45,7 @@ pub fn routes() -> ApiRouter {
         .merge(account::routes())
         .merge(personal::routes())
         .merge(token::routes())
+        .merge(budget::routes())
         .merge(channel::routes())
         .merge(redemption::routes())
         .merge(topup::routes())

@@ -123,6 +123,8 @@ error_codes! {
         SensitiveWords = "sensitive_words_detected",
         /// The user's model request rate limit was reached.
         RateLimited = "rate_limit_exceeded",
+        /// A budget window of the user or of the API key is spent.
+        BudgetExceeded = "budget_exceeded",
         /// The request body is larger than the configured limit.
         BodyTooLarge = "request_body_too_large",
         /// The request body did not arrive within its read deadline.
@@ -393,7 +395,7 @@ impl ErrorCode {
                 StatusCode::FORBIDDEN
             }
             ErrorCode::SensitiveWords => StatusCode::BAD_REQUEST,
-            ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            ErrorCode::RateLimited | ErrorCode::BudgetExceeded => StatusCode::TOO_MANY_REQUESTS,
             ErrorCode::BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ErrorCode::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
             ErrorCode::BodyShare => StatusCode::TOO_MANY_REQUESTS,
@@ -416,7 +418,9 @@ impl ErrorCode {
             ErrorCode::InsufficientUserQuota | ErrorCode::InsufficientTokenQuota => {
                 "insufficient_quota"
             }
-            ErrorCode::RateLimited | ErrorCode::BodyShare => "rate_limit_error",
+            ErrorCode::RateLimited | ErrorCode::BodyShare | ErrorCode::BudgetExceeded => {
+                "rate_limit_error"
+            }
             ErrorCode::UpstreamError | ErrorCode::UpstreamUnreachable => "upstream_error",
             ErrorCode::Forbidden | ErrorCode::UserDisabled => "permission_error",
             _ => "invalid_request_error",

@@ -304,6 +304,15 @@ pub enum RelayError {
     /// The user's model request rate limit was reached.
     #[error("{0}")]
     RateLimited(String),
+    /// A budget window of the user or the key is spent: the message names the window and when
+    /// it resets; `retry_after` is the seconds until then (the `Retry-After` header).
+    #[error("{message}")]
+    BudgetReached {
+        /// What was reached and when it resets.
+        message: String,
+        /// Seconds until the window resets.
+        retry_after: i64,
+    },
     /// The request bodies in flight would pass the memory budget (RelayBodyBudgetMB).
     #[error("{0}")]
     Busy(String),
@@ -364,6 +373,7 @@ impl RelayError {
             RelayError::InsufficientTokenQuota(_) => ErrorCode::InsufficientTokenQuota,
             RelayError::SensitiveWords(_) => ErrorCode::SensitiveWords,
             RelayError::RateLimited(_) => ErrorCode::RateLimited,
+            RelayError::BudgetReached { .. } => ErrorCode::BudgetExceeded,
             RelayError::BodyTooLarge(_) => ErrorCode::BodyTooLarge,
             RelayError::BodyTimeout(_) => ErrorCode::BodyTimeout,
             RelayError::BodyShare(_) => ErrorCode::BodyShare,
@@ -398,6 +408,13 @@ impl IntoResponse for RelayError {
             "error": { "message": self.to_string(), "type": code.error_type(), "code": code.as_str() }
         });
         let mut response = (status, Json(body)).into_response();
+        if let RelayError::BudgetReached { retry_after, .. } = &self
+            && let Ok(value) = axum::http::HeaderValue::from_str(&(*retry_after).max(1).to_string())
+        {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, value);
+        }
         // For the error counter of `/metrics` (see `crate::http::router`).
         response.extensions_mut().insert(code);
         response

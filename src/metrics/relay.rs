@@ -65,6 +65,7 @@ pub const RELAY_CODES: &[ErrorCode] = &[
     ErrorCode::InsufficientTokenQuota,
     ErrorCode::SensitiveWords,
     ErrorCode::RateLimited,
+    ErrorCode::BudgetExceeded,
     ErrorCode::BodyTooLarge,
     ErrorCode::Busy,
     ErrorCode::NoChannel,

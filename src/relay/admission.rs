@@ -350,6 +350,12 @@ pub(super) fn quota_error(e: QuotaError) -> RelayError {
                 "rate limit reached: at most {max} {what} per {minutes} minute(s); try again later"
             ))
         }
+        QuotaError::Refused(Refusal::Budget {
+            key,
+            state,
+            reserved,
+            retry_after,
+        }) => super::budget::reached(key, &state, reserved, retry_after),
         QuotaError::Storage(e) => RelayError::Internal(format!("loading the balance: {e}")),
     }
 }

@@ -209,6 +209,12 @@ async fn available(
                 "insufficient token quota: {available} available on this API key"
             )))
         }
+        Err(QuotaError::Refused(Refusal::Budget {
+            key,
+            state,
+            reserved,
+            retry_after,
+        })) => Err(super::budget::reached(key, &state, reserved, retry_after)),
         Err(QuotaError::Refused(refusal)) => {
             let available = match refusal {
                 Refusal::UserQuota { available, .. } => available,

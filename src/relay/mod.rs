@@ -11,6 +11,7 @@ pub mod body_budget;
 pub mod body_limit;
 pub mod body_read;
 pub mod ceiling;
+pub mod budget;
 pub mod chat;
 pub mod cloud_embed;
 pub mod cohere;
@@ -18,6 +19,7 @@ pub mod components;
 pub mod convert;
 pub mod count;
 pub mod count_guard;
+pub mod dashboard;
 pub mod detach;
 pub mod durable;
 pub mod embed;
@@ -101,6 +103,7 @@ pub fn routes() -> ApiRouter {
         )
         .route("/v1/threads", any(Access::Public, not_implemented))
         .route("/v1/threads/{*rest}", any(Access::Public, not_implemented))
+        .merge(dashboard::routes())
 }
 
 async fn not_implemented(uri: Uri) -> RelayError {

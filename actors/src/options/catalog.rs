@@ -41,6 +41,8 @@ pub enum Kind {
     /// JSON text whose strings include links (chat links, nav links): none of its strings may
     /// use a script or local scheme.
     JsonLinks,
+    /// An IANA time zone name (`Asia/Shanghai`, `UTC`).
+    Zone,
     /// A home page block: JSON text of the block's shape (and, for nav links, no string with a
     /// script or local scheme).
     Block(Block),
@@ -327,6 +329,9 @@ pub const CATALOG: &[OptionDef] = &[
     // Tollgate's own: units a streamed answer may cost past its reservation before the
     // mid-stream ceiling ends it (0: the reservation is the ceiling).
     def("DebtAllowance", "0", N0),
+    // Tollgate's own (P15): the IANA time zone in which calendar budget windows (day, week,
+    // month) begin.
+    def("BudgetTimeZone", "UTC", Kind::Zone),
     // Tollgate's own: free token counts (count_tokens, :countTokens) per API key per minute
     // (0 = no limit).
     def("CountTokensRateLimit", "60", N0),
@@ -442,6 +447,11 @@ pub fn normalize(key: &str, value: &str) -> Result<String, OptionError> {
         Kind::JsonLinks => {
             no_refused_link(key, value)?;
             Ok(value.to_owned())
+        }
+        Kind::Zone => {
+            let v = value.trim();
+            jiff::tz::TimeZone::get(v).map_err(|_| OptionError::NotZone(key))?;
+            Ok(v.to_owned())
         }
         Kind::Block(block) => {
             serde_json::from_str::<serde_json::Value>(value)

@@ -54,6 +54,9 @@ pub enum OptionError {
         /// Its maximum.
         max: String,
     },
+    /// A time zone key got a name the time zone database does not know.
+    #[error("{0} must be an IANA time zone name, such as UTC or Asia/Shanghai")]
+    NotZone(&'static str),
     /// A JSON key got text that does not parse.
     #[error("{0} is not a valid JSON string")]
     NotJson(&'static str),

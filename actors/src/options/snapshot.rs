@@ -21,6 +21,8 @@ pub struct OptionsSnapshot {
     rate_limits: RateLimits,
     /// UserUsableGroups parsed: the groups any user may pick for a key, with descriptions.
     usable_groups: BTreeMap<String, String>,
+    /// BudgetTimeZone parsed: where calendar budget windows begin.
+    budget_zone: jiff::tz::TimeZone,
 }
 
 impl OptionsSnapshot {
@@ -66,12 +68,15 @@ impl OptionsSnapshot {
             text("ModelRequestRateLimitGroup"),
         );
         let usable_groups = serde_json::from_str(text("UserUsableGroups")).unwrap_or_default();
+        let budget_zone =
+            jiff::tz::TimeZone::get(text("BudgetTimeZone")).unwrap_or(jiff::tz::TimeZone::UTC);
         OptionsSnapshot {
             values,
             prices,
             sensitive,
             rate_limits,
             usable_groups,
+            budget_zone,
         }
     }
 
@@ -89,6 +94,11 @@ impl OptionsSnapshot {
     /// UserUsableGroups).
     pub fn group_usable(&self, own: &str, group: &str) -> bool {
         group == own || self.usable_groups.contains_key(group)
+    }
+
+    /// The time zone of calendar budget windows (BudgetTimeZone).
+    pub fn budget_zone(&self) -> &jiff::tz::TimeZone {
+        &self.budget_zone
     }
 
     /// The parsed price table.

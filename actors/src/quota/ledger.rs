@@ -11,9 +11,11 @@ use std::collections::HashMap;
 
 use std::time::Instant;
 
+use jiff::tz::TimeZone;
 use tollgate_storage::TokenId;
 
 use super::output::OutputAsk;
+use super::budget::{BudgetBook, WindowState};
 use super::rate::{RateKind, RequestWindow};
 use crate::options::rate_limit::RateLimit;
 
@@ -49,13 +51,35 @@ pub enum Refusal {
         /// Its window in minutes.
         minutes: u64,
     },
+    /// A budget window of the user or of the key is spent (or has less left than needed).
+    #[error("{} budget reached", if *key { "key" } else { "user" })]
+    Budget {
+        /// The key's budget (`false`: the user's).
+        key: bool,
+        /// The window, its spend and when it resets.
+        state: WindowState,
+        /// Units held by running requests besides the spend.
+        reserved: i64,
+        /// Seconds until the window resets (at least 1).
+        retry_after: i64,
+    },
 }
 
-#[derive(Debug, Clone, Copy)]
+/// What the budgets of a user and of one of their keys stand at (for dashboards and editors).
+#[derive(Debug, Clone, Default)]
+pub struct BudgetView {
+    /// The user's windows in force.
+    pub user: Vec<WindowState>,
+    /// The key's windows in force.
+    pub key: Vec<WindowState>,
+}
+
+#[derive(Debug, Clone)]
 struct TokenBook {
     remain: i64,
     reserved: i64,
     unlimited: bool,
+    budget: Option<BudgetBook>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -91,6 +115,7 @@ pub struct Ledger {
     holds: HashMap<HoldId, Hold>,
     next_hold: HoldId,
     rate: RequestWindow,
+    budget: Option<BudgetBook>,
 }
 
 impl Ledger {
@@ -107,13 +132,122 @@ impl Ledger {
         self.tokens.contains_key(&token)
     }
 
-    /// Records a token's stored remaining quota (first sight only).
-    pub fn add_token(&mut self, token: TokenId, remain: i64, unlimited: bool) {
+    /// Records a token's stored remaining quota and budgets (first sight only).
+    pub fn add_token(
+        &mut self,
+        token: TokenId,
+        remain: i64,
+        unlimited: bool,
+        budget: Option<BudgetBook>,
+    ) {
         self.tokens.entry(token).or_insert(TokenBook {
             remain,
             reserved: 0,
             unlimited,
+            budget,
         });
+    }
+
+    /// Sets the user's budgets (loaded with the ledger, or changed by an admin).
+    pub fn with_budget(mut self, budget: Option<BudgetBook>) -> Ledger {
+        self.budget = budget;
+        self
+    }
+
+    /// The user's budget book (`token`: the key's, when the ledger knows the key).
+    pub fn budget_mut(&mut self, token: Option<TokenId>) -> Option<&mut Option<BudgetBook>> {
+        match token {
+            None => Some(&mut self.budget),
+            Some(t) => self.tokens.get_mut(&t).map(|b| &mut b.budget),
+        }
+    }
+
+    /// Whether the user or `token` has a budget (only then is the clock read).
+    pub fn has_budgets(&self, token: Option<TokenId>) -> bool {
+        self.budget.is_some()
+            || token
+                .and_then(|t| self.tokens.get(&t))
+                .is_some_and(|b| b.budget.is_some())
+    }
+
+    /// Refuses when a window of the user's or of `token`'s budgets has less than `needed` left
+    /// at `now` once the running reservations are held.
+    pub fn check_budgets(
+        &self,
+        token: Option<TokenId>,
+        needed: i64,
+        now: i64,
+        zone: &TimeZone,
+    ) -> Result<(), Refusal> {
+        if let Some(book) = &self.budget
+            && let Some(state) = book.refusing(now, zone, self.reserved, needed)
+        {
+            return Err(Refusal::Budget {
+                key: false,
+                state,
+                reserved: self.reserved,
+                retry_after: state.resets_at.saturating_sub(now).max(1),
+            });
+        }
+        if let Some(t) = token.and_then(|t| self.tokens.get(&t))
+            && let Some(book) = &t.budget
+            && let Some(state) = book.refusing(now, zone, t.reserved, needed)
+        {
+            return Err(Refusal::Budget {
+                key: true,
+                state,
+                reserved: t.reserved,
+                retry_after: state.resets_at.saturating_sub(now).max(1),
+            });
+        }
+        Ok(())
+    }
+
+    /// The least left in any window of the user's or `token`'s budgets once the running
+    /// reservations are held (`None`: no budget).
+    pub fn budget_left(&self, token: Option<TokenId>, now: i64, zone: &TimeZone) -> Option<i64> {
+        let user = self
+            .budget
+            .as_ref()
+            .and_then(|b| b.least_left(now, zone, self.reserved));
+        let key = token
+            .and_then(|t| self.tokens.get(&t))
+            .and_then(|t| Some((t.budget.as_ref()?, t.reserved)))
+            .and_then(|(b, reserved)| b.least_left(now, zone, reserved));
+        match (user, key) {
+            (Some(u), Some(k)) => Some(u.min(k)),
+            (u, k) => u.or(k),
+        }
+    }
+
+    /// The windows of the user's and `token`'s budgets at `now`.
+    pub fn budget_view(&self, token: Option<TokenId>, now: i64, zone: &TimeZone) -> BudgetView {
+        let key = token
+            .and_then(|t| self.tokens.get(&t))
+            .and_then(|t| t.budget.as_ref())
+            .map(|b| b.windows(now, zone))
+            .unwrap_or_default();
+        BudgetView {
+            user: self
+                .budget
+                .as_ref()
+                .map(|b| b.windows(now, zone))
+                .unwrap_or_default(),
+            key,
+        }
+    }
+
+    /// Counts a settled charge in the user's and `token`'s budget windows.
+    pub fn budget_spent(&mut self, token: Option<TokenId>, at: i64, charged: i64) {
+        if let Some(book) = &mut self.budget {
+            book.add(at, charged);
+        }
+        if let Some(book) = token
+            .and_then(|t| self.tokens.get_mut(&t))
+            .and_then(|t| t.budget.as_mut())
+        {
+            book.add(at, charged);
+        }
     }
 
     /// Updates a token's limit kind (the owner switched it to or from unlimited).

@@ -9,6 +9,7 @@
 //! (DESIGN.md measured those at tens of µs). A ledger is built from storage on a user's first
 //! request and kept for the life of the process.
 
+pub mod budget;
 pub mod ledger;
 pub mod output;
 pub mod rate;
@@ -17,6 +18,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use dashmap::DashMap;
+use tollgate_storage::budgets::{self, KEEP_SECS, Owner};
 use tollgate_storage::logs::{self, LogEntry};
 use tollgate_storage::usage::{self, BalanceChange};
 use tollgate_storage::{
@@ -25,9 +27,11 @@ use tollgate_storage::{
 
 use crate::journal::HoldStart;
 use crate::log_writer::LogWriter;
+use crate::options::Options;
 use crate::options::rate_limit::RateLimit;
 use crate::storage_health::{StorageFault, StorageHealth};
-pub use ledger::{Billed, Refusal};
+use budget::BudgetBook;
+pub use ledger::{Billed, BudgetView, Refusal};
 use ledger::{HoldId, Ledger};
 pub use output::OutputAsk;
 
@@ -53,6 +57,19 @@ pub struct QuotaBook {
     ledgers: Arc<DashMap<UserId, Arc<Mutex<Ledger>>>>,
     /// Told about every settled charge (the quota reminder), once installed.
     watch: Arc<OnceLock<Arc<dyn SettleWatch>>>,
+    /// The clock and time zone of budget windows, once installed (else the system clock, UTC).
+    budget_env: Arc<OnceLock<BudgetEnv>>,
+}
+
+/// Seconds since the Unix epoch, as a clock tells them.
+pub type UnixClock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// Where budget windows read the time: the server's clock (tests move it) and the options'
+/// BudgetTimeZone.
+#[derive(Clone)]
+struct BudgetEnv {
+    options: Options,
+    clock: UnixClock,
 }
 
 /// Told about every request settlement that charged something, right after it (no lock held).
@@ -114,6 +131,28 @@ impl QuotaBook {
             writer,
             ledgers: Arc::new(DashMap::new()),
             watch: Arc::new(OnceLock::new()),
+            budget_env: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// Installs the clock and options budget windows read (once; later calls are ignored).
+    pub fn use_budget_env(&self, options: Options, clock: UnixClock) {
+        let _ = self.budget_env.set(BudgetEnv { options, clock });
+    }
+
+    /// Now, and the time zone of calendar windows.
+    fn budget_now(&self) -> (i64, jiff::tz::TimeZone) {
+        match self.budget_env.get() {
+            Some(env) => ((env.clock)(), env.options.current().budget_zone().clone()),
+            None => (jiff::Timestamp::now().as_second(), jiff::tz::TimeZone::UTC),
+        }
+    }
+
+    /// Now, as budget windows read it.
+    pub fn budget_clock(&self) -> i64 {
+        match self.budget_env.get() {
+            Some(env) => (env.clock)(),
+            None => jiff::Timestamp::now().as_second(),
         }
     }
 
@@ -135,26 +174,42 @@ impl QuotaBook {
         {
             return Ok(Arc::clone(ledger));
         }
-        let (balance, token_row) = self
+        let since = self.budget_clock().saturating_sub(KEEP_SECS);
+        let (balance, user_budget, token_row) = self
             .store
             .read(move |rtx| {
                 let user = users::get(rtx, user)?.ok_or(StorageError::NotFound { what: "user" })?;
+                let user_budget = budgets::load(rtx, Owner::User(user.id), since)?;
                 let token = match token {
-                    Some(id) => tokens::get(rtx, id)?,
+                    Some(id) => match tokens::get(rtx, id)? {
+                        Some(row) => Some((row, budgets::load(rtx, Owner::Token(id), since)?)),
+                        None => None,
+                    },
                     None => None,
                 };
-                Ok::<_, StorageError>((user.quota.0, token))
+                Ok::<_, StorageError>((user.quota.0, user_budget, token))
             })
             .await?;
+        let book =
+            |loaded: Option<budgets::Loaded>| loaded.map(|(b, spend)| BudgetBook::new(b, spend));
         // Race-safe get-or-insert: whoever inserted first wins; the other's load is discarded.
         let ledger = Arc::clone(
             self.ledgers
                 .entry(user)
-                .or_insert_with(|| Arc::new(Mutex::new(Ledger::new(balance))))
+                .or_insert_with(|| {
+                    Arc::new(Mutex::new(
+                        Ledger::new(balance).with_budget(book(user_budget)),
+                    ))
+                })
                 .value(),
         );
-        if let Some(row) = token_row {
-            lock(&ledger).add_token(row.id, row.remain_quota.0, row.unlimited_quota);
+        if let Some((row, budget)) = token_row {
+            lock(&ledger).add_token(
+                row.id,
+                row.remain_quota.0,
+                row.unlimited_quota,
+                book(budget),
+            );
         }
         Ok(ledger)
     }
@@ -184,6 +239,11 @@ impl QuotaBook {
             let mut guard = lock(&ledger);
             if let Some(limit) = &limit {
                 guard.admit_rate(limit, Instant::now())?;
+            }
+            if guard.has_budgets(token) {
+                let (now, zone) = self.budget_now();
+                let needed = ask.needed.clamp(0, ask.amount.max(0));
+                guard.check_budgets(token, needed, now, &zone)?;
             }
             guard.reserve(token, ask.amount, ask.needed)?
         };
@@ -373,8 +433,65 @@ impl QuotaBook {
         token: Option<TokenId>,
     ) -> Result<(), QuotaError> {
         let ledger = self.ledger(user, token).await?;
-        let checked = lock(&ledger).check_available(token);
-        checked.map_err(QuotaError::from)
+        let guard = lock(&ledger);
+        guard.check_available(token)?;
+        if guard.has_budgets(token) {
+            let (now, zone) = self.budget_now();
+            guard.check_budgets(token, 1, now, &zone)?;
+        }
+        Ok(())
+    }
+
+    /// The budget windows of `user` and `token` as admission sees them (loading the ledger if
+    /// needed): for dashboards and editors.
+    pub async fn budget_view(
+        &self,
+        user: UserId,
+        token: Option<TokenId>,
+    ) -> Result<BudgetView, StorageError> {
+        let ledger = self.ledger(user, token).await?;
+        let (now, zone) = self.budget_now();
+        let view = lock(&ledger).budget_view(token, now, &zone);
+        Ok(view)
+    }
+
+    /// Applies budgets an admin or owner just stored for `owner` (a user, or a key of `user`) to
+    /// a loaded ledger: the windows are replaced and the spend kept; an owner that had no
+    /// budget gets its stored spend (after the log writer's pending charges are committed).
+    /// A ledger not loaded yet reads them when it is.
+    pub async fn budgets_changed(&self, user: UserId, owner: Owner) -> Result<(), StorageError> {
+        let Some(ledger) = self.ledgers.get(&user).map(|l| Arc::clone(l.value())) else {
+            return Ok(());
+        };
+        let token = match owner {
+            Owner::User(_) => None,
+            Owner::Token(t) => Some(t),
+        };
+        let tracked = match lock(&ledger).budget_mut(token) {
+            None => return Ok(()),
+            Some(book) => book.is_some(),
+        };
+        if !tracked {
+            // Charges still queued would be missing from the stored spend.
+            let _ = self.writer.flush().await;
+        }
+        let since = self.budget_clock().saturating_sub(KEEP_SECS);
+        let loaded = self
+            .store
+            .read(move |rtx| budgets::load(rtx, owner, since))
+            .await?;
+        let mut guard = lock(&ledger);
+        if let Some(slot) = guard.budget_mut(token) {
+            *slot = match (slot.take(), loaded) {
+                (_, None) => None,
+                (Some(mut book), Some((b, _))) => {
+                    book.set_budgets(b);
+                    Some(book)
+                }
+                (None, Some((b, spend))) => Some(BudgetBook::new(b, spend)),
+            };
+        }
+        Ok(())
     }
 
     /// The in-memory balance of `user`, if loaded.
@@ -452,7 +569,11 @@ impl Hold {
                 if let Some(limit) = &self.rate {
                     l.rate_succeeded(limit, Instant::now());
                 }
-                l.settle(self.id, cost)
+                let billed = l.settle(self.id, cost);
+                if let Some(b) = &billed {
+                    l.budget_spent(self.token, at, b.charged);
+                }
+                billed
             })
             .flatten()
             .unwrap_or(Billed {

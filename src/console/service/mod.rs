@@ -3,6 +3,7 @@
 pub mod accounts;
 pub mod audit;
 pub mod backup_access;
+pub mod budgets;
 pub mod channel;
 pub mod dashboard;
 pub mod epay;

@@ -62,6 +62,7 @@ pub const ADMIN_READABLE: &[&str] = &[
     "DefaultOutputReserve",
     "DefaultOutputCap",
     "DebtAllowance",
+    "BudgetTimeZone",
     "CountTokensRateLimit",
     "RelayBodyBudgetMB",
     "RelayBodyBudgetPerKeyMB",

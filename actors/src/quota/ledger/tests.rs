@@ -93,7 +93,7 @@ fn charges_are_never_capped_and_a_debt_refuses_until_topped_up() {
 #[test]
 fn token_limits_apply_unless_unlimited() {
     let mut l = Ledger::new(1_000);
-    l.add_token(T, 50, false);
+    l.add_token(T, 50, false, None);
     assert_eq!(
         l.reserve(Some(T), 60, 60),
         Err(Refusal::TokenQuota {
