@@ -358,6 +358,7 @@ error_codes! {
         OptionTooSmall = "option_too_small" in InvalidRequest: "{} must be at least {}",
         OptionTooLarge = "option_too_large" in InvalidRequest: "{} must be at most {}",
         OptionNotJson = "option_not_json" in InvalidRequest: "{} is not a valid JSON string",
+        OptionNotZone = "option_not_zone" in InvalidRequest: "{} must be an IANA time zone name, such as UTC or Asia/Shanghai",
         OptionNotHttp = "option_not_http" in InvalidRequest: "{} must start with http:// or https://",
         OptionRefusedScheme = "option_refused_scheme" in InvalidRequest: "{} may not use the {} scheme",
         OptionBadShape = "option_bad_shape" in InvalidRequest: "{} does not have the expected shape: {}",

@@ -221,6 +221,7 @@ impl From<OptionError> for ConsoleError {
                 ConsoleError::with_args(ErrorCode::OptionTooLarge, [key(k), max])
             }
             OptionError::NotJson(k) => ConsoleError::with_args(ErrorCode::OptionNotJson, [key(k)]),
+            OptionError::NotZone(k) => ConsoleError::with_args(ErrorCode::OptionNotZone, [key(k)]),
             OptionError::NotHttpUrl(k) => {
                 ConsoleError::with_args(ErrorCode::OptionNotHttp, [key(k)])
             }

@@ -13,7 +13,7 @@ use tollgate_storage::{TokenId, UserId};
 
 use super::audit::Auditor;
 use super::users_admin::{self, may_act_on};
-use crate::error::ConsoleError;
+use crate::error::{ConsoleError, ErrorCode};
 use crate::state::AppState;
 
 /// One window as the console shows it.
@@ -162,9 +162,7 @@ pub async fn set_user_budget(
 ) -> Result<BudgetView, ConsoleError> {
     let user = users_admin::get(state, actor, id).await?;
     if !may_act_on(actor, &user) {
-        return Err(ConsoleError::Denied(
-            "you cannot change a user whose level is equal to or higher than yours",
-        ));
+        return Err(ConsoleError::with_args(ErrorCode::CannotManagePeer, []));
     }
     let target = format!("user {} ({})", user.id, user.username);
     replace(
