@@ -14,8 +14,8 @@ use std::time::Instant;
 use jiff::tz::TimeZone;
 use tollgate_storage::TokenId;
 
-use super::output::OutputAsk;
 use super::budget::{BudgetBook, WindowState};
+use super::output::OutputAsk;
 use super::rate::{RateKind, RequestWindow};
 use crate::options::rate_limit::RateLimit;
 
@@ -116,6 +116,9 @@ pub struct Ledger {
     next_hold: HoldId,
     rate: RequestWindow,
     budget: Option<BudgetBook>,
+    /// What the tightest budget window has left for the reservation being made (P16 item 3
+    /// counts it as available).
+    budget_cap: Option<i64>,
 }
 
 impl Ledger {
@@ -365,10 +368,17 @@ impl Ledger {
         if key_empty || available < needed {
             return Err(Refusal::TokenQuota { available, needed });
         }
-        let tokens = ask.limit(available);
+        let tokens = ask.limit(available.min(self.budget_cap.unwrap_or(i64::MAX)));
         let amount = ask.units(tokens);
         let id = self.reserve(token, amount, 0)?;
         Ok((id, tokens, amount))
+    }
+
+    /// Sets what is left in the tightest budget window (checked just before, in the same
+    /// critical section), which [`Ledger::reserve_output`] then counts as available; `None`
+    /// when no budget applies.
+    pub fn cap_by_budget(&mut self, left: Option<i64>) {
+        self.budget_cap = left;
     }
 
     fn drop_hold(&mut self, id: HoldId) -> Option<Hold> {

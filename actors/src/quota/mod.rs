@@ -275,6 +275,13 @@ impl QuotaBook {
             if let Some(limit) = &limit {
                 guard.admit_rate(limit, Instant::now())?;
             }
+            let mut cap = None;
+            if guard.has_budgets(token) {
+                let (now, zone) = self.budget_now();
+                guard.check_budgets(token, ask.needed(), now, &zone)?;
+                cap = guard.budget_left(token, now, &zone);
+            }
+            guard.cap_by_budget(cap);
             guard.reserve_output(token, &ask)?
         };
         Ok((

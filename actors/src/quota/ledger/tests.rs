@@ -158,7 +158,7 @@ fn concurrent_requests_split_the_balance_by_limiting_their_answers() {
     );
     // A limited key with less than the user: the key limits.
     let mut l = Ledger::new(10_000);
-    l.add_token(T, 3_000, false);
+    l.add_token(T, 3_000, false, None);
     let (_, tokens, held) = l.reserve_output(Some(T), &ask).expect("key covers 2,900");
     assert_eq!((tokens, held), (2_900, 3_000));
     assert!(matches!(
