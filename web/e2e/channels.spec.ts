@@ -82,7 +82,10 @@ test('the editor is a drawer over the list; balance and test-all answer from the
 
   const row = page.getByRole('row', { name: 'e2e-claude' });
   await row.getByRole('button', { name: '更新 e2e-claude 的余额' }).click();
-  await expect(page.getByText(/^渠道 e2e-claude 余额更新失败：.*not supported/)).toBeVisible();
+  // the server's refusal (balance_unsupported) in the reader's language, not the server's English
+  await expect(
+    page.getByText('渠道 e2e-claude 余额更新失败：此渠道类型不支持查询余额', { exact: true }),
+  ).toBeVisible();
 
   await row.getByRole('link', { name: '编辑' }).click();
   await expect(page).toHaveURL(/\/channel\/edit\/\d+$/);
