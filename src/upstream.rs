@@ -135,7 +135,7 @@ impl HttpClients {
         if proxy.is_empty() {
             return Ok(self.direct.clone());
         }
-        let url = validate_proxy(proxy)?;
+        let url = validate_proxy(proxy).map_err(|e| e.to_string())?;
         let mut cache = self
             .proxied
             .lock()

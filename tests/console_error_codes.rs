@@ -132,10 +132,34 @@ async fn each_console_area_answers_its_own_stable_code() {
         &known,
     );
 
-    // A body that does not parse: the general code with the parser's message.
+    // A body that does not parse: its own code, the parser's message as the argument.
     let (status, body) = admin.post("/api/token/", json!("not an object")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    refused(&body, "invalid_request", None, &known);
+    refused(&body, "invalid_request", Some("body_invalid"), &known);
+    assert!(
+        body["args"][0].as_str().is_some_and(|a| !a.is_empty()),
+        "{body}"
+    );
+
+    // Channels: a proxy address no outbound client speaks, and one without a host.
+    for (proxy, detail, args) in [
+        ("ftp://proxy.example:21", "proxy_scheme", json!(["ftp"])),
+        ("socks5:///", "proxy_no_host", Value::Null),
+    ] {
+        let (status, body) = root
+            .post(
+                "/api/channel/",
+                json!({"name": "p", "type": 1, "key": "sk-p", "models": "m", "proxy": proxy}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{proxy}: {body}");
+        refused(&body, "invalid_request", Some(detail), &known);
+        assert_eq!(
+            body.get("args").cloned().unwrap_or(Value::Null),
+            args,
+            "{body}"
+        );
+    }
 
     // Not logged in.
     let (status, body) = server.get("/api/user/self").await;

@@ -29,10 +29,6 @@ pub enum ConsoleError {
         /// What stands in the text's `{}` places, in order.
         args: Vec<String>,
     },
-    /// Input failed validation; the message says what to fix (text from elsewhere, e.g. a
-    /// body that does not parse).
-    #[error("{0}")]
-    Invalid(String),
     /// Not logged in, or the session is no longer valid.
     #[error("not logged in or the session has expired, please log in again")]
     NotLoggedIn,
@@ -141,7 +137,6 @@ impl ConsoleError {
     pub fn code(&self) -> ErrorCode {
         match self {
             ConsoleError::Coded { code, .. } => code.general(),
-            ConsoleError::Invalid(_) => ErrorCode::InvalidRequest,
             ConsoleError::NotLoggedIn => ErrorCode::NotLoggedIn,
             ConsoleError::Forbidden => ErrorCode::Forbidden,
             ConsoleError::TooManyRequests => ErrorCode::TooManyRequests,

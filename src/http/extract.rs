@@ -32,7 +32,10 @@ where
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         match axum::Json::<T>::from_request(req, state).await {
             Ok(axum::Json(value)) => Ok(ApiJson(value)),
-            Err(rejection) => Err(ConsoleError::Invalid(rejection.body_text())),
+            Err(rejection) => Err(ConsoleError::with_args(
+                ErrorCode::BodyInvalid,
+                [rejection.body_text()],
+            )),
         }
     }
 }
@@ -51,7 +54,10 @@ where
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         match axum::extract::Query::<T>::from_request_parts(parts, state).await {
             Ok(axum::extract::Query(value)) => Ok(ApiQuery(value)),
-            Err(rejection) => Err(ConsoleError::Invalid(rejection.body_text())),
+            Err(rejection) => Err(ConsoleError::with_args(
+                ErrorCode::QueryInvalid,
+                [rejection.body_text()],
+            )),
         }
     }
 }

@@ -91,7 +91,9 @@ async fn replace(
     target: String,
     auditor: Auditor,
 ) -> Result<(), ConsoleError> {
-    budgets.validate().map_err(ConsoleError::Invalid)?;
+    budgets
+        .validate()
+        .map_err(|e| ConsoleError::with_args(ErrorCode::BudgetInvalid, [e]))?;
     let after = json!(budgets);
     state
         .store

@@ -42,7 +42,7 @@ impl<S: Send + Sync> FromRequest<S> for ProofBody {
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let bytes = Bytes::from_request(req, state)
             .await
-            .map_err(|e| ConsoleError::Invalid(e.body_text()))?;
+            .map_err(|e| ConsoleError::with_args(ErrorCode::BodyInvalid, [e.body_text()]))?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(ProofBody::default());
         }

@@ -55,7 +55,7 @@ pub async fn query(
     let base = base_url(channel.channel_type, &channel.base_url)?;
     let client = http
         .for_proxy(&channel.proxy)
-        .map_err(ConsoleError::Invalid)?;
+        .map_err(|e| ConsoleError::with_args(ErrorCode::ProxyUnusable, [e]))?;
     let get = |path: String| fetch(&client, format!("{base}{path}"), key);
     let cny = |amount: f64| {
         if cny_per_usd > 0.0 {

@@ -14,7 +14,7 @@ use tollgate_storage::{ChannelId, Quota};
 
 use crate::channel_types::{self, ChannelType, FieldKind, Target, keys};
 use crate::error::{ConsoleError, ErrorCode};
-use crate::outbound::proxy::validate_proxy;
+use crate::outbound::proxy::{ProxyError, validate_proxy};
 
 /// Lowest accepted priority.
 pub const MIN_PRIORITY: i64 = -999;
@@ -400,9 +400,18 @@ fn validate(c: &mut Channel, creating: bool) -> Result<(), ConsoleError> {
         return bad(ErrorCode::ChannelStatusInvalid);
     }
     if !c.proxy.is_empty() {
-        validate_proxy(&c.proxy).map_err(ConsoleError::Invalid)?;
+        validate_proxy(&c.proxy).map_err(proxy_refused)?;
     }
     Ok(())
+}
+
+/// A refused proxy address as the console answers it (its own code, the detail as argument).
+pub fn proxy_refused(e: ProxyError) -> ConsoleError {
+    match e {
+        ProxyError::Url(why) => ConsoleError::with_args(ErrorCode::ProxyNotUrl, [why]),
+        ProxyError::Scheme(scheme) => ConsoleError::with_args(ErrorCode::ProxyScheme, [scheme]),
+        ProxyError::NoHost => ConsoleError::of(ErrorCode::ProxyNoHost),
+    }
 }
 
 #[cfg(test)]

@@ -203,7 +203,7 @@ pub async fn test(
         test_key(channel).ok_or_else(|| ConsoleError::of(ErrorCode::ChannelNoKey))?;
     let client = http
         .for_proxy(&channel.proxy)
-        .map_err(ConsoleError::Invalid)?;
+        .map_err(|e| ConsoleError::with_args(ErrorCode::ProxyUnusable, [e]))?;
     let model = test_model(channel, model);
     let started = Instant::now();
     // Azure, Vertex AI and Bedrock channels are tested through the relay's own transport (a
@@ -278,7 +278,9 @@ pub async fn fetch_models(
         .map(str::trim)
         .find(|l| !l.is_empty())
         .ok_or_else(|| ConsoleError::of(ErrorCode::FetchModelsNeedsKey))?;
-    let client = http.for_proxy(proxy).map_err(ConsoleError::Invalid)?;
+    let client = http
+        .for_proxy(proxy)
+        .map_err(|e| ConsoleError::with_args(ErrorCode::ProxyUnusable, [e]))?;
     let req = match api {
         ModelsApi::OpenAi => client
             .get(channel_types::openai_url(channel_type, &base, "/v1/models"))
@@ -334,8 +336,10 @@ pub async fn check_proxy(http: &HttpClients, proxy: &str) -> Result<ProxyReport,
     if proxy.trim().is_empty() {
         return Err(ConsoleError::of(ErrorCode::ProxyRequired));
     }
-    validate_proxy(proxy).map_err(ConsoleError::Invalid)?;
-    let client = http.for_proxy(proxy).map_err(ConsoleError::Invalid)?;
+    validate_proxy(proxy).map_err(super::input::proxy_refused)?;
+    let client = http
+        .for_proxy(proxy)
+        .map_err(|e| ConsoleError::with_args(ErrorCode::ProxyUnusable, [e]))?;
     let started = Instant::now();
     let resp = client
         .get(PROXY_CHECK_URL)
