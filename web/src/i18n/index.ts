@@ -9,6 +9,7 @@ import enChannels from './locales/en/channels.json';
 import enCommon from './locales/en/common.json';
 import enContent from './locales/en/content.json';
 import enDetail from './locales/en/detail.json';
+import enLimits from './locales/en/limits.json';
 import enLog from './locales/en/log.json';
 import enPersonal from './locales/en/personal.json';
 import enPlayground from './locales/en/playground.json';
@@ -26,6 +27,7 @@ import zhChannels from './locales/zh/channels.json';
 import zhCommon from './locales/zh/common.json';
 import zhContent from './locales/zh/content.json';
 import zhDetail from './locales/zh/detail.json';
+import zhLimits from './locales/zh/limits.json';
 import zhLog from './locales/zh/log.json';
 import zhPersonal from './locales/zh/personal.json';
 import zhPlayground from './locales/zh/playground.json';
@@ -53,6 +55,7 @@ export const resources = {
     topup: zhTopUp,
     pricing: zhPricing,
     log: zhLog,
+    limits: zhLimits,
     task: zhTask,
     detail: zhDetail,
     settings: zhSettings,
@@ -72,6 +75,7 @@ export const resources = {
     topup: enTopUp,
     pricing: enPricing,
     log: enLog,
+    limits: enLimits,
     task: enTask,
     detail: enDetail,
     settings: enSettings,

@@ -14,6 +14,7 @@ import {
   userModelsQueryOptions,
 } from '@/api/tokens';
 import type { Token } from '@/api/tokens';
+import { BudgetSection } from '@/components/limits/budget-section';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import {
@@ -77,12 +78,15 @@ export function TokenEditor({ open, id, onOpenChange, onSaved }: TokenEditorProp
         ) : !token.data ? (
           <Spinner label={t('list.loading')} />
         ) : (
-          <TokenForm
-            key={token.data.id}
-            token={token.data}
-            onDone={onSaved}
-            onCancel={() => onOpenChange(false)}
-          />
+          <>
+            <TokenForm
+              key={token.data.id}
+              token={token.data}
+              onDone={onSaved}
+              onCancel={() => onOpenChange(false)}
+            />
+            <BudgetSection owner={{ kind: 'token', id: token.data.id }} />
+          </>
         )}
       </DialogContent>
     </Dialog>

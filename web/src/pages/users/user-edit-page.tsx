@@ -11,6 +11,7 @@ import type { User } from '@/api/user';
 import { resetUserTwoFactor, updateUser, userQueryOptions } from '@/api/users';
 import { ConfirmDialog, useConfirm } from '@/components/common/confirm-dialog';
 import { PageHeader } from '@/components/layout/page-header';
+import { BudgetSection } from '@/components/limits/budget-section';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Card, CardContent, CardHeader, CardTitle } from '@/components/ui/card';
@@ -178,6 +179,11 @@ function UserEditForm({ user }: { user: User }) {
           </Button>
         </div>
       </form>
+      <Card>
+        <CardContent>
+          <BudgetSection owner={{ kind: 'user', id: user.id }} />
+        </CardContent>
+      </Card>
       <Card>
         <CardHeader>
           <CardTitle>{t('edit.bindings')}</CardTitle>
