@@ -199,3 +199,62 @@ async fn ratio_overrides_apply_and_only_root_restores_the_defaults() {
         assert_eq!(value, Some(json!("{}")), "{key} override cleared");
     }
 }
+
+/// The component price tables (audio, tool calls, tiers) are whole tables, seeded with published
+/// prices: restoring the defaults writes the seeded tables back, so an edited or emptied table
+/// does not survive the reset.
+#[tokio::test]
+async fn restoring_defaults_reseeds_the_component_price_tables() {
+    let server = TestServer::start().await;
+    server.setup_root().await;
+    let root = server.client_for(ROOT_USER, ROOT_PASS).await;
+    let (_, options) = root.get("/api/option/").await;
+    let keys = [
+        "AudioRatio",
+        "AudioCompletionRatio",
+        "ToolCallPrice",
+        "ModelPriceTiers",
+    ];
+    let seeded: Vec<Value> = keys.iter().map(|k| option(&options, k)).collect();
+    for key in keys {
+        server.set_option(&root, key, json!("{}")).await;
+    }
+    let (_, options) = root.get("/api/option/").await;
+    for key in keys {
+        assert_eq!(
+            option(&options, key),
+            json!("{}"),
+            "{key} emptied by the admin"
+        );
+    }
+
+    let (status, answer) = root.post("/api/option/rest_model_ratio", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let (_, options) = root.get("/api/option/").await;
+    for (key, seeded) in keys.iter().zip(&seeded) {
+        assert_ne!(
+            seeded,
+            &json!("{}"),
+            "{key} is seeded with published prices"
+        );
+        assert_eq!(
+            &option(&options, key),
+            seeded,
+            "{key} seeded table restored"
+        );
+    }
+}
+
+#[expect(
+    clippy::expect_used,
+    reason = "test helper: a missing option fails the test"
+)]
+fn option(options: &Value, key: &str) -> Value {
+    options["data"]
+        .as_array()
+        .expect("options")
+        .iter()
+        .find(|o| o["key"] == key)
+        .map(|o| o["value"].clone())
+        .expect("the option is listed")
+}

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use tollgate_actors::options::catalog;
 use tollgate_storage::users::User;
 
 use super::audit::Auditor;
@@ -21,6 +22,15 @@ use crate::state::AppState;
 
 /// The options that hold price overrides, cleared by [`restore_defaults`].
 pub const PRICE_OPTIONS: [&str; 4] = ["ModelRatio", "CompletionRatio", "CacheRatio", "ModelPrice"];
+
+/// The component price tables (P16 item 2): each stored text is the whole table, so restoring
+/// the defaults writes the seeded table back rather than an empty override.
+const COMPONENT_PRICE_OPTIONS: [&str; 4] = [
+    "AudioRatio",
+    "AudioCompletionRatio",
+    "ToolCallPrice",
+    "ModelPriceTiers",
+];
 
 /// One row of the pricing list.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -104,11 +114,18 @@ pub fn list(state: &AppState, user: Option<&User>) -> PricingList {
     }
 }
 
-/// POST /api/option/rest_model_ratio: drops the admin's price overrides, so the built-in tables
-/// apply again (to the relay from the next request); audited (`pricing.reset`, every price
+/// POST /api/option/rest_model_ratio: drops the admin's price overrides and writes the seeded
+/// component price tables back, so the built-in tables apply again (to the relay from the next request); audited (`pricing.reset`, every price
 /// option before and after) in the same transaction.
 pub async fn restore_defaults(state: &AppState, auditor: &Auditor) -> Result<(), ConsoleError> {
-    let entries: Vec<(&str, &str)> = PRICE_OPTIONS.iter().map(|k| (*k, "{}")).collect();
+    let seeded = COMPONENT_PRICE_OPTIONS
+        .iter()
+        .filter_map(|k| catalog::find(k).map(|def| (*k, def.default)));
+    let entries: Vec<(&str, &str)> = PRICE_OPTIONS
+        .iter()
+        .map(|k| (*k, "{}"))
+        .chain(seeded)
+        .collect();
     let entry = auditor.entry(
         "pricing.reset",
         "option:prices".to_owned(),

@@ -10,7 +10,8 @@ import { toast } from '@/stores/toasts';
 
 /**
  * 重置模型倍率 (root): after a confirmation, POST /api/option/rest_model_ratio drops every price
- * override so the built-in tables apply again; the price options and pricing are reloaded.
+ * override and re-seeds the component price tables (audio, tool calls, tiers) so the built-in
+ * tables apply again; the price options and pricing are reloaded.
  */
 export function ResetRatios() {
   const { t } = useTranslation('settings');
