@@ -708,3 +708,69 @@ async fn metrics_show_tasks_by_state_and_the_poller_lag() {
     );
     assert!(text.contains("tollgate_task_poll_lag_seconds 0"), "{text}");
 }
+
+#[tokio::test]
+async fn a_refunded_task_frees_the_budget_windows_it_had_used() {
+    let mock = MockJson::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = TestServer::start_with(dir, |c| c.task_poll_interval_ms = 50).await;
+    let (root, payer, _key) = fixture(&server, &[], QUOTA, QUOTA).await;
+    let ch = channel(&root, &mock, TaskKind::Suno).await;
+    let token = token_of(&payer).await;
+    mock.answer(
+        "/suno/fetch",
+        200,
+        json!({"code": "success", "data": [{"task_id": "song-b", "status": "SUCCESS",
+               "data": [{"audio_url": "https://cdn.example/b.mp3"}]}]}),
+    );
+    let task = submit(
+        &server,
+        payer.id,
+        token,
+        TaskKind::Suno,
+        ch,
+        "song-b",
+        now_unix(),
+        "",
+    );
+    finished(&server, task.id).await;
+    // Budgets set after the charge: the user's and the key's books load the stored spend.
+    let window = json!({"windows": [{"period": "month", "rolling": true, "limit": 10 * PRICE}]});
+    let user_budget = format!("/api/user/{}/budget", payer.id);
+    let key_budget = format!("/api/token/{}/budget", token.0);
+    let (status, body) = root.put(&user_budget, window.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["windows"][0]["spent"], json!(PRICE), "{body}");
+    let (status, body) = payer.put(&key_budget, window).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["windows"][0]["spent"], json!(PRICE), "{body}");
+
+    let (status, body) = root
+        .post(&format!("/api/task/{}/refund", task.id), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    for (who, path) in [(&root, &user_budget), (&payer, &key_budget)] {
+        let (_, body) = who.get(path).await;
+        assert_eq!(
+            body["data"]["windows"][0]["spent"],
+            json!(0),
+            "the refund frees the window in memory: {path} {body}"
+        );
+    }
+
+    // And in storage: a restart rebuilds the windows without the refunded charge.
+    let dir = server.stop().await;
+    let server = TestServer::start_in(dir).await;
+    let root = server
+        .client_for(common::ROOT_USER, common::ROOT_PASS)
+        .await;
+    let payer = server.client_for("payer", "password1").await;
+    for (who, path) in [(&root, &user_budget), (&payer, &key_budget)] {
+        let (_, body) = who.get(path).await;
+        assert_eq!(
+            body["data"]["windows"][0]["spent"],
+            json!(0),
+            "the refund frees the window in storage: {path} {body}"
+        );
+    }
+}

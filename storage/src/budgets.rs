@@ -244,6 +244,34 @@ pub fn add_spend(wtx: &WriteTransaction, changes: &[BalanceChange]) -> Result<()
     Ok(())
 }
 
+/// Takes a refunded charge of `amount` made at `at` back out of the quarter-hour spend of `user`
+/// and of `token` (the key it was made with), so a refund frees the budget windows it had used.
+/// A quarter hour already forgotten (older than every window) is left alone, and spend never
+/// goes below zero.
+pub fn remove_spend(
+    wtx: &WriteTransaction,
+    user: UserId,
+    token: Option<TokenId>,
+    at: i64,
+    amount: i64,
+) -> Result<()> {
+    if amount <= 0 {
+        return Ok(());
+    }
+    let bucket = bucket_of(at);
+    let mut table = wtx.open_table(BUDGET_SPEND)?;
+    let mut owners = vec![Owner::User(user)];
+    owners.extend(token.map(Owner::Token));
+    for owner in owners {
+        let (kind, id) = owner.key();
+        let Some(old) = table.get((kind, id, bucket))?.map(|g| g.value()) else {
+            continue;
+        };
+        table.insert((kind, id, bucket), old.saturating_sub(amount).max(0))?;
+    }
+    Ok(())
+}
+
 /// The quarter hours of `owner` from `since` on, oldest first: (first second, units).
 pub fn spend_since(rtx: &ReadTransaction, owner: Owner, since: i64) -> Result<Vec<(i64, i64)>> {
     let table = match rtx.open_table(BUDGET_SPEND) {

@@ -135,6 +135,14 @@ impl BudgetBook {
         }
     }
 
+    /// Takes a refunded charge of `amount` made at `at` back out of its quarter hour (never
+    /// below zero; a quarter hour already forgotten is left alone).
+    pub fn remove(&mut self, at: i64, amount: i64) {
+        if let Some(sum) = self.spend.get_mut(&bucket_of(at)) {
+            *sum = sum.saturating_sub(amount.max(0)).max(0);
+        }
+    }
+
     fn spent_since(&self, start: i64) -> i64 {
         self.spend
             .range(start..)

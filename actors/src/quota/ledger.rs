@@ -240,6 +240,19 @@ impl Ledger {
         }
     }
 
+    /// Takes a refunded charge (made at `at`) out of the user's and `token`'s budget windows.
+    pub fn budget_refunded(&mut self, token: Option<TokenId>, at: i64, amount: i64) {
+        if let Some(book) = &mut self.budget {
+            book.remove(at, amount);
+        }
+        if let Some(book) = token
+            .and_then(|t| self.tokens.get_mut(&t))
+            .and_then(|t| t.budget.as_mut())
+        {
+            book.remove(at, amount);
+        }
+    }
+
     /// Counts a settled charge in the user's and `token`'s budget windows.
     pub fn budget_spent(&mut self, token: Option<TokenId>, at: i64, charged: i64) {
         if let Some(book) = &mut self.budget {

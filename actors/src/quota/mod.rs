@@ -378,8 +378,9 @@ impl QuotaBook {
 
     /// Runs `decide` in one write transaction; the refund it returns (made by
     /// [`tollgate_storage::tasks::refund`] in that transaction, with its log row) is then
-    /// applied to `user`'s in-memory ledger — the balance, and the token's remaining quota when
-    /// the refund says it has a limit — on the same blocking thread, right after the commit, as
+    /// applied to `user`'s in-memory ledger — the balance, the token's remaining quota when
+    /// the refund says it has a limit, and the budget windows of the user and the key — on the
+    /// same blocking thread, right after the commit, as
     /// [`QuotaBook::credit_with`] does for credits (the ledger is loaded before the
     /// transaction, so the refund is counted exactly once).
     pub async fn refund_with<T, E, F>(&self, user: UserId, decide: F) -> Result<T, E>
@@ -398,6 +399,7 @@ impl QuotaBook {
                 if let Some(token) = r.token {
                     ledger.adjust_token(token, r.amount);
                 }
+                ledger.budget_refunded(r.key, r.charged_at, r.amount);
             }
             Ok::<_, E>(value)
         };

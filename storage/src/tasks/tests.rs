@@ -322,3 +322,37 @@ fn channel_used(store: &Store) -> i64 {
         .expect("read")
         .0
 }
+
+/// The quarter-hour budget spend of the user and of the key (in that order) since `since`.
+fn budget_spend(store: &Store, user: UserId, token: TokenId, since: i64) -> (i64, i64) {
+    use crate::budgets::{Owner, spend_since};
+    store
+        .read_blocking(|rtx| {
+            let sum = |v: Vec<(i64, i64)>| v.iter().map(|(_, units)| units).sum::<i64>();
+            Ok::<_, crate::StorageError>((
+                sum(spend_since(rtx, Owner::User(user), since)?),
+                sum(spend_since(rtx, Owner::Token(token), since)?),
+            ))
+        })
+        .expect("read")
+}
+
+#[test]
+fn a_refund_takes_the_charge_out_of_the_budget_spend_of_the_user_and_the_key() {
+    let (_dir, store) = store();
+    // An unlimited key: its remaining quota is not touched, but its budget spend is.
+    let (user, token) = user_and_token(&store, false);
+    let task = submit(&store, user, token, TaskKind::Suno, "s-1", 1_000);
+    assert_eq!(budget_spend(&store, user, token, 0), (100, 100));
+
+    let refunded = store
+        .write_blocking(|wtx| refund(wtx, task.id, "failed", 90_000))
+        .expect("refund")
+        .expect("refunded");
+    assert_eq!((refunded.key, refunded.charged_at), (Some(token), 1_000));
+    assert_eq!(
+        budget_spend(&store, user, token, 0),
+        (0, 0),
+        "the refund frees the windows the charge had used, a day later too"
+    );
+}

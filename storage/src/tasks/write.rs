@@ -232,6 +232,11 @@ pub struct Refunded {
     pub user: UserId,
     /// The token the quota went back to, when it has a limit.
     pub token: Option<TokenId>,
+    /// The key the task was charged through (limited or not): its budget windows are freed.
+    pub key: Option<TokenId>,
+    /// When the charge was made (the task row's `created_at`): the quarter hour whose budget
+    /// spend the refund lowers.
+    pub charged_at: i64,
     /// Quota returned.
     pub amount: i64,
     /// The refund's log row.
@@ -242,7 +247,8 @@ pub struct Refunded {
 /// reason kept when it has one); its quota goes back to the user's balance and, when the
 /// token has a limit, to the token; the user's (and token's) used quota is lowered by the
 /// same amount; a consume row of the negative amount records it (so the consume rows still
-/// sum to the used quota, and balance + used == credited is untouched). `None` when the task
+/// sum to the used quota, and balance + used == credited is untouched); the charge leaves the
+/// user's and the key's budget spend. `None` when the task
 /// does not exist, was refunded before, or cost nothing (it is still ended).
 pub fn refund(wtx: &WriteTransaction, id: i64, reason: &str, now: i64) -> Result<Option<Refunded>> {
     let mut tasks = wtx.open_table(TASKS)?;
@@ -272,6 +278,13 @@ pub fn refund(wtx: &WriteTransaction, id: i64, reason: &str, now: i64) -> Result
         return Ok(None);
     }
     let token = usage::refund(wtx, task.user_id, task.token_id, task.quota, now)?;
+    crate::budgets::remove_spend(
+        wtx,
+        task.user_id,
+        task.token_id,
+        task.created_at,
+        task.quota,
+    )?;
     let log = LogEntry {
         created_at: now,
         log_type: LOG_CONSUME,
@@ -297,6 +310,8 @@ pub fn refund(wtx: &WriteTransaction, id: i64, reason: &str, now: i64) -> Result
     Ok(Some(Refunded {
         user: task.user_id,
         token,
+        key: task.token_id,
+        charged_at: task.created_at,
         amount: task.quota,
         log_id,
     }))
