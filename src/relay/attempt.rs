@@ -2,11 +2,13 @@
 //! with failover down the priority tiers (RetryTimes, retryable failures only, only before any
 //! byte reached the client), makes each channel's key usable ([`super::adaptor::authorize`]),
 //! sends what the route builds for it, and reports every outcome to the channel pool
-//! ([`super::outcome`]). The winner's answer goes back to the route, which meters and settles it.
+//! ([`super::outcome`]). The winner ([`Won`]) owns the reservation and the settlement context,
+//! so a route only meters and answers it; a failed forward drops the reservation, releasing it.
 
 use std::time::{Duration, Instant};
 
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
+use tollgate_actors::quota::Hold;
 
 use super::adaptor::{self, Credential};
 use super::admission::Price;
@@ -30,24 +32,29 @@ pub enum Build {
     Stop,
 }
 
-/// A successful upstream answer and how it was reached.
+/// What a request brings to the attempt loop besides its route: the reservation admission
+/// made and what its settlement needs to know.
+pub struct Pending {
+    /// The reservation (released when the forward fails).
+    pub hold: Hold,
+    /// The client asked for a streamed answer.
+    pub stream: bool,
+    /// When the request arrived.
+    pub started: Instant,
+}
+
+/// A successful upstream answer, how it was reached, and what settles it.
 pub struct Won {
     /// The upstream's answer (2xx).
     pub resp: reqwest::Response,
     /// The upstream wire of the channel that answered.
     pub wire: Wire,
-    /// The model name sent upstream.
-    pub upstream_model: String,
-    /// The channel that answered.
-    pub channel: tollgate_storage::ChannelId,
-    /// Every channel tried, in order.
-    pub tried: Vec<tollgate_storage::ChannelId>,
-    /// The attempt timeline (for the log's admin_info).
-    pub attempts: Vec<Attempt>,
     /// The channel that answered (its keys are masked in in-band error text).
     pub routed: std::sync::Arc<RoutedChannel>,
-    /// The request's `/metrics` counters (this channel and the model).
-    pub cell: std::sync::Arc<crate::metrics::relay::Cell>,
+    /// The settlement context: model names, channel, attempts, price, counters.
+    pub ctx: SettleCtx,
+    /// The reservation the answer settles.
+    pub hold: Hold,
 }
 
 /// The attempt loop: picks channels that can serve `need` (pinned, else down the priority tiers
@@ -55,14 +62,15 @@ pub struct Won {
 /// channel's key usable ([`adaptor::authorize`]: a Vertex token, AWS credentials), sends what
 /// `build` makes for each, reports every outcome to the channel pool, and retries retryable
 /// failures up to `price.retries` times. `Err` is the last upstream's error (or why no channel
-/// could be tried: a 400 when the model has channels but none can serve the route); the caller
-/// then drops its reservation, which releases it.
+/// could be tried: a 400 when the model has channels but none can serve the route), and
+/// `pending`'s reservation is then dropped, which releases it; `Ok` carries it with the
+/// settlement context ([`Won`]).
 pub async fn forward<F>(
     state: &AppState,
     caller: &Caller,
     model: &str,
-    need: Need,
-    price: &Price,
+    (need, price): (Need, &Price),
+    pending: Pending,
     mut build: F,
 ) -> Result<Won, RelayError>
 where
@@ -156,15 +164,32 @@ where
                 );
                 attempts.push(timeline(&channel, resp.status().as_u16(), sent, ""));
                 let cell = count_attempts(state, Some(channel.id()), model, &attempts);
-                return Ok(Won {
-                    cell,
-                    resp,
-                    wire,
+                let ctx = SettleCtx {
+                    caller: caller.clone(),
+                    model: model.to_owned(),
                     upstream_model,
                     channel: channel.id(),
                     tried,
                     attempts,
+                    pricing: price.pricing,
+                    components: price.components,
+                    default_ratio: price.default_ratio,
+                    group_ratio: price.group_ratio,
+                    quota_per_unit: price.quota_per_unit,
+                    stream: pending.stream,
+                    started: pending.started,
+                    first_byte: None,
+                    log_enabled: price.log_enabled,
+                    cell,
+                    output_limit: price.output.tokens.map(|t| (t, price.output.write)),
+                    ceiling: price.output.ceiling.filter(|_| pending.stream),
+                };
+                return Ok(Won {
+                    resp,
+                    wire,
                     routed: channel,
+                    ctx,
+                    hold: pending.hold,
                 });
             }
             Ok(resp) => {
@@ -229,37 +254,6 @@ fn timeline(channel: &RoutedChannel, status: u16, sent: Instant, class: &'static
         s: status,
         ms: u64::try_from(sent.elapsed().as_millis()).unwrap_or(u64::MAX),
         e: class,
-    }
-}
-
-/// The settlement context of a request that `won`.
-pub fn settle_ctx(
-    caller: &Caller,
-    model: &str,
-    price: Price,
-    won: &Won,
-    stream: bool,
-    started: Instant,
-) -> SettleCtx {
-    SettleCtx {
-        caller: caller.clone(),
-        model: model.to_owned(),
-        upstream_model: won.upstream_model.clone(),
-        channel: won.channel,
-        tried: won.tried.clone(),
-        attempts: won.attempts.clone(),
-        pricing: price.pricing,
-        components: price.components,
-        default_ratio: price.default_ratio,
-        group_ratio: price.group_ratio,
-        quota_per_unit: price.quota_per_unit,
-        stream,
-        started,
-        first_byte: None,
-        log_enabled: price.log_enabled,
-        cell: std::sync::Arc::clone(&won.cell),
-        output_limit: price.output.tokens.map(|t| (t, price.output.write)),
-        ceiling: price.output.ceiling.filter(|_| stream),
     }
 }
 

@@ -37,7 +37,7 @@ use serde_json::Value;
 
 use super::adaptor::post;
 use super::admission::{Admission, Ask, admit};
-use super::attempt::{Build, forward, settle_ctx};
+use super::attempt::{Build, Pending, Won, forward};
 use super::auth::Caller;
 use super::components::Needs;
 use super::meter::Meter;
@@ -135,8 +135,12 @@ impl Speech {
             &state,
             &caller,
             &model,
-            Need::new(Serve::Audio, "/v1/audio/speech"),
-            &price,
+            (Need::new(Serve::Audio, "/v1/audio/speech"), &price),
+            Pending {
+                hold,
+                stream: false,
+                started,
+            },
             |channel, wire, upstream_model, key| {
                 if wire != Wire::OpenAi {
                     return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
@@ -161,23 +165,26 @@ impl Speech {
             },
         )
         .await;
-        // A failed forward drops `hold`, which releases the reservation.
-        let won = won?;
-        let mut ctx = settle_ctx(&caller, &model, price, &won, false, started);
+        // A failed forward drops the reservation, which releases it.
+        let Won {
+            resp,
+            mut ctx,
+            hold,
+            ..
+        } = won?;
         ctx.first_byte = Some(Instant::now());
         let usage = Usage {
             prompt_tokens: chars,
             ..Usage::default()
         };
         ctx.settle(hold, usage.with_source(source(&presence)));
-        let status = won.resp.status();
-        let content_type = won
-            .resp
+        let status = resp.status();
+        let content_type = resp
             .headers()
             .get(header::CONTENT_TYPE)
             .cloned()
             .unwrap_or(HeaderValue::from_static("audio/mpeg"));
-        let mut response = Response::new(Body::from_stream(won.resp.bytes_stream()));
+        let mut response = Response::new(Body::from_stream(resp.bytes_stream()));
         *response.status_mut() = status;
         response
             .headers_mut()
@@ -338,15 +345,22 @@ impl Upload {
             &state,
             &caller,
             &model,
-            Need::new(
-                Serve::Audio,
-                if path == "/v1/audio/translations" {
-                    "/v1/audio/translations"
-                } else {
-                    "/v1/audio/transcriptions"
-                },
+            (
+                Need::new(
+                    Serve::Audio,
+                    if path == "/v1/audio/translations" {
+                        "/v1/audio/translations"
+                    } else {
+                        "/v1/audio/transcriptions"
+                    },
+                ),
+                &price,
             ),
-            &price,
+            Pending {
+                hold,
+                stream: false,
+                started,
+            },
             |channel, wire, upstream_model, key| {
                 if wire != Wire::OpenAi {
                     return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
@@ -371,16 +385,17 @@ impl Upload {
             },
         )
         .await;
-        // A failed forward drops `hold`, which releases the reservation.
-        let won = won?;
-        let ctx = settle_ctx(&caller, &model, price, &won, false, started);
-        let status = won.resp.status();
-        let answer_type = won.resp.headers().get(header::CONTENT_TYPE).cloned();
+        // A failed forward drops the reservation, which releases it.
+        let Won {
+            resp, ctx, hold, ..
+        } = won?;
+        let status = resp.status();
+        let answer_type = resp.headers().get(header::CONTENT_TYPE).cloned();
         // The audio's worth in tokens is its duration, which only the answer tells: the prompt
         // starts at 0 and is learned from the transcription. An answer cut off or too late is
         // billed as partial like every whole answer (`whole::read_whole`): the upstream worked.
         let mut meter = Meter::new(ctx, hold, Prompt::known(0));
-        let bytes = read_whole(won.resp, state.config.relay_timeout(), &mut meter).await?;
+        let bytes = read_whole(resp, state.config.relay_timeout(), &mut meter).await?;
         let transcript = transcript_usage(&bytes);
         meter.output(&transcript.text);
         match transcript.reported {

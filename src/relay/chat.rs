@@ -22,7 +22,7 @@ use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use super::adaptor::post;
 use super::admission::{Admission, Ask, Body, OutputLimit, Price, admit_output};
-use super::attempt::{Build, forward, settle_ctx};
+use super::attempt::{Build, Pending, Won, forward};
 use super::auth::Caller;
 use super::meter::Meter;
 use super::plan::{Family, plan_for};
@@ -208,12 +208,17 @@ impl Forward {
             limit: price.output,
             responses: path == "/v1/responses",
         };
+        let pending = Pending {
+            hold,
+            stream: head.stream,
+            started,
+        };
         let won = forward(
             &state,
             &caller,
             &head.model,
-            Need::openai_route(path, head.stream),
-            &price,
+            (Need::openai_route(path, head.stream), &price),
+            pending,
             |channel, wire, upstream_model, key| {
                 if wire != Wire::OpenAi {
                     return Ok(Build::Skip(RelayError::NotImplemented(format!(
@@ -235,9 +240,14 @@ impl Forward {
             },
         )
         .await;
-        // A failed forward drops `hold`, which releases the reservation.
-        let won = won?;
-        let ctx = settle_ctx(&caller, &head.model, price, &won, head.stream, started);
+        // A failed forward drops the reservation, which releases it.
+        let Won {
+            resp,
+            routed,
+            ctx,
+            hold,
+            ..
+        } = won?;
         let timeout = state.config.relay_timeout();
         if head.stream {
             let wire = if path == "/v1/responses" {
@@ -246,15 +256,15 @@ impl Forward {
                 super::wire::Wire::OpenAi
             };
             return Ok(stream::respond(
-                (won.resp, wire),
+                (resp, wire),
                 Meter::new(ctx, hold, prompt),
                 client_wants_usage,
-                std::sync::Arc::clone(&won.routed),
+                routed,
                 timeout,
                 price.ping,
             ));
         }
-        finish_plain(won.resp, ctx, hold, prompt, timeout, &presence).await
+        finish_plain(resp, ctx, hold, prompt, timeout, &presence).await
     }
 }
 

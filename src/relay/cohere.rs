@@ -30,7 +30,7 @@ use tollgate_actors::quota::Hold;
 use super::adaptor::post;
 use super::adaptor::{self, Credential};
 use super::admission::{self, Admission, Ask, Price};
-use super::attempt::{self, Build, settle_ctx};
+use super::attempt::{self, Build, Pending, Won};
 use super::auth::Caller;
 use super::cloud_embed;
 use super::components::Needs;
@@ -386,32 +386,38 @@ impl Job {
             &state,
             &self.caller,
             &self.model,
-            crate::channel_types::serve::Need::openai_route(&self.path, false),
-            &self.price,
+            (
+                crate::channel_types::serve::Need::openai_route(&self.path, false),
+                &self.price,
+            ),
+            Pending {
+                hold,
+                stream: false,
+                started: self.started,
+            },
             |channel, wire, upstream_model, key| {
                 self.build(&state, channel, wire, upstream_model, key)
             },
         )
         .await;
-        // A failed forward drops `hold`, which releases the reservation.
-        let won = won?;
-        let ctx = settle_ctx(
-            &self.caller,
-            &self.model,
-            self.price,
-            &won,
-            false,
-            self.started,
-        );
+        // A failed forward drops the reservation, which releases it.
+        let Won {
+            resp,
+            wire,
+            routed,
+            ctx,
+            hold,
+        } = won?;
+        let channel_type = routed.channel.channel_type;
+        let cloud = cloud_embed::kind(channel_type, &ctx.upstream_model)
+            .filter(|_| cloud_embed::is_cloud(channel_type));
         let mut meter = Meter::new(ctx, hold, Prompt::known(self.estimate));
-        let status = won.resp.status();
-        let content_type = won.resp.headers().get(header::CONTENT_TYPE).cloned();
-        let bytes = read_whole(won.resp, state.config.relay_timeout(), &mut meter).await?;
+        let status = resp.status();
+        let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
+        let bytes = read_whole(resp, state.config.relay_timeout(), &mut meter).await?;
         let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
             return Err(not_json(&mut meter).await);
         };
-        let cloud = cloud_embed::kind(won.routed.channel.channel_type, &won.upstream_model)
-            .filter(|_| cloud_embed::is_cloud(won.routed.channel.channel_type));
         if let Some(kind) = cloud {
             let (vectors, reported) = cloud_embed::answer(kind, &answer);
             if let Some(tokens) = reported.filter(|t| *t >= 0) {
@@ -430,7 +436,7 @@ impl Job {
             );
             return Ok(Json(converted).into_response());
         }
-        if won.wire != Wire::Cohere {
+        if wire != Wire::Cohere {
             // An OpenAI-compatible channel's answer goes out as it came.
             if let Some(usage) = answer.get("usage").filter(|u| u.is_object())
                 && let Ok(usage) = serde_json::from_value::<OpenAiUsage>(usage.clone())

@@ -21,7 +21,7 @@ use tollgate_actors::quota::Hold;
 
 use super::adaptor::{self, Credential};
 use super::admission::{Admission, Ask, Body, Price, admit_output};
-use super::attempt::{Build, Won, forward, settle_ctx};
+use super::attempt::{Build, Pending, Won, forward};
 use super::auth::Caller;
 use super::components::Needs;
 use super::keepalive;
@@ -29,7 +29,6 @@ use super::meter::Meter;
 use super::pipe::{self, Mode};
 use super::prompt::Prompt;
 use super::prompt_count::{message_texts, prompt_tokens};
-use super::settle::SettleCtx;
 use super::whole::{not_json, read_whole};
 use super::wire::{self, EncodeCtx, Wire, anthropic};
 use crate::channel_types::serve::Need;
@@ -142,8 +141,12 @@ async fn forward_job(
         state,
         &job.caller,
         &job.model,
-        Need::chat(job.stream, route),
-        &price,
+        (Need::chat(job.stream, route), &price),
+        Pending {
+            hold,
+            stream: job.stream,
+            started: job.started,
+        },
         |channel, wire, upstream_model, key| {
             let wire = wire.upstream(channel, job.client);
             let limit = price.output.tokens.filter(|_| price.output.write);
@@ -158,21 +161,10 @@ async fn forward_job(
         },
     )
     .await;
-    // A failed forward drops `hold`, which releases the reservation.
-    let won = won?;
-    let ctx = settle_ctx(
-        &job.caller,
-        &job.model,
-        price,
-        &won,
-        job.stream,
-        job.started,
-    );
+    // A failed forward drops the reservation, which releases it.
     answer(
         &job,
-        won,
-        ctx,
-        hold,
+        won?,
         state.config.relay_timeout(),
         price.ping,
         &presence,
@@ -309,14 +301,18 @@ fn request(
 async fn answer(
     job: &Job,
     won: Won,
-    ctx: SettleCtx,
-    hold: Hold,
     timeout: Duration,
     ping: Option<Duration>,
     presence: &super::detach::Presence,
 ) -> Result<Response, RelayError> {
     let upstream = won.wire.upstream(&won.routed, job.client);
-    let resp = won.resp;
+    let Won {
+        resp,
+        routed,
+        ctx,
+        hold,
+        ..
+    } = won;
     let same = upstream == job.client;
     if job.stream && same && upstream == Wire::OpenAi {
         // An OpenAI client reaching an OpenAI channel of a mixed route: the OpenAI path's
@@ -326,7 +322,7 @@ async fn answer(
             (resp, Wire::OpenAi),
             Meter::new(ctx, hold, Prompt::known(job.prompt_estimate)),
             job.include_usage,
-            std::sync::Arc::clone(&won.routed),
+            routed,
             timeout,
             ping,
         ));
@@ -354,13 +350,13 @@ async fn answer(
             };
             (every, bytes)
         });
-        let framing = adaptor::framing(won.routed.channel.channel_type);
+        let framing = adaptor::framing(routed.channel.channel_type);
         return Ok(pipe::respond(
             adaptor::chunks(resp, framing),
             wire::decoder(upstream),
             mode,
             meter,
-            std::sync::Arc::clone(&won.routed),
+            routed,
             (upstream, timeout),
             ping,
         ));

@@ -29,7 +29,7 @@ use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use super::adaptor::{post, vertex};
 use super::admission::{self, Admission, Ask};
-use super::attempt::{self, Build, settle_ctx};
+use super::attempt::{self, Build, Pending, Won};
 use super::auth::Caller;
 use super::components::Needs;
 use super::meter::Meter;
@@ -276,11 +276,18 @@ impl GeminiEmbed {
             state,
             &caller,
             model,
-            Need::new(
-                Serve::GeminiEmbeddings,
-                "/v1beta/models/{model}:embedContent",
+            (
+                Need::new(
+                    Serve::GeminiEmbeddings,
+                    "/v1beta/models/{model}:embedContent",
+                ),
+                &price,
             ),
-            &price,
+            Pending {
+                hold,
+                stream: false,
+                started,
+            },
             |channel, wire, upstream_model, key| {
                 let direct = super::adaptor::Transport::of(channel.channel.channel_type)
                     == super::adaptor::Transport::Direct;
@@ -330,25 +337,30 @@ impl GeminiEmbed {
             },
         )
         .await;
-        // A failed forward drops `hold`, which releases the reservation.
-        let won = won?;
-        let ctx = settle_ctx(&caller, model, price, &won, false, started);
-        let status = won.resp.status();
-        let content_type = won.resp.headers().get(header::CONTENT_TYPE).cloned();
+        // A failed forward drops the reservation, which releases it.
+        let Won {
+            resp,
+            wire,
+            routed,
+            ctx,
+            hold,
+        } = won?;
+        let from_vertex =
+            super::cloud_embed::kind(routed.channel.channel_type, &ctx.upstream_model)
+                == Some(super::cloud_embed::Kind::VertexPredict);
+        let status = resp.status();
+        let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
         // Read and billed like every whole answer (`whole`): one cut off, too late or not JSON
         // is billed as partial at the counted prompt (the upstream accepted it) and answered 502.
         let mut meter = Meter::new(ctx, hold, Prompt::known(estimate));
-        let bytes = read_whole(won.resp, state.config.relay_timeout(), &mut meter).await?;
+        let bytes = read_whole(resp, state.config.relay_timeout(), &mut meter).await?;
         let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
             return Err(not_json(&mut meter).await);
         };
-        let from_vertex =
-            super::cloud_embed::kind(won.routed.channel.channel_type, &won.upstream_model)
-                == Some(super::cloud_embed::Kind::VertexPredict);
         let converted = if from_vertex {
             Some(vertex_answer(&answer, batch))
         } else {
-            (won.wire == Wire::OpenAi).then(|| gemini_answer(&answer, batch))
+            (wire == Wire::OpenAi).then(|| gemini_answer(&answer, batch))
         };
         let reported = match &converted {
             Some((_, tokens)) => *tokens,
