@@ -107,32 +107,25 @@ pub struct Ask<'a> {
     /// How many calls' worth a per-call priced request costs (1 but for image requests: see
     /// [`price::image_calls`]).
     pub calls: f64,
-    /// The prompt's texts (for the sensitive-word check).
-    pub texts: &'a [&'a str],
     /// What the request would use beside text (audio, server tools, long context).
     pub needs: Needs,
+    /// Whether and how the upstream body may carry an output limit.
+    pub body: Body,
 }
 
-/// Admission, the same for every relay route: the key may use the model, the prompt has no
-/// sensitive words (CheckSensitiveOnPromptEnabled with StopOnSensitiveEnabled), the model has
-/// a price, and the user's quota actor counts the request against the model request rate
-/// limit and reserves the most it can cost (the playground reserves on the user only).
-pub async fn admit(
+/// Admission, the same for every relay route (called by [`super::spine::run`] only): the key
+/// may use the model, the prompt has no sensitive words (CheckSensitiveOnPromptEnabled with
+/// StopOnSensitiveEnabled; `texts` is asked for the prompt's texts only then), the model has a
+/// price, and the user's quota actor counts the request against the model request rate limit
+/// and reserves the most it can cost (the playground reserves on the user only). A generating
+/// request ([`Body::Writable`], [`Body::Fixed`]) has its output limit decided with the
+/// reservation ([`OutputLimit`]); with `global.pass_through_request_enabled` a writable body is
+/// fixed (never changed).
+pub async fn admit<'t>(
     state: &AppState,
     caller: &Caller,
     ask: Ask<'_>,
-) -> Result<Admission, RelayError> {
-    admit_output(state, caller, ask, Body::Plain).await
-}
-
-/// [`admit`] for a request whose output limit `body` says Tollgate may (or may not) write:
-/// the limit is decided with the reservation ([`OutputLimit`]). With
-/// `global.pass_through_request_enabled` a writable body is fixed (never changed).
-pub async fn admit_output(
-    state: &AppState,
-    caller: &Caller,
-    ask: Ask<'_>,
-    body: Body,
+    texts: impl FnOnce() -> Vec<&'t str> + Send,
 ) -> Result<Admission, RelayError> {
     let model = ask.model;
     if model.is_empty() {
@@ -145,7 +138,7 @@ pub async fn admit_output(
     }
     let options = state.options.current();
     if options.flag("StopOnSensitiveEnabled") {
-        let hits = options.sensitive_words().find(ask.texts.iter().copied());
+        let hits = options.sensitive_words().find(texts());
         if !hits.is_empty() {
             return Err(RelayError::SensitiveWords(hits.join(", ")));
         }
@@ -211,7 +204,7 @@ pub async fn admit_output(
     }
     let token = (!caller.playground).then_some(caller.token.id);
     let pass_through = options.flag("global.pass_through_request_enabled");
-    let rule = match body {
+    let rule = match ask.body {
         Body::Plain => None,
         Body::Writable => Some((ask.max_tokens, pass_through)),
         Body::Fixed { default } => Some((ask.max_tokens.or(default), true)),

@@ -34,16 +34,17 @@ use axum::http::{HeaderMap, HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
+use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::adaptor::post;
-use super::admission::{Admission, Ask, admit};
-use super::attempt::{Build, Pending, Won, forward};
+use super::adaptor::{Credential, post};
+use super::admission::{self, Ask, Price};
+use super::attempt::Build;
 use super::auth::Caller;
 use super::components::Needs;
-use super::meter::Meter;
+use super::detach::Presence;
 use super::price::Usage;
 use super::prompt::Prompt;
-use super::settle::UsageSource;
+use super::spine::{Answer, Plan, run};
 use super::whole::read_whole;
 use super::wire::Wire;
 use crate::channel_types::serve::{Need, Serve};
@@ -75,109 +76,107 @@ pub async fn speech(
         .as_str()
         .ok_or_else(|| RelayError::BadRequest("input is required".into()))?;
     let chars = i64::try_from(input.chars().count()).unwrap_or(i64::MAX);
-    let Admission { price, hold } = admit(
-        &state,
-        &caller,
-        Ask {
-            model: &model,
-            prompt_estimate: chars,
-            // Speech is billed on its input characters: no output tokens.
-            max_tokens: Some(0),
-            answers: 1,
-            calls: 1.0,
-            texts: &[input],
-            needs: Needs::default(),
-        },
-    )
-    .await?;
     let speech = Speech {
-        state: state.clone(),
-        caller,
         model,
         chars,
         body,
         parsed,
-        price,
-        hold,
         started,
     };
-    super::detach::run(&state, move |presence| speech.run(presence)).await
+    run(&state, caller, speech).await
 }
 
-/// An admitted speech request, forwarded in a task of its own (see [`super::detach`]): a
-/// client that leaves while the upstream works is still charged the input the upstream spent.
+/// A speech request (forwarded in a task of its own, see [`super::detach`]: a client that
+/// leaves while the upstream works is still charged the input the upstream spent).
 struct Speech {
-    state: AppState,
-    caller: Caller,
     model: String,
     chars: i64,
     body: Bytes,
     parsed: Value,
-    price: super::admission::Price,
-    hold: tollgate_actors::quota::Hold,
     started: Instant,
 }
 
-impl Speech {
-    async fn run(self, presence: super::detach::Presence) -> Result<Response, RelayError> {
-        let Speech {
-            state,
-            caller,
-            model,
-            chars,
-            body,
-            parsed,
-            price,
-            hold,
-            started,
-        } = self;
-        let won = forward(
-            &state,
-            &caller,
-            &model,
-            (Need::new(Serve::Audio, "/v1/audio/speech"), &price),
-            Pending {
-                hold,
-                stream: false,
-                started,
-            },
-            |channel, wire, upstream_model, key| {
-                if wire != Wire::OpenAi {
-                    return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
-                }
-                let body = json_body(
-                    &body,
-                    &parsed,
-                    &model,
-                    upstream_model,
-                    channel.json.param_override(),
-                )?;
-                let Some(url) =
-                    super::adaptor::openai_url(channel, "/v1/audio/speech", upstream_model)
-                else {
-                    return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
-                };
-                Ok(Build::Send(Box::new(
-                    post(&state, channel, wire, url, key)?
-                        .header(header::CONTENT_TYPE, "application/json")
-                        .body(body),
-                )))
-            },
-        )
-        .await;
-        // A failed forward drops the reservation, which releases it.
-        let Won {
-            resp,
-            mut ctx,
-            hold,
-            ..
-        } = won?;
-        ctx.first_byte = Some(Instant::now());
-        let usage = Usage {
-            prompt_tokens: chars,
-            ..Usage::default()
+impl Plan for Speech {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn ask(&self) -> Ask<'_> {
+        Ask {
+            model: &self.model,
+            prompt_estimate: self.chars,
+            // Speech is billed on its input characters: no output tokens.
+            max_tokens: Some(0),
+            answers: 1,
+            calls: 1.0,
+            needs: Needs::default(),
+            body: admission::Body::Plain,
+        }
+    }
+
+    fn texts(&self) -> Vec<&str> {
+        self.parsed["input"].as_str().into_iter().collect()
+    }
+
+    fn need(&self) -> Need {
+        Need::new(Serve::Audio, "/v1/audio/speech")
+    }
+
+    fn started(&self) -> Instant {
+        self.started
+    }
+
+    fn build(
+        &self,
+        state: &AppState,
+        _price: &Price,
+        channel: &RoutedChannel,
+        wire: Wire,
+        upstream_model: &str,
+        key: &Credential<'_>,
+    ) -> Result<Build, RelayError> {
+        if wire != Wire::OpenAi {
+            return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
+        }
+        let body = json_body(
+            &self.body,
+            &self.parsed,
+            &self.model,
+            upstream_model,
+            channel.json.param_override(),
+        )?;
+        let Some(url) = super::adaptor::openai_url(channel, "/v1/audio/speech", upstream_model)
+        else {
+            return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
         };
-        ctx.settle(hold, usage.with_source(source(&presence)));
+        Ok(Build::Send(Box::new(
+            post(state, channel, wire, url, key)?
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(body),
+        )))
+    }
+
+    fn prompt(&mut self) -> Prompt {
+        Prompt::known(self.chars)
+    }
+
+    /// Settled when the upstream accepts the request (the input is spent then); the audio is
+    /// streamed back as it arrives.
+    async fn answer(
+        self,
+        _state: &AppState,
+        won: Answer,
+        presence: &Presence,
+    ) -> Result<Response, RelayError> {
+        let Answer {
+            resp, mut meter, ..
+        } = won;
+        meter.ctx_mut().first_byte = Some(Instant::now());
+        meter.reported(Usage {
+            prompt_tokens: self.chars,
+            ..Usage::default()
+        });
+        meter.settle(presence.ending()).await;
         let status = resp.status();
         let content_type = resp
             .headers()
@@ -190,14 +189,6 @@ impl Speech {
             .headers_mut()
             .insert(header::CONTENT_TYPE, content_type);
         Ok(response)
-    }
-}
-
-/// The usage source of an answer read whole: the upstream's, unless the client left first.
-fn source(presence: &super::detach::Presence) -> UsageSource {
-    match presence.ending() {
-        super::meter::Ending::Cut(reason) => UsageSource::Partial(reason),
-        super::meter::Ending::Complete => UsageSource::Upstream,
     }
 }
 
@@ -279,122 +270,125 @@ pub async fn upload(
     }));
     let model = form_model(Tee(Arc::clone(&tee)), &boundary, &tee).await?;
     let model = model.unwrap_or_else(|| DEFAULT_TRANSCRIPTION_MODEL.to_owned());
-    let Admission { price, hold } = admit(
-        &state,
-        &caller,
-        Ask {
-            model: &model,
-            prompt_estimate: 0,
-            max_tokens: None,
-            answers: 1,
-            calls: 1.0,
-            texts: &[],
-            needs: Needs::default(),
-        },
-    )
-    .await?;
+    // Nothing reads the upload between here and the first attempt: what was read so far is
+    // the form's head the upstream gets first.
     let prefix: Vec<Bytes> = {
         let mut t = tee.lock().unwrap_or_else(PoisonError::into_inner);
         t.recording = false;
         std::mem::take(&mut t.seen)
     };
-    let path = uri.path().to_owned();
     let upload = Upload {
-        state: state.clone(),
-        caller,
         model,
-        upload: Some((prefix, Tee(tee))),
-        path,
+        upload: Mutex::new(Some((prefix, Tee(tee)))),
+        path: uri.path().to_owned(),
         content_type,
-        price,
-        hold,
         started,
     };
-    super::detach::run(&state, move |presence| upload.run(presence)).await
+    run(&state, caller, upload).await
 }
 
-/// An admitted transcription or translation, forwarded in a task of its own (see
-/// [`super::detach`]).
+/// A transcription or translation (forwarded in a task of its own, see [`super::detach`]).
 struct Upload {
-    state: AppState,
-    caller: Caller,
     model: String,
-    /// The form's first bytes (read to find the model) and the rest of the client's upload.
-    upload: Option<(Vec<Bytes>, Tee)>,
+    /// The form's first bytes (read to find the model) and the rest of the client's upload,
+    /// taken by the first attempt (an upload is sent once).
+    upload: Mutex<Option<(Vec<Bytes>, Tee)>>,
     path: String,
     content_type: HeaderValue,
-    price: super::admission::Price,
-    hold: tollgate_actors::quota::Hold,
     started: Instant,
 }
 
-impl Upload {
-    async fn run(self, presence: super::detach::Presence) -> Result<Response, RelayError> {
-        let Upload {
-            state,
-            caller,
-            model,
-            mut upload,
-            path,
-            content_type,
-            price,
-            hold,
-            started,
-        } = self;
-        let won = forward(
-            &state,
-            &caller,
-            &model,
-            (
-                Need::new(
-                    Serve::Audio,
-                    if path == "/v1/audio/translations" {
-                        "/v1/audio/translations"
-                    } else {
-                        "/v1/audio/transcriptions"
-                    },
-                ),
-                &price,
-            ),
-            Pending {
-                hold,
-                stream: false,
-                started,
-            },
-            |channel, wire, upstream_model, key| {
-                if wire != Wire::OpenAi {
-                    return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
-                }
-                let Some((prefix, rest)) = upload.take() else {
-                    return Ok(Build::Stop);
-                };
-                let prefix = if upstream_model == model {
-                    prefix
-                } else {
-                    vec![Bytes::from(replace_model(&prefix.concat(), upstream_model))]
-                };
-                let stream = futures_util::stream::iter(prefix.into_iter().map(Ok)).chain(rest);
-                let Some(url) = super::adaptor::openai_url(channel, &path, upstream_model) else {
-                    return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
-                };
-                Ok(Build::Send(Box::new(
-                    post(&state, channel, wire, url, key)?
-                        .header(header::CONTENT_TYPE, content_type.clone())
-                        .body(reqwest::Body::wrap_stream(stream)),
-                )))
+impl Plan for Upload {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn ask(&self) -> Ask<'_> {
+        Ask {
+            model: &self.model,
+            prompt_estimate: 0,
+            max_tokens: None,
+            answers: 1,
+            calls: 1.0,
+            needs: Needs::default(),
+            body: admission::Body::Plain,
+        }
+    }
+
+    fn texts(&self) -> Vec<&str> {
+        Vec::new()
+    }
+
+    fn need(&self) -> Need {
+        Need::new(
+            Serve::Audio,
+            if self.path == "/v1/audio/translations" {
+                "/v1/audio/translations"
+            } else {
+                "/v1/audio/transcriptions"
             },
         )
-        .await;
-        // A failed forward drops the reservation, which releases it.
-        let Won {
-            resp, ctx, hold, ..
-        } = won?;
+    }
+
+    fn started(&self) -> Instant {
+        self.started
+    }
+
+    fn build(
+        &self,
+        state: &AppState,
+        _price: &Price,
+        channel: &RoutedChannel,
+        wire: Wire,
+        upstream_model: &str,
+        key: &Credential<'_>,
+    ) -> Result<Build, RelayError> {
+        if wire != Wire::OpenAi {
+            return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
+        }
+        let taken = self
+            .upload
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let Some((prefix, rest)) = taken else {
+            return Ok(Build::Stop);
+        };
+        let prefix = if upstream_model == self.model {
+            prefix
+        } else {
+            vec![Bytes::from(replace_model(&prefix.concat(), upstream_model))]
+        };
+        let stream = futures_util::stream::iter(prefix.into_iter().map(Ok)).chain(rest);
+        let Some(url) = super::adaptor::openai_url(channel, &self.path, upstream_model) else {
+            return Ok(Build::Skip(unsupported(channel.channel.channel_type)));
+        };
+        Ok(Build::Send(Box::new(
+            post(state, channel, wire, url, key)?
+                .header(header::CONTENT_TYPE, self.content_type.clone())
+                .body(reqwest::Body::wrap_stream(stream)),
+        )))
+    }
+
+    /// The audio's worth in tokens is its duration, which only the answer tells: the prompt
+    /// starts at 0 and is learned from the transcription.
+    fn prompt(&mut self) -> Prompt {
+        Prompt::known(0)
+    }
+
+    async fn answer(
+        self,
+        state: &AppState,
+        won: Answer,
+        presence: &Presence,
+    ) -> Result<Response, RelayError> {
+        let Answer {
+            resp, mut meter, ..
+        } = won;
         let status = resp.status();
         let answer_type = resp.headers().get(header::CONTENT_TYPE).cloned();
-        // The audio's worth in tokens is its duration, which only the answer tells: the prompt
-        // starts at 0 and is learned from the transcription. An answer cut off or too late is
-        // billed as partial like every whole answer (`whole::read_whole`): the upstream worked.
-        let mut meter = Meter::new(ctx, hold, Prompt::known(0));
+        // An answer cut off or too late is billed as partial like every whole answer
+        // (`whole::read_whole`): the upstream worked.
         let bytes = read_whole(resp, state.config.relay_timeout(), &mut meter).await?;
         let transcript = transcript_usage(&bytes);
         meter.output(&transcript.text);

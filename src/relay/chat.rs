@@ -20,15 +20,16 @@ use axum::response::Response;
 use serde_json::Value;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::adaptor::post;
-use super::admission::{Admission, Ask, Body, OutputLimit, Price, admit_output};
-use super::attempt::{Build, Pending, Won, forward};
+use super::adaptor::{Credential, post};
+use super::admission::{Ask, Body, OutputLimit, Price};
+use super::attempt::Build;
 use super::auth::Caller;
-use super::meter::Meter;
+use super::detach::Presence;
 use super::plan::{Family, plan_for};
 use super::prompt::Prompt;
 use super::prompt_count::count_prompt_with;
 use super::request_head::ChatHead;
+use super::spine::{Answer, Plan, run};
 use super::stream;
 use super::tokenize::Counter;
 use super::whole::finish_plain;
@@ -69,202 +70,212 @@ pub(super) async fn serve(
     match plan_for(&state, &caller, path, &body) {
         Family::OpenAi => {}
         Family::Adaptor => {
-            if let Some(job) = super::convert::foreign_chat(&caller, &body) {
-                return super::convert::relay(&state, job?).await;
+            if let Some(job) = super::convert::foreign_chat(&body) {
+                return run(&state, caller, job?).await;
             }
         }
         Family::Responses { native } => {
-            if let Some(job) = super::responses::job(&caller, &body, native) {
-                return super::convert::relay(&state, job?).await;
+            if let Some(job) = super::responses::job(&body, native) {
+                return run(&state, caller, job?).await;
             }
         }
-        Family::Cohere => return super::cohere::serve(state, caller, body, path).await,
+        Family::Cohere => {
+            let plan = super::cohere::Job::new(body, path)?;
+            return run(&state, caller, plan).await;
+        }
     }
-    relay_json(state, caller, body, path).await
+    let plan = OpenAiPlan::new(body, path)?;
+    run(&state, caller, plan).await
 }
 
-/// The shared pipeline: `path` is both the client's route and the upstream's.
-async fn relay_json(
-    state: AppState,
-    caller: Caller,
-    body: Bytes,
-    path: &str,
-) -> Result<Response, RelayError> {
-    let started = Instant::now();
-    let head: ChatHead = serde_json::from_slice(&body)
-        .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
-    let texts = head.texts();
-    let prompt = prompt_of(&head, &texts, &body);
-    // Only text-generating routes produce output tokens to reserve for.
-    let generates = matches!(
-        path,
-        "/v1/chat/completions" | "/v1/completions" | "/v1/responses"
-    );
-    let max_tokens = if generates {
-        [
-            head.max_tokens,
-            head.max_completion_tokens,
-            head.max_output_tokens,
-        ]
-        .into_iter()
-        .flatten()
-        .max()
-    } else {
-        Some(0)
-    };
-    // Each answer asked for may be max_tokens long (`best_of` are all generated and billed).
-    let answers = if generates {
-        head.n.into_iter().chain(head.best_of).max().unwrap_or(1)
-    } else {
-        1
-    };
-    let calls = if path == "/v1/images/generations" {
-        super::price::image_calls(
-            &head.model,
-            head.n,
-            head.size.as_deref(),
-            head.quality.as_deref(),
-        )
-    } else {
-        1.0
-    };
-    let body_rule = match path {
-        "/v1/chat/completions" | "/v1/responses" => Body::Writable,
-        // OpenAI's default max_tokens of legacy completions.
-        "/v1/completions" => Body::Fixed { default: Some(16) },
-        _ => Body::Plain,
-    };
-    let Admission { price, hold } = admit_output(
-        &state,
-        &caller,
-        Ask {
-            model: &head.model,
-            prompt_estimate: prompt.estimate().max(head.reserve_estimate()),
-            max_tokens,
-            answers,
-            calls,
-            texts: &texts,
-            needs: head.needs(),
-        },
-        body_rule,
-    )
-    .await?;
-    let job = Forward {
-        caller,
-        body,
-        path: path.to_owned(),
-        head,
-        prompt,
-        price,
-        started,
-    };
-    let worker = state.clone();
-    super::detach::run(&state, move |presence| job.run(worker, hold, presence)).await
-}
-
-/// An admitted JSON request on its way upstream (owned: it runs in a task of its own, see
-/// [`super::detach`]).
-struct Forward {
-    caller: Caller,
+/// A JSON request on the OpenAI path: `path` is both the client's route and the upstream's
+/// (owned: it runs in a task of its own, see [`super::detach`]).
+struct OpenAiPlan {
     body: Bytes,
     path: String,
     head: ChatHead,
+    /// The prompt count (taken by the meter once the forward won).
     prompt: Prompt,
-    price: Price,
     started: Instant,
+    /// The client asked for the usage chunk of a stream.
+    client_wants_usage: bool,
 }
 
-impl Forward {
-    /// Forwards with failover and answers, settling `hold`.
-    async fn run(
-        self,
-        state: AppState,
-        hold: tollgate_actors::quota::Hold,
-        presence: super::detach::Presence,
-    ) -> Result<Response, RelayError> {
-        let Forward {
-            caller,
-            body,
-            path,
-            head,
-            prompt,
-            price,
-            started,
-        } = self;
-        let path = path.as_str();
+impl OpenAiPlan {
+    fn new(body: Bytes, path: &str) -> Result<OpenAiPlan, RelayError> {
+        let started = Instant::now();
+        let head: ChatHead = serde_json::from_slice(&body).map_err(|e| {
+            RelayError::BadRequest(format!("the request body is not valid JSON: {e}"))
+        })?;
+        let prompt = prompt_of(&head, &head.texts(), &body);
         let client_wants_usage = head
             .stream_options
             .as_ref()
             .and_then(|o| o.get("include_usage"))
             .and_then(Value::as_bool)
             == Some(true);
+        Ok(OpenAiPlan {
+            body,
+            path: path.to_owned(),
+            head,
+            prompt,
+            started,
+            client_wants_usage,
+        })
+    }
+
+    /// Only text-generating routes produce output tokens to reserve for.
+    fn generates(&self) -> bool {
+        matches!(
+            self.path.as_str(),
+            "/v1/chat/completions" | "/v1/completions" | "/v1/responses"
+        )
+    }
+}
+
+impl Plan for OpenAiPlan {
+    fn model(&self) -> &str {
+        &self.head.model
+    }
+
+    fn ask(&self) -> Ask<'_> {
+        let head = &self.head;
+        let path = self.path.as_str();
+        let generates = self.generates();
+        let max_tokens = if generates {
+            [
+                head.max_tokens,
+                head.max_completion_tokens,
+                head.max_output_tokens,
+            ]
+            .into_iter()
+            .flatten()
+            .max()
+        } else {
+            Some(0)
+        };
+        // Each answer asked for may be max_tokens long (`best_of` are all generated and billed).
+        let answers = if generates {
+            head.n.into_iter().chain(head.best_of).max().unwrap_or(1)
+        } else {
+            1
+        };
+        let calls = if path == "/v1/images/generations" {
+            super::price::image_calls(
+                &head.model,
+                head.n,
+                head.size.as_deref(),
+                head.quality.as_deref(),
+            )
+        } else {
+            1.0
+        };
+        let body = match path {
+            "/v1/chat/completions" | "/v1/responses" => Body::Writable,
+            // OpenAI's default max_tokens of legacy completions.
+            "/v1/completions" => Body::Fixed { default: Some(16) },
+            _ => Body::Plain,
+        };
+        Ask {
+            model: &head.model,
+            prompt_estimate: self.prompt.estimate().max(head.reserve_estimate()),
+            max_tokens,
+            answers,
+            calls,
+            needs: head.needs(),
+            body,
+        }
+    }
+
+    fn texts(&self) -> Vec<&str> {
+        self.head.texts()
+    }
+
+    fn need(&self) -> Need {
+        Need::openai_route(&self.path, self.head.stream)
+    }
+
+    fn stream(&self) -> bool {
+        self.head.stream
+    }
+
+    fn started(&self) -> Instant {
+        self.started
+    }
+
+    fn build(
+        &self,
+        state: &AppState,
+        price: &Price,
+        channel: &RoutedChannel,
+        wire: Wire,
+        upstream_model: &str,
+        key: &Credential<'_>,
+    ) -> Result<Build, RelayError> {
+        let path = self.path.as_str();
         // Only chat completions and completions know `stream_options.include_usage`.
         let usage_chunk = matches!(path, "/v1/chat/completions" | "/v1/completions");
-        let force_usage = head.stream && usage_chunk && !client_wants_usage;
         let rewrite = Rewrite {
-            force_usage,
+            force_usage: self.head.stream && usage_chunk && !self.client_wants_usage,
             chat: path == "/v1/chat/completions",
             pass_through: price.pass_through,
             limit: price.output,
             responses: path == "/v1/responses",
         };
-        let pending = Pending {
-            hold,
-            stream: head.stream,
-            started,
+        if wire != Wire::OpenAi {
+            return Ok(Build::Skip(RelayError::NotImplemented(format!(
+                "relaying {path} to channel type {}",
+                channel.channel.channel_type
+            ))));
+        }
+        let Some(url) = super::adaptor::openai_url(channel, path, upstream_model) else {
+            return Ok(Build::Skip(RelayError::NotImplemented(format!(
+                "relaying {path} to channel type {}",
+                channel.channel.channel_type
+            ))));
         };
-        let won = forward(
-            &state,
-            &caller,
-            &head.model,
-            (Need::openai_route(path, head.stream), &price),
-            pending,
-            |channel, wire, upstream_model, key| {
-                if wire != Wire::OpenAi {
-                    return Ok(Build::Skip(RelayError::NotImplemented(format!(
-                        "relaying {path} to channel type {}",
-                        channel.channel.channel_type
-                    ))));
-                }
-                let Some(url) = super::adaptor::openai_url(channel, path, upstream_model) else {
-                    return Ok(Build::Skip(RelayError::NotImplemented(format!(
-                        "relaying {path} to channel type {}",
-                        channel.channel.channel_type
-                    ))));
-                };
-                let upstream_body = upstream_body(&body, upstream_model, &head, rewrite, channel)?;
-                let req = post(&state, channel, wire, url, key)?
-                    .header(header::CONTENT_TYPE, "application/json")
-                    .body(upstream_body);
-                Ok(Build::Send(Box::new(req)))
-            },
-        )
-        .await;
-        // A failed forward drops the reservation, which releases it.
-        let Won {
+        let upstream_body =
+            upstream_body(&self.body, upstream_model, &self.head, rewrite, channel)?;
+        let req = post(state, channel, wire, url, key)?
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(upstream_body);
+        Ok(Build::Send(Box::new(req)))
+    }
+
+    fn prompt(&mut self) -> Prompt {
+        std::mem::replace(&mut self.prompt, Prompt::known(0))
+    }
+
+    async fn answer(
+        self,
+        state: &AppState,
+        won: Answer,
+        presence: &Presence,
+    ) -> Result<Response, RelayError> {
+        let Answer {
             resp,
             routed,
-            ctx,
-            hold,
+            meter,
+            price,
             ..
-        } = won?;
+        } = won;
         let timeout = state.config.relay_timeout();
-        if head.stream {
-            let wire = if path == "/v1/responses" {
-                super::wire::Wire::Responses
+        if self.head.stream {
+            let wire = if self.path == "/v1/responses" {
+                Wire::Responses
             } else {
-                super::wire::Wire::OpenAi
+                Wire::OpenAi
             };
             return Ok(stream::respond(
                 (resp, wire),
-                Meter::new(ctx, hold, prompt),
-                client_wants_usage,
+                meter,
+                self.client_wants_usage,
                 routed,
                 timeout,
                 price.ping,
             ));
         }
-        finish_plain(resp, ctx, hold, prompt, timeout, &presence).await
+        finish_plain(resp, meter, timeout, presence).await
     }
 }
 

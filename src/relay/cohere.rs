@@ -25,23 +25,23 @@ use base64::Engine;
 use serde_json::{Value, json};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 use tollgate_actors::options::pricing::ModelPricing;
-use tollgate_actors::quota::Hold;
 
 use super::adaptor::post;
 use super::adaptor::{self, Credential};
-use super::admission::{self, Admission, Ask, Price};
-use super::attempt::{self, Build, Pending, Won};
-use super::auth::Caller;
+use super::admission::{Ask, Body, Price};
+use super::attempt::Build;
 use super::cloud_embed;
 use super::components::Needs;
-use super::meter::Meter;
+use super::detach::Presence;
 use super::prompt::Prompt;
 use super::prompt_count::each_text;
+use super::spine::{Answer, Plan};
 use super::tokenize::Counter;
 use super::usage::OpenAiUsage;
 use super::whole::{not_json, read_whole};
 use super::wire::{Wire, cohere};
 use crate::channel_types::effective_base_url;
+use crate::channel_types::serve::Need;
 use crate::error::RelayError;
 use crate::state::AppState;
 
@@ -229,71 +229,47 @@ fn reported_tokens(route: Route, meta: &Value) -> Option<i64> {
     Some(cohere::usage_of(&json!({"tokens": {"input_tokens": n}})).prompt_tokens)
 }
 
-/// Serves an embeddings or rerank request of a route with Cohere (or, for embeddings, cloud)
+/// An embeddings or rerank request of a route with Cohere (or, for embeddings, cloud)
 /// channels ([`super::plan::Family::Cohere`]).
-pub async fn serve(
-    state: AppState,
-    caller: Caller,
-    body: Bytes,
-    path: &str,
-) -> Result<Response, RelayError> {
-    let started = Instant::now();
-    let route = Route::of(path).ok_or_else(|| RelayError::NotImplemented(path.to_owned()))?;
-    let parsed: Value = serde_json::from_slice(&body)
-        .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
-    let model = parsed["model"].as_str().unwrap_or_default().to_owned();
-    let texts = texts(route, &parsed);
-    let counter = Counter::for_model(&model);
-    let estimate = texts
-        .iter()
-        .fold(0i64, |n, t| n.saturating_add(counter.count(t)));
-    let Admission { price, hold } = admission::admit(
-        &state,
-        &caller,
-        Ask {
-            model: &model,
-            prompt_estimate: estimate,
-            max_tokens: Some(0),
-            answers: 1,
-            calls: 1.0,
-            texts: &texts,
-            needs: Needs::default(),
-        },
-    )
-    .await?;
-    let job = Job {
-        route,
-        path: path.to_owned(),
-        caller,
-        body,
-        parsed,
-        model,
-        estimate,
-        price,
-        started,
-    };
-    let worker = state.clone();
-    super::detach::run(&state, move |presence| job.run(worker, hold, presence)).await
-}
-
-/// An admitted embeddings or rerank request (owned: it runs in a task of its own).
-struct Job {
+pub struct Job {
     route: Route,
     path: String,
-    caller: Caller,
     body: Bytes,
     parsed: Value,
     model: String,
     estimate: i64,
-    price: Price,
     started: Instant,
 }
 
 impl Job {
+    /// The plan of `body` on `path` (`/v1/embeddings` or `/v1/rerank`).
+    pub fn new(body: Bytes, path: &str) -> Result<Job, RelayError> {
+        let started = Instant::now();
+        let route = Route::of(path).ok_or_else(|| RelayError::NotImplemented(path.to_owned()))?;
+        let parsed: Value = serde_json::from_slice(&body).map_err(|e| {
+            RelayError::BadRequest(format!("the request body is not valid JSON: {e}"))
+        })?;
+        let model = parsed["model"].as_str().unwrap_or_default().to_owned();
+        let counter = Counter::for_model(&model);
+        let estimate = texts(route, &parsed)
+            .iter()
+            .fold(0i64, |n, t| n.saturating_add(counter.count(t)));
+        Ok(Job {
+            route,
+            path: path.to_owned(),
+            body,
+            parsed,
+            model,
+            estimate,
+            started,
+        })
+    }
+
     /// The upstream request for `channel`.
-    fn build(
+    fn build_for(
         &self,
         state: &AppState,
+        price: &Price,
         channel: &RoutedChannel,
         wire: Wire,
         upstream_model: &str,
@@ -321,7 +297,7 @@ impl Job {
                         self.path, c.channel_type
                     ))));
                 };
-                let body = if upstream_model == self.model || self.price.pass_through {
+                let body = if upstream_model == self.model || price.pass_through {
                     self.body.clone()
                 } else {
                     let mut value = self.parsed.clone();
@@ -375,43 +351,69 @@ impl Job {
         )?;
         Ok(Build::Send(Box::new(req)))
     }
+}
 
-    async fn run(
+impl Plan for Job {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn ask(&self) -> Ask<'_> {
+        Ask {
+            model: &self.model,
+            prompt_estimate: self.estimate,
+            max_tokens: Some(0),
+            answers: 1,
+            calls: 1.0,
+            needs: Needs::default(),
+            body: Body::Plain,
+        }
+    }
+
+    fn texts(&self) -> Vec<&str> {
+        texts(self.route, &self.parsed)
+    }
+
+    fn need(&self) -> Need {
+        Need::openai_route(&self.path, false)
+    }
+
+    fn started(&self) -> Instant {
+        self.started
+    }
+
+    fn build(
+        &self,
+        state: &AppState,
+        price: &Price,
+        channel: &RoutedChannel,
+        wire: Wire,
+        upstream_model: &str,
+        key: &Credential<'_>,
+    ) -> Result<Build, RelayError> {
+        self.build_for(state, price, channel, wire, upstream_model, key)
+    }
+
+    fn prompt(&mut self) -> Prompt {
+        Prompt::known(self.estimate)
+    }
+
+    async fn answer(
         self,
-        state: AppState,
-        hold: Hold,
-        presence: super::detach::Presence,
+        state: &AppState,
+        won: Answer,
+        presence: &Presence,
     ) -> Result<Response, RelayError> {
-        let won = attempt::forward(
-            &state,
-            &self.caller,
-            &self.model,
-            (
-                crate::channel_types::serve::Need::openai_route(&self.path, false),
-                &self.price,
-            ),
-            Pending {
-                hold,
-                stream: false,
-                started: self.started,
-            },
-            |channel, wire, upstream_model, key| {
-                self.build(&state, channel, wire, upstream_model, key)
-            },
-        )
-        .await;
-        // A failed forward drops the reservation, which releases it.
-        let Won {
+        let Answer {
             resp,
             wire,
             routed,
-            ctx,
-            hold,
-        } = won?;
+            mut meter,
+            price,
+        } = won;
         let channel_type = routed.channel.channel_type;
-        let cloud = cloud_embed::kind(channel_type, &ctx.upstream_model)
+        let cloud = cloud_embed::kind(channel_type, &meter.ctx().upstream_model)
             .filter(|_| cloud_embed::is_cloud(channel_type));
-        let mut meter = Meter::new(ctx, hold, Prompt::known(self.estimate));
         let status = resp.status();
         let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
         let bytes = read_whole(resp, state.config.relay_timeout(), &mut meter).await?;
@@ -460,7 +462,7 @@ impl Job {
             });
         }
         if self.route == Route::Rerank
-            && let ModelPricing::PerCall { price } = self.price.pricing
+            && let ModelPricing::PerCall { price } = price.pricing
         {
             meter.ctx_mut().pricing = ModelPricing::PerCall {
                 price: price * search_units(&answer),

@@ -17,18 +17,18 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
-use tollgate_actors::quota::Hold;
 
 use super::adaptor::{self, Credential};
-use super::admission::{Admission, Ask, Body, Price, admit_output};
-use super::attempt::{Build, Pending, Won, forward};
+use super::admission::{Ask, Body, Price};
+use super::attempt::Build;
 use super::auth::Caller;
 use super::components::Needs;
+use super::detach::Presence;
 use super::keepalive;
-use super::meter::Meter;
 use super::pipe::{self, Mode};
 use super::prompt::Prompt;
 use super::prompt_count::{message_texts, prompt_tokens};
+use super::spine::{Answer, Plan};
 use super::whole::{not_json, read_whole};
 use super::wire::{self, EncodeCtx, Wire, anthropic};
 use crate::channel_types::serve::Need;
@@ -58,8 +58,6 @@ pub struct Job {
     pub prompt_estimate: i64,
     /// Client headers passed on to channels of the same wire.
     pub headers: HeaderMap,
-    /// Who called.
-    pub caller: Caller,
     /// When the request arrived.
     pub started: Instant,
 }
@@ -76,100 +74,103 @@ impl Job {
     }
 }
 
-/// Admits, forwards with failover, and answers `job` in the client's wire.
-pub async fn relay(state: &AppState, job: Job) -> Result<Response, RelayError> {
-    let texts = job.hub["messages"]
-        .as_array()
-        .map(|m| message_texts(m))
-        .unwrap_or_default();
-    let Admission { price, hold } = admit_output(
-        state,
-        &job.caller,
-        Ask {
-            model: &job.model,
-            prompt_estimate: job.prompt_estimate.max(super::estimate::request(
-                &job.hub,
-                super::estimate::ImageRule::for_model(&job.model),
-            )),
-            max_tokens: job.max_tokens(),
-            answers: job.hub["n"].as_i64().unwrap_or(1),
-            calls: 1.0,
-            texts: &texts,
-            needs: Needs::of_body(&job.parsed, &job.headers),
-        },
-        Body::Writable,
-    )
-    .await?;
-    let worker = state.clone();
-    super::detach::run(state, move |presence| {
-        forward_job(worker, job, price, hold, presence)
-    })
-    .await
-}
-
-/// Forwards an admitted `job` with failover and answers it (in its own task, see
-/// [`super::detach`]), settling `hold`.
-async fn forward_job(
-    state: AppState,
-    mut job: Job,
-    price: Price,
-    hold: Hold,
-    presence: super::detach::Presence,
-) -> Result<Response, RelayError> {
-    let state = &state;
-    let media = super::media::JobMedia {
-        client: job.client,
-        model: &job.model,
-        caller: &job.caller,
-        hub: &mut job.hub,
-        parsed: &mut job.parsed,
-    };
-    if let Err(e) = super::media::inline_remote(state, media).await {
-        hold.release();
-        return Err(e);
+impl Plan for Job {
+    fn model(&self) -> &str {
+        &self.model
     }
-    let pass_through = price.pass_through;
-    let route = match job.client {
-        Wire::OpenAi => "/v1/chat/completions",
-        Wire::Anthropic => "/v1/messages",
-        Wire::Gemini => "/v1beta/models/{model}:generateContent",
-        Wire::Responses => "/v1/responses",
-        // No client speaks these; named for completeness.
-        Wire::Converse | Wire::Cohere => "/v1/chat/completions",
-    };
-    let won = forward(
-        state,
-        &job.caller,
-        &job.model,
-        (Need::chat(job.stream, route), &price),
-        Pending {
-            hold,
-            stream: job.stream,
-            started: job.started,
-        },
-        |channel, wire, upstream_model, key| {
-            let wire = wire.upstream(channel, job.client);
-            let limit = price.output.tokens.filter(|_| price.output.write);
-            let body =
-                match upstream_body(&job, channel, wire, upstream_model, (pass_through, limit)) {
-                    Ok(body) => body,
-                    Err(Refused::Client(e)) => return Err(e),
-                    // This channel cannot take the request; another may.
-                    Err(Refused::Channel(e)) => return Ok(Build::Skip(e)),
-                };
-            request(state, &job, channel, wire, upstream_model, key, body)
-        },
-    )
-    .await;
-    // A failed forward drops the reservation, which releases it.
-    answer(
-        &job,
-        won?,
-        state.config.relay_timeout(),
-        price.ping,
-        &presence,
-    )
-    .await
+
+    fn ask(&self) -> Ask<'_> {
+        Ask {
+            model: &self.model,
+            prompt_estimate: self.prompt_estimate.max(super::estimate::request(
+                &self.hub,
+                super::estimate::ImageRule::for_model(&self.model),
+            )),
+            max_tokens: self.max_tokens(),
+            answers: self.hub["n"].as_i64().unwrap_or(1),
+            calls: 1.0,
+            needs: Needs::of_body(&self.parsed, &self.headers),
+            body: Body::Writable,
+        }
+    }
+
+    fn texts(&self) -> Vec<&str> {
+        self.hub["messages"]
+            .as_array()
+            .map(|m| message_texts(m))
+            .unwrap_or_default()
+    }
+
+    fn need(&self) -> Need {
+        let route = match self.client {
+            Wire::OpenAi => "/v1/chat/completions",
+            Wire::Anthropic => "/v1/messages",
+            Wire::Gemini => "/v1beta/models/{model}:generateContent",
+            Wire::Responses => "/v1/responses",
+            // No client speaks these; named for completeness.
+            Wire::Converse | Wire::Cohere => "/v1/chat/completions",
+        };
+        Need::chat(self.stream, route)
+    }
+
+    fn stream(&self) -> bool {
+        self.stream
+    }
+
+    fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Inlines the remote media the channels need as data ([`super::media`]).
+    async fn prepare(&mut self, state: &AppState, caller: &Caller) -> Result<(), RelayError> {
+        let media = super::media::JobMedia {
+            client: self.client,
+            model: &self.model,
+            caller,
+            hub: &mut self.hub,
+            parsed: &mut self.parsed,
+        };
+        super::media::inline_remote(state, media).await
+    }
+
+    fn build(
+        &self,
+        state: &AppState,
+        price: &Price,
+        channel: &RoutedChannel,
+        wire: Wire,
+        upstream_model: &str,
+        key: &Credential<'_>,
+    ) -> Result<Build, RelayError> {
+        let wire = wire.upstream(channel, self.client);
+        let limit = price.output.tokens.filter(|_| price.output.write);
+        let body = match upstream_body(
+            self,
+            channel,
+            wire,
+            upstream_model,
+            (price.pass_through, limit),
+        ) {
+            Ok(body) => body,
+            Err(Refused::Client(e)) => return Err(e),
+            // This channel cannot take the request; another may.
+            Err(Refused::Channel(e)) => return Ok(Build::Skip(e)),
+        };
+        request(state, self, channel, wire, upstream_model, key, body)
+    }
+
+    fn prompt(&mut self) -> Prompt {
+        Prompt::known(self.prompt_estimate)
+    }
+
+    async fn answer(
+        self,
+        state: &AppState,
+        won: Answer,
+        presence: &Presence,
+    ) -> Result<Response, RelayError> {
+        answer(&self, won, state.config.relay_timeout(), presence).await
+    }
 }
 
 /// Why [`upstream_body`] made no body.
@@ -300,19 +301,19 @@ fn request(
 /// Answers the client from a successful upstream response, settling the bill.
 async fn answer(
     job: &Job,
-    won: Won,
+    won: Answer,
     timeout: Duration,
-    ping: Option<Duration>,
-    presence: &super::detach::Presence,
+    presence: &Presence,
 ) -> Result<Response, RelayError> {
     let upstream = won.wire.upstream(&won.routed, job.client);
-    let Won {
+    let Answer {
         resp,
         routed,
-        ctx,
-        hold,
+        mut meter,
+        price,
         ..
     } = won;
+    let ping = price.ping;
     let same = upstream == job.client;
     if job.stream && same && upstream == Wire::OpenAi {
         // An OpenAI client reaching an OpenAI channel of a mixed route: the OpenAI path's
@@ -320,7 +321,7 @@ async fn answer(
         // client did not ask for is held back) — no re-encoding, no field lost.
         return Ok(super::stream::respond(
             (resp, Wire::OpenAi),
-            Meter::new(ctx, hold, Prompt::known(job.prompt_estimate)),
+            meter,
             job.include_usage,
             routed,
             timeout,
@@ -340,7 +341,6 @@ async fn answer(
                 },
             ))
         };
-        let meter = Meter::new(ctx, hold, Prompt::known(job.prompt_estimate));
         let ping = ping.map(|every| {
             let bytes = match job.client {
                 Wire::Anthropic => keepalive::ANTHROPIC_PING,
@@ -363,7 +363,6 @@ async fn answer(
     }
     let status = resp.status();
     let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
-    let mut meter = Meter::new(ctx, hold, Prompt::known(job.prompt_estimate));
     let bytes = read_whole(resp, timeout, &mut meter).await?;
     let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
         return Err(not_json(&mut meter).await);
@@ -392,7 +391,7 @@ async fn answer(
 /// An OpenAI chat request whose model has a channel of another wire
 /// ([`super::plan::Family::Adaptor`]), as a [`Job`] (`None`: a body that is not JSON is left to
 /// the OpenAI path).
-pub fn foreign_chat(caller: &Caller, body: &Bytes) -> Option<Result<Job, RelayError>> {
+pub fn foreign_chat(body: &Bytes) -> Option<Result<Job, RelayError>> {
     let started = Instant::now();
     let parsed: Value = serde_json::from_slice(body).ok()?;
     let model = parsed["model"].as_str()?.to_owned();
@@ -412,7 +411,6 @@ pub fn foreign_chat(caller: &Caller, body: &Bytes) -> Option<Result<Job, RelayEr
         model,
         prompt_estimate,
         headers: HeaderMap::new(),
-        caller: caller.clone(),
         started,
     }))
 }

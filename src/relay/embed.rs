@@ -27,15 +27,16 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::adaptor::{post, vertex};
-use super::admission::{self, Admission, Ask};
-use super::attempt::{self, Build, Pending, Won};
+use super::adaptor::{Credential, post, vertex};
+use super::admission::{Ask, Body, Price};
+use super::attempt::Build;
 use super::auth::Caller;
 use super::components::Needs;
-use super::meter::Meter;
+use super::detach::Presence;
 use super::price::Usage;
 use super::prompt::Prompt;
 use super::prompt_count::each_text;
+use super::spine::{Answer, Plan};
 use super::tokenize::Counter;
 use super::whole::{not_json, read_whole};
 use super::wire::Wire;
@@ -212,155 +213,151 @@ pub async fn gemini(
     let batch = action == "batchEmbedContents";
     let parsed: Value = serde_json::from_slice(&body)
         .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
-    let texts = texts(&parsed, batch)?;
-    let estimate = count(model, &texts);
-    let ask = Ask {
-        model,
-        prompt_estimate: estimate,
-        max_tokens: Some(0),
-        answers: 1,
-        calls: 1.0,
-        texts: &texts,
-        needs: Needs::default(),
-    };
-    let Admission { price, hold } = admission::admit(state, &caller, ask).await?;
+    let estimate = count(model, &texts(&parsed, batch)?);
     let embed = GeminiEmbed {
-        state: state.clone(),
-        caller,
         model: model.to_owned(),
         action: action.to_owned(),
         batch,
         body,
         parsed,
         estimate,
-        price,
-        hold,
         started,
     };
-    super::detach::run(state, move |presence| embed.run(presence)).await
+    super::spine::run(state, caller, embed).await
 }
 
-/// An admitted Gemini embedding request, forwarded in a task of its own (see
-/// [`super::detach`]): a client that leaves does not cancel the call it is charged for.
+/// A Gemini embedding request (forwarded in a task of its own, see [`super::detach`]: a client
+/// that leaves does not cancel the call it is charged for).
 struct GeminiEmbed {
-    state: AppState,
-    caller: Caller,
     model: String,
     action: String,
     batch: bool,
     body: Bytes,
     parsed: Value,
     estimate: i64,
-    price: admission::Price,
-    hold: tollgate_actors::quota::Hold,
     started: Instant,
 }
 
-impl GeminiEmbed {
-    async fn run(self, presence: super::detach::Presence) -> Result<Response, RelayError> {
-        let GeminiEmbed {
-            state,
-            caller,
-            model,
-            action,
-            batch,
-            body,
-            parsed,
-            estimate,
-            price,
-            hold,
-            started,
-        } = self;
-        let (state, model, action) = (&state, model.as_str(), action.as_str());
-        let won = attempt::forward(
-            state,
-            &caller,
-            model,
-            (
-                Need::new(
-                    Serve::GeminiEmbeddings,
-                    "/v1beta/models/{model}:embedContent",
-                ),
-                &price,
-            ),
-            Pending {
-                hold,
-                stream: false,
-                started,
-            },
-            |channel, wire, upstream_model, key| {
-                let direct = super::adaptor::Transport::of(channel.channel.channel_type)
-                    == super::adaptor::Transport::Direct;
-                let vertex = super::cloud_embed::kind(channel.channel.channel_type, upstream_model)
-                    == Some(super::cloud_embed::Kind::VertexPredict);
-                let (url, upstream) = match wire {
-                    Wire::Gemini if vertex => {
-                        let Some(url) = vertex::predict_url(channel, key, upstream_model) else {
-                            return Ok(Build::Skip(RelayError::NotImplemented(
-                                "Gemini embeddings through this Vertex AI key".into(),
-                            )));
-                        };
-                        let request = vertex_request(&parsed, batch);
-                        (url, Bytes::from(request.to_string()))
-                    }
-                    Wire::Gemini if !direct => {
-                        return Ok(Build::Skip(RelayError::NotImplemented(
-                            "Gemini embeddings through this channel type".into(),
-                        )));
-                    }
-                    Wire::Gemini => (
-                        gemini_url(channel, upstream_model, action),
-                        upstream_body(&body, &parsed, model, upstream_model),
-                    ),
-                    Wire::OpenAi => {
-                        let Some(url) =
-                            super::adaptor::openai_url(channel, "/v1/embeddings", upstream_model)
-                        else {
-                            return Ok(Build::Skip(RelayError::NotImplemented(
-                                "embeddings through this channel type".into(),
-                            )));
-                        };
-                        let request = openai_request(&parsed, upstream_model, batch);
-                        (url, Bytes::from(request.to_string()))
-                    }
-                    Wire::Anthropic | Wire::Converse | Wire::Cohere | Wire::Responses => {
-                        return Ok(Build::Skip(RelayError::NotImplemented(format!(
-                            "Gemini embeddings through channel type {}",
-                            channel.channel.channel_type
-                        ))));
-                    }
-                };
-                let req = post(state, channel, wire, url, key)?
-                    .header(header::CONTENT_TYPE, "application/json")
-                    .body(upstream);
-                Ok(Build::Send(Box::new(req)))
-            },
+impl Plan for GeminiEmbed {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn ask(&self) -> Ask<'_> {
+        Ask {
+            model: &self.model,
+            prompt_estimate: self.estimate,
+            max_tokens: Some(0),
+            answers: 1,
+            calls: 1.0,
+            needs: Needs::default(),
+            body: Body::Plain,
+        }
+    }
+
+    fn texts(&self) -> Vec<&str> {
+        texts(&self.parsed, self.batch).unwrap_or_default()
+    }
+
+    fn need(&self) -> Need {
+        Need::new(
+            Serve::GeminiEmbeddings,
+            "/v1beta/models/{model}:embedContent",
         )
-        .await;
-        // A failed forward drops the reservation, which releases it.
-        let Won {
+    }
+
+    fn started(&self) -> Instant {
+        self.started
+    }
+
+    fn build(
+        &self,
+        state: &AppState,
+        _price: &Price,
+        channel: &RoutedChannel,
+        wire: Wire,
+        upstream_model: &str,
+        key: &Credential<'_>,
+    ) -> Result<Build, RelayError> {
+        let direct = super::adaptor::Transport::of(channel.channel.channel_type)
+            == super::adaptor::Transport::Direct;
+        let vertex = super::cloud_embed::kind(channel.channel.channel_type, upstream_model)
+            == Some(super::cloud_embed::Kind::VertexPredict);
+        let (url, upstream) = match wire {
+            Wire::Gemini if vertex => {
+                let Some(url) = vertex::predict_url(channel, key, upstream_model) else {
+                    return Ok(Build::Skip(RelayError::NotImplemented(
+                        "Gemini embeddings through this Vertex AI key".into(),
+                    )));
+                };
+                let request = vertex_request(&self.parsed, self.batch);
+                (url, Bytes::from(request.to_string()))
+            }
+            Wire::Gemini if !direct => {
+                return Ok(Build::Skip(RelayError::NotImplemented(
+                    "Gemini embeddings through this channel type".into(),
+                )));
+            }
+            Wire::Gemini => (
+                gemini_url(channel, upstream_model, &self.action),
+                upstream_body(&self.body, &self.parsed, &self.model, upstream_model),
+            ),
+            Wire::OpenAi => {
+                let Some(url) =
+                    super::adaptor::openai_url(channel, "/v1/embeddings", upstream_model)
+                else {
+                    return Ok(Build::Skip(RelayError::NotImplemented(
+                        "embeddings through this channel type".into(),
+                    )));
+                };
+                let request = openai_request(&self.parsed, upstream_model, self.batch);
+                (url, Bytes::from(request.to_string()))
+            }
+            Wire::Anthropic | Wire::Converse | Wire::Cohere | Wire::Responses => {
+                return Ok(Build::Skip(RelayError::NotImplemented(format!(
+                    "Gemini embeddings through channel type {}",
+                    channel.channel.channel_type
+                ))));
+            }
+        };
+        let req = post(state, channel, wire, url, key)?
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(upstream);
+        Ok(Build::Send(Box::new(req)))
+    }
+
+    fn prompt(&mut self) -> Prompt {
+        Prompt::known(self.estimate)
+    }
+
+    async fn answer(
+        self,
+        state: &AppState,
+        won: Answer,
+        presence: &Presence,
+    ) -> Result<Response, RelayError> {
+        let Answer {
             resp,
             wire,
             routed,
-            ctx,
-            hold,
-        } = won?;
+            mut meter,
+            ..
+        } = won;
         let from_vertex =
-            super::cloud_embed::kind(routed.channel.channel_type, &ctx.upstream_model)
+            super::cloud_embed::kind(routed.channel.channel_type, &meter.ctx().upstream_model)
                 == Some(super::cloud_embed::Kind::VertexPredict);
         let status = resp.status();
         let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
         // Read and billed like every whole answer (`whole`): one cut off, too late or not JSON
         // is billed as partial at the counted prompt (the upstream accepted it) and answered 502.
-        let mut meter = Meter::new(ctx, hold, Prompt::known(estimate));
         let bytes = read_whole(resp, state.config.relay_timeout(), &mut meter).await?;
         let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
             return Err(not_json(&mut meter).await);
         };
         let converted = if from_vertex {
-            Some(vertex_answer(&answer, batch))
+            Some(vertex_answer(&answer, self.batch))
         } else {
-            (wire == Wire::OpenAi).then(|| gemini_answer(&answer, batch))
+            (wire == Wire::OpenAi).then(|| gemini_answer(&answer, self.batch))
         };
         let reported = match &converted {
             Some((_, tokens)) => *tokens,

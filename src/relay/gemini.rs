@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::auth::Caller;
-use super::convert::{self, Job};
+use super::convert::Job;
 use super::prompt_count::prompt_tokens;
 use super::wire::{Wire, gemini};
 use crate::error::RelayError;
@@ -111,10 +111,9 @@ async fn handle(
         include_usage: false,
         prompt_estimate,
         headers: HeaderMap::new(),
-        caller,
         started,
     };
-    convert::relay(state, job).await
+    super::spine::run(state, caller, job).await
 }
 
 /// Gemini's `error.status` for an HTTP status.

@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::auth::Caller;
-use super::convert::{self, Job};
+use super::convert::Job;
 use super::prompt_count::prompt_tokens;
 use super::wire::{Wire, anthropic};
 use crate::error::RelayError;
@@ -69,10 +69,9 @@ async fn handle(
         model,
         prompt_estimate,
         headers: forwarded,
-        caller,
         started,
     };
-    convert::relay(state, job).await
+    super::spine::run(state, caller, job).await
 }
 
 /// POST /v1/messages/count_tokens ([`super::count::anthropic`]).

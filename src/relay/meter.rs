@@ -140,6 +140,11 @@ impl Meter {
         }
     }
 
+    /// The settlement context (model names, channel, price).
+    pub fn ctx(&self) -> &SettleCtx {
+        &self.ctx
+    }
+
     /// The settlement context (e.g. to stamp the first byte).
     pub fn ctx_mut(&mut self) -> &mut SettleCtx {
         &mut self.ctx

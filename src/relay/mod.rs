@@ -44,6 +44,7 @@ pub mod redact;
 pub mod request_head;
 pub mod responses;
 pub mod settle;
+pub mod spine;
 pub mod sse;
 pub mod stream;
 pub mod system_prompt;
@@ -51,6 +52,8 @@ pub mod tokenize;
 pub mod usage;
 pub mod whole;
 pub mod wire;
+
+pub use spine::{Plan, run};
 
 use crate::http::api::{Access, ApiRouter, Body, any, get, post};
 use axum::http::Uri;

@@ -16,7 +16,6 @@ use axum::body::Bytes;
 use axum::http::HeaderMap;
 use serde_json::Value;
 
-use super::auth::Caller;
 use super::convert::Job;
 use super::prompt_count::prompt_tokens;
 use super::wire::{self, Wire};
@@ -26,7 +25,7 @@ use crate::error::RelayError;
 /// ([`super::plan::Family::Responses`]) as an adaptor [`Job`] (`None`: the OpenAI path relays it
 /// as received — a body that is not JSON, or one the hub cannot carry when a channel of the
 /// route has the API (`native`)).
-pub fn job(caller: &Caller, body: &Bytes, native: bool) -> Option<Result<Job, RelayError>> {
+pub fn job(body: &Bytes, native: bool) -> Option<Result<Job, RelayError>> {
     let started = Instant::now();
     let parsed: Value = serde_json::from_slice(body).ok()?;
     let model = parsed["model"].as_str().unwrap_or_default().to_owned();
@@ -48,7 +47,6 @@ pub fn job(caller: &Caller, body: &Bytes, native: bool) -> Option<Result<Job, Re
         model,
         prompt_estimate,
         headers: HeaderMap::new(),
-        caller: caller.clone(),
         started,
     }))
 }

@@ -12,8 +12,6 @@ use serde_json::Value;
 
 use super::components::OutputItems;
 use super::meter::{Ending, Meter};
-use super::prompt::Prompt;
-use super::settle::SettleCtx;
 use super::usage::{OpenAiUsage, PartialReason, Usage};
 use crate::error::RelayError;
 
@@ -69,15 +67,12 @@ pub(super) fn answer_output(answer: &Value, mut out: impl FnMut(&str)) {
 /// upstream accepted the request) and answered 502.
 pub(super) async fn finish_plain(
     resp: reqwest::Response,
-    ctx: SettleCtx,
-    hold: tollgate_actors::quota::Hold,
-    prompt: Prompt,
+    mut meter: Meter,
     timeout: Duration,
     presence: &super::detach::Presence,
 ) -> Result<Response, RelayError> {
     let status = resp.status();
     let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
-    let mut meter = Meter::new(ctx, hold, prompt);
     let bytes = read_whole(resp, timeout, &mut meter).await?;
     let Ok(answer) = serde_json::from_slice::<PlainUsage>(&bytes) else {
         return Err(not_json(&mut meter).await);
