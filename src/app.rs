@@ -13,6 +13,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tollgate_actors::ActorError;
 use tollgate_actors::channel_pool::ChannelPool;
+use tollgate_actors::limiter::Limiter;
 use tollgate_actors::log_janitor::LogJanitor;
 use tollgate_actors::log_writer::LogWriter;
 use tollgate_actors::options::Options;
@@ -148,6 +149,13 @@ impl App {
             let clock = config.clock.clone();
             quota.use_budget_env(options.clone(), Arc::new(move || clock.now_unix()));
         }
+        let limits = {
+            let store = store.clone();
+            tokio::task::spawn_blocking(move || {
+                Limiter::load(&store, Arc::new(tollgate_actors::limiter::system_millis))
+            })
+            .await??
+        };
         let users = UserDirectory::new(store.clone());
         // User webhooks: guarded (loopback only with --webhook-allow-loopback-http), no redirects.
         let webhooks = GuardedClient::new(
@@ -214,6 +222,7 @@ impl App {
             tokens,
             users,
             quota,
+            limits,
             critical_limiter: CriticalLimiter::new(config.critical_rate_limit),
             trusted_proxies: TrustedProxies::new(config.trusted_proxies.clone()),
             oauth_states: StateRegistry::default(),

@@ -64,6 +64,8 @@ pub struct Shared {
     pub users: UserDirectory,
     /// Every user's balance and reservations; the only place balances are decided.
     pub quota: QuotaBook,
+    /// The rate-limit engine: users', keys', channels' and rules' counters (P15).
+    pub limits: tollgate_actors::limiter::Limiter,
     /// Deletes old logs in the background (admin request or automatic retention).
     pub janitor: LogJanitor,
     /// Third-party sign-ins in progress (each state redeemable once).

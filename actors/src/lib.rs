@@ -20,6 +20,7 @@ pub mod channel_pool;
 pub mod error;
 pub mod idle_worker;
 pub mod journal;
+pub mod limiter;
 pub mod log_janitor;
 pub mod log_writer;
 pub mod options;

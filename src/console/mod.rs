@@ -10,6 +10,7 @@ pub mod channel;
 pub mod content;
 pub mod data;
 pub mod health;
+pub mod limits;
 pub mod log;
 pub mod oauth;
 pub mod oidc_discovery;
@@ -46,6 +47,7 @@ pub fn routes() -> ApiRouter {
         .merge(personal::routes())
         .merge(token::routes())
         .merge(budget::routes())
+        .merge(limits::routes())
         .merge(channel::routes())
         .merge(redemption::routes())
         .merge(topup::routes())

@@ -13,7 +13,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use tollgate_actors::ActorError;
 use tollgate_actors::options::OptionError;
+use tollgate_actors::options::limit_rules::{self, RuleError};
 use tollgate_storage::StorageError;
+use tollgate_storage::limits::LimitsError;
 
 pub use codes::ErrorCode;
 
@@ -226,6 +228,49 @@ impl From<OptionError> for ConsoleError {
             OptionError::BadShape { key: k, reason } => {
                 ConsoleError::with_args(ErrorCode::OptionBadShape, [key(k), reason])
             }
+            OptionError::LimitRule(e) => e.into(),
+        }
+    }
+}
+
+impl From<RuleError> for ConsoleError {
+    fn from(e: RuleError) -> Self {
+        let n = |i: usize| i.to_string();
+        match e {
+            RuleError::Shape(reason) => {
+                ConsoleError::with_args(ErrorCode::LimitRuleShape, [reason])
+            }
+            RuleError::TooMany => {
+                ConsoleError::with_args(ErrorCode::LimitRuleTooMany, [n(limit_rules::MAX_RULES)])
+            }
+            RuleError::NoTarget(i) => ConsoleError::with_args(ErrorCode::LimitRuleNoTarget, [n(i)]),
+            RuleError::NoLimit(i) => ConsoleError::with_args(ErrorCode::LimitRuleNoLimit, [n(i)]),
+            RuleError::Duplicate(i, j) => {
+                ConsoleError::with_args(ErrorCode::LimitRuleDuplicate, [n(i), n(j)])
+            }
+            RuleError::Queue(i) => ConsoleError::with_args(
+                ErrorCode::LimitRuleQueue,
+                [
+                    n(i),
+                    limit_rules::MAX_QUEUE.to_string(),
+                    limit_rules::MAX_QUEUE_WAIT_MS.to_string(),
+                ],
+            ),
+        }
+    }
+}
+
+impl From<LimitsError> for ConsoleError {
+    fn from(e: LimitsError) -> Self {
+        match e {
+            LimitsError::KeyLimitsNotChannel => ConsoleError::of(ErrorCode::LimitKeyNotChannel),
+            LimitsError::KeyTwice(i) => {
+                ConsoleError::with_args(ErrorCode::LimitKeyTwice, [i.to_string()])
+            }
+            LimitsError::TooManyKeys => ConsoleError::with_args(
+                ErrorCode::LimitKeyTooMany,
+                [tollgate_storage::limits::MAX_KEY_LIMITS.to_string()],
+            ),
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod codes;
 pub mod error;
 pub mod ids;
 pub mod import;
+pub mod limits;
 pub mod logs;
 pub mod meta;
 pub mod migrate;

@@ -184,6 +184,10 @@ pub const TASK_COUNTS: TableDefinition<(&str, &str), u64> = TableDefinition::new
 /// 1 an API key ([`crate::budgets::Owner`]). Created by its first write.
 pub const BUDGETS: TableDefinition<(u8, i64), &[u8]> = TableDefinition::new("budgets.v1");
 
+/// Rate limits: (owner kind, owner id) → postcard [`crate::limits::OwnerLimits`]. Owner kind 0
+/// is a user, 1 an API key, 2 a channel ([`crate::limits::Owner`]). Created by its first write.
+pub const RATE_LIMITS: TableDefinition<(u8, i64), &[u8]> = TableDefinition::new("rate_limits.v1");
+
 /// Spend per quarter hour: (owner kind, owner id, the quarter hour's first Unix second) → units
 /// charged by requests in it. Written by the log writer in the transaction that applies the
 /// charges, one write per owner and quarter hour per batch ([`crate::budgets::add_spend`]); a

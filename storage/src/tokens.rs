@@ -119,6 +119,7 @@ pub fn delete(wtx: &WriteTransaction, id: TokenId) -> Result<Option<Token>> {
     wtx.open_table(TOKENS_BY_USER)?
         .remove((old.user_id.0, id.0))?;
     crate::budgets::remove(wtx, crate::budgets::Owner::Token(id))?;
+    crate::limits::remove(wtx, crate::limits::Owner::Token(id))?;
     Ok(Some(old))
 }
 

@@ -7,6 +7,7 @@
 use super::OptionError;
 use super::component_prices::{self, Shape};
 use super::home_blocks::{self, Block};
+use super::limit_rules;
 
 /// How an option's text is interpreted and validated.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -48,6 +49,8 @@ pub enum Kind {
     Block(Block),
     /// A price table of [`component_prices`] (audio ratios, tool call prices, tiers).
     Prices(Shape),
+    /// Group and model rate-limit rules ([`limit_rules`]).
+    LimitRules,
 }
 
 /// Schemes a browser would run or read locally; refused in every address an admin saves, so
@@ -347,6 +350,9 @@ pub const CATALOG: &[OptionDef] = &[
     def("ModelRequestRateLimitSuccessCount", "1000", N1),
     def("ModelRequestRateLimitDurationMinutes", "1", N0),
     def("ModelRequestRateLimitGroup", "{}", J),
+    // Tollgate's own (P15): group and model rules of the rate-limit engine (a JSON list; see
+    // limit_rules).
+    def("RateLimitRules", "[]", Kind::LimitRules),
     // Provider settings.
     def("gemini.safety_settings", "{}", J),
     def("gemini.version_settings", "{}", J),
@@ -468,6 +474,10 @@ pub fn normalize(key: &str, value: &str) -> Result<String, OptionError> {
                 .map_err(|_| OptionError::NotJson(key))?;
             component_prices::check(shape, value)
                 .map_err(|reason| OptionError::BadShape { key, reason })?;
+            Ok(value.to_owned())
+        }
+        Kind::LimitRules => {
+            limit_rules::parse(value)?;
             Ok(value.to_owned())
         }
     }

@@ -4,6 +4,7 @@
 pub mod catalog;
 pub mod component_prices;
 pub mod home_blocks;
+pub mod limit_rules;
 pub mod pricing;
 pub mod rate_limit;
 pub mod sensitive;
@@ -71,6 +72,9 @@ pub enum OptionError {
         /// The refused scheme (with its colon).
         scheme: &'static str,
     },
+    /// RateLimitRules that do not validate.
+    #[error("{0}")]
+    LimitRule(#[from] limit_rules::RuleError),
     /// A home page block that parses but is not the shape the console renders.
     #[error("{key} does not have the expected shape: {reason}")]
     BadShape {

@@ -1,9 +1,11 @@
 //! `OptionsSnapshot`: every option with its effective value (stored, else default).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::catalog::{self, CATALOG};
 use super::component_prices::ComponentTable;
+use super::limit_rules::{self, Rule};
 use super::pricing::PriceTable;
 use super::rate_limit::RateLimits;
 use super::sensitive::SensitiveWords;
@@ -23,6 +25,8 @@ pub struct OptionsSnapshot {
     usable_groups: BTreeMap<String, String>,
     /// BudgetTimeZone parsed: where calendar budget windows begin.
     budget_zone: jiff::tz::TimeZone,
+    /// RateLimitRules parsed: the group and model rules of the rate-limit engine.
+    limit_rules: Arc<[Rule]>,
 }
 
 impl OptionsSnapshot {
@@ -70,6 +74,9 @@ impl OptionsSnapshot {
         let usable_groups = serde_json::from_str(text("UserUsableGroups")).unwrap_or_default();
         let budget_zone =
             jiff::tz::TimeZone::get(text("BudgetTimeZone")).unwrap_or(jiff::tz::TimeZone::UTC);
+        let limit_rules = limit_rules::parse(text("RateLimitRules"))
+            .unwrap_or_default()
+            .into();
         OptionsSnapshot {
             values,
             prices,
@@ -77,7 +84,13 @@ impl OptionsSnapshot {
             rate_limits,
             usable_groups,
             budget_zone,
+            limit_rules,
         }
+    }
+
+    /// The group and model rate-limit rules (RateLimitRules).
+    pub fn limit_rules(&self) -> &Arc<[Rule]> {
+        &self.limit_rules
     }
 
     /// The prompt sensitive-word matcher.

@@ -9,6 +9,7 @@ pub mod dashboard;
 pub mod epay;
 pub mod health;
 pub mod key_guard;
+pub mod limits;
 pub mod login;
 pub mod logs;
 pub mod mail_codes;

@@ -168,6 +168,7 @@ pub fn delete(wtx: &WriteTransaction, id: ChannelId) -> Result<Option<Channel>> 
     }
     wtx.open_table(CHANNELS)?.remove(id.0)?;
     crate::channel_usage::remove(wtx, id)?;
+    crate::limits::remove(wtx, crate::limits::Owner::Channel(id))?;
     Ok(Some(old))
 }
 

@@ -1,0 +1,236 @@
+//! One scope's counter: requests in flight (an atomic, given back without a lock) and the
+//! minute and day windows behind a short lock held for one check-and-add (never across an
+//! await), plus the places of its queue and the signal that wakes them.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
+use tollgate_storage::limits::Limits;
+
+use super::window::Window;
+use super::{Headroom, Kind};
+
+/// What a refused check says: the kind, its limit, and milliseconds until it would fit.
+pub(super) type Full = (Kind, u64, i64);
+
+/// A scope's counter.
+#[derive(Debug, Default)]
+pub(super) struct Counter {
+    /// Requests admitted and not yet dropped; raised under `windows`' lock, lowered without it.
+    in_flight: AtomicU32,
+    /// The windows, created on the first check of a limit that needs them.
+    windows: Mutex<Windows>,
+    /// Requests waiting in this counter's queue.
+    waiting: AtomicU32,
+    /// Woken when a request in flight ends.
+    freed: Notify,
+}
+
+#[derive(Debug, Default)]
+struct Windows {
+    rpm: Option<Window>,
+    tpm: Option<Window>,
+    rpd: Option<Window>,
+}
+
+/// What one admission took from a counter.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Taken {
+    /// A place in flight.
+    concurrency: bool,
+    /// When it was taken (the bucket a token correction goes to).
+    at: i64,
+    /// Whether the requests-per-minute window counted this request.
+    rpm: bool,
+    /// Whether the requests-per-day window counted this request.
+    rpd: bool,
+    /// Whether the tokens-per-minute window counted this request.
+    tpm: bool,
+    /// Tokens counted in the tokens-per-minute window.
+    tokens: u64,
+    /// The tightest request window's headroom after this request.
+    pub(super) requests: Option<Headroom>,
+    /// The token window's headroom after this request.
+    pub(super) tokens_room: Option<Headroom>,
+}
+
+fn check(
+    window: &mut Option<Window>,
+    make: fn() -> Window,
+    now: i64,
+    need: u64,
+    limit: u32,
+    kind: Kind,
+) -> Result<(), Full> {
+    if limit == 0 {
+        return Ok(());
+    }
+    let limit = u64::from(limit);
+    match window.get_or_insert_with(make).wait_for(now, need, limit) {
+        Some(0) => Ok(()),
+        Some(wait) => Err((kind, limit, wait)),
+        // More than the whole limit: it never fits; a minute is what the client should wait
+        // before asking differently.
+        None => Err((kind, limit, 60_000)),
+    }
+}
+
+fn room(window: &mut Option<Window>, now: i64, limit: u32) -> Option<Headroom> {
+    let w = window.as_mut()?;
+    let limit = u64::from(limit);
+    let used = w.used(now);
+    Some(Headroom {
+        limit,
+        remaining: limit.saturating_sub(used),
+        reset_ms: w.wait_for(now, limit, limit).unwrap_or(0),
+    })
+}
+
+impl Counter {
+    /// Checks every limit of `limits` at `now` for one request of `tokens` tokens and, when all
+    /// have room, counts it on each.
+    pub(super) fn take(&self, now: i64, limits: &Limits, tokens: u64) -> Result<Taken, Full> {
+        let mut w = self
+            .windows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let c = limits.concurrency_limit;
+        if c > 0 && self.in_flight.load(Ordering::Acquire) >= c {
+            return Err((Kind::Concurrency, u64::from(c), 1_000));
+        }
+        check(
+            &mut w.rpm,
+            Window::minute,
+            now,
+            1,
+            limits.rpm_limit,
+            Kind::Rpm,
+        )?;
+        check(
+            &mut w.tpm,
+            Window::minute,
+            now,
+            tokens,
+            limits.tpm_limit,
+            Kind::Tpm,
+        )?;
+        check(&mut w.rpd, Window::day, now, 1, limits.rpd_limit, Kind::Rpd)?;
+        let mut taken = Taken {
+            concurrency: c > 0,
+            at: now,
+            rpm: limits.rpm_limit > 0,
+            rpd: limits.rpd_limit > 0,
+            tpm: false,
+            tokens: 0,
+            requests: None,
+            tokens_room: None,
+        };
+        if limits.rpm_limit > 0 {
+            w.rpm.get_or_insert_with(Window::minute).add(now, 1);
+            taken.requests = room(&mut w.rpm, now, limits.rpm_limit);
+        }
+        if limits.rpd_limit > 0 {
+            w.rpd.get_or_insert_with(Window::day).add(now, 1);
+            let day = room(&mut w.rpd, now, limits.rpd_limit);
+            if taken
+                .requests
+                .is_none_or(|r| day.is_some_and(|d| d.remaining < r.remaining))
+            {
+                taken.requests = day;
+            }
+        }
+        if limits.tpm_limit > 0 {
+            w.tpm.get_or_insert_with(Window::minute).add(now, tokens);
+            taken.tpm = true;
+            taken.tokens = tokens;
+            taken.tokens_room = room(&mut w.tpm, now, limits.tpm_limit);
+        }
+        if taken.concurrency {
+            self.in_flight.fetch_add(1, Ordering::AcqRel);
+        }
+        Ok(taken)
+    }
+
+    /// Replaces the tokens reserved by `taken` with the `used` ones.
+    pub(super) fn correct(&self, now: i64, taken: &mut Taken, used: u64) {
+        if !taken.tpm {
+            return;
+        }
+        let mut w = self
+            .windows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(tpm) = w.tpm.as_mut() {
+            let delta = i64::try_from(used)
+                .unwrap_or(i64::MAX)
+                .saturating_sub(i64::try_from(taken.tokens).unwrap_or(i64::MAX));
+            tpm.adjust(now, taken.at, delta);
+            taken.tokens = used;
+        }
+    }
+
+    /// Takes back everything `taken` counted (the request was refused by a later rule).
+    pub(super) fn undo(&self, taken: &Taken) {
+        {
+            let mut w = self
+                .windows
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let now = taken.at;
+            if let Some(rpm) = w.rpm.as_mut().filter(|_| taken.rpm) {
+                rpm.adjust(now, taken.at, -1);
+            }
+            if let Some(rpd) = w.rpd.as_mut().filter(|_| taken.rpd) {
+                rpd.adjust(now, taken.at, -1);
+            }
+            if let Some(tpm) = w.tpm.as_mut().filter(|_| taken.tpm) {
+                tpm.adjust(
+                    now,
+                    taken.at,
+                    -i64::try_from(taken.tokens).unwrap_or(i64::MAX),
+                );
+            }
+        }
+        self.release(taken);
+    }
+
+    /// Gives back the place in flight `taken` holds and wakes one waiting request.
+    pub(super) fn release(&self, taken: &Taken) {
+        if taken.concurrency {
+            self.in_flight.fetch_sub(1, Ordering::AcqRel);
+            self.freed.notify_one();
+        }
+    }
+
+    /// Resolves when a request in flight ends.
+    pub(super) async fn freed(&self) {
+        self.freed.notified().await;
+    }
+}
+
+/// A place in a counter's queue, left when dropped.
+pub(super) struct Place {
+    counter: Arc<Counter>,
+}
+
+impl Place {
+    /// A place when fewer than `size` wait.
+    pub(super) fn join(counter: &Arc<Counter>, size: u32) -> Option<Place> {
+        counter
+            .waiting
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < size).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Place {
+                counter: Arc::clone(counter),
+            })
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.counter.waiting.fetch_sub(1, Ordering::AcqRel);
+    }
+}

@@ -1,0 +1,562 @@
+//! The rate-limit engine (P15 item 1): concurrent requests, requests per minute, tokens per
+//! minute and requests per day, for users, API keys, channels and channel keys (their
+//! [`Limits`], stored in `rate_limits.v1`) and for the group and model rules of the option
+//! `RateLimitRules` ([`Rule`]). Every applicable rule is checked and the strictest wins: a
+//! request is admitted only when every counter has room, and then counts on all of them; a
+//! refusal names its rule ([`Refusal`]). Tokens per minute are reserved from the estimate at
+//! admission and corrected at settlement ([`Admission::settle`]). A rule with a queue holds up
+//! to N waiting requests for at most T ([`Limiter::admit_queued`]); a client that leaves drops
+//! its future and so its place.
+//!
+//! Each counter ([`counter::Counter`]) is shared by every request of its scope: the in-flight
+//! count is an atomic, the windows sit behind the counter's own short lock (held for the check
+//! and the add, never across an await), so different scopes never contend and the hot path
+//! makes no actor call. Not here: where the relay calls it (admission, the channel pick) and the
+//! wire shape of a refusal.
+
+mod counter;
+pub mod window;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use dashmap::DashMap;
+use tollgate_storage::limits::{Limits, Owner, OwnerLimits};
+use tollgate_storage::{ChannelId, Store, TokenId, UserId};
+
+use self::counter::{Counter, Taken};
+use crate::ActorError;
+use crate::options::limit_rules::Rule;
+use crate::snapshot::Published;
+
+/// Reads the time in Unix milliseconds (injected in tests).
+pub type MillisClock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// What a rule limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Requests in flight at once.
+    Concurrency,
+    /// Requests per minute.
+    Rpm,
+    /// Tokens per minute.
+    Tpm,
+    /// Requests per day.
+    Rpd,
+}
+
+impl Kind {
+    /// Every kind, in the order of [`Kind::index`].
+    pub const ALL: [Kind; 4] = [Kind::Concurrency, Kind::Rpm, Kind::Tpm, Kind::Rpd];
+
+    /// `concurrency`, `rpm`, `tpm`, `rpd` (metrics labels, log rows).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Concurrency => "concurrency",
+            Kind::Rpm => "rpm",
+            Kind::Tpm => "tpm",
+            Kind::Rpd => "rpd",
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            Kind::Concurrency => 0,
+            Kind::Rpm => 1,
+            Kind::Tpm => 2,
+            Kind::Rpd => 3,
+        }
+    }
+}
+
+/// Whose counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Every request of a user.
+    User(UserId),
+    /// Every request through an API key.
+    Token(TokenId),
+    /// Every request sent to a channel.
+    Channel(ChannelId),
+    /// Every request sent with one upstream key (its line) of a channel.
+    ChannelKey(ChannelId, u32),
+    /// A RateLimitRules rule: every request of its group, its model, or both.
+    Rule {
+        /// The rule's group.
+        group: Option<String>,
+        /// The rule's model.
+        model: Option<String>,
+    },
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scope::User(u) => write!(f, "user {u}"),
+            Scope::Token(t) => write!(f, "API key {t}"),
+            Scope::Channel(c) => write!(f, "channel {c}"),
+            Scope::ChannelKey(c, k) => write!(f, "key {k} of channel {c}"),
+            Scope::Rule {
+                group: Some(g),
+                model: Some(m),
+            } => write!(f, "group {g} with model {m}"),
+            Scope::Rule { group: Some(g), .. } => write!(f, "group {g}"),
+            Scope::Rule { model: Some(m), .. } => write!(f, "model {m}"),
+            Scope::Rule { .. } => write!(f, "every request"),
+        }
+    }
+}
+
+/// A request refused by one rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// Whose limit.
+    pub scope: Scope,
+    /// Which limit.
+    pub kind: Kind,
+    /// Its value.
+    pub limit: u64,
+    /// When the request would fit (milliseconds; for concurrency, a guess of one second).
+    pub retry_after_ms: i64,
+}
+
+impl Refusal {
+    /// Whole seconds for `Retry-After` (at least 1).
+    pub fn retry_after_secs(&self) -> u64 {
+        u64::try_from(self.retry_after_ms.max(1))
+            .unwrap_or(1)
+            .div_ceil(1000)
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            Kind::Concurrency => "concurrent requests",
+            Kind::Rpm => "requests per minute",
+            Kind::Tpm => "tokens per minute",
+            Kind::Rpd => "requests per day",
+        };
+        write!(
+            f,
+            "rate limit reached for {}: {} {what} ({} limit); retry after {} s",
+            self.scope,
+            self.limit,
+            self.kind.as_str(),
+            self.retry_after_secs()
+        )
+    }
+}
+
+/// What one request asks for.
+#[derive(Debug, Clone, Copy)]
+pub struct Ask<'a> {
+    /// The caller.
+    pub user: UserId,
+    /// The caller's key.
+    pub token: Option<TokenId>,
+    /// The group the request is billed to.
+    pub group: &'a str,
+    /// The model asked for.
+    pub model: &'a str,
+    /// Estimated tokens (prompt + output limit), reserved against tokens-per-minute limits.
+    pub tokens: u64,
+}
+
+/// Limits configured per owner, published whole on every edit.
+#[derive(Debug, Default)]
+struct Table {
+    owners: HashMap<Owner, OwnerLimits>,
+}
+
+/// Refusals and queue waits by kind, for `/metrics`.
+#[derive(Debug, Default)]
+pub struct LimiterStats {
+    /// Refusals by [`Kind`] (concurrency, rpm, tpm, rpd).
+    pub refused: [AtomicU64; 4],
+    /// Requests that waited in a queue, by the kind that made them wait.
+    pub queued: [AtomicU64; 4],
+}
+
+/// The engine. Cheap to clone.
+#[derive(Clone)]
+pub struct Limiter {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// Owners' limits; written by [`Limiter::set`] (console edits), read by every admission.
+    table: Published<Table>,
+    /// One counter per scope that has had a limit; created on first use.
+    counters: DashMap<Scope, Arc<Counter>>,
+    /// The time.
+    clock: MillisClock,
+    /// Refusals and waits.
+    stats: LimiterStats,
+}
+
+impl fmt::Debug for Limiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Limiter")
+            .field("counters", &self.inner.counters.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The wall clock in Unix milliseconds.
+pub fn system_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+impl Limiter {
+    /// An engine with no owner limits.
+    pub fn new(clock: MillisClock) -> Limiter {
+        Limiter {
+            inner: Arc::new(Inner {
+                table: Published::new(Table::default()),
+                counters: DashMap::new(),
+                clock,
+                stats: LimiterStats::default(),
+            }),
+        }
+    }
+
+    /// An engine with the stored owner limits (blocking: call at start).
+    pub fn load(store: &Store, clock: MillisClock) -> Result<Limiter, ActorError> {
+        let owners = store.read_blocking(tollgate_storage::limits::all)?;
+        let limiter = Limiter::new(clock);
+        limiter.inner.table.publish(Table {
+            owners: owners.into_iter().collect(),
+        });
+        Ok(limiter)
+    }
+
+    /// Replaces `owner`'s limits (a console edit); the next admission uses them.
+    pub fn set(&self, owner: Owner, limits: OwnerLimits) {
+        let current = self.inner.table.load_full();
+        let mut owners = current.owners.clone();
+        if limits.is_empty() {
+            owners.remove(&owner);
+        } else {
+            owners.insert(owner, limits);
+        }
+        self.inner.table.publish(Table { owners });
+    }
+
+    /// The limits of `owner`.
+    pub fn limits_of(&self, owner: Owner) -> OwnerLimits {
+        self.inner
+            .table
+            .load()
+            .owners
+            .get(&owner)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Refusals and queue waits so far.
+    pub fn stats(&self) -> &LimiterStats {
+        &self.inner.stats
+    }
+
+    fn counter(&self, scope: &Scope) -> Arc<Counter> {
+        if let Some(c) = self.inner.counters.get(scope) {
+            return Arc::clone(&c);
+        }
+        Arc::clone(
+            &self
+                .inner
+                .counters
+                .entry(scope.clone())
+                .or_insert_with(|| Arc::new(Counter::default())),
+        )
+    }
+
+    /// Takes a place on every `(scope, limits)` or on none; the first refusal is returned.
+    fn take_all(
+        &self,
+        rules: Vec<(Scope, Limits, Queue)>,
+        tokens: u64,
+    ) -> Result<Admission, (Refusal, Queue, Arc<Counter>)> {
+        let now = (self.inner.clock)();
+        let mut admission = Admission {
+            taken: Vec::with_capacity(rules.len()),
+            clock: Arc::clone(&self.inner.clock),
+            requests: None,
+            tokens: None,
+        };
+        for (scope, limits, queue) in rules {
+            let counter = self.counter(&scope);
+            match counter.take(now, &limits, tokens) {
+                Ok(taken) => {
+                    admission.note_headroom(&taken);
+                    admission.taken.push((counter, taken));
+                }
+                Err((kind, limit, retry_after_ms)) => {
+                    for (counter, taken) in admission.taken.drain(..) {
+                        counter.undo(&taken);
+                    }
+                    self.inner.stats.refused[kind.index()].fetch_add(1, Ordering::Relaxed);
+                    let refusal = Refusal {
+                        scope,
+                        kind,
+                        limit,
+                        retry_after_ms,
+                    };
+                    return Err((refusal, queue, counter));
+                }
+            }
+        }
+        Ok(admission)
+    }
+
+    /// The user's, the key's and every covering rule's limits for `ask`.
+    fn caller_rules(&self, ask: &Ask<'_>, rules: &[Rule]) -> Vec<(Scope, Limits, Queue)> {
+        let table = self.inner.table.load();
+        let mut out = Vec::new();
+        let mut owner = |owner: Owner, scope: Scope| {
+            if let Some(l) = table.owners.get(&owner).filter(|l| !l.limits.is_none()) {
+                out.push((scope, l.limits, Queue::NONE));
+            }
+        };
+        owner(Owner::User(ask.user), Scope::User(ask.user));
+        if let Some(t) = ask.token {
+            owner(Owner::Token(t), Scope::Token(t));
+        }
+        for rule in rules.iter().filter(|r| r.covers(ask.group, ask.model)) {
+            let scope = Scope::Rule {
+                group: rule.group.clone(),
+                model: rule.model.clone(),
+            };
+            let queue = Queue {
+                size: rule.queue,
+                wait_ms: rule.queue_timeout_ms,
+            };
+            out.push((scope, rule.limits(), queue));
+        }
+        out
+    }
+
+    /// Admits `ask` under the user's, the key's and the covering rules' limits, or refuses it
+    /// with the first rule that has no room.
+    pub fn admit(&self, ask: &Ask<'_>, rules: &[Rule]) -> Result<Admission, Refusal> {
+        self.take_all(self.caller_rules(ask, rules), ask.tokens)
+            .map_err(|(refusal, ..)| refusal)
+    }
+
+    /// Like [`Limiter::admit`], but a refusal by a rule with a queue waits in it (when it has a
+    /// free place) until the rule has room or the rule's wait is over. Dropping the future
+    /// leaves the queue.
+    pub async fn admit_queued(&self, ask: &Ask<'_>, rules: &[Rule]) -> Result<Admission, Refusal> {
+        let mut place: Option<counter::Place> = None;
+        let mut deadline: Option<tokio::time::Instant> = None;
+        loop {
+            let (refusal, queue, counter) =
+                match self.take_all(self.caller_rules(ask, rules), ask.tokens) {
+                    Ok(admission) => return Ok(admission),
+                    Err(refused) => refused,
+                };
+            if queue.size == 0 {
+                return Err(refusal);
+            }
+            if place.is_none() {
+                match counter::Place::join(&counter, queue.size) {
+                    Some(p) => {
+                        self.inner.stats.queued[refusal.kind.index()]
+                            .fetch_add(1, Ordering::Relaxed);
+                        place = Some(p);
+                        deadline = Some(
+                            tokio::time::Instant::now()
+                                + Duration::from_millis(u64::from(queue.wait_ms)),
+                        );
+                    }
+                    None => return Err(refusal),
+                }
+            }
+            let end = deadline.unwrap_or_else(tokio::time::Instant::now);
+            let retry =
+                Duration::from_millis(u64::try_from(refusal.retry_after_ms.max(1)).unwrap_or(1));
+            let wake = (tokio::time::Instant::now() + retry).min(end);
+            if tokio::time::Instant::now() >= end {
+                return Err(refusal);
+            }
+            tokio::select! {
+                () = counter.freed() => {}
+                () = tokio::time::sleep_until(wake) => {}
+            }
+        }
+    }
+
+    /// Admits one attempt on `channel` (and its key on line `key`): a channel or key at its
+    /// limit refuses, and the caller moves on to the next candidate.
+    pub fn admit_channel(
+        &self,
+        channel: ChannelId,
+        key: Option<u32>,
+        tokens: u64,
+    ) -> Result<Admission, Refusal> {
+        let table = self.inner.table.load();
+        let Some(limits) = table.owners.get(&Owner::Channel(channel)) else {
+            return Ok(Admission::empty(Arc::clone(&self.inner.clock)));
+        };
+        let mut rules = Vec::new();
+        if !limits.limits.is_none() {
+            rules.push((Scope::Channel(channel), limits.limits, Queue::NONE));
+        }
+        if let Some(k) = key
+            .map(|k| (k, limits.key(k)))
+            .filter(|(_, l)| !l.is_none())
+        {
+            rules.push((Scope::ChannelKey(channel, k.0), k.1, Queue::NONE));
+        }
+        drop(table);
+        self.take_all(rules, tokens)
+            .map_err(|(refusal, ..)| refusal)
+    }
+}
+
+/// A rule's queue: at most `size` waiting, each at most `wait_ms`.
+#[derive(Debug, Clone, Copy)]
+struct Queue {
+    size: u32,
+    wait_ms: u32,
+}
+
+impl Queue {
+    const NONE: Queue = Queue {
+        size: 0,
+        wait_ms: 0,
+    };
+}
+
+/// The headroom of the strictest applicable rule, for `x-ratelimit-*` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Headroom {
+    /// The limit.
+    pub limit: u64,
+    /// What is left of it after this request.
+    pub remaining: u64,
+    /// Milliseconds until it is whole again.
+    pub reset_ms: i64,
+}
+
+/// A request's places on its counters, given back when dropped (concurrency) and corrected
+/// when settled (tokens per minute).
+pub struct Admission {
+    /// The counters taken and what was taken on each.
+    taken: Vec<(Arc<Counter>, Taken)>,
+    /// The time (for the settlement's correction).
+    clock: MillisClock,
+    /// The strictest request limit (per minute or per day) of the taken counters.
+    requests: Option<Headroom>,
+    /// The strictest token limit of the taken counters.
+    tokens: Option<Headroom>,
+}
+
+impl fmt::Debug for Admission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Admission")
+            .field("counters", &self.taken.len())
+            .field("requests", &self.requests)
+            .field("tokens", &self.tokens)
+            .finish()
+    }
+}
+
+impl Admission {
+    /// An admission that holds nothing (no limit applies).
+    pub fn empty(clock: MillisClock) -> Admission {
+        Admission {
+            taken: Vec::new(),
+            clock,
+            requests: None,
+            tokens: None,
+        }
+    }
+
+    fn note_headroom(&mut self, taken: &Taken) {
+        let tighter = |old: Option<Headroom>, new: Option<Headroom>| match (old, new) {
+            (Some(o), Some(n)) if o.remaining <= n.remaining => Some(o),
+            (o, None) => o,
+            (_, n) => n,
+        };
+        self.requests = tighter(self.requests, taken.requests);
+        self.tokens = tighter(self.tokens, taken.tokens_room);
+    }
+
+    /// Whether no limit applied.
+    pub fn is_empty(&self) -> bool {
+        self.taken.is_empty()
+    }
+
+    /// The strictest request limit's headroom.
+    pub fn requests(&self) -> Option<Headroom> {
+        self.requests
+    }
+
+    /// The strictest token limit's headroom.
+    pub fn tokens(&self) -> Option<Headroom> {
+        self.tokens
+    }
+
+    /// OpenAI's `x-ratelimit-*` headers for the strictest applicable rules.
+    pub fn headers(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if let Some(r) = self.requests {
+            out.push(("x-ratelimit-limit-requests", r.limit.to_string()));
+            out.push(("x-ratelimit-remaining-requests", r.remaining.to_string()));
+            out.push(("x-ratelimit-reset-requests", duration_text(r.reset_ms)));
+        }
+        if let Some(t) = self.tokens {
+            out.push(("x-ratelimit-limit-tokens", t.limit.to_string()));
+            out.push(("x-ratelimit-remaining-tokens", t.remaining.to_string()));
+            out.push(("x-ratelimit-reset-tokens", duration_text(t.reset_ms)));
+        }
+        out
+    }
+
+    /// Corrects the tokens reserved at admission to the `used` ones (the settlement).
+    pub fn settle(&mut self, used: u64) {
+        let now = (self.clock)();
+        for (counter, taken) in &mut self.taken {
+            counter.correct(now, taken, used);
+        }
+    }
+
+    /// Takes `other`'s places too (a channel's beside the caller's).
+    pub fn join(&mut self, mut other: Admission) {
+        self.taken.append(&mut other.taken);
+    }
+}
+
+impl Drop for Admission {
+    fn drop(&mut self) {
+        for (counter, taken) in &self.taken {
+            counter.release(taken);
+        }
+    }
+}
+
+/// OpenAI's duration text: `20ms`, `1s`, `6m0s`.
+pub fn duration_text(ms: i64) -> String {
+    let ms = ms.max(0);
+    if ms < 1_000 {
+        return format!("{ms}ms");
+    }
+    let secs = (ms + 999) / 1_000;
+    if secs < 60 {
+        format!("{secs}s")
+    } else if secs < 3_600 {
+        format!("{}m{}s", secs / 60, secs % 60)
+    } else {
+        format!("{}h{}m{}s", secs / 3_600, secs % 3_600 / 60, secs % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests;

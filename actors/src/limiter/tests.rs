@@ -1,0 +1,218 @@
+use std::sync::atomic::AtomicI64;
+
+use tollgate_storage::limits::KeyLimit;
+
+use super::*;
+use crate::options::limit_rules;
+
+/// A limiter whose clock is the returned cell (Unix ms).
+fn limiter() -> (Limiter, Arc<AtomicI64>) {
+    let now = Arc::new(AtomicI64::new(1_000_000));
+    let clock = Arc::clone(&now);
+    (
+        Limiter::new(Arc::new(move || clock.load(Ordering::SeqCst))),
+        now,
+    )
+}
+
+fn limits(concurrency: u32, rpm: u32, tpm: u32, rpd: u32) -> OwnerLimits {
+    OwnerLimits {
+        limits: Limits {
+            concurrency_limit: concurrency,
+            rpm_limit: rpm,
+            tpm_limit: tpm,
+            rpd_limit: rpd,
+        },
+        key_limits: Vec::new(),
+    }
+}
+
+fn ask(tokens: u64) -> Ask<'static> {
+    Ask {
+        user: UserId(1),
+        token: Some(TokenId(7)),
+        group: "default",
+        model: "gpt-4o",
+        tokens,
+    }
+}
+
+#[test]
+fn a_keys_rpm_holds_exactly_and_resets_a_minute_later() {
+    let (l, now) = limiter();
+    l.set(Owner::Token(TokenId(7)), limits(0, 3, 0, 0));
+    let held: Vec<_> = (0..3).map(|_| l.admit(&ask(10), &[]).unwrap()).collect();
+    assert_eq!(held[2].requests().unwrap().remaining, 0);
+    let refused = l.admit(&ask(10), &[]).unwrap_err();
+    assert_eq!(refused.scope, Scope::Token(TokenId(7)));
+    assert_eq!(refused.kind, Kind::Rpm);
+    assert_eq!(refused.limit, 3);
+    assert_eq!(refused.retry_after_secs(), 60);
+    assert!(refused.to_string().contains("API key 7"), "{refused}");
+    now.fetch_add(59_999, Ordering::SeqCst);
+    assert!(
+        l.admit(&ask(10), &[]).is_err(),
+        "not before the minute is over"
+    );
+    now.fetch_add(1, Ordering::SeqCst);
+    assert!(l.admit(&ask(10), &[]).is_ok());
+    assert_eq!(l.stats().refused[1].load(Ordering::Relaxed), 2);
+}
+
+#[test]
+fn concurrency_is_given_back_when_the_admission_drops() {
+    let (l, _) = limiter();
+    l.set(Owner::User(UserId(1)), limits(2, 0, 0, 0));
+    let a = l.admit(&ask(0), &[]).unwrap();
+    let _b = l.admit(&ask(0), &[]).unwrap();
+    let refused = l.admit(&ask(0), &[]).unwrap_err();
+    assert_eq!(
+        (refused.scope, refused.kind),
+        (Scope::User(UserId(1)), Kind::Concurrency)
+    );
+    drop(a);
+    assert!(l.admit(&ask(0), &[]).is_ok());
+}
+
+#[test]
+fn tokens_are_reserved_from_the_estimate_and_corrected_at_settlement() {
+    let (l, now) = limiter();
+    l.set(Owner::Token(TokenId(7)), limits(0, 0, 1_000, 0));
+    let mut first = l.admit(&ask(800), &[]).unwrap();
+    assert_eq!(first.tokens().unwrap().remaining, 200);
+    assert_eq!(l.admit(&ask(300), &[]).unwrap_err().kind, Kind::Tpm);
+    now.fetch_add(2_000, Ordering::SeqCst);
+    first.settle(100);
+    let second = l.admit(&ask(300), &[]).unwrap();
+    assert_eq!(second.tokens().unwrap().remaining, 600);
+    let too_big = l.admit(&ask(5_000), &[]).unwrap_err();
+    assert_eq!(too_big.kind, Kind::Tpm);
+}
+
+#[test]
+fn the_strictest_rule_wins_and_a_refusal_takes_nothing() {
+    let (l, _) = limiter();
+    l.set(Owner::User(UserId(1)), limits(0, 10, 0, 0));
+    let rules = limit_rules::parse(
+        r#"[{"group":"default","rpm_limit":100},{"model":"gpt-4o","rpm_limit":2}]"#,
+    )
+    .unwrap();
+    let a = l.admit(&ask(0), &rules).unwrap();
+    assert_eq!(
+        a.requests().unwrap().remaining,
+        1,
+        "the model rule is the strictest"
+    );
+    let headers = a.headers();
+    assert!(
+        headers.contains(&("x-ratelimit-limit-requests", "2".into())),
+        "{headers:?}"
+    );
+    assert!(headers.contains(&("x-ratelimit-remaining-requests", "1".into())));
+    let _b = l.admit(&ask(0), &rules).unwrap();
+    let refused = l.admit(&ask(0), &rules).unwrap_err();
+    assert_eq!(
+        refused.scope,
+        Scope::Rule {
+            group: None,
+            model: Some("gpt-4o".into())
+        }
+    );
+    // Another model is not covered by the model rule; the user's limit took only 2 so far
+    // (the refused request counted nowhere).
+    let other = Ask {
+        model: "gpt-4o-mini",
+        ..ask(0)
+    };
+    let c = l.admit(&other, &rules).unwrap();
+    assert_eq!(c.requests().unwrap().remaining, 7, "user: 10 - 3");
+}
+
+#[test]
+fn a_day_limit_counts_the_last_24_hours() {
+    let (l, now) = limiter();
+    l.set(Owner::User(UserId(1)), limits(0, 0, 0, 2));
+    drop(l.admit(&ask(0), &[]).unwrap());
+    now.fetch_add(3_600_000, Ordering::SeqCst);
+    drop(l.admit(&ask(0), &[]).unwrap());
+    let refused = l.admit(&ask(0), &[]).unwrap_err();
+    assert_eq!(refused.kind, Kind::Rpd);
+    let wait = refused.retry_after_secs();
+    assert!((23 * 3600 - 60..=23 * 3600).contains(&wait), "{wait}");
+    now.fetch_add(23 * 3_600_000, Ordering::SeqCst);
+    assert!(l.admit(&ask(0), &[]).is_ok());
+}
+
+#[test]
+fn a_channel_and_its_key_are_limited_apart() {
+    let (l, _) = limiter();
+    let mut channel = limits(0, 5, 0, 0);
+    channel.key_limits.push(KeyLimit {
+        index: 1,
+        limits: Limits {
+            concurrency_limit: 1,
+            ..Limits::default()
+        },
+    });
+    l.set(Owner::Channel(ChannelId(3)), channel);
+    let k1 = l.admit_channel(ChannelId(3), Some(1), 0).unwrap();
+    let refused = l.admit_channel(ChannelId(3), Some(1), 0).unwrap_err();
+    assert_eq!(refused.scope, Scope::ChannelKey(ChannelId(3), 1));
+    let _k0 = l.admit_channel(ChannelId(3), Some(0), 0).unwrap();
+    drop(k1);
+    assert!(l.admit_channel(ChannelId(3), Some(1), 0).is_ok());
+    assert!(
+        l.admit_channel(ChannelId(4), Some(1), 0)
+            .unwrap()
+            .is_empty()
+    );
+    // Three taken on the channel so far (the refused one counted nowhere): two more fit.
+    drop(l.admit_channel(ChannelId(3), Some(2), 0).unwrap());
+    drop(l.admit_channel(ChannelId(3), Some(2), 0).unwrap());
+    let refused = l.admit_channel(ChannelId(3), Some(2), 0).unwrap_err();
+    assert_eq!(
+        (refused.scope, refused.kind),
+        (Scope::Channel(ChannelId(3)), Kind::Rpm)
+    );
+}
+
+#[tokio::test]
+async fn a_queued_request_gets_in_when_a_place_frees_and_gives_up_at_its_wait() {
+    let (l, _) = limiter();
+    let rules = limit_rules::parse(
+        r#"[{"model":"gpt-4o","concurrency_limit":1,"queue":1,"queue_timeout_ms":500}]"#,
+    )
+    .unwrap();
+    let first = l.admit(&ask(0), &rules).unwrap();
+    let waiter = {
+        let (l, rules) = (l.clone(), rules.clone());
+        tokio::spawn(async move { l.admit_queued(&ask(0), &rules).await.map(|_| ()) })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The queue holds one: a second waiter is refused at once.
+    let full = l.admit_queued(&ask(0), &rules).await.unwrap_err();
+    assert_eq!(full.kind, Kind::Concurrency);
+    drop(first);
+    assert!(
+        waiter.await.unwrap().is_ok(),
+        "the waiter got the freed place"
+    );
+    assert_eq!(l.stats().queued[0].load(Ordering::Relaxed), 1);
+
+    let _held = l.admit(&ask(0), &rules).unwrap();
+    let started = tokio::time::Instant::now();
+    assert!(l.admit_queued(&ask(0), &rules).await.is_err());
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(450) && waited < Duration::from_millis(1_000),
+        "{waited:?}"
+    );
+}
+
+#[test]
+fn durations_read_as_openai_writes_them() {
+    assert_eq!(duration_text(20), "20ms");
+    assert_eq!(duration_text(1_000), "1s");
+    assert_eq!(duration_text(360_000), "6m0s");
+    assert_eq!(duration_text(86_400_000), "24h0m0s");
+}
