@@ -94,9 +94,11 @@ fn scrub(text: &str, channel: &Channel) -> String {
 }
 
 impl ChannelPoolState {
+    /// Publishes the routing table of `self.channels`, built from the published one (channels
+    /// whose record kept its `Arc` keep their routed entry).
     fn republish(&mut self) {
         let cursors = &mut self.cursors;
-        let table = RoutingTable::build_with(
+        let table = self.published.load().rebuild(
             self.channels.values(),
             |id| Arc::clone(cursors.entry(id).or_default()),
             self.serves,
@@ -106,9 +108,15 @@ impl ChannelPoolState {
 
     async fn reload(&mut self) -> Result<(), ActorError> {
         let all = self.store.read(channels::list_all).await?;
-        let fresh: BTreeMap<ChannelId, Arc<Channel>> =
-            all.into_iter().map(|c| (c.id, Arc::new(c))).collect();
         let before = std::mem::take(&mut self.channels);
+        // An unchanged record keeps its `Arc`, so the rebuild keeps its routed entry.
+        let fresh: BTreeMap<ChannelId, Arc<Channel>> = all
+            .into_iter()
+            .map(|c| match before.get(&c.id) {
+                Some(old) if **old == c => (c.id, Arc::clone(old)),
+                _ => (c.id, Arc::new(c)),
+            })
+            .collect();
         self.counters.retain(|id| {
             fresh.get(&id).is_some_and(|c| {
                 before.get(&id).map(|b| b.status) == Some(c.status) && c.is_enabled()

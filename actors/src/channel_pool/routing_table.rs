@@ -1,8 +1,9 @@
 //! `RoutingTable`: the immutable `(group, model) → priority tiers → weighted channels` map the
 //! relay reads lock-free, and [`select`], the pure choice of a channel for one attempt.
 //!
-//! Built whole by the pool actor after every change ([`RoutingTable::build`]), from enabled
-//! channels only. Tiers are sorted highest priority first and each tier precomputes its
+//! Built by the pool actor after every change, from enabled channels only: whole at start
+//! ([`RoutingTable::build`]), then from the previous table ([`RoutingTable::rebuild`]), which
+//! keeps the routed entry of every channel whose record did not change. Tiers are sorted highest priority first and each tier precomputes its
 //! cumulative weights, so the request does one random draw and a binary search.
 //!
 //! Selection rules (see [`select`]):
@@ -188,6 +189,28 @@ pub struct Route {
 }
 
 impl Route {
+    /// The route of `by_priority`'s channels: tiers highest priority first, each by id.
+    fn new(by_priority: TiersByPriority) -> Route {
+        let tiers: Vec<Tier> = by_priority
+            .into_iter()
+            .rev()
+            .map(|(priority, mut chans)| {
+                chans.sort_by_key(|c| c.id());
+                Tier::new(priority, chans)
+            })
+            .collect();
+        let serves_any = tiers
+            .iter()
+            .flat_map(|t| t.channels.iter())
+            .fold(0, |m, c| m | c.serves);
+        Route { tiers, serves_any }
+    }
+
+    /// Every channel of the route.
+    fn members(&self) -> impl Iterator<Item = &Arc<RoutedChannel>> {
+        self.tiers.iter().flat_map(|t| t.channels.iter())
+    }
+
     /// Whether some channel of the route serves every route kind bit of `need`.
     pub fn can_serve(&self, need: u32) -> bool {
         self.serves_any & need == need
@@ -201,8 +224,8 @@ impl Route {
 /// The published routing table.
 #[derive(Debug, Default)]
 pub struct RoutingTable {
-    /// group → model → route.
-    routes: HashMap<String, HashMap<String, Route>>,
+    /// group → model → route (shared with the tables rebuilt from this one while unchanged).
+    routes: HashMap<String, HashMap<String, Arc<Route>>>,
     /// Every enabled channel by id.
     channels: BTreeMap<ChannelId, Arc<RoutedChannel>>,
 }
@@ -224,44 +247,131 @@ impl RoutingTable {
         mut cursor: impl FnMut(ChannelId) -> Arc<AtomicUsize>,
         serves: impl Fn(i32) -> u32,
     ) -> RoutingTable {
-        let mut by_route: HashMap<(String, String), TiersByPriority> = HashMap::new();
+        let enabled = channels
+            .into_iter()
+            .filter(|c| c.is_enabled())
+            .map(|channel| {
+                let mut routed = RoutedChannel::new(Arc::clone(channel), cursor(channel.id));
+                routed.serves = serves(channel.channel_type);
+                (channel.id, Arc::new(routed))
+            })
+            .collect();
+        RoutingTable::assemble(enabled)
+    }
+
+    /// The table after a change, from this one: a channel whose record is the very `Arc` this
+    /// table was built from keeps its routed entry (its parsed JSON fields, key lines and
+    /// rotation), and only the routes of the channels that changed, appeared or went are
+    /// recomputed; the others are shared. The result is the table [`RoutingTable::build_with`]
+    /// builds from `channels` (the caller keeps an unchanged record's `Arc`). When most
+    /// channels changed it is built whole.
+    pub fn rebuild<'a>(
+        &self,
+        channels: impl IntoIterator<Item = &'a Arc<Channel>>,
+        mut cursor: impl FnMut(ChannelId) -> Arc<AtomicUsize>,
+        serves: impl Fn(i32) -> u32,
+    ) -> RoutingTable {
         let mut enabled = BTreeMap::new();
+        let mut fresh: Vec<Arc<RoutedChannel>> = Vec::new();
         for channel in channels.into_iter().filter(|c| c.is_enabled()) {
-            let mut routed = RoutedChannel::new(Arc::clone(channel), cursor(channel.id));
-            routed.serves = serves(channel.channel_type);
-            let routed = Arc::new(routed);
-            let groups: BTreeSet<&str> = channel.group_list().into_iter().collect();
-            let models: BTreeSet<&str> = channel.model_list().into_iter().collect();
+            let entry = match self.channels.get(&channel.id) {
+                Some(routed) if Arc::ptr_eq(&routed.channel, channel) => Arc::clone(routed),
+                _ => {
+                    let mut routed = RoutedChannel::new(Arc::clone(channel), cursor(channel.id));
+                    routed.serves = serves(channel.channel_type);
+                    let routed = Arc::new(routed);
+                    fresh.push(Arc::clone(&routed));
+                    routed
+                }
+            };
+            enabled.insert(channel.id, entry);
+        }
+        // Entries of this table that are not in the new one as they were.
+        let gone: BTreeSet<ChannelId> = self
+            .channels
+            .iter()
+            .filter(|(id, old)| enabled.get(*id).is_none_or(|new| !Arc::ptr_eq(new, old)))
+            .map(|(id, _)| *id)
+            .collect();
+        if gone.len() + fresh.len() > enabled.len() / 4 + 16 {
+            return RoutingTable::assemble(enabled);
+        }
+        let mut touched: BTreeSet<(&str, &str)> = BTreeSet::new();
+        let gone_entries = gone.iter().filter_map(|id| self.channels.get(id));
+        for entry in gone_entries.chain(fresh.iter()) {
+            for group in entry.channel.group_list() {
+                for model in entry.channel.model_list() {
+                    touched.insert((group, model));
+                }
+            }
+        }
+        let mut routes = self.routes.clone();
+        for (group, model) in touched {
+            let mut by_priority = TiersByPriority::new();
+            let kept = self
+                .route(group, model)
+                .into_iter()
+                .flat_map(Route::members)
+                .filter(|c| !gone.contains(&c.id()));
+            let added = fresh.iter().filter(|c| {
+                c.channel.group_list().contains(&group) && c.channel.model_list().contains(&model)
+            });
+            for entry in kept.chain(added) {
+                by_priority
+                    .entry(entry.channel.priority)
+                    .or_default()
+                    .push(Arc::clone(entry));
+            }
+            let models = routes.entry(group.to_owned()).or_default();
+            if by_priority.is_empty() {
+                models.remove(model);
+                if models.is_empty() {
+                    routes.remove(group);
+                }
+            } else {
+                models.insert(model.to_owned(), Arc::new(Route::new(by_priority)));
+            }
+        }
+        RoutingTable {
+            routes,
+            channels: enabled,
+        }
+    }
+
+    /// The table of the routed `enabled` channels, grouped by (group, model) and priority.
+    /// The grouping borrows the names from the records; only the routes' own keys are owned.
+    fn assemble(enabled: BTreeMap<ChannelId, Arc<RoutedChannel>>) -> RoutingTable {
+        let mut by_route: HashMap<(&str, &str), TiersByPriority> = HashMap::new();
+        for entry in enabled.values() {
+            let channel = &entry.channel;
+            let mut groups = channel.group_list();
+            groups.sort_unstable();
+            groups.dedup();
+            let mut models = channel.model_list();
+            models.sort_unstable();
+            models.dedup();
             for group in &groups {
                 for model in &models {
                     by_route
-                        .entry(((*group).to_owned(), (*model).to_owned()))
+                        .entry((*group, *model))
                         .or_default()
                         .entry(channel.priority)
                         .or_default()
-                        .push(Arc::clone(&routed));
+                        .push(Arc::clone(entry));
                 }
             }
-            enabled.insert(channel.id, routed);
         }
-        let mut routes: HashMap<String, HashMap<String, Route>> = HashMap::new();
-        for ((group, model), tiers) in by_route {
-            let tiers: Vec<Tier> = tiers
-                .into_iter()
-                .rev()
-                .map(|(priority, mut chans)| {
-                    chans.sort_by_key(|c| c.id());
-                    Tier::new(priority, chans)
-                })
-                .collect();
-            let serves_any = tiers
-                .iter()
-                .flat_map(|t| t.channels.iter())
-                .fold(0, |m, c| m | c.serves);
-            routes
-                .entry(group)
-                .or_default()
-                .insert(model, Route { tiers, serves_any });
+        let mut routes: HashMap<String, HashMap<String, Arc<Route>>> = HashMap::new();
+        for ((group, model), by_priority) in by_route {
+            let route = Arc::new(Route::new(by_priority));
+            match routes.get_mut(group) {
+                Some(models) => {
+                    models.insert(model.to_owned(), route);
+                }
+                None => {
+                    routes.insert(group.to_owned(), HashMap::from([(model.to_owned(), route)]));
+                }
+            }
         }
         RoutingTable {
             routes,
@@ -271,7 +381,7 @@ impl RoutingTable {
 
     /// The route of `(group, model)`, if any enabled channel serves it.
     pub fn route(&self, group: &str, model: &str) -> Option<&Route> {
-        self.routes.get(group)?.get(model)
+        self.routes.get(group)?.get(model).map(|r| &**r)
     }
 
     /// An enabled channel by id (the admin's pinned-channel path).

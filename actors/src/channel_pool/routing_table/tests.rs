@@ -234,3 +234,117 @@ fn a_route_whose_channels_all_lack_the_need_has_no_candidate() {
     );
     assert!(t.channel(ChannelId(1)).is_some_and(|c| !c.serves(0b10)));
 }
+
+#[test]
+fn a_rebuild_keeps_unchanged_channels_and_routes_like_a_whole_build() {
+    let mut channels = vec![channel(1, 0, 1), channel(2, 0, 3), channel(3, 5, 1)];
+    let first = table(&channels);
+    // Channel 2 moves to another group and model; 1 and 3 keep their records.
+    let mut moved = (*channels[1]).clone();
+    moved.group = "vip".into();
+    moved.models = "m,n".into();
+    channels[1] = Arc::new(moved);
+    let rebuilt = first.rebuild(&channels, |_| Arc::new(AtomicUsize::new(0)), |_| u32::MAX);
+    let whole = table(&channels);
+
+    for id in [1, 3] {
+        let id = ChannelId(id);
+        assert!(
+            Arc::ptr_eq(
+                rebuilt.channel(id).expect("kept"),
+                first.channel(id).expect("before")
+            ),
+            "an unchanged channel keeps its routed entry (parsed once)"
+        );
+    }
+    assert!(!Arc::ptr_eq(
+        rebuilt.channel(ChannelId(2)).expect("changed"),
+        first.channel(ChannelId(2)).expect("before")
+    ));
+    assert_eq!(shape(&rebuilt), shape(&whole));
+    assert_eq!(
+        shape(&rebuilt),
+        vec![
+            (
+                "default".into(),
+                "m".into(),
+                vec![(5, vec![(3, 1)]), (0, vec![(1, 1)])]
+            ),
+            ("vip".into(), "m".into(), vec![(0, vec![(2, 3)])]),
+            ("vip".into(), "n".into(), vec![(0, vec![(2, 3)])]),
+        ]
+    );
+}
+
+/// Every route of `t` as (group, model, [(priority, [(channel id, weight)])]), sorted.
+type Shape = Vec<(String, String, Vec<(i64, Vec<(i64, i64)>)>)>;
+
+fn shape(t: &RoutingTable) -> Shape {
+    let mut out = Vec::new();
+    for (model, groups) in t.model_groups() {
+        for group in groups {
+            let route = t.route(group, model).expect("route");
+            let tiers = route
+                .tiers
+                .iter()
+                .map(|tier| {
+                    let ids = tier
+                        .channels
+                        .iter()
+                        .map(|c| (c.id().0, c.channel.weight))
+                        .collect();
+                    (tier.priority, ids)
+                })
+                .collect();
+            out.push((group.to_owned(), model.to_owned(), tiers));
+        }
+    }
+    out
+}
+
+#[test]
+fn rebuilds_after_any_sequence_of_edits_equal_whole_builds() {
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut channels: Vec<Arc<Channel>> = (1..=40).map(|id| channel(id, id % 3, 1)).collect();
+    let mut current = table(&channels);
+    for step in 0..300 {
+        let at = rng.random_range(0..channels.len());
+        let mut edited = (*channels[at]).clone();
+        match rng.random_range(0..7) {
+            0 => {
+                edited.status = if edited.is_enabled() {
+                    STATUS_MANUALLY_DISABLED
+                } else {
+                    STATUS_ENABLED
+                };
+                channels[at] = Arc::new(edited);
+            }
+            1 => {
+                edited.group = ["default", "vip", "default,vip", "svip"][step % 4].into();
+                channels[at] = Arc::new(edited);
+            }
+            2 => {
+                edited.models = ["m", "n", "m,n", "m,o,n"][rng.random_range(0..4)].into();
+                channels[at] = Arc::new(edited);
+            }
+            3 => {
+                edited.priority = rng.random_range(-2..3);
+                channels[at] = Arc::new(edited);
+            }
+            4 => {
+                edited.weight = rng.random_range(0..5);
+                channels[at] = Arc::new(edited);
+            }
+            5 => {
+                channels.remove(at);
+            }
+            _ => {
+                let id = 100 + i64::try_from(step).expect("step");
+                channels.push(channel(id, id % 3, 2));
+            }
+        }
+        current = current.rebuild(&channels, |_| Arc::new(AtomicUsize::new(0)), |_| u32::MAX);
+        assert_eq!(shape(&current), shape(&table(&channels)), "step {step}");
+        assert_eq!(current.len(), table(&channels).len());
+    }
+}
