@@ -15,54 +15,21 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::TestServer;
 use common::books::assert_books;
+use common::import_fixture::{args, fixture, import, source_copy, values};
 use common::sql_servers::{self, Engine, SqlServer};
 use common::two_factor::Authenticator;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tollgate::config::{Config, ImportArgs};
+use tollgate::config::ImportArgs;
 use tollgate::console::service::epay;
 use tollgate::import::ImportError;
 use tollgate_storage::audit::{self, AuditFilter};
 use tollgate_storage::logs::{self, LOG_SYSTEM};
 use tollgate_storage::{StorageError, UserId, channels, users};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/newapi")
-        .join(name)
-}
-
-fn values() -> Value {
-    serde_json::from_str(&std::fs::read_to_string(fixture("values.json")).expect("values"))
-        .expect("JSON")
-}
-
-/// A copy of the fixture database (the import must not need to write it, but a test must not
-/// be able to change the checked-in file either).
-fn source_copy() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("one-api.db");
-    std::fs::copy(fixture("newapi.db"), &path).expect("copy");
-    (dir, path)
-}
-
-fn args(from: &Path) -> ImportArgs {
-    ImportArgs {
-        from: Some(format!("{}?_busy_timeout=30000", from.display())),
-        from_file: None,
-        dry_run: false,
-        with_logs: true,
-        resume: false,
-    }
-}
-
-async fn import(dir: &Path, args: ImportArgs) -> Result<String, ImportError> {
-    tollgate::import::run(args, &Config::for_data_dir(dir)).await
-}
 
 fn key(values: &Value, who: &str) -> String {
     format!("sk-{}", values["keys"][who].as_str().expect("key"))
@@ -208,8 +175,12 @@ async fn moved_over(dir: tempfile::TempDir, report: &str, engine: &str, again: I
         "3000 log rows imported",
         "user 1: 1 passkeys",
         "user 3: 1 passkeys",
-        "user 2: 2 drawing records",
-        "user 3: 1 task records",
+        "drawing tasks: 3",
+        "music and video tasks: 3",
+        "user 3: drawing 1700000000002 (midjourney, 50000 quota)",
+        "user 3: task task_kling1 (50, 3000 quota): Tollgate does not poll platform 50",
+        "user 2: subscription 1 (Pro monthly) until unix 2075360000: gpt-4o 750000 quota left, \
+         gpt-4o-mini 60 requests left",
     ] {
         assert!(
             report.contains(expected),
@@ -217,8 +188,12 @@ async fn moved_over(dir: tempfile::TempDir, report: &str, engine: &str, again: I
         );
     }
     assert!(
-        !report.contains("sk-upstream"),
+        !report.contains("sk-upstream") && !report.contains("sk-private-upstream-key"),
         "no channel key in the report"
+    );
+    assert!(
+        !report.contains("subscription 2"),
+        "an expired one is not listed"
     );
 
     // Into a directory that holds data: refused, nothing written.
@@ -387,11 +362,29 @@ async fn moved_over(dir: tempfile::TempDir, report: &str, engine: &str, again: I
     );
     assert!(!stored.contains_key("StripeApiSecret"));
 
-    // The console shows the imported logs (3000) beside the five opening rows and the
-    // redemption's top-up row.
+    // Bob's drawing still in flight at the snapshot (2025) is past TaskTimeoutMinutes: the
+    // poller ends it as failed and refunds it once (a negative consume row).
+    let mut drawing = Value::Null;
+    for _ in 0..250 {
+        let (_, list) = server.get_as(root_id, "/api/mj/?mj_id=1700000000002").await;
+        drawing = list["data"]["items"][0].clone();
+        if drawing["status"] == "FAILURE" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        drawing["fail_reason"], "timed out after 1440 minutes",
+        "{drawing}"
+    );
+    assert_eq!(drawing["refunded"], true);
+    assert_books(&server, 3).await;
+
+    // The console shows the imported logs (3000) beside the five opening rows, the
+    // redemption's top-up row and the drawing's refund.
     let (status, body) = server.get_as(root_id, "/api/log/?p=1&page_size=10").await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(body["data"]["total"], 3006, "{}", body["data"]["total"]);
+    assert_eq!(body["data"]["total"], 3007, "{}", body["data"]["total"]);
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 //!
 //! | table | model (file, commit read) | Tollgate |
 //! |---|---|---|
-//! | `users` | `User`, model/user.go @0089a12 | [`User`]: id, username, display_name, role, status, email, group (`"group"` quoted), quota, used_quota, request_count, aff_code, aff_count, aff_quota, `aff_history` → aff_history_quota, inviter_id, setting (JSON text), created_at; `password` (bcrypt) kept as it is and upgraded to argon2id at the first sign-in; `access_token` (plain char(32)) → its SHA-256; `github_id` numeric → bound, a login (stored before new-api's commit 424595e62) → a pending binding `login:<login>`, claimed at the first GitHub sign-in of an account created before the import, and listed; wechat_id, telegram_id, linux_do_id bound; `oidc_id`, `discord_id` listed; soft-deleted (`deleted_at` set) → deleted |
+//! | `users` | `User`, model/user.go @0089a12 | [`User`]: id, username, display_name, role, status, email, group (`"group"` quoted), quota, used_quota, request_count, aff_code, aff_count, aff_quota, `aff_history` → aff_history_quota, inviter_id, setting (JSON text), created_at; `password` (bcrypt) kept as it is and upgraded to argon2id at the first sign-in; `access_token` (plain char(32)) → its SHA-256; `github_id` numeric → bound, a login (stored before new-api's commit 424595e62) → a pending binding `login:<login>`, claimed at the first GitHub sign-in of an account created before the import, and listed; wechat_id, telegram_id, linux_do_id bound; `oidc_id` (the subject, `sub`, of new-api's OIDC sign-in: controller/oidc.go) → bound as `<issuer> <subject>` with the issuer of the imported `oidc.well_known` ([`oidc_issuer`]), listed when there is none; `discord_id` listed; soft-deleted (`deleted_at` set) → deleted |
 //! | `tokens` | `Token`, model/token.go @0067bd9 | [`Token`]: id, user_id, `key` (quoted; stored without `sk-`) byte for byte, status, name, created_time, accessed_time, expired_time (-1 = never), remain_quota, unlimited_quota, model_limits_enabled, model_limits, allow_ips (an unreadable list disables the token: the incumbent never matched it), used_quota, group; soft-deleted tokens are not carried (they no longer authenticate there) |
 //! | `channels` | `Channel` + `ChannelInfo`, model/channel.go @0102ffa | [`Channel`]: id, type, key (multi-key: one per line; a JSON array one element per line), openai_organization, test_model, status, name, weight, created_time, test_time, response_time, base_url, other, balance, balance_updated_time, models, group, used_quota, model_mapping, status_code_mapping, priority, auto_ban, other_info, tag, setting (its `proxy` → proxy), param_override; `channel_info.multi_key_status_list` → the disabled keys of `other_info`; header_override, remark, settings listed when set; a type Tollgate has no adaptor for → imported disabled and listed |
 //! | `options` | `Option` (`key` PK, `value`), model/option.go @014c3ef | each through the option catalog's validation ([`tollgate_actors::options::catalog::normalize`], as a console save); refused and unknown keys listed |
@@ -14,7 +14,8 @@
 //! | `two_fas` | `TwoFA`, model/twofa.go @0417e0b | [`TwoFactor`]: user_id, secret (base32, sealed), is_enabled |
 //! | `two_fa_backup_codes` | `TwoFABackupCode`, model/twofa.go @0417e0b | bcrypt-hashed: Tollgate keeps SHA-256 digests, so they cannot be carried; the unused ones are counted per user in the report |
 //! | `passkey_credentials` | `PasskeyCredential`, model/passkey.go @2499e4f | bound to the incumbent's origin: counted per user in the report (registered again), not carried |
-//! | `midjourneys`, `tasks` | `Midjourney`, model/midjourney.go; `Task`, model/task.go | the upstreams' history: counted per user in the report, not carried |
+//! | `midjourneys`, `tasks` | model/midjourney.go @515769c, model/task.go @01d7dcf | Tollgate's tasks: see [`super::tasks`] |
+//! | `user_subscriptions` (+ items, plans) | model/subscription.go @697cbbf | listed per user with what is left: see [`super::subscriptions`] |
 //! | `logs` | `Log`, model/log.go @0042344 | with `--with-logs`: [`LogEntry`] (type, content, username, token, model, quota, tokens, use_time, is_stream, `channel_id`, group, other with `imported: true`); `ip` not carried |
 //!
 //! one-api (songquanpeng/one-api, last release v0.6.10, model/token.go and model/channel.go)
@@ -262,22 +263,6 @@ pub const PASSKEYS: TableSpec = TableSpec {
     ],
 };
 
-/// `midjourneys` (`Midjourney`, model/midjourney.go) and `tasks` (`Task`, model/task.go): the
-/// drawing and task records are the incumbent's history with its upstreams' ids (their images
-/// and results live at those upstreams), so they are counted per user in the report, not carried.
-pub const MIDJOURNEYS: TableSpec = TableSpec {
-    name: "midjourneys",
-    columns: &[("user_id", Int)],
-    not_carried: &[],
-};
-
-/// `tasks` (`Task`, model/task.go): see [`MIDJOURNEYS`].
-pub const TASKS: TableSpec = TableSpec {
-    name: "tasks",
-    columns: &[("user_id", Int)],
-    not_carried: &[],
-};
-
 /// `logs` (model/log.go).
 pub const LOGS: TableSpec = TableSpec {
     name: "logs",
@@ -349,8 +334,25 @@ pub fn variant(tokens: &SourceTable, users: &SourceTable) -> Variant {
     }
 }
 
-/// A user and the quota ever credited to it (balance + used).
-pub fn user(row: &SourceRow, now: i64, notes: &mut Notes) -> Result<(User, i64), String> {
+/// The issuer of the OIDC provider whose discovery document is at `well_known`: OpenID Connect
+/// Discovery 1.0 §4 has the document at `<issuer>/.well-known/openid-configuration`, and its
+/// `issuer` identical to that prefix (§4.3), so the issuer is the address without the suffix.
+/// `None` for an address of another form (the operator binds those users again).
+pub fn oidc_issuer(well_known: &str) -> Option<String> {
+    let issuer = well_known
+        .trim()
+        .strip_suffix("/.well-known/openid-configuration")?;
+    (issuer.starts_with("https://") || issuer.starts_with("http://")).then(|| issuer.to_owned())
+}
+
+/// A user and the quota ever credited to it (balance + used); `oidc_issuer` is the issuer of
+/// the imported OIDC configuration ([`oidc_issuer`]), which new-api's `oidc_id` subjects are of.
+pub fn user(
+    row: &SourceRow,
+    now: i64,
+    oidc_issuer: Option<&str>,
+    notes: &mut Notes,
+) -> Result<(User, i64), String> {
     let id = row.int("id");
     let quota = row.int("quota");
     let used = row.int("used_quota");
@@ -369,14 +371,26 @@ pub fn user(row: &SourceRow, now: i64, notes: &mut Notes) -> Result<(User, i64),
         );
         format!("{}{github}", tollgate_storage::import::PENDING_LOGIN)
     };
-    for (column, provider) in [("oidc_id", "OIDC"), ("discord_id", "Discord")] {
-        let value = row.text(column);
-        if !value.is_empty() {
+    let subject = row.text("oidc_id").trim().to_owned();
+    let oidc_id = match oidc_issuer {
+        _ if subject.is_empty() => String::new(),
+        Some(issuer) => format!("{issuer} {subject}"),
+        None => {
             notes.add(
                 "third-party bindings not carried",
-                format!("user {id} ({username}): {provider}"),
+                format!(
+                    "user {id} ({username}): OIDC (no oidc.well_known of the form \
+                     <issuer>/.well-known/openid-configuration to take the issuer from)"
+                ),
             );
+            String::new()
         }
+    };
+    if !row.text("discord_id").is_empty() {
+        notes.add(
+            "third-party bindings not carried",
+            format!("user {id} ({username}): Discord"),
+        );
     }
     let access = row.text("access_token");
     let group = match row.text("group") {
@@ -390,7 +404,7 @@ pub fn user(row: &SourceRow, now: i64, notes: &mut Notes) -> Result<(User, i64),
         password_hash: row.text("password"),
         email: row.text("email").trim().to_owned(),
         github_id,
-        oidc_id: String::new(),
+        oidc_id,
         wechat_id: row.text("wechat_id"),
         telegram_id: row.text("telegram_id"),
         linux_do_id: row.text("linux_do_id"),
@@ -797,7 +811,7 @@ mod tests {
             .with("access_token", t("0123456789abcdef0123456789abcdef"))
             .with("deleted_at", Value::Null);
         let mut notes = Notes::default();
-        let (user, credited) = user(&row, 100, &mut notes).expect("maps");
+        let (user, credited) = user(&row, 100, None, &mut notes).expect("maps");
         assert_eq!(user.password_hash, "$2a$10$abcdefghijklmnopqrstuu");
         assert_eq!(credited, 1250);
         assert_eq!(user.group, "default");
@@ -812,9 +826,30 @@ mod tests {
         let numeric = SourceRow::new()
             .with("github_id", t("583231"))
             .with("deleted_at", t("2025-01-01 00:00:00"));
-        let (user, _) = super::user(&numeric, 100, &mut notes).expect("maps");
+        let (user, _) = super::user(&numeric, 100, None, &mut notes).expect("maps");
         assert_eq!(user.github_id, "583231");
         assert_eq!(user.deleted_at, Some(100));
+    }
+
+    #[test]
+    fn oidc_subjects_get_the_issuer_of_the_imported_configuration() {
+        assert_eq!(
+            oidc_issuer("https://id.example.com/realms/a/.well-known/openid-configuration")
+                .as_deref(),
+            Some("https://id.example.com/realms/a")
+        );
+        assert_eq!(oidc_issuer("https://id.example.com/discovery.json"), None);
+        assert_eq!(oidc_issuer(""), None);
+        let row = SourceRow::new()
+            .with("id", Value::Int(3))
+            .with("oidc_id", t("sub-3"));
+        let mut notes = Notes::default();
+        let (bound, _) = user(&row, 1, Some("https://id.example.com"), &mut notes).expect("maps");
+        assert_eq!(bound.oidc_id, "https://id.example.com sub-3");
+        assert!(notes.items.is_empty(), "{notes:?}");
+        let (unbound, _) = user(&row, 1, None, &mut notes).expect("maps");
+        assert_eq!(unbound.oidc_id, "");
+        assert_eq!(notes.items.len(), 1, "listed: {notes:?}");
     }
 
     #[test]
@@ -879,7 +914,7 @@ mod tests {
                         Value::Null
                     },
                 );
-            user(&row, 1, &mut Notes::default()).expect("maps")
+            user(&row, 1, None, &mut Notes::default()).expect("maps")
         };
         let mut users = vec![mk(1, true), mk(2, false), mk(3, false)];
         let mut notes = Notes::default();

@@ -7,6 +7,8 @@
 //! - [`source`]: one read-only REPEATABLE READ snapshot of the source (its database is only
 //!   read: keeping the incumbent running is the rollback).
 //! - [`mapping`]: rows to records, with the incumbent's models cited beside each mapping.
+//! - [`tasks`]: the drawing and task records, unfinished ones polled on or marked.
+//! - [`subscriptions`]: quota held outside `users.quota`, listed per user.
 //! - [`report`]: the source's figures beside the ones Tollgate reads back.
 //!
 //! Everything but the usage logs is written in one transaction through
@@ -17,6 +19,8 @@ pub mod dsn;
 pub mod mapping;
 pub mod report;
 pub mod source;
+pub mod subscriptions;
+pub mod tasks;
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::IsTerminal;
@@ -177,8 +181,11 @@ async fn import_all(
     let two_fas = read(&mapping::TWO_FAS).await?;
     let backup_codes = read(&mapping::BACKUP_CODES).await?;
     let passkeys = read(&mapping::PASSKEYS).await?;
-    let drawings = read(&mapping::MIDJOURNEYS).await?;
-    let tasks = read(&mapping::TASKS).await?;
+    let drawings = read(&tasks::MIDJOURNEYS).await?;
+    let task_rows = read(&tasks::TASKS).await?;
+    let plans = read(&subscriptions::PLANS).await?;
+    let subscription_rows = read(&subscriptions::SUBSCRIPTIONS).await?;
+    let subscription_items = read(&subscriptions::ITEMS).await?;
     if !users.present {
         return Err(ImportError::Invalid(
             "the source has no users table: is it a new-api or one-api database?".into(),
@@ -192,6 +199,8 @@ async fn import_all(
         ("redemptions", &redemptions),
         ("top_ups", &topups),
         ("two_fas", &two_fas),
+        ("midjourneys", &drawings),
+        ("tasks", &task_rows),
     ] {
         if !table.unknown.is_empty() {
             unknown_columns.insert(name, table.unknown.clone());
@@ -201,6 +210,7 @@ async fn import_all(
     // Options first: QuotaPerUnit prices the top-up orders.
     let mut records = Records::default();
     let mut quota_per_unit = 500_000.0;
+    let mut oidc_issuer = None;
     for row in &options.rows {
         let (key, value) = (row.text("key"), row.text("value"));
         if tollgate_actors::options::catalog::find(&key).is_none() {
@@ -212,6 +222,9 @@ async fn import_all(
                 if key == "QuotaPerUnit" {
                     quota_per_unit = normalized.parse().unwrap_or(quota_per_unit);
                 }
+                if key == "oidc.well_known" {
+                    oidc_issuer = mapping::oidc_issuer(&normalized);
+                }
                 records.options.push((key, normalized));
             }
             Err(e) => notes.add("options refused by validation", format!("{key}: {e}")),
@@ -220,7 +233,10 @@ async fn import_all(
 
     let mut mapped_users = Vec::with_capacity(users.rows.len());
     for row in &users.rows {
-        mapped_users.push(mapping::user(row, now, &mut notes).map_err(ImportError::Invalid)?);
+        mapped_users.push(
+            mapping::user(row, now, oidc_issuer.as_deref(), &mut notes)
+                .map_err(ImportError::Invalid)?,
+        );
     }
     mapping::dedupe_emails(&mut mapped_users, &mut notes);
     let user_ids: HashSet<i64> = mapped_users.iter().map(|(u, _)| u.id.0).collect();
@@ -266,18 +282,13 @@ async fn import_all(
             format!("user {user}: {count} passkeys"),
         );
     }
-    for (table, what) in [(&drawings, "drawing"), (&tasks, "task")] {
-        let mut per_user: BTreeMap<i64, usize> = BTreeMap::new();
-        for row in &table.rows {
-            *per_user.entry(row.int("user_id")).or_default() += 1;
-        }
-        for (user, count) in per_user {
-            notes.add(
-                "Midjourney and task records not carried (the incumbent's history with its upstreams)",
-                format!("user {user}: {count} {what} records"),
-            );
-        }
-    }
+    subscriptions::list(
+        &plans,
+        &subscription_rows,
+        &subscription_items,
+        now,
+        &mut notes,
+    );
     for row in &tokens.rows {
         if let Some(token) = mapping::token(row, variant, &mut notes) {
             if !user_ids.contains(&token.user_id.0) {
@@ -310,6 +321,35 @@ async fn import_all(
             .topups
             .push(mapping::topup(row, quota_per_unit, &mut notes));
     }
+    let known = tasks::Known {
+        users: mapped_users
+            .iter()
+            .map(|(u, _)| (u.id.0, (u.username.clone(), u.group.clone())))
+            .collect(),
+        tokens: records
+            .tokens
+            .iter()
+            .map(|t| (t.id.0, t.name.clone()))
+            .collect(),
+        channels: records
+            .channels
+            .iter()
+            .map(|c| (c.id.0, c.channel_type))
+            .collect(),
+        now,
+    };
+    records.tasks.extend(
+        drawings
+            .rows
+            .iter()
+            .filter_map(|row| tasks::drawing(row, &known, &mut notes)),
+    );
+    records.tasks.extend(
+        task_rows
+            .rows
+            .iter()
+            .filter_map(|row| tasks::task(row, &known, &mut notes)),
+    );
     records.users = mapped_users;
     let counts = serde_json::json!({
         "source": variant.name(),
@@ -321,6 +361,7 @@ async fn import_all(
         "redemptions": records.redemptions.len(),
         "topups": records.topups.len(),
         "two_factor": records.two_factor.len(),
+        "tasks": records.tasks.len(),
     });
     records.audit = AuditEntry {
         created_at: now,

@@ -106,6 +106,22 @@ impl SourceFigures {
                 ("redemption codes", records.redemptions.len()),
                 ("top-up orders", records.topups.len()),
                 ("two-factor users", records.two_factor.len()),
+                (
+                    "drawing tasks",
+                    records
+                        .tasks
+                        .iter()
+                        .filter(|t| t.kind == tollgate_storage::tasks::TaskKind::Midjourney)
+                        .count(),
+                ),
+                (
+                    "music and video tasks",
+                    records
+                        .tasks
+                        .iter()
+                        .filter(|t| t.kind != tollgate_storage::tasks::TaskKind::Midjourney)
+                        .count(),
+                ),
             ],
         }
     }

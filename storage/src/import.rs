@@ -8,6 +8,9 @@
 //! overwriting; [`write_logs`] then adds the incumbent's log rows a batch per transaction,
 //! each with the source id it reached ([`log_cursor`]), so `--resume` continues from there.
 //! [`read_back`] reads the records through the same functions the console's lists use.
+//! Drawing and task records are the exception to the kept ids: they go in through
+//! [`crate::tasks::insert`] under new ones (nothing refers to them by id; lists and clients find
+//! them by their upstream id).
 
 use redb::{
     ReadTransaction, ReadableTable, ReadableTableMetadata, TableDefinition, WriteTransaction,
@@ -21,6 +24,7 @@ use crate::tables::{
     CHANNELS, LOGS, REDEMPTION_BY_KEY, REDEMPTIONS, TOKEN_BY_KEY, TOKENS, TOKENS_BY_USER,
     TOPUP_BY_TRADE_NO, TOPUPS, TOPUPS_BY_USER, USER_CREDITED, USERS,
 };
+use crate::tasks::{self, Task};
 use crate::tokens::Token;
 use crate::topups::TopUp;
 use crate::two_factor::{self, TwoFactor};
@@ -85,6 +89,8 @@ pub struct Records {
     pub topups: Vec<TopUp>,
     /// One opening log row per user.
     pub openings: Vec<LogEntry>,
+    /// Drawing, music and video tasks (ids are given anew by the task sequence).
+    pub tasks: Vec<Task>,
     /// The audit row of the import.
     pub audit: AuditEntry,
 }
@@ -125,6 +131,9 @@ pub fn write(store: &Store, records: &Records, now: i64) -> Result<()> {
             put_topup(wtx, order)?;
         }
         logs::insert_batch(wtx, records.openings.iter().cloned(), true)?;
+        for task in &records.tasks {
+            tasks::insert(wtx, task.clone())?;
+        }
         audit::append(wtx, records.audit.clone())?;
         finish(wtx, now)
     })
