@@ -1,8 +1,10 @@
 //! After `tollgate import new-api`, what the incumbent was still doing carries on here: a user
 //! who signed in there with OIDC signs in with the same account (the subject bound with the
 //! imported configuration's issuer), a drawing in flight is polled to its end by Tollgate's
-//! poller on the imported channel, and the drawing and task logs show the users' history (an
-//! unfinished task of a platform Tollgate does not poll marked failed, not refunded).
+//! poller on the imported channel, an old key pays a chat on the imported multi-key channel
+//! (never with the key new-api had disabled) and the books still balance, and the drawing and
+//! task logs show the users' history (an unfinished task of a platform Tollgate does not poll
+//! marked failed, not refunded).
 //!
 //! The fixture is tests/fixtures/newapi/newapi.db; its copy gets the addresses of this test's
 //! mock OIDC provider and Midjourney-proxy, as the incumbent's own configuration names them, and
@@ -22,9 +24,10 @@ use std::time::Duration;
 use common::books::assert_books;
 use common::import_fixture::{args, import, source_copy, values};
 use common::mock_json::MockJson;
+use common::mock_upstream::MockUpstream;
 use common::oauth_browser::Browser;
 use common::oidc_provider::{Account, CLIENT_ID, CLIENT_SECRET, OidcProvider};
-use common::{Actor, TestServer};
+use common::{Actor, TestServer, relay_fixture};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sqlx::{Connection, SqliteConnection};
@@ -33,9 +36,10 @@ use tollgate::config::ImportArgs;
 /// The drawing bob still waits for at the incumbent.
 const IN_FLIGHT: &str = "1700000000002";
 
-/// Points the source's OIDC configuration at `idp` and its Midjourney channel at `mj`, and
-/// makes the drawing in flight one submitted now (in milliseconds, as new-api stores it).
-async fn as_running_incumbent(source: &Path, idp: &OidcProvider, mj: &str) {
+/// Points the source's OIDC configuration at `idp`, its OpenAI channel at `openai` and its
+/// Midjourney channel at `mj`, and makes the drawing in flight one submitted now (in
+/// milliseconds, as new-api stores it).
+async fn as_running_incumbent(source: &Path, idp: &OidcProvider, openai: &str, mj: &str) {
     let mut db = SqliteConnection::connect(&format!("sqlite://{}", source.display()))
         .await
         .expect("open the source copy");
@@ -51,11 +55,14 @@ async fn as_running_incumbent(source: &Path, idp: &OidcProvider, mj: &str) {
             .await
             .expect("option");
     }
-    sqlx::query("UPDATE `channels` SET `base_url` = ? WHERE `id` = 2")
-        .bind(mj)
-        .execute(&mut db)
-        .await
-        .expect("channel");
+    for (id, base) in [(1, openai), (2, mj)] {
+        sqlx::query("UPDATE `channels` SET `base_url` = ? WHERE `id` = ?")
+            .bind(base)
+            .bind(id)
+            .execute(&mut db)
+            .await
+            .expect("channel");
+    }
     sqlx::query("UPDATE `midjourneys` SET `submit_time` = ? WHERE `mj_id` = ?")
         .bind(tollgate::clock::now_unix() * 1000)
         .bind(IN_FLIGHT)
@@ -99,8 +106,11 @@ async fn oidc_users_sign_in_and_the_drawing_in_flight_is_polled_to_its_end() {
         json!([{"id": IN_FLIGHT, "action": "IMAGINE", "status": "SUCCESS", "progress": "100%",
                 "imageUrl": "https://cdn.example/done.png", "promptEn": "a cat"}]),
     );
+    let upstream = MockUpstream::start().await;
+    // The multi-key channel's second key was disabled at the incumbent: never sent.
+    upstream.accept_keys(&["sk-upstream-one", "sk-upstream-three"]);
     let (_src, source) = source_copy();
-    as_running_incumbent(&source, &idp, &mj.base).await;
+    as_running_incumbent(&source, &idp, &upstream.base, &mj.base).await;
     let dir = tempfile::tempdir().expect("dir");
     let report = import(
         dir.path(),
@@ -131,6 +141,29 @@ async fn oidc_users_sign_in_and_the_drawing_in_flight_is_polled_to_its_end() {
         "the imported channel was asked"
     );
     assert_books(&server, 3).await;
+
+    // Alice's old key pays a chat on the imported channel; the books still balance.
+    let alice_key = format!("sk-{}", values["keys"]["alice"].as_str().expect("key"));
+    for _ in 0..3 {
+        let (status, body) = relay_fixture::chat(
+            &server,
+            &alice_key,
+            json!({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    assert_ne!(upstream.last_key().as_deref(), Some("sk-upstream-two"));
+    server.flush().await;
+    let used = server
+        .store()
+        .read_blocking(|rtx| tollgate_storage::users::get(rtx, tollgate_storage::UserId(2)))
+        .expect("read")
+        .expect("alice")
+        .used_quota
+        .0;
+    assert!(used > 12_345, "the chats were charged: {used}");
+    assert_books(&server, 2).await;
 
     // Bob's task log: the song, the video (under the id new-api gave his client) and the Kling
     // video marked failed, not refunded; no upstream key anywhere.
