@@ -30,6 +30,7 @@ pub mod mail;
 pub mod metrics;
 pub mod ops;
 pub mod outbound;
+pub mod rate_limit;
 pub mod relay;
 pub mod reminder;
 pub mod shutdown;

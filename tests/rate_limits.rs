@@ -6,7 +6,7 @@
 mod common;
 
 use common::TestServer;
-use common::relay_fixture::{fixture, openai_channel};
+use common::relay_fixture::{chat_request, fixture, openai_channel, raw};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -174,4 +174,130 @@ async fn rate_limit_rules_are_checked_and_refusals_name_the_rule() {
         saved["value"].as_str().is_some_and(|v| v.contains("free")),
         "the refused values left the saved one: {saved}"
     );
+}
+
+async fn put_limits(actor: &common::Actor, path: &str, body: serde_json::Value) {
+    let (status, answer) = actor.put(path, body).await;
+    assert_eq!(status, StatusCode::OK, "{path}: {answer}");
+}
+
+#[tokio::test]
+async fn a_keys_rpm_limit_answers_429_naming_it_in_each_format_with_ratelimit_headers() {
+    let mock = common::mock_upstream::MockUpstream::start().await;
+    let server = TestServer::start().await;
+    let (_root, payer, key) = fixture(
+        &server,
+        &[openai_channel(&mock.base, "claude-test")],
+        100_000_000,
+        100_000_000,
+    )
+    .await;
+    let (_, list) = payer.get("/api/token/?p=1&page_size=10").await;
+    let token = list["data"]["items"][0]["id"].as_i64().expect("token id");
+    put_limits(
+        &payer,
+        &format!("/api/token/{token}/limits"),
+        json!({"rpm_limit": 2}),
+    )
+    .await;
+
+    let body = json!({"model": "claude-test", "max_tokens": 5,
+                      "messages": [{"role": "user", "content": "hi"}]});
+    for remaining in ["1", "0"] {
+        let (status, headers, text) = raw(chat_request(&server, &key, &body)).await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+        assert_eq!(headers["x-ratelimit-limit-requests"], "2");
+        assert_eq!(headers["x-ratelimit-remaining-requests"], remaining);
+        assert!(headers.contains_key("x-ratelimit-reset-requests"));
+    }
+    let (status, headers, text) = raw(chat_request(&server, &key, &body)).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{text}");
+    let retry: u64 = headers["retry-after"]
+        .to_str()
+        .expect("ascii")
+        .parse()
+        .expect("seconds");
+    assert!((1..=60).contains(&retry), "{retry}");
+    let error: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(error["error"]["code"], "rate_limit_exceeded", "{error}");
+    let message = error["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&format!("API key {token}")) && message.contains("rpm"),
+        "{message}"
+    );
+    assert_eq!(
+        mock.chat_calls(),
+        2,
+        "the refused request never reached the upstream"
+    );
+
+    // Anthropic's shape on /v1/messages, Gemini's on its route; both keep Retry-After.
+    let (status, headers, text) = raw(server
+        .client
+        .post(server.url("/v1/messages"))
+        .header("x-api-key", &key)
+        .header("anthropic-version", "2023-06-01")
+        .json(&body))
+    .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{text}");
+    assert!(headers.contains_key("retry-after"));
+    let error: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(error["error"]["type"], "rate_limit_error", "{error}");
+    let (status, headers, text) = raw(server
+        .client
+        .post(server.url("/v1beta/models/claude-test:generateContent"))
+        .header("x-goog-api-key", &key)
+        .json(&json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]})))
+    .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{text}");
+    assert!(headers.contains_key("retry-after"));
+    let error: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(error["error"]["status"], "RESOURCE_EXHAUSTED", "{error}");
+}
+
+#[tokio::test]
+async fn a_model_rules_concurrency_queue_lets_a_waiting_request_in_when_the_first_ends() {
+    let mock = common::mock_upstream::MockUpstream::start().await;
+    mock.set_delay(std::time::Duration::from_millis(300));
+    let server = TestServer::start().await;
+    let (root, _payer, key) = fixture(
+        &server,
+        &[openai_channel(&mock.base, "claude-test")],
+        100_000_000,
+        100_000_000,
+    )
+    .await;
+    server
+        .set_option(
+            &root,
+            "RateLimitRules",
+            json!(r#"[{"model":"claude-test","concurrency_limit":1,"queue":1,"queue_timeout_ms":900}]"#),
+        )
+        .await;
+    let body = json!({"model": "claude-test", "max_tokens": 5,
+                      "messages": [{"role": "user", "content": "hi"}]});
+    let send = || raw(chat_request(&server, &key, &body));
+    // Three at once: one runs, one waits in the queue and runs after it, one finds the queue
+    // full and is refused at once naming the model's rule.
+    let (a, b, c) = tokio::join!(send(), send(), send());
+    let mut statuses = [a.0, b.0, c.0];
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [
+            StatusCode::OK,
+            StatusCode::OK,
+            StatusCode::TOO_MANY_REQUESTS
+        ],
+        "{} | {} | {}",
+        a.2,
+        b.2,
+        c.2
+    );
+    let refused = [&a, &b, &c]
+        .into_iter()
+        .find(|r| r.0 == StatusCode::TOO_MANY_REQUESTS)
+        .expect("one refused");
+    assert!(refused.2.contains("model claude-test"), "{}", refused.2);
+    assert!(refused.2.contains("concurrency"), "{}", refused.2);
 }

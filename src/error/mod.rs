@@ -354,6 +354,17 @@ pub enum RelayError {
         /// Seconds until the window resets.
         retry_after: i64,
     },
+    /// A rate limit (P15) of the user, the key or a RateLimitRules rule has no room: the
+    /// message names the rule; `retry_after` is the seconds until it would fit.
+    #[error("{message}")]
+    Limited {
+        /// Which rule, its limit and when to retry.
+        message: String,
+        /// Seconds until the request would fit (the `Retry-After` header).
+        retry_after: u64,
+        /// `concurrency`, `rpm`, `tpm` or `rpd`.
+        kind: &'static str,
+    },
     /// The request bodies in flight would pass the memory budget (RelayBodyBudgetMB).
     #[error("{0}")]
     Busy(String),
@@ -413,7 +424,7 @@ impl RelayError {
             RelayError::InsufficientUserQuota(_) => ErrorCode::InsufficientUserQuota,
             RelayError::InsufficientTokenQuota(_) => ErrorCode::InsufficientTokenQuota,
             RelayError::SensitiveWords(_) => ErrorCode::SensitiveWords,
-            RelayError::RateLimited(_) => ErrorCode::RateLimited,
+            RelayError::RateLimited(_) | RelayError::Limited { .. } => ErrorCode::RateLimited,
             RelayError::BudgetReached { .. } => ErrorCode::BudgetExceeded,
             RelayError::BodyTooLarge(_) => ErrorCode::BodyTooLarge,
             RelayError::BodyTimeout(_) => ErrorCode::BodyTimeout,
@@ -449,8 +460,15 @@ impl IntoResponse for RelayError {
             "error": { "message": self.to_string(), "type": code.error_type(), "code": code.as_str() }
         });
         let mut response = (status, Json(body)).into_response();
-        if let RelayError::BudgetReached { retry_after, .. } = &self
-            && let Ok(value) = axum::http::HeaderValue::from_str(&(*retry_after).max(1).to_string())
+        let retry_after = match &self {
+            RelayError::BudgetReached { retry_after, .. } => {
+                Some((*retry_after).max(1).to_string())
+            }
+            RelayError::Limited { retry_after, .. } => Some((*retry_after).max(1).to_string()),
+            _ => None,
+        };
+        if let Some(seconds) = retry_after
+            && let Ok(value) = axum::http::HeaderValue::from_str(&seconds)
         {
             response
                 .headers_mut()

@@ -113,7 +113,15 @@ pub fn error_response(e: RelayError) -> Response {
         }
         other => other.to_string(),
     };
-    let status = e.into_response().status();
+    let answered = e.into_response();
+    let status = answered.status();
     let body = json!({"type": "error", "error": {"type": error_type(status.as_u16()), "message": message}});
-    (status, Json(body)).into_response()
+    let mut response = (status, Json(body)).into_response();
+    // A 429's Retry-After (rate limits, budgets) is kept in every format.
+    if let Some(retry) = answered.headers().get(axum::http::header::RETRY_AFTER) {
+        response
+            .headers_mut()
+            .insert(axum::http::header::RETRY_AFTER, retry.clone());
+    }
+    response
 }

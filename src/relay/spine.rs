@@ -120,13 +120,19 @@ pub async fn run<P: Plan>(
     caller: Caller,
     plan: P,
 ) -> Result<Response, RelayError> {
+    let limited = crate::rate_limit::admit(state, &caller, &plan.ask()).await?;
     let Admission { price, hold } =
         admission::admit(state, &caller, plan.ask(), || plan.texts()).await?;
     let worker = state.clone();
-    detach::run(state, move |presence| {
-        forward(worker, caller, plan, (price, hold), presence)
+    let headers = limited.headers();
+    let mut response = detach::run(state, move |presence| async move {
+        // The rate limits' places are held until the forward is done.
+        let _limited = limited;
+        forward(worker, caller, plan, (price, hold), presence).await
     })
-    .await
+    .await?;
+    crate::rate_limit::add_headers(&mut response, &headers);
+    Ok(response)
 }
 
 /// The detached part of [`run`].
