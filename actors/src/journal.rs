@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use tollgate_storage::logs::LogEntry;
+use tollgate_storage::tasks::Task;
 use tollgate_storage::usage::BalanceChange;
 use tollgate_storage::{TokenId, UserId};
 
@@ -82,6 +83,14 @@ enum RecordOut<'a> {
     Closed {
         hold: u64,
     },
+    /// A submit's settlement with the task it pays for (last, so older files read the same).
+    SettledTask {
+        seq: u64,
+        hold: Option<u64>,
+        change: Option<BalanceChange>,
+        log: Option<&'a LogEntry>,
+        task: &'a Task,
+    },
 }
 
 /// A record as read (the same variants in the same order as [`RecordOut`]).
@@ -105,6 +114,13 @@ enum RecordIn {
     Closed {
         hold: u64,
     },
+    SettledTask {
+        seq: u64,
+        hold: Option<u64>,
+        change: Option<BalanceChange>,
+        log: Option<LogEntry>,
+        task: Box<Task>,
+    },
 }
 
 /// A journalled settlement to commit at start.
@@ -118,6 +134,8 @@ pub struct Pending {
     pub change: Option<BalanceChange>,
     /// The log row.
     pub log: Option<LogEntry>,
+    /// The task a submit's settlement pays for (inserted with the charge).
+    pub task: Option<Box<Task>>,
 }
 
 /// FNV-1a, 64 bits: detects a record torn by a power loss (no adversary writes this file).
@@ -303,6 +321,40 @@ impl Journal {
                 },
             )?;
         }
+        self.last_seq = self.last_seq.max(seq);
+        self.flush_buf()
+    }
+
+    /// Journals a submit's settlement numbered `seq` together with the `task` it pays for, so a
+    /// crash before the database commit replays the charge and the task together.
+    pub fn settled_task(
+        &mut self,
+        seq: u64,
+        hold: Option<u64>,
+        change: Option<BalanceChange>,
+        log: Option<&LogEntry>,
+        task: &Task,
+    ) -> std::io::Result<()> {
+        if let Some(hold) = hold {
+            self.open.remove(&hold);
+        }
+        self.buf.clear();
+        let bounded = log.cloned().map(|mut row| {
+            row.bound();
+            row
+        });
+        let mut task = task.clone();
+        task.bound();
+        frame(
+            &mut self.buf,
+            &RecordOut::SettledTask {
+                seq,
+                hold,
+                change,
+                log: bounded.as_ref(),
+                task: &task,
+            },
+        )?;
         self.last_seq = self.last_seq.max(seq);
         self.flush_buf()
     }
@@ -494,6 +546,31 @@ pub fn recover(dir: &Path, settled: u64, now: i64) -> std::io::Result<Recovered>
                                 hold,
                                 change,
                                 log,
+                                task: None,
+                            },
+                        );
+                    }
+                }
+                RecordIn::SettledTask {
+                    seq,
+                    hold,
+                    change,
+                    log,
+                    task,
+                } => {
+                    last_seq = last_seq.max(seq);
+                    if let Some(hold) = hold {
+                        closed.insert(hold);
+                    }
+                    if seq > settled {
+                        settled_map.insert(
+                            seq,
+                            Pending {
+                                seq,
+                                hold,
+                                change,
+                                log,
+                                task: Some(task),
                             },
                         );
                     }
@@ -578,6 +655,7 @@ pub fn crash_charge(
             at: now,
         }),
         log,
+        task: None,
     }
 }
 
@@ -706,6 +784,42 @@ mod tests {
         let later = recover(dir.path(), 2, 99).expect("recover");
         let seqs: Vec<u64> = later.pending.iter().map(|p| p.seq).collect();
         assert_eq!(seqs, vec![5, 6]);
+    }
+
+    #[test]
+    fn a_task_settlement_is_recovered_with_its_task_and_closes_its_hold() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut journal = Journal::create(dir.path(), 1).expect("create");
+        journal.opened(1, &start(0)).expect("open");
+        let task = Task {
+            upstream_id: "mj-1".into(),
+            ..Task::default()
+        };
+        journal
+            .settled_task(
+                2,
+                Some(1),
+                Some(change(50)),
+                Some(&LogEntry::default()),
+                &task,
+            )
+            .expect("settled");
+        drop(journal);
+        let all = recover(dir.path(), 0, 99).expect("recover");
+        assert_eq!(all.crashed, 0, "the settlement closed its hold");
+        assert_eq!(all.pending.len(), 1);
+        assert_eq!(all.pending[0].change, Some(change(50)));
+        assert_eq!(
+            all.pending[0].task.as_ref().map(|t| t.upstream_id.as_str()),
+            Some("mj-1")
+        );
+        // Committed already: nothing to replay.
+        assert!(
+            recover(dir.path(), 2, 99)
+                .expect("recover")
+                .pending
+                .is_empty()
+        );
     }
 
     #[test]

@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::{mpsc, oneshot};
 use tollgate_storage::logs::{self, LogEntry};
+use tollgate_storage::tasks::{self, Task};
 use tollgate_storage::usage::{self, BalanceChange};
 use tollgate_storage::{StorageError, Store, budgets, channel_usage, meta};
 
@@ -105,6 +106,8 @@ struct Settlement {
     seq: u64,
     change: Option<BalanceChange>,
     log: Option<Box<LogEntry>>,
+    /// The task a submit's settlement pays for: inserted in the same transaction as the charge.
+    task: Option<Box<Task>>,
 }
 
 /// Numbers settlements and reservations and journals them (see [`crate::journal`]).
@@ -246,15 +249,52 @@ impl LogWriter {
             .journal
             .as_mut()
             .map(|j| j.settled(seq, hold, change, log.as_deref()));
-        let sent = self
-            .tx
-            .send(WriterMsg::Record(Settlement { seq, change, log }));
+        let sent = self.tx.send(WriterMsg::Record(Settlement {
+            seq,
+            change,
+            log,
+            task: None,
+        }));
         drop(guard);
         self.journalled(journalled);
         match sent {
             Ok(()) => self.stats.queued(),
             Err(_) => {
                 tracing::error!("the log writer has stopped; a settlement was not recorded");
+            }
+        }
+    }
+
+    /// [`LogWriter::record_for`] of a task submit's settlement: `task` (its `quota` set to the
+    /// charge) is journalled with the charge and inserted in the same transaction as it
+    /// ([`tasks::insert`]), so the database never shows one without the other.
+    pub fn record_task(
+        &self,
+        hold: Option<u64>,
+        change: Option<BalanceChange>,
+        log: Option<LogEntry>,
+        task: Task,
+    ) {
+        let log = log.map(Box::new);
+        let task = Box::new(task);
+        let mut guard = self.lock();
+        let seq = guard.take();
+        let journalled = guard
+            .journal
+            .as_mut()
+            .map(|j| j.settled_task(seq, hold, change, log.as_deref(), &task));
+        let sent = self.tx.send(WriterMsg::Record(Settlement {
+            seq,
+            change,
+            log,
+            task: Some(task),
+        }));
+        drop(guard);
+        self.journalled(journalled);
+        match sent {
+            Ok(()) => self.stats.queued(),
+            Err(_) => {
+                tracing::error!("the log writer has stopped; a task settlement was not recorded");
             }
         }
     }
@@ -376,7 +416,10 @@ fn replay(store: &Store, settled: u64) -> std::io::Result<(Journal, u64)> {
     // The new generation holds everything pending, crash charges included (they close their
     // reservations), before the old ones go: a crash during the replay replays the same.
     for p in &recovered.pending {
-        journal.settled(p.seq, p.hold, p.change, p.log.as_ref())?;
+        match &p.task {
+            Some(task) => journal.settled_task(p.seq, p.hold, p.change, p.log.as_ref(), task)?,
+            None => journal.settled(p.seq, p.hold, p.change, p.log.as_ref())?,
+        }
     }
     journal::remove_generations(&dir, &recovered.generations)?;
     if !recovered.pending.is_empty() {
@@ -392,6 +435,7 @@ fn replay(store: &Store, settled: u64) -> std::io::Result<(Journal, u64)> {
                 seq: p.seq,
                 change: p.change,
                 log: p.log.map(Box::new),
+                task: p.task,
             })
             .collect();
         let through = commit(store, &mut batch, true, None).map_err(|f| {
@@ -802,6 +846,13 @@ fn commit_once(
                 .collect();
             channel_usage::add_rows(wtx, rows.iter().map(|r| &**r))?;
             logs::insert_batch(wtx, rows, dashboard)?;
+            for s in batch.iter().filter(|s| s.seq > done) {
+                if let Some(task) = &s.task {
+                    let mut task = (**task).clone();
+                    task.quota = s.change.map_or(0, |c| c.charged);
+                    tasks::insert(wtx, task)?;
+                }
+            }
             if let Some(last) = batch.iter().map(|s| s.seq).max()
                 && last > done
             {

@@ -284,8 +284,35 @@ const DEFAULT_MAX_OUTPUT: &[(&str, i64)] = &[
     ("deepseek-reasoner", 64_000),
 ];
 
-/// Built-in per-call prices (US$ per request) for models not billed by tokens.
-const DEFAULT_MODEL_PRICES: &[(&str, f64)] = &[("dall-e-2", 0.02), ("dall-e-3", 0.04)];
+/// Built-in per-call prices (US$ per request) for models not billed by tokens: images, and the
+/// task models at the incumbent's defaults (its price map: Midjourney actions, Suno, and the
+/// OpenAI video models, whose price is per second of video).
+const DEFAULT_MODEL_PRICES: &[(&str, f64)] = &[
+    ("dall-e-2", 0.02),
+    ("dall-e-3", 0.04),
+    ("mj_imagine", 0.1),
+    ("mj_variation", 0.1),
+    ("mj_reroll", 0.1),
+    ("mj_blend", 0.1),
+    ("mj_modal", 0.1),
+    ("mj_zoom", 0.1),
+    ("mj_shorten", 0.1),
+    ("mj_high_variation", 0.1),
+    ("mj_low_variation", 0.1),
+    ("mj_pan", 0.1),
+    ("mj_edits", 0.1),
+    ("mj_inpaint", 0.0),
+    ("mj_custom_zoom", 0.0),
+    ("mj_describe", 0.05),
+    ("mj_upscale", 0.05),
+    ("mj_upload", 0.05),
+    ("mj_video", 0.8),
+    ("swap_face", 0.05),
+    ("suno_music", 0.1),
+    ("suno_lyrics", 0.01),
+    ("sora-2", 0.3),
+    ("sora-2-pro", 0.5),
+];
 
 /// How one model is priced.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -566,9 +566,32 @@ impl Hold {
     /// Charges `cost` in full (into debt if need be) and queues the change with the log row
     /// `log` makes of what was billed (its `quota` is set to the charge). Returns what was billed.
     pub fn settle(
+        self,
+        cost: i64,
+        log: impl FnOnce(&Billed) -> Option<LogEntry>,
+        at: i64,
+    ) -> Billed {
+        self.settle_inner(cost, log, None, at)
+    }
+
+    /// [`Hold::settle`] of a task submit the upstream accepted: `task` is journalled with the
+    /// charge and written in the settlement's transaction (its `quota` set to what was billed),
+    /// never one without the other.
+    pub fn settle_task(
+        self,
+        cost: i64,
+        log: impl FnOnce(&Billed) -> Option<LogEntry>,
+        task: tollgate_storage::tasks::Task,
+        at: i64,
+    ) -> Billed {
+        self.settle_inner(cost, log, Some(task), at)
+    }
+
+    fn settle_inner(
         mut self,
         cost: i64,
         log: impl FnOnce(&Billed) -> Option<LogEntry>,
+        task: Option<tollgate_storage::tasks::Task>,
         at: i64,
     ) -> Billed {
         self.done = true;
@@ -601,7 +624,15 @@ impl Hold {
             is_request: true,
             at,
         };
-        self.book.writer.record_for(self.journal, Some(change), log);
+        match task {
+            Some(mut task) => {
+                task.quota = billed.charged;
+                self.book
+                    .writer
+                    .record_task(self.journal, Some(change), log, task);
+            }
+            None => self.book.writer.record_for(self.journal, Some(change), log),
+        }
         if billed.charged > 0
             && let Some(watch) = self.book.watch.get()
         {
