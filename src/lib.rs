@@ -36,6 +36,7 @@ pub mod reminder;
 pub mod shutdown;
 pub mod state;
 pub mod task_poll;
+pub mod task_relay;
 pub mod telemetry;
 pub mod upstream;
 

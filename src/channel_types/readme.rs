@@ -16,6 +16,12 @@ fn mark(yes: bool) -> &'static str {
 
 /// How to configure a row's key (and its extra fields), in one table cell.
 fn key_text(row: &ChannelType) -> String {
+    // The task relays (`crate::task_relay`) take these types outside the chat families.
+    match row.id {
+        2 | 5 => return "tasks: `/mj/…` (the key goes upstream as `mj-api-secret`)".to_owned(),
+        36 => return "tasks: `/suno/…` (the key goes upstream as a Bearer key)".to_owned(),
+        _ => {}
+    }
     if row.family.is_none() {
         return "not relayed yet".to_owned();
     }
@@ -33,6 +39,9 @@ fn key_text(row: &ChannelType) -> String {
     };
     if row.base_url_required {
         text.push_str("; base URL required");
+    }
+    if row.id == 1 {
+        text.push_str("; video (`/v1/videos`): OpenAI only");
     }
     for field in row.fields {
         let place = match field.target {

@@ -47,6 +47,7 @@ fn console_routes() -> ApiRouter {
 pub fn endpoints() -> Vec<Endpoint> {
     let mut all = console_routes().split().1;
     all.extend(relay::routes().split().1);
+    all.extend(crate::task_relay::routes().split().1);
     all
 }
 
@@ -61,6 +62,12 @@ pub fn router(state: AppState) -> Router {
     let (console, mut endpoints) = console_routes().split();
     let (relay, relay_endpoints) = relay::routes().split();
     endpoints.extend(relay_endpoints.iter().cloned());
+    // The task relays (Midjourney, Suno, videos) pass the same intake, inside their own
+    // layers (the `mj-api-secret` key, the families' error shapes).
+    let (tasks, task_endpoints) = crate::task_relay::routes().split();
+    endpoints.extend(task_endpoints.iter().cloned());
+    let tasks = crate::task_relay::layer(relay::body_limit::apply(tasks, &state, &task_endpoints));
+    let relay = relay.merge(tasks);
     let doc = openapi::Document(openapi::to_json(&openapi::document(&endpoints)));
     let console = console
         .fallback(spa::fallback)

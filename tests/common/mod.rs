@@ -20,6 +20,7 @@ pub mod mock_cloud;
 pub mod mock_gemini;
 pub mod mock_json;
 pub mod mock_scripted;
+pub mod mock_tasks;
 pub mod mock_upstream;
 pub mod oauth_browser;
 pub mod oidc_provider;

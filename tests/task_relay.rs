@@ -1,0 +1,589 @@
+//! The task relays over the HTTP API against a mock Midjourney-proxy, Suno and OpenAI video
+//! upstream speaking their documented formats: submits billed when the upstream accepts
+//! (the task row with its charge), refusals not billed, Midjourney's `mj-api-secret` key and
+//! error shape, the five Mj* switches (each test fails when its switch is ignored), an action's
+//! origin task scoped to its owner, the fetch routes over the local task table, the image
+//! proxy by unguessable id, Suno and per-second video billing, and unpriced task models.
+
+#![expect(
+    clippy::expect_used,
+    reason = "test helpers: a failed call fails the test"
+)]
+
+mod common;
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use common::books::assert_books;
+use common::mock_tasks::MockTasks;
+use common::relay_fixture::{balances, fixture, new_key, wait_until};
+use common::{Actor, TestServer};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tollgate::outbound::Overrides;
+use tollgate_storage::UserId;
+use tollgate_storage::tasks::{List, Task, query};
+
+/// QuotaPerUnit's default: US$ 1.
+const QPU: i64 = 500_000;
+/// The payer's balance.
+const QUOTA: i64 = 10_000_000;
+
+/// A server polling tasks every 50 ms; `images.test` resolves to 127.0.0.1 and is trusted
+/// (the image proxy's upstream in these tests).
+async fn server() -> TestServer {
+    let overrides = Overrides {
+        hosts: [(
+            "images.test".to_owned(),
+            vec!["127.0.0.1".parse().expect("ip")],
+        )]
+        .into_iter()
+        .collect(),
+        trusted: vec!["images.test".to_owned()],
+    };
+    TestServer::start_with(tempfile::tempdir().expect("tempdir"), |c| {
+        c.task_poll_interval_ms = 50;
+        c.outbound_overrides = Arc::new(overrides);
+    })
+    .await
+}
+
+/// A channel body of `ty` on `mock` serving `models`.
+fn channel(mock: &MockTasks, ty: i32, models: &str) -> Value {
+    json!({"name": format!("t{ty}"), "type": ty, "key": "task-secret", "base_url": mock.base,
+           "models": models, "group": "default"})
+}
+
+/// The user's tasks of `list` in storage, newest first.
+fn stored(server: &TestServer, user: i64, list: List) -> Vec<Task> {
+    let filter = query::TaskFilter {
+        user: Some(UserId(user)),
+        ..query::TaskFilter::default()
+    };
+    server
+        .store()
+        .read_blocking(move |rtx| query::page(rtx, list, &filter, 0, 100))
+        .expect("read")
+        .0
+}
+
+/// POST `path` with JSON `body`, the key in `mj-api-secret` (no Authorization).
+async fn mj_post(server: &TestServer, key: &str, path: &str, body: Value) -> (StatusCode, Value) {
+    server
+        .send(
+            server
+                .client
+                .post(server.url(path))
+                .header("mj-api-secret", key)
+                .json(&body),
+        )
+        .await
+}
+
+/// GET `path` with `key` as a Bearer key.
+async fn get_key(server: &TestServer, key: &str, path: &str) -> (StatusCode, Value) {
+    server
+        .send(server.client.get(server.url(path)).bearer_auth(key))
+        .await
+}
+
+async fn mj_setup(server: &TestServer, mock: &MockTasks) -> (Actor, Actor, String) {
+    let models = "mj_imagine,mj_upscale,mj_variation";
+    fixture(server, &[channel(mock, 2, models)], QUOTA, QUOTA).await
+}
+
+#[tokio::test]
+async fn midjourney_submit_is_billed_with_its_task_and_fetched_by_its_owner_only() {
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    let (root, payer, key) = mj_setup(&server, &mock).await;
+    mock.json(
+        "/mj/submit/imagine",
+        200,
+        json!({"code": 22, "description": "queued", "result": "mj-1",
+               "properties": {"discordInstanceId": "9"}}),
+    );
+    let (status, body) = mj_post(
+        &server,
+        &key,
+        "/mj/submit/imagine",
+        json!({"prompt": "a cat --fast", "notifyHook": "https://hook.example/x",
+               "accountFilter": {"modes": ["FAST"]}, "base64Array": []}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["code"], 1, "code 22 is answered as 1: {body}");
+    assert_eq!(body["result"], "mj-1");
+    // What went upstream: the channel's key in mj-api-secret; the switches' defaults
+    // (MjNotifyEnabled off, MjAccountFilterEnabled off, MjModeClearEnabled off).
+    let sent = mock.calls_to("/mj/submit/imagine");
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        sent[0].headers.get("mj-api-secret").map(String::as_str),
+        Some("task-secret")
+    );
+    let sent_body = sent[0].json();
+    assert!(
+        sent_body.get("notifyHook").is_none(),
+        "notifyHook removed: {sent_body}"
+    );
+    assert!(
+        sent_body.get("accountFilter").is_none(),
+        "accountFilter removed: {sent_body}"
+    );
+    assert_eq!(sent_body["prompt"], "a cat --fast");
+    // Billed at mj_imagine's default price ($0.1), with its task in the same commit.
+    let (quota, used, _, rows) = balances(&server, payer.id).await;
+    assert_eq!(used, QPU / 10);
+    assert_eq!(quota, QUOTA - QPU / 10);
+    assert_eq!(rows[0].model_name, "mj_imagine");
+    let tasks = stored(&server, payer.id, List::Drawing);
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].upstream_id, "mj-1");
+    assert_eq!(tasks[0].code, 22, "the stored code keeps the upstream's");
+    assert_eq!(tasks[0].quota, QPU / 10);
+    assert_books(&server, payer.id).await;
+    // Fetched from the local table by its owner, with and without a speed prefix.
+    let (status, task) = get_key(&server, &key, "/mj/task/mj-1/fetch").await;
+    assert_eq!(status, StatusCode::OK, "{task}");
+    assert_eq!(task["id"], "mj-1");
+    assert_eq!(task["action"], "IMAGINE");
+    let (status, list) = mj_post(
+        &server,
+        &key,
+        "/mj-fast/mj/task/list-by-condition",
+        json!({"ids": ["mj-1", "nope"]}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    assert_eq!(list.as_array().map(Vec::len), Some(1));
+    // Another user's key: 404 in Midjourney-proxy's error shape.
+    server.create_user(&root, "other", "password1").await;
+    let other = server.client_for("other", "password1").await;
+    let other_key = new_key(&other, QUOTA, json!({})).await;
+    let (status, err) = get_key(&server, &other_key, "/mj/task/mj-1/fetch").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{err}");
+    assert_eq!(err["code"], 3, "{err}");
+    assert!(
+        err["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("mj-1")),
+        "{err}"
+    );
+    assert!(err.get("error").is_none(), "MJ shape, not OpenAI's: {err}");
+    // No key at all: refused in the MJ shape too.
+    let (status, err) = server
+        .send(server.client.get(server.url("/mj/task/mj-1/fetch")))
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{err}");
+    assert_eq!(err["code"], 4, "{err}");
+}
+
+#[tokio::test]
+async fn midjourney_switches_shape_the_forwarded_body() {
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    let (root, _payer, key) = mj_setup(&server, &mock).await;
+    for (name, value) in [
+        ("MjNotifyEnabled", "true"),
+        ("MjAccountFilterEnabled", "true"),
+        ("MjModeClearEnabled", "true"),
+    ] {
+        server.set_option(&root, name, json!(value)).await;
+    }
+    mock.json(
+        "/mj-relax/mj/submit/imagine",
+        200,
+        json!({"code": 1, "description": "ok", "result": "mj-2"}),
+    );
+    let (status, body) = mj_post(
+        &server,
+        &key,
+        "/mj-relax/mj/submit/imagine",
+        json!({"prompt": "a dog --relax --v 6 --turbo", "notifyHook": "https://hook.example/x",
+               "accountFilter": {"modes": ["RELAX"]}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let sent = mock.calls_to("/mj-relax/mj/submit/imagine");
+    assert_eq!(sent.len(), 1, "the speed prefix is kept upstream");
+    let sent_body = sent[0].json();
+    assert_eq!(
+        sent_body["notifyHook"], "https://hook.example/x",
+        "MjNotifyEnabled on"
+    );
+    assert_eq!(
+        sent_body["accountFilter"]["modes"][0], "RELAX",
+        "MjAccountFilterEnabled on"
+    );
+    assert_eq!(sent_body["prompt"], "a dog --v 6", "MjModeClearEnabled on");
+}
+
+#[tokio::test]
+async fn midjourney_actions_need_an_own_successful_origin() {
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    let (root, payer, key) = mj_setup(&server, &mock).await;
+    mock.json(
+        "/mj/submit/imagine",
+        200,
+        json!({"code": 1, "description": "ok", "result": "origin-1"}),
+    );
+    let (status, _) = mj_post(&server, &key, "/mj/submit/imagine", json!({"prompt": "x"})).await;
+    assert_eq!(status, StatusCode::OK);
+    mock.json(
+        "/mj/submit/change",
+        200,
+        json!({"code": 1, "description": "ok", "result": "up-1"}),
+    );
+    let change = json!({"action": "UPSCALE", "index": 1, "taskId": "origin-1"});
+    // MjActionCheckSuccessEnabled (on by default): the origin has not succeeded yet.
+    let (status, err) = mj_post(&server, &key, "/mj/submit/change", change.clone()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    assert_eq!(err["code"], 4, "{err}");
+    assert!(
+        mock.calls_to("/mj/submit/change").is_empty(),
+        "refused before forwarding"
+    );
+    // Another user cannot act on it at all.
+    server.create_user(&root, "other", "password1").await;
+    let other = server.client_for("other", "password1").await;
+    let (_, _) = root
+        .put("/api/user/", json!({"id": other.id, "quota": QUOTA}))
+        .await;
+    let other_key = new_key(&other, QUOTA, json!({})).await;
+    let (status, err) = mj_post(&server, &other_key, "/mj/submit/change", change.clone()).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{err}");
+    // With the check off, the owner's action goes to the origin's channel and is billed.
+    server
+        .set_option(&root, "MjActionCheckSuccessEnabled", json!("false"))
+        .await;
+    let (status, body) = mj_post(&server, &key, "/mj/submit/change", change).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(mock.calls_to("/mj/submit/change").len(), 1);
+    let (_, used, _, _) = balances(&server, payer.id).await;
+    assert_eq!(
+        used,
+        QPU / 10 + QPU / 20,
+        "mj_imagine $0.1 + mj_upscale $0.05"
+    );
+    assert_books(&server, payer.id).await;
+}
+
+#[tokio::test]
+async fn a_refused_submit_is_not_billed() {
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    let (_root, payer, key) = mj_setup(&server, &mock).await;
+    mock.json(
+        "/mj/submit/imagine",
+        200,
+        json!({"code": 23, "description": "queue full", "result": ""}),
+    );
+    let (status, body) = mj_post(&server, &key, "/mj/submit/imagine", json!({"prompt": "x"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["code"], 23,
+        "the upstream's refusal as it came: {body}"
+    );
+    let (quota, used, _, _) = balances(&server, payer.id).await;
+    assert_eq!((quota, used), (QUOTA, 0));
+    assert!(stored(&server, payer.id, List::Drawing).is_empty());
+    // An upstream failure: released too.
+    mock.json("/mj/submit/imagine", 500, json!({"error": "down"}));
+    let (status, _) = mj_post(&server, &key, "/mj/submit/imagine", json!({"prompt": "x"})).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    let (quota, used, _, _) = balances(&server, payer.id).await;
+    assert_eq!((quota, used), (QUOTA, 0));
+    assert_books(&server, payer.id).await;
+}
+
+#[tokio::test]
+async fn forwarded_image_urls_point_at_the_image_proxy_by_unguessable_id() {
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    let (root, _payer, key) = mj_setup(&server, &mock).await;
+    server
+        .set_option(&root, "ServerAddress", json!("https://gw.example"))
+        .await;
+    mock.json(
+        "/mj/submit/imagine",
+        200,
+        json!({"code": 1, "description": "ok", "result": "mj-img"}),
+    );
+    let image_url = format!("http://images.test:{}/cat.png", mock.port);
+    mock.json(
+        "/mj/task/list-by-condition",
+        200,
+        json!([{"id": "mj-img", "status": "SUCCESS", "progress": "100%", "imageUrl": image_url}]),
+    );
+    mock.bytes(
+        "/cat.png",
+        200,
+        "image/png",
+        Bytes::from_static(b"\x89PNG-cat"),
+    );
+    let (status, _) = mj_post(&server, &key, "/mj/submit/imagine", json!({"prompt": "x"})).await;
+    assert_eq!(status, StatusCode::OK);
+    let mut shown = Value::Null;
+    for _ in 0..250 {
+        let (_, task) = get_key(&server, &key, "/mj/task/mj-img/fetch").await;
+        if task["status"] == "SUCCESS" {
+            shown = task;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let url = shown["imageUrl"].as_str().expect("image url").to_owned();
+    let path = url
+        .strip_prefix("https://gw.example")
+        .expect("MjForwardUrlEnabled (on by default) rewrites to ServerAddress");
+    assert!(path.starts_with("/mj/image/"), "{url}");
+    let resp = server
+        .client
+        .get(server.url(path))
+        .send()
+        .await
+        .expect("image");
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(
+        resp.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("image/png")
+    );
+    assert_eq!(resp.bytes().await.expect("bytes").as_ref(), b"\x89PNG-cat");
+    // The task's number alone, or a forged signature, is not an image id.
+    let id = path.trim_start_matches("/mj/image/");
+    let number = id.split('-').next().expect("number");
+    for forged in [
+        number.to_owned(),
+        format!("{number}-AAAAAAAAAAAAAAAAAAAAAA"),
+    ] {
+        let (status, _) = server.get(&format!("/mj/image/{forged}")).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{forged}");
+    }
+    // With the switch off, the stored URL is shown.
+    server
+        .set_option(&root, "MjForwardUrlEnabled", json!("false"))
+        .await;
+    let (_, task) = get_key(&server, &key, "/mj/task/mj-img/fetch").await;
+    assert_eq!(task["imageUrl"], image_url.as_str());
+}
+
+#[tokio::test]
+async fn suno_submit_and_fetch() {
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    let (_root, payer, key) = fixture(
+        &server,
+        &[channel(&mock, 36, "suno_music,suno_lyrics")],
+        QUOTA,
+        QUOTA,
+    )
+    .await;
+    mock.json(
+        "/suno/submit/music",
+        200,
+        json!({"code": "success", "message": "", "data": "song-1"}),
+    );
+    let (status, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/suno/submit/music"))
+                .bearer_auth(&key)
+                .json(&json!({"prompt": "[Verse] hello", "mv": "chirp-v3-5", "title": "t"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"], "song-1");
+    let sent = mock.calls_to("/suno/submit/music");
+    assert_eq!(
+        sent[0].headers.get("authorization").map(String::as_str),
+        Some("Bearer task-secret")
+    );
+    let (_, used, _, _) = balances(&server, payer.id).await;
+    assert_eq!(used, QPU / 10, "suno_music $0.1");
+    let (status, one) = get_key(&server, &key, "/suno/fetch/song-1").await;
+    assert_eq!(status, StatusCode::OK, "{one}");
+    assert_eq!(one["data"]["task_id"], "song-1");
+    assert_eq!(one["data"]["action"], "MUSIC");
+    let (status, many) = server
+        .send(
+            server
+                .client
+                .post(server.url("/suno/fetch"))
+                .bearer_auth(&key)
+                .json(&json!({"ids": ["song-1"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{many}");
+    assert_eq!(many["data"][0]["task_id"], "song-1");
+    let (status, err) = get_key(&server, &key, "/suno/fetch/nope").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(err["code"], "task_not_found", "Suno's shape: {err}");
+    assert_books(&server, payer.id).await;
+}
+
+#[tokio::test]
+async fn videos_are_billed_per_second_and_read_back() {
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    let (_root, payer, key) = fixture(&server, &[channel(&mock, 1, "sora-2")], QUOTA, QUOTA).await;
+    mock.json(
+        "/v1/videos",
+        200,
+        json!({"id": "video_1", "object": "video", "model": "sora-2", "status": "queued",
+               "progress": 0, "seconds": "8", "size": "720x1280"}),
+    );
+    mock.bytes(
+        "/v1/videos/video_1/content",
+        200,
+        "video/mp4",
+        Bytes::from_static(b"mp4-bytes"),
+    );
+    let (status, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/videos"))
+                .bearer_auth(&key)
+                .json(&json!({"model": "sora-2", "prompt": "waves", "seconds": "8"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["id"], "video_1");
+    // sora-2 at $0.3 per second × 8 s.
+    let (_, used, _, _) = balances(&server, payer.id).await;
+    assert_eq!(used, QPU * 3 / 10 * 8);
+    let (status, video) = get_key(&server, &key, "/v1/videos/video_1").await;
+    assert_eq!(status, StatusCode::OK, "{video}");
+    assert_eq!(video["id"], "video_1");
+    let resp = server
+        .client
+        .get(server.url("/v1/videos/video_1/content"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("content");
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.bytes().await.expect("bytes").as_ref(), b"mp4-bytes");
+    assert_books(&server, payer.id).await;
+}
+
+#[tokio::test]
+async fn an_unpriced_task_model_is_refused_unless_self_use() {
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    let (root, payer, key) = fixture(&server, &[channel(&mock, 1, "video-x")], QUOTA, QUOTA).await;
+    mock.json(
+        "/v1/videos",
+        200,
+        json!({"id": "video_x", "object": "video", "status": "queued", "seconds": "4"}),
+    );
+    let post = || {
+        server
+            .client
+            .post(server.url("/v1/videos"))
+            .bearer_auth(&key)
+            .json(&json!({"model": "video-x", "prompt": "p"}))
+    };
+    let (status, err) = server.send(post()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    assert!(mock.calls_to("/v1/videos").is_empty(), "never forwarded");
+    server
+        .set_option(&root, "SelfUseModeEnabled", json!("true"))
+        .await;
+    let (status, body) = server.send(post()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, used, _, _) = balances(&server, payer.id).await;
+    assert_eq!(
+        used, 0,
+        "admitted without a price, never billed at DefaultModelRatio"
+    );
+    wait_until("the task is stored", || {
+        !stored(&server, payer.id, List::Tasks).is_empty()
+    })
+    .await;
+    assert_books(&server, payer.id).await;
+}
+
+#[tokio::test]
+async fn a_task_settlement_journalled_before_a_crash_is_replayed_with_its_task() {
+    use tollgate_actors::journal::Journal;
+    use tollgate_storage::logs::{LOG_CONSUME, LogEntry};
+    use tollgate_storage::tasks::{SUBMITTED, TaskKind};
+    use tollgate_storage::usage::BalanceChange;
+    use tollgate_storage::{ChannelId, TokenId};
+
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    let (_root, payer, _key) = mj_setup(&server, &mock).await;
+    let (_, tokens) = payer.get("/api/token/?p=1&size=10").await;
+    let token = TokenId(tokens["data"]["items"][0]["id"].as_i64().expect("token id"));
+    let channel = ChannelId(
+        server
+            .pool()
+            .table()
+            .load()
+            .channels()
+            .next()
+            .map_or(1, |c| c.id().0),
+    );
+    let dir = server.stop().await;
+    // The process accepted a submit, journalled its settlement (charge, row and task in one
+    // record) and died before the log writer committed it.
+    let price = QPU / 10;
+    let now = tollgate::clock::now_unix();
+    let mut journal = Journal::create(dir.path(), 77).expect("journal");
+    let row = LogEntry {
+        created_at: now,
+        log_type: LOG_CONSUME,
+        user_id: UserId(payer.id),
+        username: "payer".into(),
+        token_id: token.0,
+        model_name: "mj_imagine".into(),
+        channel_id: channel.0,
+        quota: price,
+        ..LogEntry::default()
+    };
+    let task = Task {
+        kind: TaskKind::Midjourney,
+        user_id: UserId(payer.id),
+        token_id: Some(token),
+        model_name: "mj_imagine".into(),
+        channel_id: channel,
+        action: "IMAGINE".into(),
+        upstream_id: "crash-1".into(),
+        status: SUBMITTED.into(),
+        quota: price,
+        created_at: now,
+        submit_time: now,
+        ..Task::default()
+    };
+    let change = BalanceChange {
+        user_id: UserId(payer.id),
+        token_id: Some(token),
+        charged: price,
+        is_request: true,
+        at: now,
+    };
+    journal
+        .settled_task(1_000_000, Some(999_999), Some(change), Some(&row), &task)
+        .expect("journalled");
+    drop(journal);
+    let server = TestServer::start_in(dir).await;
+    let (quota, used, _, _) = balances(&server, payer.id).await;
+    assert_eq!(
+        (quota, used),
+        (QUOTA - price, price),
+        "the charge is replayed"
+    );
+    let tasks = stored(&server, payer.id, List::Drawing);
+    assert_eq!(tasks.len(), 1, "with its task");
+    assert_eq!(tasks[0].upstream_id, "crash-1");
+    assert_eq!(tasks[0].quota, price);
+    assert_books(&server, payer.id).await;
+}
