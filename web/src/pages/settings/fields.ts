@@ -99,6 +99,7 @@ export const sections = {
     int('ModelRequestRateLimitCount'),
     int('ModelRequestRateLimitSuccessCount', 1),
     { key: 'ModelRequestRateLimitGroup', kind: { type: 'json', check: 'rateLimitGroups' } },
+    json('RateLimitRules'),
   ],
   global: [
     bool('global.pass_through_request_enabled'),

@@ -94,6 +94,8 @@ describe('settings page', () => {
     await userEvent.click(screen.getByRole('tab', { name: '速率限制设置' }));
     expect(router.state.location.search).toBe('?tab=ratelimit');
     expect(await screen.findByRole('heading', { name: '模型请求速率限制' })).toBeTruthy();
+    // The rate-limit engine's group and model rules (P15) are edited beside the spec's limit.
+    expect(screen.getByLabelText('分组与模型限流规则')).toBeTruthy();
   });
 
   it('opens the tab named in the query', async () => {
