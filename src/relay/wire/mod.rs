@@ -22,10 +22,12 @@ pub mod anthropic;
 pub mod cohere;
 pub mod converse;
 pub mod gemini;
+pub mod hub;
 pub mod limit;
 pub mod openai;
 pub mod parts;
 pub mod responses;
+pub mod typed;
 
 use serde_json::Value;
 

@@ -1,0 +1,173 @@
+//! Whole answers: a Responses `response` object as a hub `chat.completion`, and back.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use super::read::Response;
+use super::write::{IncompleteOut, ItemOut, PartOut, ResponseOut, UsageOut};
+use crate::relay::wire::hub::{
+    self, AnswerOut, ChoiceOut, ContentOut, MessageOut, ToolCallOut, content_text,
+};
+use crate::relay::wire::typed::{Str, view};
+use crate::relay::wire::{now, openai};
+
+/// The hub finish reason of a Responses object (its status, why it is incomplete, its calls).
+pub(super) fn finish_of(response: &Response, called: bool) -> &'static str {
+    match response.incomplete_details.reason.get() {
+        Some("max_output_tokens") => "length",
+        Some("content_filter") => "content_filter",
+        _ if called => "tool_calls",
+        _ => "stop",
+    }
+}
+
+/// A whole Responses answer as a hub `chat.completion`.
+pub fn answer_to_hub(answer: &Value) -> Value {
+    let response: Response = view(answer);
+    let mut text = String::new();
+    let mut reasoning = String::new();
+    let mut refusal = String::new();
+    let mut tool_calls = Vec::new();
+    for item in response.output.iter() {
+        match item.kind.or_empty() {
+            "message" => {
+                for part in item.content.iter() {
+                    match part.kind.or_empty() {
+                        "refusal" => refusal.push_str(part.refusal.or_empty()),
+                        _ => text.push_str(part.text.or_empty()),
+                    }
+                }
+            }
+            "reasoning" => {
+                for part in item.summary.iter().chain(item.content.iter()) {
+                    reasoning.push_str(part.text.or_empty());
+                }
+            }
+            "function_call" => tool_calls.push(ToolCallOut::function(
+                Str(item.call_id.get().map(Cow::Borrowed)),
+                Str(item.name.get().map(Cow::Borrowed)),
+                Cow::Borrowed(item.arguments.get().unwrap_or("{}")),
+            )),
+            _ => {}
+        }
+    }
+    let finish = finish_of(&response, !tool_calls.is_empty());
+    let content = if text.is_empty() && !tool_calls.is_empty() {
+        None
+    } else {
+        Some(ContentOut::Text(Cow::Owned(text)))
+    };
+    let mut message = MessageOut::new("assistant", content);
+    if !tool_calls.is_empty() {
+        message.tool_calls = Some(tool_calls);
+    }
+    if !reasoning.is_empty() {
+        message.reasoning_content = Some(reasoning);
+    }
+    if !refusal.is_empty() {
+        message.refusal = Some(refusal);
+    }
+    let usage = response
+        .usage
+        .as_ref()
+        .filter(|u| u.is_object())
+        .map(|u| openai::usage_json(&openai::usage_of(u)));
+    hub::to_value(&AnswerOut {
+        id: format!("chatcmpl-{}", response.id.get().unwrap_or("tollgate")),
+        object: "chat.completion",
+        created: now(),
+        model: Str(response.model.get().map(Cow::Borrowed)),
+        choices: [ChoiceOut {
+            index: 0,
+            message,
+            finish_reason: finish,
+        }],
+        usage,
+    })
+}
+
+/// An id for a Responses object or item: `prefix` and the upstream's id without its own prefix.
+pub(super) fn item_id(prefix: &str, upstream: &str) -> String {
+    let bare = upstream
+        .trim_start_matches("chatcmpl-")
+        .trim_start_matches("resp_")
+        .trim_start_matches("msg_");
+    if bare.is_empty() {
+        format!("{prefix}_tollgate")
+    } else {
+        format!("{prefix}_{bare}")
+    }
+}
+
+/// The status and incomplete details of a response that stopped for `finish`.
+pub(super) fn status_of(finish: &str) -> (&'static str, Option<IncompleteOut>) {
+    match finish {
+        "length" => (
+            "incomplete",
+            Some(IncompleteOut {
+                reason: "max_output_tokens",
+            }),
+        ),
+        "content_filter" => (
+            "incomplete",
+            Some(IncompleteOut {
+                reason: "content_filter",
+            }),
+        ),
+        _ => ("completed", None),
+    }
+}
+
+/// A hub `chat.completion` as a whole Responses answer naming `model`.
+pub fn answer_from_hub(hub: &Value, model: &str) -> Value {
+    let answer: hub::Answer = view(hub);
+    let default = hub::Choice::default();
+    let choice = answer.choices.iter().next().unwrap_or(&default);
+    let message = &choice.message;
+    let id = answer.id.or_empty();
+    let (reasoning_id, message_id, response_id) =
+        (item_id("rs", id), item_id("msg", id), item_id("resp", id));
+    let mut output = Vec::new();
+    if let Some(r) = message.reasoning_content.non_empty() {
+        output.push(ItemOut::reasoning(
+            &reasoning_id,
+            vec![PartOut::summary_text(r)],
+        ));
+    }
+    let text = content_text(&message.content);
+    let calls = message.tool_calls.present();
+    let mut content = Vec::new();
+    if !text.is_empty() || calls.is_none_or(<[_]>::is_empty) {
+        content.push(PartOut::output_text(&text));
+    }
+    if let Some(refusal) = message.refusal.non_empty() {
+        content.push(PartOut::refusal(refusal));
+    }
+    if !content.is_empty() {
+        output.push(ItemOut::message(&message_id, "completed", content));
+    }
+    let call_ids: Vec<String> = message
+        .tool_calls
+        .iter()
+        .map(|call| item_id("fc", call.id.or_empty()))
+        .collect();
+    for (call, fc) in message.tool_calls.iter().zip(&call_ids) {
+        output.push(ItemOut::call(
+            fc,
+            "completed",
+            call.id.or_empty(),
+            call.function.name.get(),
+            call.function.arguments.as_str().unwrap_or("{}"),
+        ));
+    }
+    let usage = hub.get("usage").map(openai::usage_of).unwrap_or_default();
+    hub::to_value(&ResponseOut::new(
+        &response_id,
+        now(),
+        model,
+        status_of(choice.finish_reason.get().unwrap_or("stop")),
+        output,
+        Some(UsageOut::from(&usage)),
+    ))
+}
