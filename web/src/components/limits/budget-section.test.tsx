@@ -159,3 +159,36 @@ describe('budget section', () => {
     });
   });
 });
+
+describe('rate-limit section', () => {
+  it("shows a user's limits and saves them, keeping what it does not edit", async () => {
+    const stored = {
+      concurrency_limit: 0,
+      rpm_limit: 60,
+      tpm_limit: 0,
+      rpd_limit: 0,
+      key_limits: [],
+    };
+    const calls = setUp(root, {
+      'GET /api/user/2': ok(bob),
+      'GET /api/user/2/budget': ok(view),
+      'GET /api/user/2/limits': ok(stored),
+      'PUT /api/user/2/limits': ok({ ...stored, concurrency_limit: 3 }),
+    });
+    renderApp('/user/edit/2');
+    const form = await screen.findByRole('group', { name: '设置速率限制' });
+    expect(within(form).getByLabelText('每分钟最多请求数（RPM）')).toHaveProperty('value', '60');
+    const concurrency = within(form).getByLabelText('最大并发请求数');
+    await userEvent.clear(concurrency);
+    await userEvent.type(concurrency, '-1');
+    expect(within(form).getByText('请输入大于等于 0 的整数')).toBeTruthy();
+    await userEvent.clear(concurrency);
+    await userEvent.type(concurrency, '3');
+    await userEvent.click(within(form).getByRole('button', { name: '保存速率限制' }));
+    expect(await screen.findByText('速率限制已保存！')).toBeTruthy();
+    expect(calls.find((c) => c.method === 'PUT' && c.url.endsWith('/limits'))?.body).toEqual({
+      ...stored,
+      concurrency_limit: 3,
+    });
+  });
+});

@@ -15,6 +15,7 @@ import {
 } from '@/api/tokens';
 import type { Token } from '@/api/tokens';
 import { BudgetSection } from '@/components/limits/budget-section';
+import { LimitsSection } from '@/components/limits/limits-section';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import {
@@ -86,6 +87,7 @@ export function TokenEditor({ open, id, onOpenChange, onSaved }: TokenEditorProp
               onCancel={() => onOpenChange(false)}
             />
             <BudgetSection owner={{ kind: 'token', id: token.data.id }} />
+            <LimitsSection owner={{ kind: 'token', id: token.data.id }} />
           </>
         )}
       </DialogContent>

@@ -12,6 +12,7 @@ import { resetUserTwoFactor, updateUser, userQueryOptions } from '@/api/users';
 import { ConfirmDialog, useConfirm } from '@/components/common/confirm-dialog';
 import { PageHeader } from '@/components/layout/page-header';
 import { BudgetSection } from '@/components/limits/budget-section';
+import { LimitsSection } from '@/components/limits/limits-section';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Card, CardContent, CardHeader, CardTitle } from '@/components/ui/card';
@@ -182,6 +183,7 @@ function UserEditForm({ user }: { user: User }) {
       <Card>
         <CardContent>
           <BudgetSection owner={{ kind: 'user', id: user.id }} />
+          <LimitsSection owner={{ kind: 'user', id: user.id }} />
         </CardContent>
       </Card>
       <Card>
