@@ -17,19 +17,20 @@
 
 pub mod dsn;
 pub mod mapping;
+pub mod progress;
 pub mod report;
 pub mod source;
 pub mod subscriptions;
 pub mod tasks;
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::IsTerminal;
 
 use tollgate_storage::audit::AuditEntry;
 use tollgate_storage::import::{self as store_import, Records};
 use tollgate_storage::{StorageError, Store};
 
 use self::mapping::Notes;
+use self::progress::Progress;
 use self::source::Reader;
 use crate::config::{Config, ImportArgs};
 
@@ -94,21 +95,6 @@ fn holds_password(value: &str) -> bool {
         .is_some_and(|(credentials, _)| credentials.contains(':'))
 }
 
-/// Tells the operator how far it got: one line per table (a progress line on a terminal is
-/// the same line; the count is known only once the table is read).
-#[expect(
-    clippy::print_stderr,
-    reason = "progress goes to the operator's terminal"
-)]
-fn progress(table: &str, rows: usize) {
-    let tty = std::io::stderr().is_terminal();
-    if tty {
-        eprintln!("  {table:<22} {rows:>9} rows read ✓");
-    } else {
-        eprintln!("{table}: {rows} rows read");
-    }
-}
-
 /// Runs the import; returns the report.
 pub async fn run(args: ImportArgs, config: &Config) -> Result<String, ImportError> {
     let value = source_value(&args)?;
@@ -168,8 +154,9 @@ async fn import_all(
     let mut notes = Notes::default();
     let mut unknown_columns = BTreeMap::new();
     let mut read = async |spec: &source::TableSpec| -> Result<source::SourceTable, ImportError> {
+        let shown = Progress::stderr().table(spec.name);
         let table = reader.read(spec).await?;
-        progress(spec.name, table.rows.len());
+        shown.done(table.rows.len());
         Ok(table)
     };
     let users = read(&mapping::USERS).await?;
@@ -424,6 +411,7 @@ async fn copy_logs(reader: &mut Reader, store: &Store, resume: bool) -> Result<u
         0
     };
     let mut total = 0u64;
+    let mut shown = Progress::stderr().logs(reader.count_after(&mapping::LOGS, after).await?);
     loop {
         let batch = reader.read_batch(&mapping::LOGS, after, LOG_BATCH).await?;
         if batch.rows.is_empty() {
@@ -440,11 +428,12 @@ async fn copy_logs(reader: &mut Reader, store: &Store, resume: bool) -> Result<u
         blocking(store, move |s| store_import::write_logs(s, rows, last)).await?;
         total += n as u64;
         after = last;
-        progress("logs", usize::try_from(total).unwrap_or(usize::MAX));
+        shown.advance(n as u64);
         if n < LOG_BATCH {
             break;
         }
     }
+    shown.finish();
     Ok(total)
 }
 

@@ -206,6 +206,30 @@ impl Reader {
         self.read_where(spec, "").await
     }
 
+    /// How many rows of `spec` have an id above `after` (0 when the table is absent): the
+    /// length of the logs' progress bar.
+    pub async fn count_after(&mut self, spec: &TableSpec, after: i64) -> Result<u64, ImportError> {
+        if self.columns(spec.name).await?.is_empty() {
+            return Ok(0);
+        }
+        let sql = format!(
+            "SELECT CAST(COUNT(*) AS {}) FROM {} WHERE id > {after}",
+            match self.engine {
+                Engine::MySql => "SIGNED",
+                Engine::Sqlite | Engine::Postgres => "BIGINT",
+            },
+            self.quote(spec.name)
+        );
+        let row = sqlx::query(&sql)
+            .fetch_one(&mut self.conn)
+            .await
+            .map_err(|e| ImportError::Source(format!("{}: {}", spec.name, safe_error(&e))))?;
+        let count: i64 = row
+            .try_get(0)
+            .map_err(|e| ImportError::Source(format!("{}: {}", spec.name, safe_error(&e))))?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
     /// Reads up to `limit` rows of `spec` whose id is above `after`, by id.
     pub async fn read_batch(
         &mut self,
