@@ -17,11 +17,11 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use tollgate::relay::estimate;
-use tollgate::relay::price::{self, Usage};
-use tollgate::relay::sse::SseReader;
-use tollgate::relay::tokenize::{self, Counter};
-use tollgate::relay::usage::OpenAiUsage;
+use tollgate::relay::measure::estimate;
+use tollgate::relay::measure::price::{self, Usage};
+use tollgate::relay::measure::tokenize::{self, Counter};
+use tollgate::relay::measure::usage::OpenAiUsage;
+use tollgate::relay::pipeline::sse::SseReader;
 use tollgate_actors::channel_pool::{RoutingTable, select};
 use tollgate_actors::journal::Journal;
 use tollgate_actors::log_writer::LogWriter;

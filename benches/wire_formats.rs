@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use tollgate::relay::price::Usage;
+use tollgate::relay::measure::price::Usage;
 use tollgate::relay::wire::{self, EncodeCtx, Piece, Wire};
 
 /// A hub request with a system prompt, history, an image, a tool call and its result, tools,

@@ -395,8 +395,8 @@ impl Config {
     }
 
     /// How long a relay request's body may take to arrive.
-    pub fn body_read_limits(&self) -> crate::relay::body_read::ReadLimits {
-        crate::relay::body_read::ReadLimits::with_total(
+    pub fn body_read_limits(&self) -> crate::relay::pipeline::body_read::ReadLimits {
+        crate::relay::pipeline::body_read::ReadLimits::with_total(
             self.body_read_timeout_override
                 .unwrap_or(Duration::from_secs(self.body_read_timeout_secs)),
         )

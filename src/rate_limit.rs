@@ -13,8 +13,8 @@ use axum::response::Response;
 use tollgate_actors::limiter::{self, Admission};
 
 use crate::error::RelayError;
-use crate::relay::admission::Ask;
-use crate::relay::auth::Caller;
+use crate::relay::pipeline::admission::Ask;
+use crate::relay::pipeline::auth::Caller;
 use crate::state::AppState;
 
 /// Admits `ask` of `caller` under the rate limits, or refuses it naming the rule.

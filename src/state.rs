@@ -19,8 +19,8 @@ use crate::console::service::password::Hasher;
 use crate::console::service::two_factor::gate::TwoFactorGate;
 use crate::http::critical_limiter::CriticalLimiter;
 use crate::http::trusted_proxies::TrustedProxies;
-use crate::relay::body_budget::BodyBudget;
-use crate::relay::count_guard::CountGuard;
+use crate::relay::pipeline::body_budget::BodyBudget;
+use crate::relay::pipeline::count_guard::CountGuard;
 use crate::upstream::HttpClients;
 
 /// Shared state of the HTTP layer: one pointer, so the clones axum makes for every extractor

@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 use serde_json::{Map, Value};
-use tollgate::relay::sse::SseReader;
+use tollgate::relay::pipeline::sse::SseReader;
 use tollgate::relay::wire::{self, EncodeCtx, Wire};
 use tollgate_actors::options::OptionsSnapshot;
 use tollgate_actors::options::catalog;
@@ -179,9 +179,9 @@ proptest! {
                 let _ = wire::from_hub_answer(to, &hub, &model);
                 let _ = wire::from_hub_request(to, &value, &model, true);
             }
-            let _ = tollgate::relay::estimate::request(
+            let _ = tollgate::relay::measure::estimate::request(
                 &value,
-                tollgate::relay::estimate::ImageRule::for_model(&model),
+                tollgate::relay::measure::estimate::ImageRule::for_model(&model),
             );
         }
     }
@@ -234,7 +234,7 @@ proptest! {
         keys in prop::collection::vec("[A-Za-z0-9|:-]{0,24}", 0..3),
     ) {
         let with_keys = format!("{text} {} {text}", keys.join(" "));
-        let masked = tollgate::relay::redact::redact(&with_keys, keys.iter().map(String::as_str));
+        let masked = tollgate::relay::pipeline::redact::redact(&with_keys, keys.iter().map(String::as_str));
         for key in keys.iter().map(|k| k.trim()).filter(|k| k.len() >= 8) {
             prop_assert!(!masked.contains(key), "{key} in {masked}");
         }

@@ -60,21 +60,21 @@ impl Serve {
         let caps = row.capabilities();
         // Families whose bodies are OpenAI's (the OpenAI-format routes reach them as they are).
         let openai = matches!(row.family, Some(Family::OpenAi | Family::Azure));
-        // Cohere's adaptor (`relay::cohere`) converts OpenAI embeddings and rerank requests.
+        // Cohere's adaptor (`relay::routes::cohere`) converts OpenAI embeddings and rerank requests.
         let cohere = row.family == Some(Family::Cohere);
         match self {
             Serve::Chat => caps.has(Caps::CHAT),
             Serve::ChatStream => caps.has(Caps::CHAT.with(Caps::STREAM)),
             Serve::Completions => caps.has(Caps::CHAT) && openai,
             Serve::Responses => caps.has(Caps::RESPONSES) && openai,
-            // Vertex AI and Bedrock embed through `relay::cloud_embed`.
+            // Vertex AI and Bedrock embed through `relay::adaptor::cloud_embed`.
             Serve::Embeddings => {
                 caps.has(Caps::EMBEDDINGS)
                     && (openai
                         || cohere
                         || matches!(row.family, Some(Family::Vertex | Family::Bedrock)))
             }
-            // Vertex AI through `:predict` (`relay::embed`).
+            // Vertex AI through `:predict` (`relay::routes::embed`).
             Serve::GeminiEmbeddings => {
                 caps.has(Caps::EMBEDDINGS)
                     && (openai || matches!(row.family, Some(Family::Gemini | Family::Vertex)))
@@ -128,7 +128,7 @@ impl Need {
         Need { bits, route }
     }
 
-    /// The need of an OpenAI-format JSON route (`relay::chat`), by its path.
+    /// The need of an OpenAI-format JSON route (`relay::routes::chat`), by its path.
     pub fn openai_route(path: &str, stream: bool) -> Need {
         match path {
             "/v1/chat/completions" => Need::chat(stream, "/v1/chat/completions"),

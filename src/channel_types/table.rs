@@ -14,7 +14,7 @@ use super::kinds::{
     TestRequest,
 };
 
-/// Every route the OpenAI pass-through forwards (`relay::chat`).
+/// Every route the OpenAI pass-through forwards (`relay::routes::chat`).
 const OPENAI_ROUTES: Caps = Caps::CHAT
     .with(Caps::STREAM)
     .with(Caps::RESPONSES)
@@ -367,7 +367,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         fields: &[],
         // Claude through InvokeModel, other models through Converse, token counts through
         // CountTokens, Titan and Cohere embeddings through InvokeModel (`relay::adaptor::bedrock`,
-        // `relay::count`, `relay::cloud_embed`).
+        // `relay::routes::count`, `relay::adaptor::cloud_embed`).
         caps: Caps::CHAT
             .with(Caps::STREAM)
             .with(Caps::EMBEDDINGS)
@@ -390,7 +390,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         key_format: KeyFormat::Lines,
         key_hint: "",
         fields: &[],
-        // Chat through the hub, embeddings and rerank (`relay::cohere`).
+        // Chat through the hub, embeddings and rerank (`relay::routes::cohere`).
         caps: Caps::CHAT
             .with(Caps::STREAM)
             .with(Caps::EMBEDDINGS)
@@ -434,7 +434,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         key_hint: "",
         fields: VERTEX_FIELDS,
         // Gemini and Claude models, their token counts, text embeddings through `:predict`
-        // (`relay::adaptor::vertex`, `relay::count`, `relay::cloud_embed`).
+        // (`relay::adaptor::vertex`, `relay::routes::count`, `relay::adaptor::cloud_embed`).
         caps: Caps::CHAT
             .with(Caps::STREAM)
             .with(Caps::EMBEDDINGS)

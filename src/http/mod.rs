@@ -55,7 +55,7 @@ pub fn endpoints() -> Vec<Endpoint> {
 ///
 /// Layer order (outermost first): tracing spans every request, including the fallback; the
 /// console's routes and pages (the fallback) get the security headers, the relay's do not; the
-/// relay's routes then pass the error counter and the intake ([`relay::body_limit`]: the
+/// relay's routes then pass the error counter and the intake ([`relay::pipeline::body_limit`]: the
 /// caller authenticated and its balance checked before any body byte is read, then the body
 /// read under its budget and deadline) before their handler.
 pub fn router(state: AppState) -> Router {
@@ -66,7 +66,11 @@ pub fn router(state: AppState) -> Router {
     // layers (the `mj-api-secret` key, the families' error shapes).
     let (tasks, task_endpoints) = crate::task_relay::routes().split();
     endpoints.extend(task_endpoints.iter().cloned());
-    let tasks = crate::task_relay::layer(relay::body_limit::apply(tasks, &state, &task_endpoints));
+    let tasks = crate::task_relay::layer(relay::pipeline::body_limit::apply(
+        tasks,
+        &state,
+        &task_endpoints,
+    ));
     let relay = relay.merge(tasks);
     let doc = openapi::Document(openapi::to_json(&openapi::document(&endpoints)));
     let console = console
@@ -78,7 +82,7 @@ pub fn router(state: AppState) -> Router {
     let metrics = state.metrics.clone();
     // Error answers of the relay counted by code (RelayError puts its code in the response's
     // extensions): a synchronous look at each response, no allocation.
-    let relay = relay::body_limit::apply(relay, &state, &relay_endpoints).layer(
+    let relay = relay::pipeline::body_limit::apply(relay, &state, &relay_endpoints).layer(
         tower::util::MapResponseLayer::new(move |response: axum::response::Response| {
             if let Some(code) = response.extensions().get::<crate::error::ErrorCode>() {
                 metrics.relay().error(*code);

@@ -42,7 +42,7 @@ pub const FIRST_TOKEN_BOUNDS: &[f64] =
     &[0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0];
 
 /// The attempt classes of failed upstream attempts (see
-/// [`crate::relay::settle::Attempt::e`]).
+/// [`crate::relay::pipeline::settle::Attempt::e`]).
 pub const UPSTREAM_CLASSES: &[&str] = &[
     "auth",
     "rate_limit",

@@ -15,7 +15,7 @@ use tollgate_storage::tasks::{Task, TaskKind};
 
 use super::error::TaskError;
 use super::{image, view};
-use crate::relay::auth::Caller;
+use crate::relay::pipeline::auth::Caller;
 use crate::state::AppState;
 
 /// Most ids one list call may name.

@@ -25,7 +25,7 @@ use tollgate_storage::tasks::{SUBMITTED, SUCCESS, TaskKind};
 use super::error::TaskError;
 use super::fetch;
 use super::submit::{self, Accepted, Answer, Submit, Upstream, Verdict};
-use crate::relay::auth::Caller;
+use crate::relay::pipeline::auth::Caller;
 use crate::state::AppState;
 
 /// What a submit asks for: the task's action and the earlier task it acts on, if any.

@@ -31,7 +31,7 @@ use super::price::TaskPrice;
 use crate::channel_types;
 use crate::clock::now_unix;
 use crate::error::RelayError;
-use crate::relay::auth::Caller;
+use crate::relay::pipeline::auth::Caller;
 use crate::state::AppState;
 
 /// The largest submit answer read, in bytes.

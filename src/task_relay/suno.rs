@@ -13,7 +13,7 @@ use tollgate_storage::tasks::{SUBMITTED, TaskKind};
 use super::error::TaskError;
 use super::mj::passthrough;
 use super::submit::{self, Accepted, Answer, Submit, Upstream, Verdict};
-use crate::relay::auth::Caller;
+use crate::relay::pipeline::auth::Caller;
 use crate::state::AppState;
 
 /// Reads a Suno submit answer.

@@ -20,7 +20,7 @@ use super::error::TaskError;
 use super::fetch;
 use super::mj::passthrough;
 use super::submit::{self, Accepted, Answer, Submit, Upstream, Verdict};
-use crate::relay::auth::Caller;
+use crate::relay::pipeline::auth::Caller;
 use crate::state::AppState;
 
 /// The API's default model.

@@ -1,5 +1,5 @@
 //! AWS event streams (`application/vnd.amazon.eventstream`, Bedrock's streamed answers) turned
-//! into server-sent events, so the one stream pipe ([`crate::relay::pipe`]) reads them like any
+//! into server-sent events, so the one stream pipe ([`crate::relay::pipeline::pipe`]) reads them like any
 //! other upstream's. Frames are decoded by the maintained `aws-smithy-eventstream` crate
 //! (prelude and message CRCs checked); each message becomes one event:
 //!

@@ -17,7 +17,9 @@
 
 pub mod azure;
 pub mod bedrock;
+pub mod cloud_embed;
 pub mod eventstream;
+pub mod system_prompt;
 pub mod vertex;
 
 use axum::body::Bytes;

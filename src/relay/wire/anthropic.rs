@@ -12,7 +12,7 @@ use tollgate_actors::options::component_prices::Tool;
 
 use super::openai::usage_json;
 use super::{ConvertError, Decode, Encode, EncodeCtx, Piece, content_text, int, now, parts, sse};
-use crate::relay::price::Usage;
+use crate::relay::measure::price::Usage;
 
 /// max_tokens sent to Anthropic when an OpenAI request sets none (new-api's
 /// `claude.default_max_tokens`).

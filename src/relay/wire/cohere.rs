@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::openai::usage_json;
 use super::{Decode, Piece, content_text, now};
-use crate::relay::price::Usage;
+use crate::relay::measure::price::Usage;
 
 /// A Cohere `usage` object as [`Usage`]: billed units, else the model's token counts.
 pub fn usage_of(usage: &Value) -> Usage {

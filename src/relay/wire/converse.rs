@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 
 use super::openai::usage_json;
 use super::{ConvertError, Decode, Piece, int, now, parts};
-use crate::relay::price::Usage;
+use crate::relay::measure::price::Usage;
 
 /// A Converse `usage` (TokenUsage) as [`Usage`]: cache reads and writes are counted beside
 /// `inputTokens`, as Anthropic counts them.

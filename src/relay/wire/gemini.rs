@@ -13,7 +13,7 @@ use tollgate_actors::options::component_prices::Tool;
 
 use super::openai::usage_json;
 use super::{ConvertError, Decode, Encode, EncodeCtx, Piece, content_text, either, int, now, sse};
-use crate::relay::price::Usage;
+use crate::relay::measure::price::Usage;
 
 /// A `usageMetadata` object as [`Usage`]: `promptTokenCount` counts the cached content
 /// (`cachedContentTokenCount`) inside; thinking tokens (`thoughtsTokenCount`) are billed as

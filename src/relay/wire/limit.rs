@@ -1,5 +1,5 @@
 //! The output limit Tollgate writes into an upstream body when the caller's balance covers
-//! less than the upstream would otherwise allow ([`super::super::admission::OutputLimit`]).
+//! less than the upstream would otherwise allow ([`crate::relay::pipeline::admission::OutputLimit`]).
 //! One field per wire, from each provider's API reference:
 //!
 //! | wire | field | reference |

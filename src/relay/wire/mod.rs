@@ -33,8 +33,8 @@ use serde_json::Value;
 
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::price::Usage;
 use crate::channel_types::Family;
+use crate::relay::measure::price::Usage;
 
 /// A wire format, for the client side or the upstream side of a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,7 +266,7 @@ pub fn from_hub_answer(wire: Wire, hub: &Value, model: &str) -> Value {
 pub fn answer_usage(wire: Wire, answer: &Value) -> Option<Usage> {
     match wire {
         Wire::OpenAi => answer.get("usage").map(openai::usage_of),
-        Wire::Responses => crate::relay::components::responses_usage(answer),
+        Wire::Responses => crate::relay::measure::components::responses_usage(answer),
         Wire::Anthropic => answer.get("usage").map(anthropic::usage_of),
         Wire::Gemini => gemini::answer_usage(answer),
         Wire::Converse => answer.get("usage").map(converse::usage_of),

@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Decode, Encode, EncodeCtx, Piece, now, sse};
-use crate::relay::price::Usage;
-use crate::relay::usage::OpenAiUsage;
+use crate::relay::measure::price::Usage;
+use crate::relay::measure::usage::OpenAiUsage;
 
 /// A hub request ready for an OpenAI upstream: the upstream model, and when streaming, a usage
 /// chunk requested.

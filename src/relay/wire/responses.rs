@@ -38,7 +38,7 @@ use super::hub::{
     content_text,
 };
 use super::typed::{Shape, Str, view};
-use crate::relay::price::Usage;
+use crate::relay::measure::price::Usage;
 
 pub use answer::{answer_from_hub, answer_to_hub};
 pub use stream::{Decoder, Encoder};

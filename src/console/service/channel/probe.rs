@@ -55,7 +55,7 @@ pub struct ProxyReport {
 
 /// Replaces the channel's key lines in `text`.
 pub fn scrub(text: &str, key: &Secret) -> String {
-    crate::relay::redact::redact(text, key.expose().lines())
+    crate::relay::pipeline::redact::redact(text, key.expose().lines())
 }
 
 /// The key a test uses, with its 0-based line: the first line not disabled by the health

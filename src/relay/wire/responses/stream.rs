@@ -6,13 +6,13 @@ use std::collections::HashMap;
 use super::answer::{finish_of, item_id, status_of};
 use super::read::{Event, Response};
 use super::write::{EventOut, IncompleteOut, ItemOut, PartOut, ResponseOut, UsageOut};
-use crate::relay::price::Usage;
+use crate::relay::measure::price::Usage;
 use crate::relay::wire::typed::sse_typed;
 use crate::relay::wire::{Decode, Encode, EncodeCtx, Piece, now, openai};
 use tollgate_actors::options::component_prices::Tool;
 
 /// A response object's usage with its web search calls (as
-/// [`crate::relay::components::responses_usage`] reads a value).
+/// [`crate::relay::measure::components::responses_usage`] reads a value).
 fn usage_of(response: &Response) -> Option<Usage> {
     let mut usage = openai::usage_of(response.usage.as_ref().filter(|u| u.is_object())?);
     let calls = response

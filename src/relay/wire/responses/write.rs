@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::relay::price::Usage;
+use crate::relay::measure::price::Usage;
 use crate::relay::wire::typed::Str;
 
 /// A request for a Responses upstream, as the converter writes it.

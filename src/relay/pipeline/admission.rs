@@ -1,0 +1,354 @@
+//! Admission, the same for every relay route: the key may use the model, the prompt passes the
+//! sensitive-word check, fits some channel and has a price, and the user's quota actor counts
+//! the request against the rate limits and reserves the most it can cost ([`admit`]).
+//!
+//! A generating request ([`Body::Writable`], [`Body::Fixed`]) has its output limit decided in
+//! that same reservation, inside the user's critical section
+//! ([`tollgate_actors::quota::output`]): the answer may be as long as the available balance
+//! covers ([`OutputLimit`]), so concurrent requests cannot leave deep debts; the streamed
+//! answer's mid-stream ceiling ([`crate::relay::pipeline::meter`]) holds it to that.
+
+use std::time::Duration;
+
+use tollgate_actors::options::pricing::ModelPricing;
+use tollgate_actors::quota::rate::RateKind;
+use tollgate_actors::quota::{Hold, QuotaError, Refusal};
+
+use crate::error::RelayError;
+use crate::relay::measure::components::{self, Components, Needs};
+use crate::relay::measure::price::{self, OutputBound, OutputRule};
+use crate::relay::pipeline::auth::Caller;
+use crate::relay::pipeline::durable;
+use crate::relay::pipeline::keepalive;
+use crate::state::AppState;
+
+/// The longest model name a request may name (it is stored in every log row).
+pub const MAX_MODEL_BYTES: usize = 256;
+
+/// What admission decided: the price and the reservation.
+pub struct Admission {
+    /// How the request is priced.
+    pub price: Price,
+    /// The reservation.
+    pub hold: Hold,
+}
+
+/// How an admitted request is priced (and the options it was admitted under).
+#[derive(Debug, Clone, Copy)]
+pub struct Price {
+    /// How the model is priced.
+    pub pricing: ModelPricing,
+    /// The model has no price and was admitted at DefaultModelRatio.
+    pub default_ratio: bool,
+    /// The billing group's ratio.
+    pub group_ratio: f64,
+    /// QuotaPerUnit at request time.
+    pub quota_per_unit: i64,
+    /// LogConsumeEnabled at request time.
+    pub log_enabled: bool,
+    /// RetryTimes at request time.
+    pub retries: usize,
+    /// Prompt tokens by Tollgate's counter: channels whose `max_input_tokens` (> 0) is below it
+    /// are never picked.
+    pub prompt_estimate: i64,
+    /// `global.pass_through_request_enabled` at request time.
+    pub pass_through: bool,
+    /// The keep-alive ping interval of streamed answers (`None`: off).
+    pub ping: Option<Duration>,
+    /// The output limit decided with the reservation.
+    pub output: OutputLimit,
+    /// Audio, server tool and long-context prices ([`components`]).
+    pub components: Components,
+}
+
+/// The output limit of an admitted request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OutputLimit {
+    /// L, the most output tokens per answer (`None`: not a generating request, or priced per
+    /// call).
+    pub tokens: Option<i64>,
+    /// L is below what the upstream would otherwise allow: Tollgate writes it into the
+    /// upstream body (a body that may not change is refused instead).
+    pub write: bool,
+    /// The mid-stream ceiling: the most output tokens (every answer together) a streamed
+    /// answer may produce before its cost passes the reservation + DebtAllowance (`None`:
+    /// none).
+    pub ceiling: Option<i64>,
+}
+
+/// Whether and how a request's upstream body may carry an output limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    /// Not a generating request (or one whose limit is not Tollgate's to decide): the
+    /// reservation holds the output bound, needing DefaultOutputReserve of it covered.
+    Plain,
+    /// Tollgate may write a lower limit into the upstream body.
+    Writable,
+    /// The body is never changed (legacy completions): all of the client's limit, or
+    /// `default` without one, must be covered.
+    Fixed {
+        /// The upstream's own default limit.
+        default: Option<i64>,
+    },
+}
+
+/// What admission reads of a request.
+#[derive(Debug, Clone, Copy)]
+pub struct Ask<'a> {
+    /// The model the client asked for.
+    pub model: &'a str,
+    /// Prompt tokens by Tollgate's counter.
+    pub prompt_estimate: i64,
+    /// The request's max_tokens, if any.
+    pub max_tokens: Option<i64>,
+    /// How many answers the request asks for (chat's `n`, the completions' `best_of`): each
+    /// may be `max_tokens` long.
+    pub answers: i64,
+    /// How many calls' worth a per-call priced request costs (1 but for image requests: see
+    /// [`price::image_calls`]).
+    pub calls: f64,
+    /// What the request would use beside text (audio, server tools, long context).
+    pub needs: Needs,
+    /// Whether and how the upstream body may carry an output limit.
+    pub body: Body,
+}
+
+/// Admission, the same for every relay route (called by [`crate::relay::pipeline::spine::run`] only): the key
+/// may use the model, the prompt has no sensitive words (CheckSensitiveOnPromptEnabled with
+/// StopOnSensitiveEnabled; `texts` is asked for the prompt's texts only then), the model has a
+/// price, and the user's quota actor counts the request against the model request rate limit
+/// and reserves the most it can cost (the playground reserves on the user only). A generating
+/// request ([`Body::Writable`], [`Body::Fixed`]) has its output limit decided with the
+/// reservation ([`OutputLimit`]); with `global.pass_through_request_enabled` a writable body is
+/// fixed (never changed).
+pub async fn admit<'t>(
+    state: &AppState,
+    caller: &Caller,
+    ask: Ask<'_>,
+    texts: impl FnOnce() -> Vec<&'t str> + Send,
+) -> Result<Admission, RelayError> {
+    let model = ask.model;
+    if model.is_empty() {
+        return Err(RelayError::BadRequest("model is required".into()));
+    }
+    if !caller.token.allows_model(model) {
+        return Err(RelayError::Forbidden(format!(
+            "this API key cannot use model {model}"
+        )));
+    }
+    let options = state.options.current();
+    if options.flag("StopOnSensitiveEnabled") {
+        let hits = options.sensitive_words().find(texts());
+        if !hits.is_empty() {
+            return Err(RelayError::SensitiveWords(hits.join(", ")));
+        }
+    }
+    if model.len() > MAX_MODEL_BYTES {
+        return Err(RelayError::BadRequest(format!(
+            "the model name is longer than {MAX_MODEL_BYTES} bytes"
+        )));
+    }
+    if let Some(largest) = fits_no_channel(state, caller, model, ask.prompt_estimate) {
+        return Err(RelayError::BadRequest(format!(
+            "the prompt (about {} tokens) is longer than any channel serving {model} accepts \
+             (at most {largest} input tokens)",
+            ask.prompt_estimate
+        )));
+    }
+    let prices = options.prices();
+    let (pricing, default_ratio) = match prices.model(model) {
+        Some(ModelPricing::PerCall { price }) => (
+            ModelPricing::PerCall {
+                price: price * ask.calls,
+            },
+            false,
+        ),
+        Some(p) => (p, false),
+        None if options.flag("SelfUseModeEnabled") || caller.user.accept_unset_price => {
+            let pricing = ModelPricing::Ratio {
+                model: options.number("DefaultModelRatio"),
+                completion: 1.0,
+                cache: 1.0,
+            };
+            (pricing, true)
+        }
+        None => return Err(RelayError::ModelUnpriced(model.to_owned())),
+    };
+    let components = components::resolve(
+        ask.needs,
+        model,
+        pricing,
+        ask.prompt_estimate,
+        prices.components(),
+    )?;
+    let group_ratio = prices.group(&caller.group);
+    let quota_per_unit = options.int("QuotaPerUnit");
+    let output = OutputBound::new(
+        ask.max_tokens,
+        prices.max_output(model),
+        options.int("DefaultOutputReserve"),
+        ask.answers,
+    );
+    let reservation = price::reservation(
+        pricing,
+        group_ratio,
+        quota_per_unit,
+        ask.prompt_estimate,
+        output,
+        options.int("PreConsumedQuota"),
+    )
+    .map_err(|e| RelayError::BadRequest(e.to_string()))?;
+    // An answer whose charge cannot be recorded is not sold (P13 item 9).
+    if reservation.amount > 0 && !state.quota.storage_ok() {
+        return Err(RelayError::StorageUnavailable);
+    }
+    let token = (!caller.playground).then_some(caller.token.id);
+    let pass_through = options.flag("global.pass_through_request_enabled");
+    let rule = match ask.body {
+        Body::Plain => None,
+        Body::Writable => Some((ask.max_tokens, pass_through)),
+        Body::Fixed { default } => Some((ask.max_tokens.or(default), true)),
+    };
+    let output_ask = match rule {
+        Some((asked, fixed)) => price::output_ask(
+            pricing,
+            group_ratio,
+            ask.prompt_estimate,
+            options.int("PreConsumedQuota"),
+            OutputRule {
+                asked,
+                model_max: prices.max_output(model),
+                default_reserve: options.int("DefaultOutputReserve"),
+                cap: options.int("DefaultOutputCap"),
+                answers: ask.answers,
+                fixed,
+            },
+        )
+        .map_err(|e| RelayError::BadRequest(e.to_string()))?,
+        None => None,
+    };
+    let rate = options.rate_limits().for_group(&caller.group);
+    let (mut hold, output) = match output_ask {
+        Some(out) => {
+            let (hold, tokens) = state
+                .quota
+                .reserve_output(caller.user.id, token, out, rate)
+                .await
+                .map_err(quota_error)?;
+            let ceiling = price::ceiling_tokens(&out, hold.amount(), options.int("DebtAllowance"));
+            let limit = OutputLimit {
+                tokens: Some(tokens),
+                write: tokens < out.most,
+                ceiling,
+            };
+            (hold, limit)
+        }
+        None => {
+            let hold = state
+                .quota
+                .reserve_limited(caller.user.id, token, reservation, rate)
+                .await
+                .map_err(quota_error)?;
+            (hold, OutputLimit::default())
+        }
+    };
+    let durable_price = durable::Pricing {
+        pricing,
+        group_ratio,
+        quota_per_unit,
+    };
+    let log_enabled = options.flag("LogConsumeEnabled");
+    durable::journal_hold(
+        &mut hold,
+        caller,
+        model,
+        durable_price,
+        ask.prompt_estimate,
+        log_enabled,
+    );
+    Ok(Admission {
+        price: Price {
+            pricing,
+            default_ratio,
+            group_ratio,
+            quota_per_unit,
+            log_enabled,
+            retries: usize::try_from(options.int("RetryTimes")).unwrap_or(0),
+            prompt_estimate: ask.prompt_estimate,
+            pass_through,
+            ping: keepalive::interval(&options),
+            output,
+            components,
+        },
+        hold,
+    })
+}
+
+/// The largest `max_input_tokens` among the channels that could serve `model` to `caller`, when
+/// every one of them has a limit (> 0) below `prompt`: no channel can take the request, which is
+/// the client's to shorten (400). `None` when some channel fits, or none serves the model (the
+/// attempt loop reports that).
+fn fits_no_channel(state: &AppState, caller: &Caller, model: &str, prompt: i64) -> Option<i64> {
+    let table = state.channel_pool.table().load();
+    let fits = |limit: i64| limit <= 0 || limit >= prompt;
+    if let Some(id) = caller.pinned {
+        let limit = table.channel(id)?.channel.max_input_tokens;
+        return (!fits(limit)).then_some(limit);
+    }
+    let mut largest = None;
+    for channel in table
+        .route(&caller.group, model)?
+        .tiers
+        .iter()
+        .flat_map(|tier| tier.channels.iter())
+    {
+        let limit = channel.channel.max_input_tokens;
+        if fits(limit) {
+            return None;
+        }
+        largest = largest.max(Some(limit));
+    }
+    largest
+}
+
+/// The refusal of a channel that forwards bodies unchanged when the caller's balance covers
+/// less than the answer's full output limit (only `limit` tokens).
+pub(in crate::relay) fn pass_through_refused(limit: i64) -> RelayError {
+    RelayError::InsufficientUserQuota(format!(
+        "insufficient quota: this channel forwards the request unchanged, so its full output \
+         limit must be covered; the balance covers {limit} output tokens"
+    ))
+}
+
+pub(in crate::relay) fn quota_error(e: QuotaError) -> RelayError {
+    match e {
+        QuotaError::Refused(Refusal::UserQuota { available, needed }) => {
+            RelayError::InsufficientUserQuota(format!(
+                "insufficient user quota: {available} available, this request needs {needed} \
+                 (its prompt and a share of its output); a lower max_tokens needs less"
+            ))
+        }
+        QuotaError::Refused(Refusal::TokenQuota { available, needed }) => {
+            RelayError::InsufficientTokenQuota(format!(
+                "insufficient token quota: {available} available on this API key, this request \
+                 needs {needed} (its prompt and a share of its output); a lower max_tokens needs less"
+            ))
+        }
+        QuotaError::Refused(Refusal::RateLimited { kind, max, minutes }) => {
+            let what = match kind {
+                RateKind::Total => "requests",
+                RateKind::Success => "successful requests",
+            };
+            RelayError::RateLimited(format!(
+                "rate limit reached: at most {max} {what} per {minutes} minute(s); try again later"
+            ))
+        }
+        QuotaError::Refused(Refusal::Budget {
+            key,
+            state,
+            reserved,
+            retry_after,
+        }) => crate::relay::pipeline::budget::reached(key, &state, reserved, retry_after),
+        QuotaError::Storage(e) => RelayError::Internal(format!("loading the balance: {e}")),
+    }
+}

@@ -1,0 +1,128 @@
+//! What the crash journal learns of a request (see `tollgate_actors::journal`): at admission,
+//! what its reservation would be charged if the process died before settling it (the prompt
+//! estimate's cost, and the log row to write then); while an answer streams, every
+//! [`PROGRESS_EVERY`], its output so far and what that costs, so a crash mid-stream charges
+//! what was produced up to then.
+
+use std::time::{Duration, Instant};
+
+use tollgate_actors::journal::HoldStart;
+use tollgate_actors::options::pricing::ModelPricing;
+use tollgate_actors::quota::Hold;
+use tollgate_storage::logs::{LOG_CONSUME, LogEntry};
+
+use crate::clock::now_unix;
+use crate::relay::measure::price::{self, Usage};
+use crate::relay::measure::tokenize::Counter;
+use crate::relay::pipeline::auth::Caller;
+
+/// How often a streaming answer journals its progress.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(2);
+
+/// How a request is priced, as far as a crash charge needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Pricing {
+    /// How the model is priced.
+    pub pricing: ModelPricing,
+    /// The billing group's ratio.
+    pub group_ratio: f64,
+    /// QuotaPerUnit at request time.
+    pub quota_per_unit: i64,
+}
+
+impl Pricing {
+    /// What `prompt_tokens` and `completion_tokens` cost (`None` if the price cannot be
+    /// applied; the reservation is charged then).
+    fn cost(self, prompt_tokens: i64, completion_tokens: i64) -> Option<i64> {
+        let usage = Usage {
+            prompt_tokens,
+            completion_tokens,
+            ..Usage::default()
+        };
+        price::charge(self.pricing, self.group_ratio, self.quota_per_unit, usage).ok()
+    }
+}
+
+/// Journals the admitted request's reservation (what a crash before its settlement charges).
+pub fn journal_hold(
+    hold: &mut Hold,
+    caller: &Caller,
+    model: &str,
+    pricing: Pricing,
+    prompt_estimate: i64,
+    log_enabled: bool,
+) {
+    let prompt_cost = pricing
+        .cost(prompt_estimate, 0)
+        .unwrap_or_else(|| hold.amount());
+    let row = log_enabled.then(|| LogEntry {
+        created_at: now_unix(),
+        log_type: LOG_CONSUME,
+        user_id: caller.user.id,
+        username: caller.user.username.clone(),
+        token_id: caller.token.id.0,
+        token_name: caller.token.name.clone(),
+        model_name: model.to_owned(),
+        group: caller.group.clone(),
+        ..LogEntry::default()
+    });
+    let start = HoldStart {
+        user: caller.user.id,
+        token: (!caller.playground).then_some(caller.token.id),
+        prompt_tokens: prompt_estimate,
+        prompt_cost,
+        row,
+    };
+    hold.journal(&start);
+}
+
+/// A streaming answer's progress as last journalled.
+#[derive(Debug)]
+pub struct Progress {
+    pricing: Pricing,
+    prompt_tokens: i64,
+    /// The upstream model (its counter counts the output).
+    model: String,
+    /// When the next record is due.
+    due: Instant,
+    /// Bytes of the answer's text counted so far.
+    counted: usize,
+    /// Output tokens counted so far.
+    tokens: i64,
+}
+
+impl Progress {
+    /// Progress of an answer priced by `pricing` to a prompt of `prompt_tokens`, produced by
+    /// `model`.
+    pub fn new(pricing: Pricing, prompt_tokens: i64, model: &str) -> Progress {
+        Progress {
+            pricing,
+            prompt_tokens,
+            model: model.to_owned(),
+            due: Instant::now() + PROGRESS_EVERY,
+            counted: 0,
+            tokens: 0,
+        }
+    }
+
+    /// Called as the answer's `text` grows: journals the output so far when a record is due
+    /// (only the text since the last record is counted).
+    pub fn tick(&mut self, hold: Option<&Hold>, text: &str) {
+        let Some(hold) = hold else { return };
+        let now = Instant::now();
+        if now < self.due {
+            return;
+        }
+        self.due = now + PROGRESS_EVERY;
+        let fresh = text.get(self.counted..).unwrap_or_default();
+        self.tokens = self
+            .tokens
+            .saturating_add(Counter::for_model(&self.model).count(fresh));
+        self.counted = text.len();
+        let cost = self
+            .pricing
+            .cost(self.prompt_tokens, self.tokens)
+            .unwrap_or_else(|| hold.amount());
+        hold.progress(self.tokens, cost);
+    }
+}

@@ -1,0 +1,81 @@
+//! Which channel an attempt goes to, and what the model is called there: the admin's pinned
+//! channel, else the routing table's draw among the channels whose type serves the route, never
+//! one already tried or too small for the prompt.
+
+use tollgate_actors::channel_pool::routing_table::{RoutedChannel, RoutingTable, select_for};
+
+use crate::channel_types::serve::Need;
+use crate::error::RelayError;
+use crate::relay::pipeline::auth::Caller;
+
+/// The channel for attempt `attempt` among those whose type serves every route-kind bit of
+/// `need` (0: any): the admin's pinned one, else the routing table's choice.
+pub(in crate::relay) fn pick(
+    table: &RoutingTable,
+    caller: &Caller,
+    model: &str,
+    need: u32,
+    attempt: usize,
+    tried: &[tollgate_storage::ChannelId],
+) -> Option<std::sync::Arc<RoutedChannel>> {
+    if let Some(id) = caller.pinned {
+        return (attempt == 0)
+            .then(|| table.channel(id).filter(|c| c.serves(need)).cloned())
+            .flatten();
+    }
+    let route = table.route(&caller.group, model)?;
+    select_for(route, need, attempt, tried, &mut rand::rng()).cloned()
+}
+
+/// Why no channel could be tried for `model`: a 400 naming the route and the model when the
+/// model has channels (or the pinned channel exists) but none of their types serves the route,
+/// else no channel at all.
+pub(in crate::relay) fn no_channel(
+    table: &RoutingTable,
+    caller: &Caller,
+    model: &str,
+    need: Need,
+) -> RelayError {
+    let has_channels = match caller.pinned {
+        Some(id) => table.channel(id).is_some(),
+        None => table.route(&caller.group, model).is_some(),
+    };
+    if has_channels {
+        return RelayError::BadRequest(format!(
+            "model {model} has no channel whose type can serve {}",
+            need.route
+        ));
+    }
+    RelayError::NoChannel {
+        model: model.to_owned(),
+        group: caller.group.clone(),
+    }
+}
+
+/// The channels serving `model` to `caller` whose `max_input_tokens` (> 0) is below `prompt`
+/// (empty for a pinned channel: admission checked that one).
+pub(in crate::relay) fn too_small(
+    table: &RoutingTable,
+    caller: &Caller,
+    model: &str,
+    prompt: i64,
+) -> Vec<tollgate_storage::ChannelId> {
+    if caller.pinned.is_some() {
+        return Vec::new();
+    }
+    let Some(route) = table.route(&caller.group, model) else {
+        return Vec::new();
+    };
+    route
+        .tiers
+        .iter()
+        .flat_map(|tier| tier.channels.iter())
+        .filter(|channel| (1..prompt).contains(&channel.channel.max_input_tokens))
+        .map(|channel| channel.id())
+        .collect()
+}
+
+/// The model name after the channel's `model_mapping` (chains followed).
+pub(in crate::relay) fn mapped_model(channel: &RoutedChannel, model: &str) -> String {
+    channel.json.mapped_model(model).to_owned()
+}

@@ -1,0 +1,183 @@
+//! The relay's spine, written once ([`run`]): admit → detach → pick → forward → meter → answer.
+//! Every route family that relays a request for money is a [`Plan`]; the spine owns the
+//! reservation from admission until the meter settles it, and answers exactly once.
+//!
+//! | phase | where | what the plan says |
+//! |---|---|---|
+//! | admit | [`crate::relay::pipeline::admission::admit`] | [`Plan::ask`] (model, prompt estimate, output bound, needs), [`Plan::texts`] |
+//! | detach | [`crate::relay::pipeline::detach::run`] | — (the rest runs in a task the client cannot cancel) |
+//! | prepare | [`Plan::prepare`] | work before the first attempt (remote media inlined) |
+//! | pick, forward | [`crate::relay::pipeline::attempt::forward`] | [`Plan::need`] (capability, route), [`Plan::build`] per channel |
+//! | meter | [`crate::relay::pipeline::meter::Meter::new`] | [`Plan::prompt`] (the prompt count settlement uses) |
+//! | answer, settle | [`Plan::answer`] | reads the answer into the meter, settles, answers the client |
+
+use std::future::Future;
+use std::time::Instant;
+
+use axum::response::Response;
+use tollgate_actors::channel_pool::routing_table::RoutedChannel;
+
+use crate::channel_types::serve::Need;
+use crate::error::RelayError;
+use crate::relay::adaptor::Credential;
+use crate::relay::measure::prompt::Prompt;
+use crate::relay::pipeline::admission::{self, Admission, Ask, Price};
+use crate::relay::pipeline::attempt::{self, Build, Pending, Won};
+use crate::relay::pipeline::auth::Caller;
+use crate::relay::pipeline::detach::{self, Presence};
+use crate::relay::pipeline::meter::Meter;
+use crate::relay::wire::Wire;
+use crate::state::AppState;
+
+/// One route family's part of a relayed request: what it asks, what a channel must serve, how
+/// it builds the upstream request for a channel and how it answers. [`run`] does the rest.
+///
+/// Extending the spine:
+/// - **Admission rules** (rate limits, budgets, concurrency): a check on the request goes into
+///   [`crate::relay::pipeline::admission::admit`], which every plan passes through once with its [`Ask`]; a
+///   channel that must not be used (e.g. at its limit) is skipped where the attempt loop picks
+///   ([`crate::relay::pipeline::pick::pick`] / the loop's `excluded` list in [`crate::relay::pipeline::attempt::forward`]), so no
+///   plan changes.
+/// - **Asynchronous task submits** (Midjourney, Suno, video): a plan whose [`Plan::answer`]
+///   reads the upstream's task id and settles the meter together with the task row — the
+///   charge and the row in the settlement's one transaction — instead of
+///   [`Meter::settle`]; admission, failover and the reservation's release on failure are the
+///   spine's as for every plan.
+pub trait Plan: Send + Sync + Sized + 'static {
+    /// The model the client asked for.
+    fn model(&self) -> &str;
+
+    /// What admission reads (called once).
+    fn ask(&self) -> Ask<'_>;
+
+    /// The prompt's texts for the sensitive-word check (called only when it runs).
+    fn texts(&self) -> Vec<&str>;
+
+    /// What a channel must serve for this request (capability and client route).
+    fn need(&self) -> Need;
+
+    /// The client asked for a streamed answer.
+    fn stream(&self) -> bool {
+        false
+    }
+
+    /// When the request arrived.
+    fn started(&self) -> Instant;
+
+    /// Work between admission and the first attempt (in the detached task); an error releases
+    /// the reservation and is answered.
+    fn prepare(
+        &mut self,
+        _state: &AppState,
+        _caller: &Caller,
+    ) -> impl Future<Output = Result<(), RelayError>> + Send {
+        async { Ok(()) }
+    }
+
+    /// The upstream request for `channel` (of upstream `wire`, the model mapped to
+    /// `upstream_model`, its credential `key`), or why this channel cannot take it.
+    fn build(
+        &self,
+        state: &AppState,
+        price: &Price,
+        channel: &RoutedChannel,
+        wire: Wire,
+        upstream_model: &str,
+        key: &Credential<'_>,
+    ) -> Result<Build, RelayError>;
+
+    /// The prompt count the meter settles with (taken once, after the forward won).
+    fn prompt(&mut self) -> Prompt;
+
+    /// Answers the client from the upstream's answer, settling through its meter.
+    fn answer(
+        self,
+        state: &AppState,
+        won: Answer,
+        presence: &Presence,
+    ) -> impl Future<Output = Result<Response, RelayError>> + Send;
+}
+
+/// The upstream's successful answer as a plan receives it.
+pub struct Answer {
+    /// The upstream's answer (2xx).
+    pub resp: reqwest::Response,
+    /// The upstream wire of the channel that answered.
+    pub wire: Wire,
+    /// The channel that answered.
+    pub routed: std::sync::Arc<RoutedChannel>,
+    /// The request's money until it settles.
+    pub meter: Meter,
+    /// How the request was priced at admission.
+    pub price: Price,
+}
+
+/// Relays one request of `caller` as `plan` says: admits it, then — in a task of its own the
+/// client cannot cancel — forwards it with failover and answers it through the meter. A failed
+/// forward (or preparation) drops the reservation, which releases it.
+pub async fn run<P: Plan>(
+    state: &AppState,
+    caller: Caller,
+    plan: P,
+) -> Result<Response, RelayError> {
+    let limited = crate::rate_limit::admit(state, &caller, &plan.ask()).await?;
+    let Admission { price, hold } =
+        admission::admit(state, &caller, plan.ask(), || plan.texts()).await?;
+    let worker = state.clone();
+    let headers = limited.headers();
+    let mut response = detach::run(state, move |presence| async move {
+        // The rate limits' places are held until the forward is done.
+        let _limited = limited;
+        forward(worker, caller, plan, (price, hold), presence).await
+    })
+    .await?;
+    crate::rate_limit::add_headers(&mut response, &headers);
+    Ok(response)
+}
+
+/// The detached part of [`run`].
+async fn forward<P: Plan>(
+    state: AppState,
+    caller: Caller,
+    mut plan: P,
+    (price, hold): (Price, tollgate_actors::quota::Hold),
+    presence: Presence,
+) -> Result<Response, RelayError> {
+    let state = &state;
+    plan.prepare(state, &caller).await?;
+    let pending = Pending {
+        hold,
+        stream: plan.stream(),
+        started: plan.started(),
+    };
+    let won = attempt::forward(
+        state,
+        &caller,
+        plan.model(),
+        (plan.need(), &price),
+        pending,
+        |channel, wire, upstream_model, key| {
+            plan.build(state, &price, channel, wire, upstream_model, key)
+        },
+    )
+    .await?;
+    let Won {
+        resp,
+        wire,
+        routed,
+        ctx,
+        hold,
+    } = won;
+    let meter = Meter::new(ctx, hold, plan.prompt());
+    let answer = Answer {
+        resp,
+        wire,
+        routed,
+        meter,
+        price,
+    };
+    plan.answer(state, answer, &presence).await
+}
+
+#[cfg(test)]
+mod tests;
