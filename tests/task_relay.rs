@@ -587,3 +587,38 @@ async fn a_task_settlement_journalled_before_a_crash_is_replayed_with_its_task()
     assert_eq!(tasks[0].quota, price);
     assert_books(&server, payer.id).await;
 }
+
+#[tokio::test]
+async fn an_upstream_refusal_never_shows_the_channels_key() {
+    const UPSTREAM_KEY: &str = "sk-mj-upstream-0123456789abcdef";
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    let mut ch = channel(&mock, 2, "mj_imagine");
+    ch["key"] = json!(UPSTREAM_KEY);
+    let (_root, _payer, key) = fixture(&server, &[ch], QUOTA, QUOTA).await;
+    // A refusal answered 200 goes back as it came, and an error status too: both quote the key.
+    mock.json(
+        "/mj/submit/imagine",
+        200,
+        json!({"code": 4, "description": format!("invalid key {UPSTREAM_KEY}"), "result": ""}),
+    );
+    let (_, body) = mj_post(&server, &key, "/mj/submit/imagine", json!({"prompt": "x"})).await;
+    assert!(!body.to_string().contains("0123456789abcdef"), "{body}");
+    assert!(
+        body["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("*****")),
+        "{body}"
+    );
+    mock.json(
+        "/mj/submit/imagine",
+        401,
+        json!({"error": {"message": format!("Incorrect API key provided: {UPSTREAM_KEY}.")}}),
+    );
+    let (status, body) = mj_post(&server, &key, "/mj/submit/imagine", json!({"prompt": "x"})).await;
+    assert!(
+        status.is_client_error() || status.is_server_error(),
+        "{status} {body}"
+    );
+    assert!(!body.to_string().contains("0123456789abcdef"), "{body}");
+}

@@ -315,7 +315,7 @@ pub async fn image_seed(
         reqwest::Method::GET,
         uri.path(),
     )?;
-    Ok(passthrough(submit::read_answer(call).await?))
+    Ok(passthrough(submit::read_answer(call, &channel).await?))
 }
 
 #[cfg(test)]

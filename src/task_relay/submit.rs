@@ -32,6 +32,7 @@ use crate::channel_types;
 use crate::clock::now_unix;
 use crate::error::RelayError;
 use crate::relay::pipeline::auth::Caller;
+use crate::relay::pipeline::redact;
 use crate::state::AppState;
 
 /// The largest submit answer read, in bytes.
@@ -434,14 +435,25 @@ async fn send(
             .header(header::CONTENT_TYPE, content_type.clone())
             .body(bytes.clone()),
     };
-    read_answer(call).await
+    read_answer(call, channel).await
 }
 
-/// Sends `call` and reads its answer, at most [`MAX_ANSWER_BYTES`].
-pub async fn read_answer(call: reqwest::RequestBuilder) -> Result<Answer, TaskError> {
-    let unreachable =
-        |e: reqwest::Error| TaskError::from(RelayError::Unreachable(e.without_url().to_string()));
-    let mut resp = call.send().await.map_err(unreachable)?;
+/// Sends `call` to `channel` and reads its answer ([`read_answer_of`]).
+pub async fn read_answer(
+    call: reqwest::RequestBuilder,
+    channel: &RoutedChannel,
+) -> Result<Answer, TaskError> {
+    let resp = call.send().await.map_err(unreachable)?;
+    read_answer_of(resp, channel).await
+}
+
+/// Reads `resp` from `channel`, at most [`MAX_ANSWER_BYTES`]. Whatever of the channel's keys
+/// the answer shows (an upstream's error text may quote the key it was sent) is masked: a
+/// refusal goes back to the client as it came otherwise.
+pub async fn read_answer_of(
+    mut resp: reqwest::Response,
+    channel: &RoutedChannel,
+) -> Result<Answer, TaskError> {
     let status = resp.status().as_u16();
     let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
     let mut body = Vec::new();
@@ -453,9 +465,25 @@ pub async fn read_answer(call: reqwest::RequestBuilder) -> Result<Answer, TaskEr
     }
     Ok(Answer {
         status,
-        body: Bytes::from(body),
+        body: masked(body, channel),
         content_type,
     })
+}
+
+/// An upstream that could not be reached (its URL left out: it may carry a key).
+fn unreachable(e: reqwest::Error) -> TaskError {
+    TaskError::from(RelayError::Unreachable(e.without_url().to_string()))
+}
+
+/// `body` with the channel's keys masked (a body that is not text is kept as it is).
+pub fn masked(body: Vec<u8>, channel: &RoutedChannel) -> Bytes {
+    match String::from_utf8(body) {
+        Ok(text) => {
+            let clean = redact::redact(&text, channel.channel.key_lines());
+            Bytes::from(clean)
+        }
+        Err(e) => Bytes::from(e.into_bytes()),
+    }
 }
 
 /// A reservation's refusal as the relay words it.

@@ -215,6 +215,15 @@ pub async fn content(
     })?;
     let status = StatusCode::from_u16(resp.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
     let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
+    if !status.is_success() {
+        // An error text may quote the key it was sent: read it whole and mask the keys.
+        let answer = submit::read_answer_of(resp, &channel).await?;
+        let mut response = (status, Body::from(answer.body)).into_response();
+        if let Some(ct) = content_type {
+            response.headers_mut().insert(header::CONTENT_TYPE, ct);
+        }
+        return Ok(response);
+    }
     let mut response = (status, Body::from_stream(resp.bytes_stream())).into_response();
     if let Some(ct) = content_type {
         response.headers_mut().insert(header::CONTENT_TYPE, ct);
