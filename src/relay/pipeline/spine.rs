@@ -123,8 +123,7 @@ pub async fn run<P: Plan>(
     // Asked once: on the adaptor paths it estimates the prompt.
     let ask = plan.ask();
     let limited = crate::rate_limit::admit(state, &caller, &ask).await?;
-    let Admission { price, hold } =
-        admission::admit(state, &caller, ask, || plan.texts()).await?;
+    let Admission { price, hold } = admission::admit(state, &caller, ask, || plan.texts()).await?;
     let worker = state.clone();
     let headers = limited.headers();
     let mut response = detach::run(state, move |presence| async move {

@@ -20,19 +20,19 @@ import './limits.css';
  */
 export function LimitsSection({ owner }: { owner: LimitsOwner }) {
   const { t } = useTranslation('limits');
-  const limits = useQuery(limitsQueryOptions(owner));
+  const query = useQuery(limitsQueryOptions(owner));
   return (
     <section className="limits-section" aria-labelledby={`limits-${owner.kind}-${owner.id}`}>
       <h3 id={`limits-${owner.kind}-${owner.id}`} className="limits-section__title">
         {t('rate.title')}
       </h3>
       <p className="limits-section__note">{t('rate.description')}</p>
-      {limits.isError && !limits.data ? (
+      {query.isError && !query.data ? (
         <Alert tone="danger">{t('rate.loadFailed')}</Alert>
-      ) : !limits.data ? (
+      ) : !query.data ? (
         <Spinner label={t('loading')} />
       ) : (
-        <LimitsForm key={JSON.stringify(limits.data)} owner={owner} limits={limits.data} />
+        <LimitsForm key={JSON.stringify(query.data)} owner={owner} limits={query.data} />
       )}
     </section>
   );
