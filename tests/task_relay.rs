@@ -622,3 +622,32 @@ async fn an_upstream_refusal_never_shows_the_channels_key() {
     );
     assert!(!body.to_string().contains("0123456789abcdef"), "{body}");
 }
+
+#[tokio::test]
+async fn a_model_whose_channels_cannot_take_the_task_is_a_client_error() {
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    // A Gemini channel (type 24) serves the model, but videos go to OpenAI channels only.
+    let (_root, _payer, key) = fixture(
+        &server,
+        &[channel(&mock, 24, "gemini-2.5-flash")],
+        QUOTA,
+        QUOTA,
+    )
+    .await;
+    let (status, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/videos"))
+                .bearer_auth(&key)
+                .json(&json!({"model": "gemini-2.5-flash", "prompt": "a cat"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body.to_string().contains("no channel whose type can serve"),
+        "{body}"
+    );
+    assert!(mock.calls().is_empty(), "nothing was sent upstream");
+}

@@ -347,9 +347,18 @@ async fn forward(
         }
     }
     Err(last.unwrap_or_else(|| {
-        RelayError::NoChannel {
-            model: submit.model.clone(),
-            group: caller.group.clone(),
+        if tried.is_empty() {
+            RelayError::NoChannel {
+                model: submit.model.clone(),
+                group: caller.group.clone(),
+            }
+        } else {
+            // The model has channels, but none of a type that takes this kind of task: the
+            // client's mistake, as on the relay's routes (a 400 naming the route).
+            RelayError::BadRequest(format!(
+                "model {} has no channel whose type can serve {}",
+                submit.model, submit.path
+            ))
         }
         .into()
     }))
