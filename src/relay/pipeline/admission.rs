@@ -113,6 +113,22 @@ pub struct Ask<'a> {
     pub body: Body,
 }
 
+impl<'a> Ask<'a> {
+    /// A request billed on its input alone (embeddings, rerank, speech): no output tokens, one
+    /// answer, one call, nothing beside text, a body Tollgate never writes a limit into.
+    pub fn input_only(model: &'a str, prompt_estimate: i64) -> Ask<'a> {
+        Ask {
+            model,
+            prompt_estimate,
+            max_tokens: Some(0),
+            answers: 1,
+            calls: 1.0,
+            needs: Needs::default(),
+            body: Body::Plain,
+        }
+    }
+}
+
 /// Admission, the same for every relay route (called by [`crate::relay::pipeline::spine::run`] only): the key
 /// may use the model, the prompt has no sensitive words (CheckSensitiveOnPromptEnabled with
 /// StopOnSensitiveEnabled; `texts` is asked for the prompt's texts only then), the model has a

@@ -102,16 +102,8 @@ impl Plan for Speech {
     }
 
     fn ask(&self) -> Ask<'_> {
-        Ask {
-            model: &self.model,
-            prompt_estimate: self.chars,
-            // Speech is billed on its input characters: no output tokens.
-            max_tokens: Some(0),
-            answers: 1,
-            calls: 1.0,
-            needs: Needs::default(),
-            body: admission::Body::Plain,
-        }
+        // Speech is billed on its input characters: no output tokens.
+        Ask::input_only(&self.model, self.chars)
     }
 
     fn texts(&self) -> Vec<&str> {

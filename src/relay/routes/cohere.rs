@@ -32,12 +32,11 @@ use crate::error::RelayError;
 use crate::relay::adaptor::cloud_embed;
 use crate::relay::adaptor::post;
 use crate::relay::adaptor::{self, Credential};
-use crate::relay::measure::components::Needs;
 use crate::relay::measure::prompt::Prompt;
 use crate::relay::measure::prompt_count::each_text;
 use crate::relay::measure::tokenize::Counter;
 use crate::relay::measure::usage::OpenAiUsage;
-use crate::relay::pipeline::admission::{Ask, Body, Price};
+use crate::relay::pipeline::admission::{Ask, Price};
 use crate::relay::pipeline::attempt::Build;
 use crate::relay::pipeline::detach::Presence;
 use crate::relay::pipeline::spine::{Answer, Plan};
@@ -359,15 +358,7 @@ impl Plan for Job {
     }
 
     fn ask(&self) -> Ask<'_> {
-        Ask {
-            model: &self.model,
-            prompt_estimate: self.estimate,
-            max_tokens: Some(0),
-            answers: 1,
-            calls: 1.0,
-            needs: Needs::default(),
-            body: Body::Plain,
-        }
+        Ask::input_only(&self.model, self.estimate)
     }
 
     fn texts(&self) -> Vec<&str> {

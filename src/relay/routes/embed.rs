@@ -31,12 +31,11 @@ use crate::channel_types::effective_base_url;
 use crate::channel_types::serve::{Need, Serve};
 use crate::error::RelayError;
 use crate::relay::adaptor::{Credential, post, vertex};
-use crate::relay::measure::components::Needs;
 use crate::relay::measure::price::Usage;
 use crate::relay::measure::prompt::Prompt;
 use crate::relay::measure::prompt_count::each_text;
 use crate::relay::measure::tokenize::Counter;
-use crate::relay::pipeline::admission::{Ask, Body, Price};
+use crate::relay::pipeline::admission::{Ask, Price};
 use crate::relay::pipeline::attempt::Build;
 use crate::relay::pipeline::auth::Caller;
 use crate::relay::pipeline::detach::Presence;
@@ -246,15 +245,7 @@ impl Plan for GeminiEmbed {
     }
 
     fn ask(&self) -> Ask<'_> {
-        Ask {
-            model: &self.model,
-            prompt_estimate: self.estimate,
-            max_tokens: Some(0),
-            answers: 1,
-            calls: 1.0,
-            needs: Needs::default(),
-            body: Body::Plain,
-        }
+        Ask::input_only(&self.model, self.estimate)
     }
 
     fn texts(&self) -> Vec<&str> {
