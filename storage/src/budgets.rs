@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use redb::{ReadTransaction, ReadableTable, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
+use crate::balance_change::BalanceChange;
 use crate::tables::{BUDGET_SPEND, BUDGETS};
-use crate::usage::BalanceChange;
 use crate::{Result, StorageError, TokenId, UserId, codec};
 
 /// Seconds in one spend bucket (a quarter hour).

@@ -13,6 +13,7 @@
 pub mod audit;
 pub mod backup;
 pub mod backup_tokens;
+pub mod balance_change;
 pub mod budgets;
 pub mod channel_usage;
 pub mod channels;

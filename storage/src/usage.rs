@@ -10,20 +10,7 @@ use redb::WriteTransaction;
 
 use crate::{Quota, Result, StorageError, TokenId, UserId, tokens, users};
 
-/// One settled change to balances.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct BalanceChange {
-    /// Whose balance.
-    pub user_id: UserId,
-    /// Token used, if any.
-    pub token_id: Option<TokenId>,
-    /// Quota charged (negative for a credit, e.g. an admin adding quota).
-    pub charged: i64,
-    /// Counts as a relayed request (increments request_count and used quota).
-    pub is_request: bool,
-    /// Unix seconds (the token's accessed_time).
-    pub at: i64,
-}
+pub use crate::balance_change::BalanceChange;
 
 fn overflow() -> StorageError {
     StorageError::Overflow
