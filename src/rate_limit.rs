@@ -1,19 +1,21 @@
 //! The relay's use of the rate-limit engine ([`tollgate_actors::limiter`], P15 item 1): before
 //! the quota reservation, a request counts on its user's, its key's and every covering
 //! `RateLimitRules` rule's counters, waiting in a rule's queue when it has one, or is refused
-//! with a 429 naming the rule ([`RelayError::Limited`], `Retry-After`). The admission is held
-//! until the forward is done; its `x-ratelimit-*` values go on the answer.
-//!
-//! Not yet: channels' and channel keys' limits at the pick (the engine has
-//! [`Limiter::admit_channel`](tollgate_actors::limiter::Limiter::admit_channel)), the token
-//! correction at settlement and holding a stream's place until its last byte.
+//! with a 429 naming the rule ([`RelayError::Limited`], `Retry-After`). At the pick, each
+//! candidate channel counts on its own and its key's counters ([`admit_channel`]): a channel or
+//! key at its limit is skipped for the next candidate. The places are held with the
+//! reservation ([`tollgate_actors::quota::Hold::keep_limits`]), so a stream's concurrency place
+//! is given back at its last byte and its tokens per minute are corrected at settlement; the
+//! `x-ratelimit-*` values of the caller's rules go on the answer.
 
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::Response;
-use tollgate_actors::limiter::{self, Admission};
+use tollgate_actors::channel_pool::routing_table::RoutedChannel;
+use tollgate_actors::limiter::{self, Admission, Refusal, Scope};
+use tollgate_storage::secret::Secret;
 
 use crate::error::RelayError;
-use crate::relay::pipeline::admission::Ask;
+use crate::relay::pipeline::admission::{Ask, Price};
 use crate::relay::pipeline::auth::Caller;
 use crate::state::AppState;
 
@@ -41,11 +43,53 @@ pub async fn admit(
         .limits
         .admit_queued(&limits, options.limit_rules())
         .await
-        .map_err(|refusal| RelayError::Limited {
-            message: refusal.to_string(),
-            retry_after: refusal.retry_after_secs(),
-            kind: refusal.kind.as_str(),
-        })
+        .map_err(|refusal| refused(&refusal))
+}
+
+/// The client's answer to `refusal`: 429 naming the rule, with `Retry-After`.
+pub fn refused(refusal: &Refusal) -> RelayError {
+    RelayError::Limited {
+        message: refusal.to_string(),
+        retry_after: refusal.retry_after_secs(),
+        kind: refusal.kind.as_str(),
+    }
+}
+
+/// Tokens an attempt reserves on its channel's tokens-per-minute limits: the prompt estimate
+/// and the output limit decided with the reservation.
+pub fn channel_tokens(price: &Price) -> u64 {
+    let output = price.output.tokens.unwrap_or(0).max(0);
+    u64::try_from(price.prompt_estimate.max(0).saturating_add(output)).unwrap_or(0)
+}
+
+/// A channel's key with its 0-based line number.
+pub type Key<'c> = (usize, &'c Secret);
+
+/// The key an attempt on `channel` uses (the next in turn) with its places on the channel's
+/// and that key's limits. A key at its limit gives way to the next key in turn; `Err` when the
+/// channel is at its limit, or every key is (the last refusal).
+pub fn admit_channel<'c>(
+    state: &AppState,
+    channel: &'c RoutedChannel,
+    tokens: u64,
+) -> Result<(Option<Key<'c>>, Admission), Refusal> {
+    let mut first_refused = None;
+    loop {
+        let key = channel.next_key();
+        let line = key.map(|(line, _)| u32::try_from(line).unwrap_or(u32::MAX));
+        match state.limits.admit_channel(channel.id(), line, tokens) {
+            Ok(admission) => return Ok((key, admission)),
+            // The channel itself is full, or the rotation came back to the first key refused.
+            Err(refusal)
+                if !matches!(refusal.scope, Scope::ChannelKey(..)) || first_refused == line =>
+            {
+                return Err(refusal);
+            }
+            Err(_) => {
+                first_refused = first_refused.or(line);
+            }
+        }
+    }
 }
 
 /// Puts the strictest rules' `x-ratelimit-*` values on `response`.

@@ -301,3 +301,237 @@ async fn a_model_rules_concurrency_queue_lets_a_waiting_request_in_when_the_firs
     assert!(refused.2.contains("model claude-test"), "{}", refused.2);
     assert!(refused.2.contains("concurrency"), "{}", refused.2);
 }
+
+/// Two mocks behind two channels: `a` (priority 10, tried first) and `b` (priority 0), both
+/// answering after `delay`. Returns (server, root, key, mock a, mock b, channel a, channel b).
+#[expect(
+    clippy::expect_used,
+    reason = "test helper: a failed call fails the test"
+)]
+async fn two_channels(
+    delay: std::time::Duration,
+) -> (
+    TestServer,
+    common::Actor,
+    String,
+    common::mock_upstream::MockUpstream,
+    common::mock_upstream::MockUpstream,
+    i64,
+    i64,
+) {
+    let a = common::mock_upstream::MockUpstream::start().await;
+    let b = common::mock_upstream::MockUpstream::start().await;
+    a.set_delay(delay);
+    b.set_delay(delay);
+    let server = TestServer::start().await;
+    let mut first = openai_channel(&a.base, "claude-test");
+    first["name"] = json!("a");
+    first["priority"] = json!(10);
+    let mut second = openai_channel(&b.base, "claude-test");
+    second["name"] = json!("b");
+    let (root, _payer, key) = fixture(&server, &[first, second], 100_000_000, 100_000_000).await;
+    let (_, channels) = root.get("/api/channel/?p=1&page_size=10").await;
+    let id = |name: &str| {
+        channels["data"]["items"]
+            .as_array()
+            .and_then(|all| all.iter().find(|c| c["name"] == name))
+            .and_then(|c| c["id"].as_i64())
+            .expect("channel id")
+    };
+    let (ia, ib) = (id("a"), id("b"));
+    (server, root, key, a, b, ia, ib)
+}
+
+#[tokio::test]
+async fn a_channel_at_its_concurrency_limit_is_skipped_for_the_next_and_all_full_answers_429() {
+    let (server, root, key, a, b, ia, ib) =
+        two_channels(std::time::Duration::from_millis(400)).await;
+    put_limits(
+        &root,
+        &format!("/api/channel/{ia}/limits"),
+        json!({"concurrency_limit": 1}),
+    )
+    .await;
+    let body = json!({"model": "claude-test", "max_tokens": 5,
+                      "messages": [{"role": "user", "content": "hi"}]});
+    let send = || raw(chat_request(&server, &key, &body));
+    // Three at once: channel a (tried first) takes one, the other two go to b.
+    let (r1, r2, r3) = tokio::join!(send(), send(), send());
+    for r in [&r1, &r2, &r3] {
+        assert_eq!(r.0, StatusCode::OK, "{}", r.2);
+    }
+    assert_eq!(
+        (a.chat_calls(), b.chat_calls()),
+        (1, 2),
+        "a at its limit gave way to b"
+    );
+
+    // Both channels full: the third request is refused naming the channel's limit, and the
+    // skipped channels took no retry (RetryTimes 0 still reaches b).
+    put_limits(
+        &root,
+        &format!("/api/channel/{ib}/limits"),
+        json!({"concurrency_limit": 1}),
+    )
+    .await;
+    let (r1, r2, r3) = tokio::join!(send(), send(), send());
+    let mut statuses = [r1.0, r2.0, r3.0];
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [
+            StatusCode::OK,
+            StatusCode::OK,
+            StatusCode::TOO_MANY_REQUESTS
+        ],
+        "{} | {} | {}",
+        r1.2,
+        r2.2,
+        r3.2
+    );
+    let refused = [&r1, &r2, &r3]
+        .into_iter()
+        .find(|r| r.0 == StatusCode::TOO_MANY_REQUESTS)
+        .expect("one refused");
+    assert!(refused.1.contains_key("retry-after"));
+    assert!(
+        refused.2.contains("channel") && refused.2.contains("concurrency"),
+        "{}",
+        refused.2
+    );
+    assert_eq!((a.chat_calls(), b.chat_calls()), (2, 3));
+}
+
+#[tokio::test]
+async fn a_channel_keys_limit_moves_the_attempt_to_the_next_key() {
+    let mock = common::mock_upstream::MockUpstream::start().await;
+    let server = TestServer::start().await;
+    let mut channel = openai_channel(&mock.base, "claude-test");
+    channel["key"] = json!("upstream-key-1\nupstream-key-2");
+    let (root, _payer, key) = fixture(&server, &[channel], 100_000_000, 100_000_000).await;
+    let (_, channels) = root.get("/api/channel/?p=1&page_size=10").await;
+    let id = channels["data"]["items"][0]["id"]
+        .as_i64()
+        .expect("channel id");
+    put_limits(
+        &root,
+        &format!("/api/channel/{id}/limits"),
+        json!({"key_limits": [{"index": 0, "rpm_limit": 1}]}),
+    )
+    .await;
+    let body = json!({"model": "claude-test", "max_tokens": 5,
+                      "messages": [{"role": "user", "content": "hi"}]});
+    let mut keys = Vec::new();
+    for _ in 0..4 {
+        let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+        keys.push(mock.last_key().expect("a key"));
+    }
+    assert_eq!(
+        keys.iter().filter(|k| *k == "upstream-key-1").count(),
+        1,
+        "key line 0 serves one request a minute, the rest go to line 1: {keys:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_streams_concurrency_place_is_held_until_its_last_byte() {
+    use futures_util::StreamExt;
+    let mock = common::mock_upstream::MockUpstream::start().await;
+    mock.set_pieces(&["one", "two", "three", "four"]);
+    mock.set_chunk_delay(std::time::Duration::from_millis(150));
+    let server = TestServer::start().await;
+    let (_root, payer, key) = fixture(
+        &server,
+        &[openai_channel(&mock.base, "claude-test")],
+        100_000_000,
+        100_000_000,
+    )
+    .await;
+    let (_, list) = payer.get("/api/token/?p=1&page_size=10").await;
+    let token = list["data"]["items"][0]["id"].as_i64().expect("token id");
+    put_limits(
+        &payer,
+        &format!("/api/token/{token}/limits"),
+        json!({"concurrency_limit": 1}),
+    )
+    .await;
+    let body = json!({"model": "claude-test", "max_tokens": 5, "stream": true,
+                      "messages": [{"role": "user", "content": "hi"}]});
+    let resp = chat_request(&server, &key, &body)
+        .send()
+        .await
+        .expect("stream");
+    assert_eq!(resp.status(), StatusCode::OK);
+    let mut stream = resp.bytes_stream();
+    let first = stream.next().await.expect("a first chunk").expect("bytes");
+    assert!(!first.is_empty());
+    // The stream is still running: its place is taken.
+    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+    assert_eq!(
+        status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "a second request while the stream runs: {text}"
+    );
+    while let Some(chunk) = stream.next().await {
+        chunk.expect("bytes");
+    }
+    // Its last byte gave the place back (the settlement right after it releases it).
+    let mut status = StatusCode::TOO_MANY_REQUESTS;
+    for _ in 0..20 {
+        status = raw(chat_request(&server, &key, &body)).await.0;
+        if status == StatusCode::OK {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "the place came back after the stream"
+    );
+}
+
+#[tokio::test]
+async fn tokens_per_minute_count_the_used_tokens_after_settlement_not_the_estimate() {
+    let mock = common::mock_upstream::MockUpstream::start().await;
+    mock.set_usage(Some((10, 5, 0)));
+    let server = TestServer::start().await;
+    let (_root, payer, key) = fixture(
+        &server,
+        &[openai_channel(&mock.base, "claude-test")],
+        100_000_000,
+        100_000_000,
+    )
+    .await;
+    let (_, list) = payer.get("/api/token/?p=1&page_size=10").await;
+    let token = list["data"]["items"][0]["id"].as_i64().expect("token id");
+    put_limits(
+        &payer,
+        &format!("/api/token/{token}/limits"),
+        json!({"tpm_limit": 1000}),
+    )
+    .await;
+    // Each request reserves its prompt and 600 output tokens: two estimates do not fit in
+    // 1,000, but what the first really used (15) leaves room for the second.
+    let body = json!({"model": "claude-test", "max_tokens": 600,
+                      "messages": [{"role": "user", "content": "hi"}]});
+    let (status, headers, text) = raw(chat_request(&server, &key, &body)).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(headers["x-ratelimit-limit-tokens"], "1000");
+    let (status, headers, text) = raw(chat_request(&server, &key, &body)).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "the first request's 15 tokens: {text}"
+    );
+    let remaining: u64 = headers["x-ratelimit-remaining-tokens"]
+        .to_str()
+        .expect("ascii")
+        .parse()
+        .expect("number");
+    assert!(
+        (300..=400).contains(&remaining),
+        "1000 - 15 - this request's estimate: {remaining}"
+    );
+}

@@ -120,6 +120,9 @@ pub struct Hold {
     rate: Option<RateLimit>,
     /// Its number in the crash journal, once journalled ([`Hold::journal`]).
     journal: Option<u64>,
+    /// The rate limits' places the request holds ([`Hold::keep_limits`]): given back when the
+    /// hold ends (settled, released or dropped), their tokens corrected at settlement.
+    limits: Option<crate::limiter::Admission>,
     done: bool,
 }
 
@@ -255,6 +258,7 @@ impl QuotaBook {
             amount: ask.amount,
             rate: limit,
             journal: None,
+            limits: None,
             done: false,
         })
     }
@@ -293,6 +297,7 @@ impl QuotaBook {
                 amount,
                 rate: limit,
                 journal: None,
+                limits: None,
                 done: false,
             },
             tokens,
@@ -543,6 +548,27 @@ impl Hold {
     /// The reserved amount.
     pub fn amount(&self) -> i64 {
         self.amount
+    }
+
+    /// Holds `admission`'s rate-limit places with the reservation (joined to any held
+    /// already): a concurrency place is given back when the hold ends — for a stream, at its
+    /// last byte, when the meter settles — and reserved tokens are corrected by
+    /// [`Hold::settle_limits`].
+    pub fn keep_limits(&mut self, admission: crate::limiter::Admission) {
+        if admission.is_empty() {
+            return;
+        }
+        match &mut self.limits {
+            Some(held) => held.join(admission),
+            None => self.limits = Some(admission),
+        }
+    }
+
+    /// Corrects the tokens-per-minute places held to the `tokens` the request really used.
+    pub fn settle_limits(&mut self, tokens: u64) {
+        if let Some(limits) = &mut self.limits {
+            limits.settle(tokens);
+        }
     }
 
     /// Journals the reservation, so a process crash before it settles still charges it: the

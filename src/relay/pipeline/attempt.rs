@@ -58,7 +58,9 @@ pub struct Won {
 }
 
 /// The attempt loop: picks channels that can serve `need` (pinned, else down the priority tiers
-/// skipping those tried and those whose `max_input_tokens` is below the prompt), makes the
+/// skipping those tried and those whose `max_input_tokens` is below the prompt, and — without
+/// using an attempt — those whose rate limits or whose keys' are full,
+/// [`crate::rate_limit::admit_channel`]), makes the
 /// channel's key usable ([`adaptor::authorize`]: a Vertex token, AWS credentials), sends what
 /// `build` makes for each, reports every outcome to the channel pool, and retries retryable
 /// failures up to `price.retries` times. `Err` is the last upstream's error (or why no channel
@@ -84,12 +86,28 @@ where
     let mut excluded = too_small(&table, caller, model, price.prompt_estimate);
     let mut attempts = Vec::new();
     let mut last_error = None;
-    for attempt in 0..=price.retries {
+    // A channel or key at its rate limit is skipped without using an attempt; when no channel
+    // could be tried, the client gets the limit's refusal.
+    let tokens = crate::rate_limit::channel_tokens(price);
+    let mut at_limit = None;
+    let mut attempt = 0;
+    while attempt <= price.retries {
         let Some(channel) = pick(&table, caller, model, need.bits, attempt, &excluded) else {
             break;
         };
-        tried.push(channel.id());
         excluded.push(channel.id());
+        let (key, limited) = match crate::rate_limit::admit_channel(state, &channel, tokens) {
+            Ok(admitted) => admitted,
+            Err(refusal) => {
+                at_limit = Some(refusal);
+                if caller.pinned.is_some() {
+                    break;
+                }
+                continue;
+            }
+        };
+        attempt += 1;
+        tried.push(channel.id());
         let upstream_model = mapped_model(&channel, model);
         let Some(wire) = adaptor::wire(channel.channel.channel_type, &upstream_model) else {
             attempts.push(Attempt {
@@ -105,7 +123,6 @@ where
             )));
             continue;
         };
-        let key = channel.next_key();
         let key_text = key.map_or("", |(_, k)| k.expose());
         let started = Instant::now();
         let credential = match adaptor::authorize(&state.http, &channel, key_text).await {
@@ -187,12 +204,15 @@ where
                     output_limit: price.output.tokens.map(|t| (t, price.output.write)),
                     ceiling: price.output.ceiling.filter(|_| pending.stream),
                 };
+                // The channel's places end with the reservation, as the caller's do.
+                let mut hold = pending.hold;
+                hold.keep_limits(limited);
                 return Ok(Won {
                     resp,
                     wire,
                     routed: channel,
                     ctx,
-                    hold: pending.hold,
+                    hold,
                 });
             }
             Ok(resp) => {
@@ -225,7 +245,9 @@ where
             }
         }
     }
-    let error = last_error.unwrap_or_else(|| no_channel(&table, caller, model, need));
+    let error = last_error
+        .or_else(|| at_limit.as_ref().map(crate::rate_limit::refused))
+        .unwrap_or_else(|| no_channel(&table, caller, model, need));
     let cell = count_attempts(state, tried.last().copied(), model, &attempts);
     cell.failed
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

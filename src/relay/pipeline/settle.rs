@@ -203,7 +203,10 @@ pub struct SettleCtx {
 impl SettleCtx {
     /// Charges `usage` to `hold` in full (into debt if need be) and queues the log row (with
     /// `usage.source`). Returns the units billed.
-    pub fn settle(&self, hold: Hold, usage: Usage) -> i64 {
+    pub fn settle(&self, mut hold: Hold, usage: Usage) -> i64 {
+        // Tokens per minute count what was used, not the admission's estimate.
+        let used = usage.prompt_tokens.saturating_add(usage.completion_tokens);
+        hold.settle_limits(u64::try_from(used).unwrap_or(0));
         let cost = match components::charge(
             self.pricing,
             &self.components,

@@ -123,12 +123,13 @@ pub async fn run<P: Plan>(
     // Asked once: on the adaptor paths it estimates the prompt.
     let ask = plan.ask();
     let limited = crate::rate_limit::admit(state, &caller, &ask).await?;
-    let Admission { price, hold } = admission::admit(state, &caller, ask, || plan.texts()).await?;
-    let worker = state.clone();
+    let Admission { price, mut hold } =
+        admission::admit(state, &caller, ask, || plan.texts()).await?;
     let headers = limited.headers();
+    // The rate limits' places end with the reservation (a stream's at its last byte).
+    hold.keep_limits(limited);
+    let worker = state.clone();
     let mut response = detach::run(state, move |presence| async move {
-        // The rate limits' places are held until the forward is done.
-        let _limited = limited;
         forward(worker, caller, plan, (price, hold), presence).await
     })
     .await?;
