@@ -60,8 +60,9 @@ async fn the_types_route_describes_every_type_for_the_editor() {
         claude["capabilities"],
         json!(["chat", "stream", "count_tokens"])
     );
-    // Not relayed yet: no capability, so neither routed nor tested.
-    assert_eq!(row(35)["capabilities"], json!([]));
+    // Refused at creation (no provider documentation): no capability, neither routed nor
+    // tested.
+    assert_eq!(row(21)["capabilities"], json!([]));
     let azure = row(3);
     assert_eq!(
         azure["capabilities"],
@@ -335,11 +336,12 @@ async fn the_channel_test_agrees_with_the_relay() {
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["success"], true, "{body}");
-    // MiniMax (35) is not relayed: its test is refused rather than passing and then 501.
+    // Midjourney (2) takes tasks, not chat: its test is refused rather than passing and then
+    // 501.
     let (s, r) = post_channel(
         &server,
         root,
-        json!({"name": "mm", "type": 35, "key": "k-mm", "models": "gpt-4o", "base_url": openai.base}),
+        json!({"name": "mj", "type": 2, "key": "k-mj", "models": "gpt-4o", "base_url": openai.base}),
     )
     .await;
     assert_eq!(s, StatusCode::OK, "{r}");
@@ -563,9 +565,13 @@ async fn each_openai_compatible_type_is_sent_only_the_routes_its_provider_serves
     // src/channel_types/table.rs): a route the type serves reaches the upstream, one it lacks is
     // a 400 naming the route and the model, and nothing is sent.
     const CLASSES: [&str; 5] = ["embeddings", "images", "audio", "rerank", "moderation"];
-    let serves: [(i64, &[&str]); 12] = [
+    let serves: [(i64, &[&str]); 16] = [
         (4, &["embeddings", "images", "audio"]),
         (17, &["embeddings"]),
+        (19, &[]),
+        (35, &[]),
+        (38, &["embeddings", "rerank"]),
+        (44, &["embeddings"]),
         (20, &["embeddings"]),
         (22, &[]),
         (25, &[]),

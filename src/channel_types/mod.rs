@@ -7,6 +7,7 @@
 //! queries, model fetching, and the console (`GET /api/channel/types`). An empty `base_url`
 //! means the type's default.
 
+pub mod errors;
 pub mod keys;
 pub mod kinds;
 pub mod serve;
@@ -16,11 +17,19 @@ pub use kinds::{
     Auth, BalanceApi, Caps, ChannelType, Family, Field, FieldKind, KeyFormat, ModelsApi, Target,
     TestRequest,
 };
-pub use table::CHANNEL_TYPES;
+pub use table::{CHANNEL_TYPES, REFUSED_AT_CREATION};
 
 /// The type with this id.
 pub fn by_id(id: i32) -> Option<&'static ChannelType> {
     CHANNEL_TYPES.iter().find(|t| t.id == id)
+}
+
+/// Why a channel of this type cannot be created, if it cannot ([`REFUSED_AT_CREATION`]).
+pub fn refused(id: i32) -> Option<&'static str> {
+    REFUSED_AT_CREATION
+        .iter()
+        .find(|(refused, _)| *refused == id)
+        .map(|(_, why)| *why)
 }
 
 /// The adaptor family of a type (`None`: unknown type, or no adaptor).

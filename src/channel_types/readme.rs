@@ -22,6 +22,9 @@ fn key_text(row: &ChannelType) -> String {
         36 => return "tasks: `/suno/…` (the key goes upstream as a Bearer key)".to_owned(),
         _ => {}
     }
+    if let Some(why) = super::refused(row.id) {
+        return format!("refused at creation: {why}");
+    }
     if row.family.is_none() {
         return "not relayed yet".to_owned();
     }
@@ -56,11 +59,38 @@ fn key_text(row: &ChannelType) -> String {
     text
 }
 
+/// A row's documented error codes ([`super::errors`]), grouped by what they mean.
+fn errors_text(row: &ChannelType) -> String {
+    use super::errors::ErrorKind;
+    let Some(provider) = super::errors::of(row.id) else {
+        return String::new();
+    };
+    let kinds = [
+        ErrorKind::Balance,
+        ErrorKind::Auth,
+        ErrorKind::RateLimit,
+        ErrorKind::Client,
+    ];
+    kinds
+        .iter()
+        .filter_map(|kind| {
+            let codes: Vec<&str> = provider
+                .rules
+                .iter()
+                .filter(|r| r.kind == *kind)
+                .map(|r| r.code)
+                .collect();
+            (!codes.is_empty()).then(|| format!("{}: `{}`", kind.name(), codes.join("`, `")))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// The provider table as the README holds it.
 fn provider_table() -> String {
     let mut out = String::from(
-        "| type | name | chat | stream | tools | completions | images | embeddings | audio | rerank | moderation | Responses | key |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| type | name | chat | stream | tools | completions | images | embeddings | audio | rerank | moderation | Responses | key | provider errors |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let mut rows: Vec<&ChannelType> = CHANNEL_TYPES.iter().collect();
     rows.sort_by_key(|row| row.id);
@@ -77,7 +107,7 @@ fn provider_table() -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             row.id,
             row.name,
             mark(chat),
@@ -92,6 +122,7 @@ fn provider_table() -> String {
             mark(has(Serve::Moderation)),
             responses,
             key_text(row),
+            errors_text(row),
         );
     }
     out

@@ -4,8 +4,7 @@
 //!
 //! A capability is set only where the relay really serves it and the provider has it: each
 //! OpenAI-compatible row gets the routes the provider's API reference lists (cited beside the
-//! row; OpenAI, Custom and 360, whose reference could not be read, keep every route the OpenAI
-//! pass-through forwards), Claude (14), Gemini (24), Azure (3), Bedrock (33), Vertex AI
+//! row; OpenAI and Custom keep every route the OpenAI pass-through forwards), Claude (14), Gemini (24), Azure (3), Bedrock (33), Vertex AI
 //! (41) and Cohere (34) what their adaptors serve. When an adaptor lands, its row's `caps` (and,
 //! for a new family, `serve::Serve::served_by`) change here and nowhere else.
 
@@ -199,6 +198,38 @@ const fn unsupported(id: i32, name: &'static str, base: &'static str) -> Channel
     }
 }
 
+/// Types refused at channel creation, with the reason. A channel of such a type that already
+/// exists (imported from the incumbent's database) is kept and listed, never picked.
+pub const REFUSED_AT_CREATION: &[(i32, &str)] = &[(
+    21,
+    // The incumbent removed its adaptor (reference §5.1: "invalid api type") and no public
+    // documentation of AI Proxy's knowledge-base API could be found (searched 2026-11-28).
+    "no documentation of the provider's API could be found, and the incumbent removed its adaptor",
+)];
+
+/// The Gemini API's row (24), also used for PaLM2 (11).
+const fn gemini_row() -> ChannelType {
+    ChannelType {
+        id: 24,
+        name: "Gemini",
+        family: Some(Family::Gemini),
+        default_base_url: "https://generativelanguage.googleapis.com",
+        base_url_required: false,
+        auth: Auth::GoogApiKey,
+        key_format: KeyFormat::Lines,
+        key_hint: "",
+        fields: GEMINI_FIELDS,
+        caps: GEMINI_CAPS,
+        openai_prefix: "/v1",
+        openai_paths: &[],
+        native_responses: false,
+        test: TestRequest::Chat,
+        balance: None,
+        models_api: Some(ModelsApi::Gemini),
+        models: &["gemini-2.0-flash", "gemini-2.5-flash", "gemini-2.5-pro"],
+    }
+}
+
 /// Every type, by id.
 pub const CHANNEL_TYPES: &[ChannelType] = &[
     ChannelType {
@@ -246,7 +277,16 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         balance: Some(BalanceApi::OpenAiBilling),
         ..openai(8, "Custom", "")
     },
-    unsupported(11, "PaLM2", ""),
+    ChannelType {
+        id: 11,
+        name: "PaLM2",
+        // The PaLM API is retired (https://ai.google.dev/palm_docs/deprecation): PaLM2 channels
+        // are sent to the Gemini API with the same Google AI Studio key, as Gemini (24) channels
+        // are; the channel editor says so (`keyHint.palm`).
+        key_hint: "keyHint.palm",
+        models: &["gemini-2.0-flash", "gemini-2.5-flash"],
+        ..gemini_row()
+    },
     ChannelType {
         id: 14,
         name: "Claude",
@@ -293,7 +333,14 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         fields: SPARK_FIELDS,
         ..unsupported(18, "Spark", "")
     },
-    openai(19, "360", "https://api.360.cn"),
+    ChannelType {
+        models: &["360gpt-pro", "360gpt-turbo"],
+        // 360's API index (https://ai.360.com/docs/437061603e0) lists chat/completions (OpenAI
+        // format), messages (Claude format), a Responses API and its own image, video, audio and
+        // knowledge-base APIs: chat only of OpenAI's routes here (Responses clients converted).
+        caps: CHAT_STREAM,
+        ..openai(19, "360", "https://api.360.cn")
+    },
     ChannelType {
         balance: Some(BalanceApi::OpenRouterCredits),
         // OpenRouter's API (https://openrouter.ai/docs/api-reference/overview; its SDKs' endpoint
@@ -316,25 +363,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         key_format: KeyFormat::Parts(&["AppId", "SecretId", "SecretKey"]),
         ..unsupported(23, "Hunyuan", "https://hunyuan.tencentcloudapi.com")
     },
-    ChannelType {
-        id: 24,
-        name: "Gemini",
-        family: Some(Family::Gemini),
-        default_base_url: "https://generativelanguage.googleapis.com",
-        base_url_required: false,
-        auth: Auth::GoogApiKey,
-        key_format: KeyFormat::Lines,
-        key_hint: "",
-        fields: GEMINI_FIELDS,
-        caps: GEMINI_CAPS,
-        openai_prefix: "/v1",
-        openai_paths: &[],
-        native_responses: false,
-        test: TestRequest::Chat,
-        balance: None,
-        models_api: Some(ModelsApi::Gemini),
-        models: &["gemini-2.0-flash", "gemini-2.5-flash", "gemini-2.5-pro"],
-    },
+    gemini_row(),
     ChannelType {
         balance: Some(BalanceApi::MoonshotBalance),
         models: &["moonshot-v1-8k", "moonshot-v1-32k", "moonshot-v1-128k"],
@@ -403,10 +432,28 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         models_api: None,
         models: &["command-r", "command-r-plus"],
     },
-    unsupported(35, "MiniMax", "https://api.minimax.chat"),
+    ChannelType {
+        models: &["MiniMax-M2.5", "MiniMax-M2.1", "MiniMax-M2"],
+        // MiniMax's OpenAI-compatible API (https://platform.minimaxi.com/docs/api-reference/text-openai-api):
+        // chat completions under `{base}/v1`, bearer key. Its embeddings, speech and images are
+        // MiniMax's own formats, not OpenAI's. The default host is the one the page names
+        // (`api.minimaxi.com`; the incumbent's `api.minimax.chat` is its older name).
+        caps: CHAT_STREAM,
+        models_api: None,
+        ..openai(35, "MiniMax", "https://api.minimaxi.com")
+    },
     unsupported(36, "Suno", ""),
     unsupported(37, "Dify", "https://api.dify.ai"),
-    unsupported(38, "Jina", "https://api.jina.ai"),
+    ChannelType {
+        models: &["jina-embeddings-v3", "jina-reranker-v2-base-multilingual"],
+        // Jina's Search Foundation API (https://jina.ai/embeddings/, https://jina.ai/reranker/):
+        // `POST {base}/v1/embeddings` (OpenAI's body and answer, `usage.total_tokens`) and
+        // `POST {base}/v1/rerank` (the rerank shape Tollgate's `/v1/rerank` takes), bearer key.
+        caps: Caps::EMBEDDINGS.with(Caps::RERANK),
+        test: TestRequest::Embeddings,
+        models_api: None,
+        ..openai(38, "Jina", "https://api.jina.ai")
+    },
     ChannelType {
         fields: CLOUDFLARE_FIELDS,
         ..unsupported(39, "Cloudflare", "https://api.cloudflare.com")
@@ -475,7 +522,16 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         openai_paths: &[("/v1/completions", "/beta/completions")],
         ..openai(43, "DeepSeek", "https://api.deepseek.com")
     },
-    unsupported(44, "M3E", "https://api.moka.ai"),
+    ChannelType {
+        models: &["m3e", "m3e-base", "m3e-large"],
+        // M3E (MokaAI's open embedding models) is served by an OpenAI-compatible embeddings
+        // server (FastGPT's guide, https://doc.fastgpt.io/docs/self-host/custom-models/m3e:
+        // `POST {base}/v1/embeddings`, bearer key): embeddings only, so it is tested with one.
+        caps: Caps::EMBEDDINGS,
+        test: TestRequest::Embeddings,
+        models_api: None,
+        ..openai(44, "M3E", "https://api.moka.ai")
+    },
     ChannelType {
         // Ark's model-call API (https://www.volcengine.com/docs/82379/1298459).
         openai_prefix: "/api/v3",

@@ -26,8 +26,10 @@ fn rows_are_consistent() {
     for row in CHANNEL_TYPES {
         let id = row.id;
         if !row.capabilities().has(Caps::CHAT) && row.caps != Caps::NONE {
-            // Every relayed family today starts from chat.
-            panic!("type {id} serves something but not chat");
+            // A relayed type without chat is an embeddings (and rerank) service, tested with an
+            // embedding.
+            assert!(row.caps.has(Caps::EMBEDDINGS), "type {id}");
+            assert_eq!(row.test, TestRequest::Embeddings, "type {id}");
         }
         if row.caps != Caps::NONE {
             assert!(
@@ -85,14 +87,21 @@ fn the_relayed_types_are_those_the_relay_serves_today() {
     assert_eq!(
         relayed,
         [
-            1, 3, 4, 8, 14, 17, 19, 20, 22, 24, 25, 31, 33, 34, 40, 41, 42, 43, 45, 47, 48
+            1, 3, 4, 8, 11, 14, 17, 19, 20, 22, 24, 25, 31, 33, 34, 35, 40, 41, 42, 43, 45, 47, 48
         ]
     );
+    let embeddings_only: Vec<i32> = CHANNEL_TYPES
+        .iter()
+        .filter(|t| t.caps != Caps::NONE && !t.caps.has(Caps::CHAT))
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(embeddings_only, [38, 44], "Jina and M3E");
     assert_eq!(
-        by_id(35).map(|t| t.caps),
+        by_id(21).map(|t| t.caps),
         Some(Caps::NONE),
-        "MiniMax: no adaptor"
+        "AI Proxy Library: refused"
     );
+    assert!(refused(21).is_some() && refused(1).is_none());
 }
 
 #[test]
@@ -110,7 +119,13 @@ fn masks_follow_capabilities_and_families() {
     assert!(has(41, Serve::Embeddings) && has(41, Serve::GeminiEmbeddings));
     assert!(!has(33, Serve::GeminiEmbeddings));
     assert!(has(34, Serve::Embeddings) && has(34, Serve::Rerank) && !has(34, Serve::Images));
-    assert_eq!(mask(35), 0, "MiniMax has no adaptor");
+    assert_eq!(mask(21), 0, "AI Proxy Library has no adaptor");
+    assert!(has(38, Serve::Embeddings) && has(38, Serve::Rerank) && !has(38, Serve::Chat));
+    assert!(has(44, Serve::Embeddings) && !has(44, Serve::Rerank) && !has(44, Serve::Chat));
+    assert!(
+        has(11, Serve::ChatStream) && has(11, Serve::GeminiEmbeddings),
+        "PaLM2 is Gemini"
+    );
     assert_eq!(mask(999), 0, "unknown type");
     let stream = Need::chat(true, "/v1/chat/completions");
     assert_eq!(stream.bits, Serve::Chat.bit() | Serve::ChatStream.bit());
@@ -354,8 +369,10 @@ fn rows_serve_what_their_providers_document() {
     assert!(serves(40, Serve::Rerank) && !serves(20, Serve::Rerank));
     // Every OpenAI-family row keeps legacy completions (DeepSeek's on its beta path).
     assert!(serves(43, Serve::Completions));
+    // 360 lists chat only of OpenAI's routes (https://ai.360.com/docs/437061603e0).
+    assert!(serves(19, Serve::ChatStream) && !serves(19, Serve::Embeddings));
     // The rows whose reference could not be read keep every route.
-    for id in [1, 8, 19] {
+    for id in [1, 8] {
         assert!(
             serves(id, Serve::Moderation) && serves(id, Serve::Rerank),
             "type {id}"

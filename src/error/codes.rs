@@ -359,6 +359,7 @@ error_codes! {
         TwoFactorAlreadyOnSetup = "two_factor_already_on_setup" in InvalidRequest: "two-factor authentication is on already; turn it off first to set up another authenticator",
         LogTypeOutOfRange = "log_type_out_of_range" in InvalidRequest: "type is out of range",
         ChannelTypeUnknown = "channel_type_unknown" in InvalidRequest: "unknown channel type {}",
+        ChannelTypeRefused = "channel_type_refused" in InvalidRequest: "channel type {} ({}) cannot be created: {}",
         ChannelModeUnknown = "channel_mode_unknown" in InvalidRequest: "unknown mode {}",
         LoginFieldsRequired = "login_fields_required" in InvalidRequest: "username and password are required",
         UserFieldsRequired = "user_fields_required" in InvalidRequest: "username and password must not be empty",

@@ -1,4 +1,4 @@
-//! The upstream side of the conformance matrix (tests/conformance.rs): nine upstreams, one mock
+//! The upstream side of the conformance matrix (tests/conformance.rs): every upstream, one mock
 //! that answers each provider's documented wire format by path, and the checks of what each
 //! upstream received.
 //!
@@ -31,6 +31,8 @@
 //!   https://ai.google.dev/gemini-api/docs/thinking; `functionCall`; `inlineData`).
 //! - Cohere chat v2: https://docs.cohere.com/reference/chat, https://docs.cohere.com/v2/docs/streaming
 //!   (`thinking` content, `tool-call-*` events, `message-end` usage).
+//! - MiniMax: its OpenAI-compatible chat completions
+//!   (https://platform.minimaxi.com/docs/api-reference/text-openai-api), OpenAI's fixtures.
 #![expect(
     clippy::expect_used,
     reason = "a broken mock must fail the test loudly"
@@ -62,6 +64,7 @@ const AZURE_KEY: &str = "azure-upstream-key-conf";
 const CLAUDE_KEY: &str = "sk-ant-upstream-conf";
 const GEMINI_KEY: &str = "gemini-upstream-key-conf";
 const COHERE_KEY: &str = "cohere-upstream-key-conf";
+const MINIMAX_KEY: &str = "minimax-upstream-key-conf";
 const AWS_ACCESS: &str = "AKIDCONFORMANCE1";
 const AWS_SECRET: &str = "conformance/Secret+Key/EXAMPLE";
 const AWS_REGION: &str = "us-west-2";
@@ -123,10 +126,12 @@ pub enum Upstream {
     Gemini,
     /// Cohere (34).
     Cohere,
+    /// MiniMax (35), its OpenAI-compatible API.
+    MiniMax,
 }
 
 /// All upstreams, in the matrix's order.
-pub const UPSTREAMS: [Upstream; 9] = [
+pub const UPSTREAMS: [Upstream; 10] = [
     Upstream::OpenAi,
     Upstream::Azure,
     Upstream::Claude,
@@ -136,6 +141,7 @@ pub const UPSTREAMS: [Upstream; 9] = [
     Upstream::VertexClaude,
     Upstream::Gemini,
     Upstream::Cohere,
+    Upstream::MiniMax,
 ];
 
 /// An upstream's body format.
@@ -170,6 +176,7 @@ impl Upstream {
             Upstream::VertexClaude => "conf-vertex-claude",
             Upstream::Gemini => "conf-gemini",
             Upstream::Cohere => "conf-cohere",
+            Upstream::MiniMax => "conf-minimax",
         }
     }
 
@@ -184,6 +191,7 @@ impl Upstream {
             Upstream::VertexGemini | Upstream::Gemini => "gemini-2.5-flash",
             Upstream::VertexClaude => "claude-sonnet-4@20250514",
             Upstream::Cohere => "command-a-03-2025",
+            Upstream::MiniMax => "MiniMax-M2.1",
         }
     }
 
@@ -203,6 +211,7 @@ impl Upstream {
             ),
             Upstream::Gemini => (24, GEMINI_KEY.to_owned(), ""),
             Upstream::Cohere => (34, COHERE_KEY.to_owned(), ""),
+            Upstream::MiniMax => (35, MINIMAX_KEY.to_owned(), ""),
         };
         json!({"name": format!("{self:?}"), "type": kind, "key": key, "base_url": base,
             "other": other, "models": self.model(), "group": "default",
@@ -221,6 +230,7 @@ impl Upstream {
             Upstream::BedrockConverse => Format::Converse,
             Upstream::VertexGemini | Upstream::Gemini => Format::Gemini,
             Upstream::Cohere => Format::Cohere,
+            Upstream::MiniMax => Format::Chat,
         }
     }
 
@@ -269,6 +279,7 @@ impl Upstream {
             ),
             Upstream::Gemini => (format!("/v1beta/models/{model}:generateContent"), None),
             Upstream::Cohere => ("/v2/chat".into(), None),
+            Upstream::MiniMax => ("/v1/chat/completions".into(), None),
         }
     }
 
@@ -306,6 +317,7 @@ impl Upstream {
             }
             Upstream::Gemini => auth("x-goog-api-key") == GEMINI_KEY,
             Upstream::Cohere => auth("authorization") == format!("Bearer {COHERE_KEY}"),
+            Upstream::MiniMax => auth("authorization") == format!("Bearer {MINIMAX_KEY}"),
         };
         if !ok {
             return Err("upstream auth header missing or wrong".into());
@@ -464,7 +476,7 @@ fn check_body(
 
 // ---- the mock ----
 
-/// The mock of all nine upstreams: the credential checked, then the operation answered by its
+/// The mock of every upstream: the credential checked, then the operation answered by its
 /// path in the provider's format (what it answers follows the cell's scenario marker).
 pub fn answer(req: &Recorded) -> Answer {
     let host = req.header("host").unwrap_or_default();
@@ -552,7 +564,10 @@ pub fn answer(req: &Recorded) -> Answer {
         };
     }
     let (ok, openai_style) = match path {
-        "/v1/chat/completions" | "/v1/responses" => (auth == format!("Bearer {OPENAI_KEY}"), true),
+        "/v1/chat/completions" | "/v1/responses" => (
+            auth == format!("Bearer {OPENAI_KEY}") || auth == format!("Bearer {MINIMAX_KEY}"),
+            true,
+        ),
         p if p.starts_with("/openai/") => {
             (req.header("api-key").as_deref() == Some(AZURE_KEY), true)
         }

@@ -17,6 +17,7 @@ pub mod log_capture;
 pub mod mock_anthropic;
 pub mod mock_audio;
 pub mod mock_cloud;
+pub mod mock_compatible;
 pub mod mock_gemini;
 pub mod mock_json;
 pub mod mock_scripted;

@@ -157,6 +157,10 @@ pub struct OpenAiUsage {
     /// `completion_tokens_details` / `output_tokens_details`.
     #[serde(default, alias = "output_tokens_details")]
     pub completion_tokens_details: Option<CompletionDetails>,
+    /// `total_tokens`: the only figure of some input-only answers (Jina's rerank,
+    /// <https://jina.ai/reranker/>: `usage: {"total_tokens"}`), taken as the prompt then.
+    #[serde(default)]
+    pub total_tokens: i64,
 }
 
 /// `usage.prompt_tokens_details`.
@@ -199,8 +203,13 @@ impl From<&OpenAiUsage> for Usage {
         let completion = u.completion_tokens_details.as_ref();
         let written = prompt.map_or(0, |d| d.cache_creation_tokens);
         let written_1h = prompt.map_or(0, |d| d.cache_creation_1h_tokens.clamp(0, written.max(0)));
+        let input_only = u.prompt_tokens == 0 && u.completion_tokens == 0;
         Usage {
-            prompt_tokens: u.prompt_tokens,
+            prompt_tokens: if input_only {
+                u.total_tokens
+            } else {
+                u.prompt_tokens
+            },
             completion_tokens: u.completion_tokens,
             cached_tokens: prompt.map_or(0, |d| d.cached_tokens),
             cache_write_5m_tokens: written.saturating_sub(written_1h),
@@ -225,6 +234,16 @@ mod tests {
     fn openai(json: &str) -> Usage {
         let parsed: OpenAiUsage = serde_json::from_str(json).unwrap_or_default();
         Usage::from(&parsed)
+    }
+
+    /// Golden: an input-only answer that reports `total_tokens` alone (Jina's rerank) bills
+    /// them as the prompt; a chat answer's total is never added.
+    #[test]
+    fn a_total_alone_is_the_prompt() {
+        let u = openai(r#"{"total_tokens": 38}"#);
+        assert_eq!((u.prompt_tokens, u.completion_tokens), (38, 0));
+        let u = openai(r#"{"prompt_tokens": 8, "completion_tokens": 12, "total_tokens": 20}"#);
+        assert_eq!((u.prompt_tokens, u.completion_tokens), (8, 12));
     }
 
     /// Golden: OpenAI chat usage, cached tokens inside the prompt.

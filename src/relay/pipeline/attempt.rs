@@ -220,6 +220,16 @@ where
                 let health =
                     adaptor::health_status(channel.channel.channel_type, status, resp.headers());
                 let text = failure::error_body(resp, timeout).await;
+                // A provider's documented error code says more than its status (an account in
+                // arrears answered 429 like a rate limit): `channel_types::errors`.
+                let (status, health, retry) = match crate::channel_types::errors::judge(
+                    channel.channel.channel_type,
+                    status,
+                    &text,
+                ) {
+                    Some(judged) => (judged.client, judged.health, judged.retry),
+                    None => (status, health, retryable(status)),
+                };
                 let message = upstream_message(&text, status, &channel);
                 report(
                     state,
@@ -234,7 +244,7 @@ where
                     status: mapped_status(&channel, status),
                     message,
                 });
-                if !retryable(status) {
+                if !retry {
                     break;
                 }
             }

@@ -269,6 +269,9 @@ pub fn apply(
     // them changed (a key stored under another type or key type); otherwise a stored channel is
     // kept as is, so a status-only update never fails on an old record.
     let (old_type, old_setting, old_other) = before;
+    if creating || old_type != c.channel_type {
+        refuse_type(c.channel_type)?;
+    }
     let retyped = old_type != c.channel_type || old_setting != c.setting;
     if creating || retyped || old_other != c.other {
         check_fields(&c, type_row(c.channel_type)?)?;
@@ -292,6 +295,21 @@ fn check_key(c: &mut Channel) -> Result<(), ConsoleError> {
     })?;
     c.key = Secret::new(keys.join("\n"));
     Ok(())
+}
+
+/// Refuses a type no channel may be created with (`channel_types::REFUSED_AT_CREATION`).
+fn refuse_type(channel_type: i32) -> Result<(), ConsoleError> {
+    match channel_types::refused(channel_type) {
+        Some(why) => Err(ConsoleError::with_args(
+            ErrorCode::ChannelTypeRefused,
+            [
+                channel_type.to_string(),
+                type_row(channel_type)?.name.to_string(),
+                why.to_string(),
+            ],
+        )),
+        None => Ok(()),
+    }
 }
 
 fn type_row(channel_type: i32) -> Result<&'static ChannelType, ConsoleError> {

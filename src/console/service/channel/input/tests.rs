@@ -61,6 +61,13 @@ fn rules_of_spec_02_section_5() {
     );
     assert!(refused(with("setting", json!("[1]"))).contains("setting"));
     assert!(refused(with("type", json!(99))).contains("unknown channel type"));
+    // AI Proxy Library (21): no provider documentation, no adaptor — refused with the reason.
+    let why = refused(with("type", json!(21)));
+    assert!(
+        why.contains("channel type 21 (AI Proxy Library) cannot be created")
+            && why.contains("no documentation"),
+        "{why}"
+    );
     assert!(refused(with("priority", json!(-1000))).contains("-999"));
     assert!(refused(with("weight", json!(-1))).contains("weight"));
     assert!(refused(with("base_url", json!("ftp://x"))).contains("http"));
