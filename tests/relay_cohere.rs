@@ -390,6 +390,30 @@ async fn cohere_errors_are_classified_and_the_key_never_shown() {
 }
 
 #[tokio::test]
+async fn the_channel_test_of_a_cohere_channel_is_the_relays_chat_request() {
+    // The console's channel test is built by the relay's adaptor: a one-token chat at /v2/chat
+    // with the key as a bearer token (before, Cohere channels were refused as untestable).
+    let mock = MockScripted::start().await;
+    mock.push_json(200, &chat_answer());
+    let server = TestServer::start().await;
+    let (root, _, _) = fixture(&server, &[cohere_channel(&mock)], 1_000_000, 500_000).await;
+    let (status, body) = root.get("/api/channel/test/1?model=command-test").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["success"], true, "{body}");
+    let call = mock.last();
+    assert_eq!(call.uri, "/v2/chat");
+    assert_eq!(
+        call.header("authorization").as_deref(),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert_eq!(
+        call.json(),
+        json!({"model": "command-a-03-2025", "max_tokens": 1,
+            "messages": [{"role": "user", "content": "hi"}]})
+    );
+}
+
+#[tokio::test]
 async fn embeddings_go_to_cohere_embed_and_come_back_in_openai_shape() {
     let mock = MockScripted::start().await;
     let answer = json!({"id": "da6e531f-54c6-4a73-bf92-f60566d8d753", "texts": ["hello", "goodbye"],

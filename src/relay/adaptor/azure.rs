@@ -11,6 +11,12 @@
 //! - `other` = `v1`: the v1 API, `{base}/openai/v1/{operation}` with the deployment as the body's
 //!   `model` and no api-version (https://learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle).
 
+use tollgate_actors::channel_pool::routing_table::RoutedChannel;
+
+use super::Credential;
+use crate::error::RelayError;
+use crate::relay::wire::Wire;
+
 /// The api-version of a channel whose `other` is empty: the GA inference version.
 pub const DEFAULT_API_VERSION: &str = "2024-10-21";
 
@@ -47,6 +53,63 @@ pub fn url(base: &str, other: &str, path: &str, deployment: &str) -> Option<Stri
             super::segment(deployment)
         )
     })
+}
+
+/// The Azure OpenAI adaptor.
+pub struct Azure;
+
+impl super::Adaptor for Azure {
+    fn name(&self) -> &'static str {
+        "azure"
+    }
+
+    fn wire(&self, _channel_type: i32, _model: &str) -> Option<Wire> {
+        Some(Wire::OpenAi)
+    }
+
+    fn openai_url(
+        &self,
+        channel: &RoutedChannel,
+        base: &str,
+        path: &str,
+        model: &str,
+    ) -> Option<String> {
+        url(base, &channel.channel.other, path, model)
+    }
+
+    fn generate_url(
+        &self,
+        channel: &RoutedChannel,
+        _credential: &Credential<'_>,
+        wire: Wire,
+        model: &str,
+        _stream: bool,
+    ) -> Option<String> {
+        let path = if wire == Wire::Responses {
+            "/v1/responses"
+        } else {
+            "/v1/chat/completions"
+        };
+        super::openai_url(channel, path, model)
+    }
+
+    fn gemini_url(&self, _channel: &RoutedChannel, _model: &str, _action: &str) -> Option<String> {
+        None
+    }
+
+    fn authenticate(
+        &self,
+        req: reqwest::RequestBuilder,
+        _organization: &str,
+        _wire: Wire,
+        credential: &Credential<'_>,
+    ) -> Result<reqwest::RequestBuilder, RelayError> {
+        Ok(req.header("api-key", credential.text()))
+    }
+
+    fn needs_base_url(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

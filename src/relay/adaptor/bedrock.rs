@@ -24,7 +24,7 @@ use axum::http::header;
 use serde_json::Value;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::Credential;
+use super::{AuthFailure, Authorizing, Credential, Framing, cloud_embed, count};
 use crate::error::RelayError;
 use crate::relay::wire::Wire;
 use crate::upstream::HttpClients;
@@ -295,6 +295,157 @@ fn sign_for(
         .headers()
         .map(|(name, value)| (name.to_owned(), value.to_owned()))
         .collect())
+}
+
+/// The Bedrock runtime adaptor.
+pub struct Bedrock;
+
+impl super::Adaptor for Bedrock {
+    fn name(&self) -> &'static str {
+        "bedrock"
+    }
+
+    fn wire(&self, _channel_type: i32, model: &str) -> Option<Wire> {
+        Some(wire(model))
+    }
+
+    fn authorize<'k, 'f>(
+        &self,
+        _http: &'f HttpClients,
+        _channel: &'f RoutedChannel,
+        key: &'k str,
+    ) -> Authorizing<'k, 'f>
+    where
+        'k: 'f,
+    {
+        Authorizing::Ready(
+            AwsKey::parse(key)
+                .map(Credential::Aws)
+                .map_err(|message| AuthFailure {
+                    status: Some(401),
+                    message,
+                }),
+        )
+    }
+
+    fn openai_url(
+        &self,
+        _channel: &RoutedChannel,
+        _base: &str,
+        _path: &str,
+        _model: &str,
+    ) -> Option<String> {
+        None
+    }
+
+    fn generate_url(
+        &self,
+        channel: &RoutedChannel,
+        credential: &Credential<'_>,
+        wire: Wire,
+        model: &str,
+        stream: bool,
+    ) -> Option<String> {
+        url(channel, credential, wire, model, stream)
+    }
+
+    fn gemini_url(&self, _channel: &RoutedChannel, _model: &str, _action: &str) -> Option<String> {
+        None
+    }
+
+    fn fix_body(&self, wire: Wire, body: &mut Value, _stream: bool) -> bool {
+        if wire == Wire::Anthropic {
+            fix_claude_body(body);
+        }
+        self.changes_body(wire)
+    }
+
+    fn changes_body(&self, wire: Wire) -> bool {
+        wire == Wire::Anthropic
+    }
+
+    fn anthropic_betas(&self, body: &mut Value, betas: &str) {
+        add_betas(body, betas);
+    }
+
+    fn anthropic_version_header(&self) -> bool {
+        false
+    }
+
+    fn bytes_only(&self, wire: Wire) -> bool {
+        matches!(wire, Wire::Gemini | Wire::Converse | Wire::Anthropic)
+    }
+
+    fn request(
+        &self,
+        http: &HttpClients,
+        channel: &RoutedChannel,
+        wire: Wire,
+        url: String,
+        key: &Credential<'_>,
+        headers: &[(&'static str, axum::http::HeaderValue)],
+        body: Bytes,
+    ) -> Result<reqwest::RequestBuilder, RelayError> {
+        match key {
+            Credential::Aws(aws) if aws.bearer().is_none() => {
+                signed(http, channel, aws, &url, body)
+            }
+            _ => super::json_post(self, http, channel, wire, url, key, headers, body),
+        }
+    }
+
+    fn framing(&self) -> Framing {
+        Framing::AwsEventStream
+    }
+
+    /// AWS answers an unknown access key or a wrong secret with 403
+    /// `UnrecognizedClientException` / `InvalidSignatureException`, which condemn the key as a
+    /// 401 does.
+    fn health_status(&self, status: u16, headers: &reqwest::header::HeaderMap) -> u16 {
+        if status == 403 {
+            let kind = headers
+                .get("x-amzn-errortype")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            let kind = kind.split(':').next().unwrap_or_default();
+            if matches!(
+                kind,
+                "UnrecognizedClientException" | "InvalidSignatureException"
+            ) {
+                return 401;
+            }
+        }
+        status
+    }
+
+    fn count(
+        &self,
+        channel: &RoutedChannel,
+        wire: Wire,
+        credential: &Credential<'_>,
+        upstream_model: &str,
+        asked: &count::Asked<'_>,
+    ) -> Option<count::CountCall> {
+        count::bedrock(channel, wire, credential, upstream_model, asked)
+    }
+
+    fn cloud_embeds(&self) -> bool {
+        true
+    }
+
+    fn cloud_embed(&self, model: &str) -> Option<cloud_embed::Kind> {
+        if model.contains("titan-embed") {
+            Some(cloud_embed::Kind::Titan)
+        } else if model.contains("cohere.embed") {
+            Some(cloud_embed::Kind::BedrockCohere)
+        } else {
+            None
+        }
+    }
+
+    fn needs_base_url(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@
 use serde_json::{Value, json};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use crate::relay::adaptor::{Credential, Transport, bedrock, vertex};
+use crate::relay::adaptor::{Credential, bedrock, vertex};
 
 /// How a cloud channel embeds for a model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,22 +38,14 @@ pub enum Kind {
 
 /// Whether channels of `channel_type` embed through this module.
 pub fn is_cloud(channel_type: i32) -> bool {
-    matches!(
-        Transport::of(channel_type),
-        Transport::Vertex | Transport::Bedrock
-    )
+    super::of(channel_type).cloud_embeds()
 }
 
 /// How a channel of `channel_type` embeds with `model` (the upstream model); `None`: it cannot
 /// (Claude has no embeddings; Bedrock models other than Titan and Cohere Embed are not
 /// converted).
 pub fn kind(channel_type: i32, model: &str) -> Option<Kind> {
-    match Transport::of(channel_type) {
-        Transport::Vertex if !model.starts_with("claude") => Some(Kind::VertexPredict),
-        Transport::Bedrock if model.contains("titan-embed") => Some(Kind::Titan),
-        Transport::Bedrock if model.contains("cohere.embed") => Some(Kind::BedrockCohere),
-        _ => None,
-    }
+    super::of(channel_type).cloud_embed(model)
 }
 
 /// The texts of an OpenAI embeddings request (a string or an array of strings; token arrays

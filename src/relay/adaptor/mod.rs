@@ -1,76 +1,93 @@
-//! Transports: how a request reaches a channel type's upstream — its URL, its authentication (a
-//! key header, a Google OAuth2 access token, an AWS SigV4 signature) and the framing of its
-//! stream — apart from the body, whose format ([`Wire`]) the converters of [`super::wire`]
-//! handle. Azure speaks OpenAI's bodies, Vertex AI Gemini's or (for Claude) Anthropic's, and
-//! Bedrock Anthropic's (Claude through InvokeModel) or Converse's.
+//! Adaptors: how a request reaches a channel type's upstream — its URL, its authentication (a
+//! key header, a Google OAuth2 access token, an AWS SigV4 signature), what it changes in a body
+//! and the framing of its stream — apart from the body, whose format ([`Wire`]) the converters
+//! of [`super::wire`] handle. Azure speaks OpenAI's bodies, Vertex AI Gemini's or (for Claude)
+//! Anthropic's, and Bedrock Anthropic's (Claude through InvokeModel) or Converse's.
 //!
 //! A channel's base URL, when set, replaces the provider's default endpoint for every type (the
 //! Azure resource, the Vertex regional host, the Bedrock runtime host): operators' proxies and
 //! private endpoints, and the tests' mocks on 127.0.0.1.
 //!
-//! The interface: [`wire`] (which body format a channel takes for a model), [`authorize`] (the
-//! key made usable: a Google token fetched or cached, AWS credentials parsed), [`openai_url`] /
-//! [`generate_url`] (where), [`post`] / [`request`] (the authenticated request, signed over its
-//! body), [`fix_body`] (what a transport changes in a body: Anthropic's `anthropic_version` in
-//! the body instead of `model` on Vertex and Bedrock) and [`framing`] (how its stream is cut into
-//! events). Nothing here imports the route handlers.
+//! Every transport difference is a method of the [`Adaptor`] trait; its default methods are the
+//! direct transport (the provider's own API under the base URL, the key in the wire's header:
+//! OpenAI and the compatible providers, Claude, Gemini, Cohere). The rest of the relay and the
+//! console call the free functions below, which look the channel type's adaptor up (`of`) and
+//! never branch on the type themselves: [`wire`] (which body format a channel takes for a
+//! model), [`authorize`] (the key made usable: a Google token fetched or cached, AWS credentials
+//! parsed), [`openai_url`] / [`generate_url`] / [`gemini_url`] (where), [`post`] / [`request`]
+//! (the authenticated request, signed over its body), [`fix_body`] and [`anthropic_betas`] (what
+//! a transport changes in a body), [`anthropic_headers`], [`bytes_only`] (which media must be
+//! inlined), [`framing`] (how its stream is cut into events), [`health_status`], the token
+//! counts ([`count`]), cloud embeddings ([`cloud_embed`]), and the console's requests: the
+//! channel test ([`test_request`]), the model list ([`models_request`]) and balance queries
+//! ([`get`]), built by the same code the relay sends with, so a type that relays also passes
+//! "test channel". Nothing here imports the route handlers.
+//!
+//! ## How a new channel type plugs in
+//! - It speaks a wire the relay has (OpenAI's, Anthropic's, Gemini's, Cohere's) directly under
+//!   its base URL with the key in that wire's header: only its row in `crate::channel_types`
+//!   (`family`, `default_base_url`, `openai_prefix` / `openai_paths` for odd paths, `test`,
+//!   `models_api`, `balance`). No code here.
+//! - It needs its own URLs, authentication, signing, body changes or framing: a new file
+//!   `adaptor/<provider>.rs` with a unit struct implementing [`Adaptor`] — override only what
+//!   differs from the direct defaults (e.g. [`Adaptor::authorize`] for a token exchange or a
+//!   signed token, returning a [`Credential`]; [`Adaptor::authenticate`] for its header;
+//!   [`Adaptor::request`] to sign over the body; [`Adaptor::generate_url`]) — plus ONE match arm
+//!   in `of` below (by the row's [`Family`]) and its row in `crate::channel_types`. A body format
+//!   of its own is a new [`Wire`] with its converters in `wire/`.
+//! - Nothing outside `adaptor/` names a transport: a source check
+//!   (`relay/pipeline/spine/tests.rs`) fails when a file outside `adaptor/` calls
+//!   `Transport::of` or the adaptor lookup.
 
 pub mod azure;
 pub mod bedrock;
+pub mod channel_test;
 pub mod cloud_embed;
+pub mod count;
 pub mod eventstream;
+pub mod models;
+mod seam;
 pub mod system_prompt;
 pub mod vertex;
 
 use axum::body::Bytes;
-use axum::http::header;
+use axum::http::{HeaderMap, HeaderValue, header};
 use serde_json::Value;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::wire::Wire;
+use super::wire::{Wire, anthropic};
 use crate::channel_types::{self, Family, effective_base_url};
 use crate::error::RelayError;
 use crate::state::AppState;
 use crate::upstream::HttpClients;
 
-/// How Tollgate reaches a channel type's upstream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
-    /// The provider's own API under the base URL (OpenAI-compatible types, Claude, Gemini), with
-    /// the key in the wire's header.
-    Direct,
-    /// Azure OpenAI: deployment URLs (or the v1 style), the `api-key` header.
-    Azure,
-    /// Google Vertex AI: regional publisher-model URLs, an OAuth2 token from a service account.
-    Vertex,
-    /// AWS Bedrock runtime: model URLs, SigV4 (or a Bedrock API key as a bearer token).
-    Bedrock,
-}
+pub use channel_test::{TestFailure, test_request};
+pub use models::models_request;
+pub use seam::{Adaptor, Authorizing, Direct};
 
-impl Transport {
-    /// The transport of a channel type: its adaptor family in the channel type table (an
-    /// unknown type, or one without an adaptor, is `Direct`; [`wire`] says it cannot be spoken).
-    pub fn of(channel_type: i32) -> Transport {
-        match crate::channel_types::family(channel_type) {
-            Some(Family::Azure) => Transport::Azure,
-            Some(Family::Bedrock) => Transport::Bedrock,
-            Some(Family::Vertex) => Transport::Vertex,
-            Some(Family::OpenAi | Family::Anthropic | Family::Gemini | Family::Cohere) | None => {
-                Transport::Direct
-            }
+/// The adaptor of a channel type, by its family in the channel type table (an unknown type, or
+/// one without an adaptor, is direct; [`wire`] then says it cannot be spoken). The one place a
+/// channel type chooses its adaptor: a new adaptor is one arm here.
+fn of(channel_type: i32) -> &'static dyn Adaptor {
+    match channel_types::family(channel_type) {
+        Some(Family::Azure) => &azure::Azure,
+        Some(Family::Bedrock) => &bedrock::Bedrock,
+        Some(Family::Vertex) => &vertex::Vertex,
+        Some(Family::OpenAi | Family::Anthropic | Family::Gemini | Family::Cohere) | None => {
+            &Direct
         }
     }
+}
+
+/// A short name of `channel_type`'s adaptor (`direct`, `azure`, `vertex`, `bedrock`, …).
+pub fn name(channel_type: i32) -> &'static str {
+    of(channel_type).name()
 }
 
 /// The body format a channel of `channel_type` takes for `model` (the upstream model name, after
 /// the channel's mapping), `None` when the relay cannot speak to the type.
 pub fn wire(channel_type: i32, model: &str) -> Option<Wire> {
-    match Transport::of(channel_type) {
-        Transport::Direct => Wire::of_channel(channel_type),
-        Transport::Azure => Some(Wire::OpenAi),
-        Transport::Vertex => Some(vertex::wire(model)),
-        Transport::Bedrock => Some(bedrock::wire(model)),
-    }
+    of(channel_type).wire(channel_type, model)
 }
 
 /// A channel key made usable for one request. Holds secrets: it has no `Debug`.
@@ -121,15 +138,9 @@ pub async fn authorize<'a>(
     channel: &RoutedChannel,
     key: &'a str,
 ) -> Result<Credential<'a>, AuthFailure> {
-    match Transport::of(channel.channel.channel_type) {
-        Transport::Direct | Transport::Azure => Ok(Credential::Key(key)),
-        Transport::Vertex => vertex::authorize(http, channel, key).await,
-        Transport::Bedrock => bedrock::AwsKey::parse(key)
-            .map(Credential::Aws)
-            .map_err(|message| AuthFailure {
-                status: Some(401),
-                message,
-            }),
+    match of(channel.channel.channel_type).authorize(http, channel, key) {
+        Authorizing::Ready(credential) => credential,
+        Authorizing::Fetch(fetch) => fetch.await,
     }
 }
 
@@ -139,11 +150,7 @@ pub async fn authorize<'a>(
 pub fn openai_url(channel: &RoutedChannel, path: &str, model: &str) -> Option<String> {
     let c = &channel.channel;
     let base = effective_base_url(c.channel_type, &c.base_url);
-    match Transport::of(c.channel_type) {
-        Transport::Direct => Some(channel_types::openai_url(c.channel_type, &base, path)),
-        Transport::Azure => azure::url(&base, &c.other, path, model),
-        Transport::Vertex | Transport::Bedrock => None,
-    }
+    of(c.channel_type).openai_url(channel, &base, path, model)
 }
 
 /// The URL of a generation (chat) in body format `wire` for `model` on `channel`, whole or
@@ -155,72 +162,73 @@ pub fn generate_url(
     model: &str,
     stream: bool,
 ) -> Option<String> {
+    of(channel.channel.channel_type).generate_url(channel, credential, wire, model, stream)
+}
+
+/// The URL of the Gemini API's `action` on `model` (`embedContent`, `batchEmbedContents`,
+/// `countTokens`); `None` when the channel's type has no Gemini API of its own.
+pub fn gemini_url(channel: &RoutedChannel, model: &str, action: &str) -> Option<String> {
+    of(channel.channel.channel_type).gemini_url(channel, model, action)
+}
+
+/// `{base}/{version}/models/{model}:{action}` of a Gemini API channel (the version is the
+/// channel's `other` when it is one, else `v1beta`).
+fn gemini_method_url(channel: &RoutedChannel, model: &str, action: &str) -> String {
     let c = &channel.channel;
-    match Transport::of(c.channel_type) {
-        Transport::Vertex => vertex::url(channel, credential, wire, model, stream),
-        Transport::Bedrock => bedrock::url(channel, credential, wire, model, stream),
-        Transport::Azure => {
-            let path = if wire == Wire::Responses {
-                "/v1/responses"
-            } else {
-                "/v1/chat/completions"
-            };
-            openai_url(channel, path, model)
-        }
-        Transport::Direct => {
-            let base = effective_base_url(c.channel_type, &c.base_url);
-            match wire {
-                Wire::OpenAi => Some(channel_types::openai_url(
-                    c.channel_type,
-                    &base,
-                    "/v1/chat/completions",
-                )),
-                Wire::Anthropic => Some(format!("{base}/v1/messages")),
-                Wire::Cohere => Some(format!("{base}/v2/chat")),
-                Wire::Responses => Some(channel_types::openai_url(
-                    c.channel_type,
-                    &base,
-                    "/v1/responses",
-                )),
-                Wire::Gemini => {
-                    let version = Some(c.other.trim())
-                        .filter(|v| !v.is_empty() && !v.contains('/'))
-                        .unwrap_or("v1beta");
-                    Some(if stream {
-                        format!("{base}/{version}/models/{model}:streamGenerateContent?alt=sse")
-                    } else {
-                        format!("{base}/{version}/models/{model}:generateContent")
-                    })
-                }
-                Wire::Converse => None,
-            }
-        }
-    }
+    let base = effective_base_url(c.channel_type, &c.base_url);
+    let version = Some(c.other.trim())
+        .filter(|v| !v.is_empty() && !v.contains('/'))
+        .unwrap_or("v1beta");
+    format!("{base}/{version}/models/{model}:{action}")
 }
 
 /// What a transport changes in a body of format `wire` before it is sent (Vertex and Bedrock
 /// take Anthropic's body with `anthropic_version` in it and the model in the URL); `false` when
 /// the body is sent as it is.
 pub fn fix_body(channel_type: i32, wire: Wire, body: &mut Value, stream: bool) -> bool {
-    match (Transport::of(channel_type), wire) {
-        (Transport::Vertex, Wire::Anthropic) => {
-            vertex::fix_claude_body(body, stream);
-            true
-        }
-        (Transport::Bedrock, Wire::Anthropic) => {
-            bedrock::fix_claude_body(body);
-            true
-        }
-        _ => false,
-    }
+    of(channel_type).fix_body(wire, body, stream)
 }
 
 /// Whether [`fix_body`] changes bodies of format `wire` on `channel_type`.
 pub fn changes_body(channel_type: i32, wire: Wire) -> bool {
-    matches!(
-        (Transport::of(channel_type), wire),
-        (Transport::Vertex | Transport::Bedrock, Wire::Anthropic)
-    )
+    of(channel_type).changes_body(wire)
+}
+
+/// Puts an Anthropic client's `anthropic-beta` header into the Anthropic `body` sent to a
+/// channel of `channel_type` when its transport takes the betas in the body (Bedrock).
+pub fn anthropic_betas(channel_type: i32, body: &mut Value, betas: &str) {
+    of(channel_type).anthropic_betas(body, betas);
+}
+
+/// Headers of an Anthropic client passed on with an Anthropic body.
+const ANTHROPIC_HEADERS: &[&str] = &["anthropic-version", "anthropic-beta"];
+
+/// The Anthropic headers sent with an Anthropic body to a channel of `channel_type`: the
+/// client's `anthropic-version` and `anthropic-beta` (`client`: an Anthropic client's headers,
+/// `None` for any other client), the version only where the transport takes it as a header
+/// (else it is in the body), and the default version when the client named none.
+pub fn anthropic_headers(
+    channel_type: i32,
+    client: Option<&HeaderMap>,
+) -> Vec<(&'static str, HeaderValue)> {
+    let version_header = of(channel_type).anthropic_version_header();
+    let mut headers = Vec::new();
+    for name in ANTHROPIC_HEADERS {
+        if let Some(v) = client.and_then(|h| h.get(*name)) {
+            if version_header || *name == "anthropic-beta" {
+                headers.push((*name, v.clone()));
+            }
+        } else if *name == "anthropic-version" && version_header {
+            headers.push((*name, HeaderValue::from_static(anthropic::DEFAULT_VERSION)));
+        }
+    }
+    headers
+}
+
+/// Whether media in a request of format `wire` to a channel of `channel_type` must be sent as
+/// bytes (Gemini and Converse take no URLs; Claude on Vertex AI and Bedrock neither).
+pub fn bytes_only(channel_type: i32, wire: Wire) -> bool {
+    of(channel_type).bytes_only(wire)
 }
 
 /// An authenticated upstream POST for `channel` (its proxy, the credential in the transport's
@@ -233,11 +241,19 @@ pub fn post(
     url: String,
     key: &Credential<'_>,
 ) -> Result<reqwest::RequestBuilder, RelayError> {
-    post_with(&state.http, channel, wire, url, key)
+    post_with(
+        of(channel.channel.channel_type),
+        &state.http,
+        channel,
+        wire,
+        url,
+        key,
+    )
 }
 
-/// [`post`] with the outbound clients given.
-fn post_with(
+/// [`post`] with the adaptor and the outbound clients given.
+fn post_with<A: Adaptor + ?Sized>(
+    adaptor: &A,
     http: &HttpClients,
     channel: &RoutedChannel,
     wire: Wire,
@@ -247,32 +263,31 @@ fn post_with(
     let c = &channel.channel;
     let client = http.for_proxy(&c.proxy).map_err(RelayError::Unreachable)?;
     let url = http.url(&url).map_err(RelayError::Unreachable)?;
-    let req = client.post(url);
-    Ok(match (Transport::of(c.channel_type), key) {
-        (Transport::Azure, key) => req.header("api-key", key.text()),
-        (_, Credential::Google { token, .. }) => req.bearer_auth(token),
-        (_, Credential::Aws(aws)) => match aws.bearer() {
-            Some(api_key) => req.bearer_auth(api_key),
-            None => {
-                return Err(RelayError::Internal(
-                    "an AWS-signed request needs its body".into(),
-                ));
-            }
-        },
-        (_, Credential::Key(key)) => match wire {
-            Wire::OpenAi | Wire::Converse | Wire::Responses => {
-                let req = req.bearer_auth(key);
-                if c.openai_organization.is_empty() {
-                    req
-                } else {
-                    req.header("OpenAI-Organization", &c.openai_organization)
-                }
-            }
-            Wire::Anthropic => req.header("x-api-key", *key),
-            Wire::Gemini => req.header("x-goog-api-key", *key),
-            Wire::Cohere => req.bearer_auth(key),
-        },
-    })
+    adaptor.authenticate(client.post(url), &c.openai_organization, wire, key)
+}
+
+/// The default [`Adaptor::request`]: an authenticated POST of the JSON `body` with `headers`.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the request and everything it is built from"
+)]
+fn json_post<A: Adaptor + ?Sized>(
+    adaptor: &A,
+    http: &HttpClients,
+    channel: &RoutedChannel,
+    wire: Wire,
+    url: String,
+    key: &Credential<'_>,
+    headers: &[(&'static str, HeaderValue)],
+    body: Bytes,
+) -> Result<reqwest::RequestBuilder, RelayError> {
+    let mut req = post_with(adaptor, http, channel, wire, url, key)?
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(body);
+    for (name, value) in headers {
+        req = req.header(*name, value);
+    }
+    Ok(req)
 }
 
 /// An authenticated upstream POST of a JSON `body` (signed over it where the transport signs).
@@ -283,86 +298,24 @@ pub fn request(
     wire: Wire,
     url: String,
     key: &Credential<'_>,
-    headers: &[(&'static str, axum::http::HeaderValue)],
+    headers: &[(&'static str, HeaderValue)],
     body: Bytes,
 ) -> Result<reqwest::RequestBuilder, RelayError> {
-    if let Credential::Aws(aws) = key
-        && aws.bearer().is_none()
-    {
-        return bedrock::signed(http, channel, aws, &url, body);
-    }
-    let mut req = post_with(http, channel, wire, url, key)?
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(body);
-    for (name, value) in headers {
-        req = req.header(*name, value);
-    }
-    Ok(req)
+    of(channel.channel.channel_type).request(http, channel, wire, url, key, headers, body)
 }
 
-/// The channel test's request for a channel of a cloud transport (Azure, Vertex AI, Bedrock): a
-/// one-token, non-streamed chat for `model` in the body format the type takes for it, sent like
-/// the relay sends it. `None` for the other types (the channel test builds theirs). The error
-/// never holds the key.
-pub async fn test_request(
-    http: &HttpClients,
-    channel: &tollgate_storage::channels::Channel,
+/// An authenticated GET of `url` with the key line `key` on `client` for a channel of
+/// `channel_type` whose upstream speaks `wire` (the console's balance queries and model lists),
+/// authenticated as the relay authenticates its requests.
+pub fn get(
+    client: &reqwest::Client,
+    channel_type: i32,
+    organization: &str,
+    wire: Wire,
+    url: &str,
     key: &str,
-    model: &str,
-) -> Option<Result<reqwest::RequestBuilder, String>> {
-    let transport = Transport::of(channel.channel_type);
-    if transport == Transport::Direct {
-        return None;
-    }
-    let routed = RoutedChannel::new(std::sync::Arc::new(channel.clone()), Default::default());
-    Some(test_request_of(http, &routed, key, model).await)
-}
-
-async fn test_request_of(
-    http: &HttpClients,
-    channel: &RoutedChannel,
-    key: &str,
-    model: &str,
-) -> Result<reqwest::RequestBuilder, String> {
-    let channel_type = channel.channel.channel_type;
-    // The model as the relay would send it (an Azure deployment, a Bedrock model id).
-    let model = channel.json.mapped_model(model).to_owned();
-    let model = model.as_str();
-    let wire = wire(channel_type, model).ok_or("the relay cannot speak to this channel type")?;
-    let credential = authorize(http, channel, key)
-        .await
-        .map_err(|failure| failure.message)?;
-    let url = generate_url(channel, &credential, wire, model, false)
-        .ok_or("the channel type does not serve chat")?;
-    let hi = serde_json::json!([{"role": "user", "content": "hi"}]);
-    let mut body = match wire {
-        Wire::OpenAi | Wire::Cohere => {
-            serde_json::json!({"model": model, "messages": hi, "max_tokens": 1})
-        }
-        Wire::Responses => {
-            serde_json::json!({"model": model, "input": "hi", "max_output_tokens": 16})
-        }
-        Wire::Anthropic => serde_json::json!({"model": model, "messages": hi, "max_tokens": 1}),
-        Wire::Gemini => {
-            serde_json::json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}],
-            "generationConfig": {"maxOutputTokens": 1}})
-        }
-        Wire::Converse => {
-            serde_json::json!({"messages": [{"role": "user", "content": [{"text": "hi"}]}],
-            "inferenceConfig": {"maxTokens": 1}})
-        }
-    };
-    fix_body(channel_type, wire, &mut body, false);
-    request(
-        http,
-        channel,
-        wire,
-        url,
-        &credential,
-        &[],
-        Bytes::from(body.to_string()),
-    )
-    .map_err(|e| e.to_string())
+) -> Result<reqwest::RequestBuilder, RelayError> {
+    of(channel_type).authenticate(client.get(url), organization, wire, &Credential::Key(key))
 }
 
 /// The status an upstream error counts as for the channel's health: the answer's own, except
@@ -370,20 +323,7 @@ async fn test_request_of(
 /// or a wrong secret with 403 `UnrecognizedClientException` / `InvalidSignatureException`, which
 /// condemn the key as a 401 does).
 pub fn health_status(channel_type: i32, status: u16, headers: &reqwest::header::HeaderMap) -> u16 {
-    if Transport::of(channel_type) == Transport::Bedrock && status == 403 {
-        let kind = headers
-            .get("x-amzn-errortype")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default();
-        let kind = kind.split(':').next().unwrap_or_default();
-        if matches!(
-            kind,
-            "UnrecognizedClientException" | "InvalidSignatureException"
-        ) {
-            return 401;
-        }
-    }
-    status
+    of(channel_type).health_status(status, headers)
 }
 
 /// How an upstream's stream is cut into events.
@@ -413,10 +353,7 @@ pub fn chunks(
 
 /// The stream framing of `channel_type`.
 pub fn framing(channel_type: i32) -> Framing {
-    match Transport::of(channel_type) {
-        Transport::Bedrock => Framing::AwsEventStream,
-        _ => Framing::Sse,
-    }
+    of(channel_type).framing()
 }
 
 /// Percent-encodes one URL path segment (everything but RFC 3986's unreserved characters and
@@ -434,59 +371,4 @@ pub fn segment(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn transports_and_wires_come_from_the_type_table() {
-        // The cloud types by their family, every other relayed type directly; a type without an
-        // adaptor (Midjourney 2) or an unknown id cannot be spoken to.
-        assert_eq!(Transport::of(3), Transport::Azure);
-        assert_eq!(Transport::of(33), Transport::Bedrock);
-        assert_eq!(Transport::of(41), Transport::Vertex);
-        for direct in [1, 14, 17, 24, 34, 43, 45] {
-            assert_eq!(Transport::of(direct), Transport::Direct, "type {direct}");
-        }
-        assert_eq!(wire(2, "m"), None);
-        assert_eq!(wire(999, "m"), None);
-        assert_eq!(wire(3, "gpt-4o"), Some(Wire::OpenAi));
-        assert_eq!(wire(14, "claude"), Some(Wire::Anthropic));
-        // Only OpenAI's and Azure's upstreams have the Responses API natively.
-        let native: Vec<i32> = crate::channel_types::CHANNEL_TYPES
-            .iter()
-            .filter(|row| row.native_responses)
-            .map(|row| row.id)
-            .collect();
-        assert_eq!(native, [1, 3]);
-    }
-
-    #[test]
-    fn segments_keep_unreserved_characters_only() {
-        assert_eq!(segment("gpt-4o_mini.v1~x"), "gpt-4o_mini.v1~x");
-        assert_eq!(
-            segment("anthropic.claude-3-5-sonnet-20241022-v2:0"),
-            "anthropic.claude-3-5-sonnet-20241022-v2%3A0"
-        );
-        assert_eq!(
-            segment("claude-sonnet-4@20250514"),
-            "claude-sonnet-4@20250514"
-        );
-        assert_eq!(segment("a/b?c"), "a%2Fb%3Fc");
-    }
-
-    #[test]
-    fn transports_by_type() {
-        assert_eq!(Transport::of(3), Transport::Azure);
-        assert_eq!(Transport::of(33), Transport::Bedrock);
-        assert_eq!(Transport::of(41), Transport::Vertex);
-        assert_eq!(Transport::of(1), Transport::Direct);
-        assert_eq!(wire(3, "gpt-4o"), Some(Wire::OpenAi));
-        assert_eq!(wire(41, "claude-sonnet-4@20250514"), Some(Wire::Anthropic));
-        assert_eq!(wire(41, "gemini-2.5-pro"), Some(Wire::Gemini));
-        assert_eq!(
-            wire(33, "us.anthropic.claude-sonnet-4-20250514-v1:0"),
-            Some(Wire::Anthropic)
-        );
-        assert_eq!(wire(33, "amazon.nova-pro-v1:0"), Some(Wire::Converse));
-    }
-}
+mod tests;

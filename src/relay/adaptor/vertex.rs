@@ -19,7 +19,7 @@
 use serde_json::Value;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::{AuthFailure, Credential};
+use super::{AuthFailure, Authorizing, Credential, cloud_embed, count};
 use crate::google_auth::{ServiceAccountKey, TokenError};
 use crate::relay::wire::Wire;
 use crate::upstream::HttpClients;
@@ -230,6 +230,98 @@ pub fn fix_claude_body(body: &mut Value, stream: bool) {
         } else {
             map.remove("stream");
         }
+    }
+}
+
+/// The Vertex AI adaptor.
+pub struct Vertex;
+
+impl super::Adaptor for Vertex {
+    fn name(&self) -> &'static str {
+        "vertex"
+    }
+
+    fn wire(&self, _channel_type: i32, model: &str) -> Option<Wire> {
+        Some(wire(model))
+    }
+
+    fn authorize<'k, 'f>(
+        &self,
+        http: &'f HttpClients,
+        channel: &'f RoutedChannel,
+        key: &'k str,
+    ) -> Authorizing<'k, 'f>
+    where
+        'k: 'f,
+    {
+        Authorizing::Fetch(Box::pin(authorize(http, channel, key)))
+    }
+
+    fn openai_url(
+        &self,
+        _channel: &RoutedChannel,
+        _base: &str,
+        _path: &str,
+        _model: &str,
+    ) -> Option<String> {
+        None
+    }
+
+    fn generate_url(
+        &self,
+        channel: &RoutedChannel,
+        credential: &Credential<'_>,
+        wire: Wire,
+        model: &str,
+        stream: bool,
+    ) -> Option<String> {
+        url(channel, credential, wire, model, stream)
+    }
+
+    fn gemini_url(&self, _channel: &RoutedChannel, _model: &str, _action: &str) -> Option<String> {
+        None
+    }
+
+    fn fix_body(&self, wire: Wire, body: &mut Value, stream: bool) -> bool {
+        if wire == Wire::Anthropic {
+            fix_claude_body(body, stream);
+        }
+        self.changes_body(wire)
+    }
+
+    fn changes_body(&self, wire: Wire) -> bool {
+        wire == Wire::Anthropic
+    }
+
+    fn anthropic_version_header(&self) -> bool {
+        false
+    }
+
+    fn bytes_only(&self, wire: Wire) -> bool {
+        matches!(wire, Wire::Gemini | Wire::Converse | Wire::Anthropic)
+    }
+
+    fn count(
+        &self,
+        channel: &RoutedChannel,
+        wire: Wire,
+        credential: &Credential<'_>,
+        upstream_model: &str,
+        asked: &count::Asked<'_>,
+    ) -> Option<count::CountCall> {
+        count::vertex(channel, wire, credential, upstream_model, asked)
+    }
+
+    fn cloud_embeds(&self) -> bool {
+        true
+    }
+
+    fn cloud_embed(&self, model: &str) -> Option<cloud_embed::Kind> {
+        (!is_claude(model)).then_some(cloud_embed::Kind::VertexPredict)
+    }
+
+    fn needs_base_url(&self) -> bool {
+        false
     }
 }
 

@@ -23,7 +23,7 @@ use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use crate::error::RelayError;
 use crate::outbound::media::Media;
-use crate::relay::adaptor::{self, Transport};
+use crate::relay::adaptor;
 use crate::relay::pipeline::auth::Caller;
 use crate::relay::wire::Wire;
 use crate::state::AppState;
@@ -55,15 +55,6 @@ struct Needs {
     anthropic: bool,
 }
 
-/// Whether a channel whose upstream wire is `wire` takes media only as bytes.
-fn bytes_only(wire: Wire, transport: Transport) -> bool {
-    match wire {
-        Wire::Gemini | Wire::Converse => true,
-        Wire::Anthropic => transport != Transport::Direct,
-        _ => false,
-    }
-}
-
 /// The parts of a job (see `crate::relay::routes::convert::Job`) whose media may be read.
 pub struct JobMedia<'a> {
     /// The client's wire.
@@ -92,7 +83,7 @@ fn needs(state: &AppState, job: &JobMedia<'_>) -> Needs {
         if wire != job.client {
             needs.documents = true;
         }
-        if !bytes_only(wire, Transport::of(c.channel.channel_type)) {
+        if !adaptor::bytes_only(c.channel.channel_type, wire) {
             return;
         }
         if wire != job.client {
@@ -410,18 +401,5 @@ mod tests {
             pointer("messages[0].content[3].content[0]"),
             "/messages/0/content/3/content/0"
         );
-    }
-
-    #[test]
-    fn only_channels_that_take_bytes_need_reading() {
-        assert!(bytes_only(Wire::Gemini, Transport::Direct));
-        assert!(bytes_only(Wire::Gemini, Transport::Vertex));
-        assert!(bytes_only(Wire::Converse, Transport::Bedrock));
-        assert!(bytes_only(Wire::Anthropic, Transport::Bedrock));
-        assert!(bytes_only(Wire::Anthropic, Transport::Vertex));
-        assert!(!bytes_only(Wire::Anthropic, Transport::Direct));
-        assert!(!bytes_only(Wire::OpenAi, Transport::Direct));
-        assert!(!bytes_only(Wire::OpenAi, Transport::Azure));
-        assert!(!bytes_only(Wire::Responses, Transport::Direct));
     }
 }

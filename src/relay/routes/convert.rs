@@ -32,11 +32,8 @@ use crate::relay::pipeline::keepalive;
 use crate::relay::pipeline::pipe::{self, Mode};
 use crate::relay::pipeline::spine::{Answer, Plan};
 use crate::relay::pipeline::whole::{not_json, read_whole};
-use crate::relay::wire::{self, EncodeCtx, Wire, anthropic};
+use crate::relay::wire::{self, EncodeCtx, Wire};
 use crate::state::AppState;
-
-/// Headers of an Anthropic client that are passed on to Claude channels.
-const ANTHROPIC_HEADERS: &[&str] = &["anthropic-version", "anthropic-beta"];
 
 /// A request on its way through an adaptor.
 pub struct Job {
@@ -251,13 +248,12 @@ fn upstream_body(
     adaptor::fix_body(channel_type, upstream, &mut value, job.stream);
     if upstream == Wire::Anthropic
         && job.client == Wire::Anthropic
-        && adaptor::Transport::of(channel_type) == adaptor::Transport::Bedrock
         && let Some(betas) = job
             .headers
             .get("anthropic-beta")
             .and_then(|v| v.to_str().ok())
     {
-        adaptor::bedrock::add_betas(&mut value, betas);
+        adaptor::anthropic_betas(channel_type, &mut value, betas);
     }
     serde_json::to_vec(&value)
         .map(Bytes::from)
@@ -280,22 +276,12 @@ fn request(
             channel.channel.channel_type
         ))));
     };
-    let mut headers = Vec::new();
-    if wire == Wire::Anthropic {
+    let headers = if wire == Wire::Anthropic {
         let own = job.client == Wire::Anthropic;
-        // Vertex and Bedrock take the version in the body; only Anthropic's API takes the header.
-        let direct =
-            adaptor::Transport::of(channel.channel.channel_type) == adaptor::Transport::Direct;
-        for name in ANTHROPIC_HEADERS {
-            if let Some(v) = job.headers.get(*name).filter(|_| own) {
-                if direct || *name == "anthropic-beta" {
-                    headers.push((*name, v.clone()));
-                }
-            } else if *name == "anthropic-version" && direct {
-                headers.push((*name, HeaderValue::from_static(anthropic::DEFAULT_VERSION)));
-            }
-        }
-    }
+        adaptor::anthropic_headers(channel.channel.channel_type, own.then_some(&job.headers))
+    } else {
+        Vec::new()
+    };
     adaptor::request(&state.http, channel, wire, url, key, &headers, body)
         .map(|req| Build::Send(Box::new(req)))
 }

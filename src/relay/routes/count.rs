@@ -4,14 +4,10 @@
 //! When the channel the model's route picks first can count for the client's format, the
 //! request is forwarded to it: only the provider knows its tokenizer (Claude's is not public,
 //! and Tollgate's estimator is off by tens of percent for it), and clients such as Claude Code
-//! use the count to decide when to compact a conversation. Who counts:
-//! - Anthropic clients: Claude channels (`/v1/messages/count_tokens`, answer as is); Claude on
-//!   Vertex AI (the `count-tokens` model's `rawPredict`, the model in the body); Bedrock
-//!   (`CountTokens`, with the InvokeModel body for Claude or the Converse messages for other
-//!   models, `{"inputTokens": N}` answered as `{"input_tokens": N}`).
-//! - Gemini clients: Gemini channels (`:countTokens`, answer as is); Gemini on Vertex AI
-//!   (`:countTokens` under the project, or express mode's, with the request's `contents`,
-//!   `systemInstruction` and `tools`).
+//! use the count to decide when to compact a conversation. Who counts, and with which request,
+//! is the channel's adaptor's business ([`crate::relay::adaptor::count`]): Claude channels,
+//! Claude on Vertex AI and Bedrock for Anthropic clients, Gemini channels and Gemini on Vertex AI
+//! for Gemini clients.
 //!
 //! Tollgate counts itself ([`crate::relay::measure::tokenize`]) and answers in the client's shape when no
 //! channel of the model can count for the format (an OpenAI channel, Claude models for a
@@ -32,11 +28,10 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use crate::channel_types::effective_base_url;
 use crate::error::RelayError;
-use crate::relay::adaptor::{self, Credential, Transport, bedrock, vertex};
+use crate::relay::adaptor;
+use crate::relay::adaptor::count::{self, Asked, Reshape};
 use crate::relay::measure::prompt_count::each_text;
 use crate::relay::measure::prompt_count::prompt_tokens;
 use crate::relay::measure::tokenize::Counter;
@@ -44,15 +39,11 @@ use crate::relay::pipeline::attempt;
 use crate::relay::pipeline::auth::Caller;
 use crate::relay::pipeline::pick::{mapped_model, pick};
 use crate::relay::pipeline::redact::redact;
-use crate::relay::routes::embed::gemini_url;
-use crate::relay::wire::{Wire, anthropic, converse, gemini};
+use crate::relay::wire::{anthropic, gemini};
 use crate::state::AppState;
 
 /// The longest a forwarded count may take before Tollgate counts itself.
 const COUNT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Headers of an Anthropic client passed on with a forwarded count.
-const ANTHROPIC_HEADERS: &[&str] = &["anthropic-version", "anthropic-beta"];
 
 /// The per-key rate (CountTokensRateLimit) and the size limit of the count routes.
 fn admit(state: &AppState, caller: &Caller, body: &Bytes) -> Result<(), RelayError> {
@@ -82,29 +73,6 @@ fn check(state: &AppState, caller: &Caller, model: &str) -> Result<(), RelayErro
     Ok(())
 }
 
-/// How an upstream's count becomes the client's answer.
-#[derive(Clone, Copy)]
-enum Reshape {
-    /// The upstream speaks the client's format: its answer as it is.
-    AsIs,
-    /// `{"input_tokens": N}` (Anthropic's shape) from the count field.
-    InputTokens,
-    /// Gemini's `CountTokensResponse` fields of a Vertex answer (`totalTokens`,
-    /// `cachedContentTokenCount`, `promptTokensDetails`, `cacheTokensDetails`).
-    Gemini,
-}
-
-/// One count request to an upstream.
-struct CountCall {
-    url: String,
-    body: Bytes,
-    /// Headers besides the transport's auth.
-    headers: Vec<(&'static str, HeaderValue)>,
-    /// The answer's count field.
-    field: &'static str,
-    reshape: Reshape,
-}
-
 /// What a forwarded count came to.
 enum Forwarded {
     /// The upstream's count, in the client's shape.
@@ -115,15 +83,9 @@ enum Forwarded {
     Local,
 }
 
-/// Sends the count `build` makes for the first channel of `model` (given the channel, the body
-/// format it takes for the model, the usable credential and the upstream model; `None`: the
-/// channel cannot count for this client).
-async fn forward(
-    state: &AppState,
-    caller: &Caller,
-    model: &str,
-    build: impl FnOnce(&RoutedChannel, Wire, &Credential<'_>, &str) -> Option<CountCall>,
-) -> Forwarded {
+/// Sends the count of `asked` to the first channel of `model`, when its adaptor can count for
+/// the client ([`count::call`]).
+async fn forward(state: &AppState, caller: &Caller, model: &str, asked: &Asked<'_>) -> Forwarded {
     let table = state.channel_pool.table().load_full();
     let Some(channel) = pick(&table, caller, model, 0, 0, &[]) else {
         return Forwarded::Local;
@@ -137,7 +99,7 @@ async fn forward(
     let Ok(credential) = adaptor::authorize(&state.http, &channel, key_text).await else {
         return Forwarded::Local;
     };
-    let Some(call) = build(&channel, wire, &credential, &upstream_model) else {
+    let Some(call) = count::call(&channel, wire, &credential, &upstream_model, asked) else {
         return Forwarded::Local;
     };
     let Ok(req) = adaptor::request(
@@ -179,8 +141,10 @@ async fn forward(
             Forwarded::Counted(response)
         }
         _ => {
-            let transport = Transport::of(channel_type);
-            match client_fault(transport, status.as_u16(), &value) {
+            let fault = call
+                .client_faults
+                .then(|| client_fault(status.as_u16(), &value));
+            match fault.flatten() {
                 Some(message) => Forwarded::Refused(RelayError::Upstream {
                     status: 400,
                     message: redact(message, [key_text]),
@@ -196,9 +160,9 @@ async fn forward(
 
 /// The provider's message when its answer says the request itself is invalid (see the module
 /// header): a 400 with Anthropic's `invalid_request_error` or Google's `INVALID_ARGUMENT`.
-/// Bedrock's errors never are: its `ValidationException` also means "this model cannot count".
-fn client_fault(transport: Transport, status: u16, answer: &Value) -> Option<&str> {
-    if status != 400 || transport == Transport::Bedrock {
+/// Bedrock's errors never are (the call says so: [`count::CountCall::client_faults`]).
+fn client_fault(status: u16, answer: &Value) -> Option<&str> {
+    if status != 400 {
         return None;
     }
     let error = &answer["error"];
@@ -236,101 +200,6 @@ fn settled(forwarded: Forwarded) -> Option<Result<Response, RelayError>> {
     }
 }
 
-/// The count request of an Anthropic client's `body` (`parsed`, naming `model`) for a channel
-/// taking `wire` for `upstream_model`.
-fn anthropic_call(
-    channel: &RoutedChannel,
-    wire: Wire,
-    credential: &Credential<'_>,
-    upstream_model: &str,
-    count: &AnthropicCount<'_>,
-) -> Option<CountCall> {
-    let c = &channel.channel;
-    let with_model = |name: &str| {
-        if name == count.model {
-            count.body.clone()
-        } else {
-            let mut value = count.parsed.clone();
-            value["model"] = Value::String(name.to_owned());
-            Bytes::from(value.to_string())
-        }
-    };
-    match (Transport::of(c.channel_type), wire) {
-        (Transport::Direct, Wire::Anthropic) => {
-            let base = effective_base_url(c.channel_type, &c.base_url);
-            let mut headers = Vec::new();
-            for name in ANTHROPIC_HEADERS {
-                match count.headers.get(*name) {
-                    Some(v) => headers.push((*name, v.clone())),
-                    None if *name == "anthropic-version" => {
-                        headers.push((*name, HeaderValue::from_static(anthropic::DEFAULT_VERSION)))
-                    }
-                    None => {}
-                }
-            }
-            Some(CountCall {
-                url: format!("{base}/v1/messages/count_tokens"),
-                body: with_model(upstream_model),
-                headers,
-                field: "input_tokens",
-                reshape: Reshape::AsIs,
-            })
-        }
-        // The documented body is the Messages request with its `model`.
-        (Transport::Vertex, Wire::Anthropic) => Some(CountCall {
-            url: vertex::count_url(channel, credential, wire, upstream_model)?,
-            body: with_model(upstream_model),
-            headers: Vec::new(),
-            field: "input_tokens",
-            reshape: Reshape::InputTokens,
-        }),
-        (Transport::Bedrock, Wire::Anthropic) => {
-            // The InvokeModel body Tollgate would send for this conversation.
-            let mut invoke = count.parsed.clone();
-            bedrock::fix_claude_body(&mut invoke);
-            if let Some(betas) = count
-                .headers
-                .get("anthropic-beta")
-                .and_then(|v| v.to_str().ok())
-            {
-                bedrock::add_betas(&mut invoke, betas);
-            }
-            // `max_tokens` is required in an InvokeModel Claude body (a count request has none;
-            // https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages.html).
-            if invoke.get("max_tokens").is_none() {
-                invoke["max_tokens"] = json!(1);
-            }
-            Some(CountCall {
-                url: bedrock::model_url(channel, credential, upstream_model, "count-tokens")?,
-                body: Bytes::from(bedrock::count_invoke_body(&invoke).to_string()),
-                headers: Vec::new(),
-                field: "inputTokens",
-                reshape: Reshape::InputTokens,
-            })
-        }
-        (Transport::Bedrock, Wire::Converse) => {
-            let converse = converse::request_from_hub(count.hub).ok()?;
-            Some(CountCall {
-                url: bedrock::model_url(channel, credential, upstream_model, "count-tokens")?,
-                body: Bytes::from(bedrock::count_converse_body(&converse).to_string()),
-                headers: Vec::new(),
-                field: "inputTokens",
-                reshape: Reshape::InputTokens,
-            })
-        }
-        _ => None,
-    }
-}
-
-/// An Anthropic client's count request.
-struct AnthropicCount<'a> {
-    model: &'a str,
-    body: &'a Bytes,
-    parsed: &'a Value,
-    hub: &'a Value,
-    headers: &'a HeaderMap,
-}
-
 /// POST /v1/messages/count_tokens: `{"input_tokens": N}`.
 pub async fn anthropic(
     state: &AppState,
@@ -349,22 +218,14 @@ pub async fn anthropic(
     let model = parsed["model"].as_str().unwrap_or_default().to_owned();
     let hub = anthropic::request_to_hub(&parsed).map_err(|e| RelayError::BadRequest(e.0))?;
     check(state, &caller, &model)?;
-    let count = AnthropicCount {
+    let asked = Asked::Anthropic {
         model: &model,
         body: &body,
         parsed: &parsed,
         hub: &hub,
         headers,
     };
-    let forwarded = forward(
-        state,
-        &caller,
-        &model,
-        |channel, wire, credential, upstream| {
-            anthropic_call(channel, wire, credential, upstream, &count)
-        },
-    )
-    .await;
+    let forwarded = forward(state, &caller, &model, &asked).await;
     if let Some(answer) = settled(forwarded) {
         return answer;
     }
@@ -405,15 +266,12 @@ pub async fn gemini(
     };
     let hub = gemini::request_to_hub(inner).map_err(|e| RelayError::BadRequest(e.0))?;
     check(state, &caller, model)?;
-    let forwarded = forward(
-        state,
-        &caller,
+    let asked = Asked::Gemini {
         model,
-        |channel, wire, credential, upstream| {
-            gemini_call(channel, wire, credential, upstream, model, &body, &parsed)
-        },
-    )
-    .await;
+        body: &body,
+        parsed: &parsed,
+    };
+    let forwarded = forward(state, &caller, model, &asked).await;
     if let Some(answer) = settled(forwarded) {
         return answer;
     }
@@ -432,45 +290,4 @@ pub async fn gemini(
         })
         .await?;
     Ok(Json(json!({"totalTokens": tokens})).into_response())
-}
-
-/// The count request of a Gemini client's `body` (`parsed`) for `model` on a channel taking
-/// `wire` for `upstream_model`.
-fn gemini_call(
-    channel: &RoutedChannel,
-    wire: Wire,
-    credential: &Credential<'_>,
-    upstream_model: &str,
-    model: &str,
-    body: &Bytes,
-    parsed: &Value,
-) -> Option<CountCall> {
-    match (Transport::of(channel.channel.channel_type), wire) {
-        (Transport::Direct, Wire::Gemini) => {
-            let body = match parsed.get("generateContentRequest") {
-                Some(Value::Object(_)) if upstream_model != model => {
-                    let mut value = parsed.clone();
-                    value["generateContentRequest"]["model"] =
-                        Value::String(format!("models/{upstream_model}"));
-                    Bytes::from(value.to_string())
-                }
-                _ => body.clone(),
-            };
-            Some(CountCall {
-                url: gemini_url(channel, upstream_model, "countTokens"),
-                body,
-                headers: Vec::new(),
-                field: "totalTokens",
-                reshape: Reshape::AsIs,
-            })
-        }
-        (Transport::Vertex, Wire::Gemini) => Some(CountCall {
-            url: vertex::count_url(channel, credential, wire, upstream_model)?,
-            body: Bytes::from(vertex::count_body(parsed).to_string()),
-            headers: Vec::new(),
-            field: "totalTokens",
-            reshape: Reshape::Gemini,
-        }),
-        _ => None,
-    }
 }

@@ -27,10 +27,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use crate::channel_types::effective_base_url;
 use crate::channel_types::serve::{Need, Serve};
 use crate::error::RelayError;
-use crate::relay::adaptor::{Credential, post, vertex};
+use crate::relay::adaptor::{self, Credential, post, vertex};
 use crate::relay::measure::price::Usage;
 use crate::relay::measure::prompt::Prompt;
 use crate::relay::measure::prompt_count::each_text;
@@ -43,17 +42,6 @@ use crate::relay::pipeline::spine::{Answer, Plan};
 use crate::relay::pipeline::whole::{not_json, read_whole};
 use crate::relay::wire::Wire;
 use crate::state::AppState;
-
-/// The Gemini URL of `action` (`generateContent`, `embedContent`, …) for `model` on `channel`
-/// (its base URL and API version, `v1beta` unless the channel's `other` names one).
-pub fn gemini_url(channel: &RoutedChannel, model: &str, action: &str) -> String {
-    let c = &channel.channel;
-    let base = effective_base_url(c.channel_type, &c.base_url);
-    let version = Some(c.other.trim())
-        .filter(|v| !v.is_empty() && !v.contains('/'))
-        .unwrap_or("v1beta");
-    format!("{base}/{version}/models/{model}:{action}")
-}
 
 /// Every text part of an embed request (all of a batch).
 fn texts(body: &Value, batch: bool) -> Result<Vec<&str>, RelayError> {
@@ -272,8 +260,6 @@ impl Plan for GeminiEmbed {
         upstream_model: &str,
         key: &Credential<'_>,
     ) -> Result<Build, RelayError> {
-        let direct = crate::relay::adaptor::Transport::of(channel.channel.channel_type)
-            == crate::relay::adaptor::Transport::Direct;
         let vertex =
             crate::relay::adaptor::cloud_embed::kind(channel.channel.channel_type, upstream_model)
                 == Some(crate::relay::adaptor::cloud_embed::Kind::VertexPredict);
@@ -287,15 +273,17 @@ impl Plan for GeminiEmbed {
                 let request = vertex_request(&self.parsed, self.batch);
                 (url, Bytes::from(request.to_string()))
             }
-            Wire::Gemini if !direct => {
-                return Ok(Build::Skip(RelayError::NotImplemented(
-                    "Gemini embeddings through this channel type".into(),
-                )));
+            Wire::Gemini => {
+                let Some(url) = adaptor::gemini_url(channel, upstream_model, &self.action) else {
+                    return Ok(Build::Skip(RelayError::NotImplemented(
+                        "Gemini embeddings through this channel type".into(),
+                    )));
+                };
+                (
+                    url,
+                    upstream_body(&self.body, &self.parsed, &self.model, upstream_model),
+                )
             }
-            Wire::Gemini => (
-                gemini_url(channel, upstream_model, &self.action),
-                upstream_body(&self.body, &self.parsed, &self.model, upstream_model),
-            ),
             Wire::OpenAi => {
                 let Some(url) =
                     crate::relay::adaptor::openai_url(channel, "/v1/embeddings", upstream_model)

@@ -1,7 +1,7 @@
 //! Upstream balance queries: what a channel's provider account has left, in US$.
 //!
 //! The channel type table says which API a type has ([`BalanceApi`]); the APIs (the key travels
-//! as a bearer token):
+//! as a bearer token, put on by the relay's adaptor, `crate::relay::adaptor::get`):
 //! - OpenAI (1) and Custom (8): `GET /v1/dashboard/billing/subscription` (`hard_limit_usd`,
 //!   `has_payment_method`), then `GET /v1/dashboard/billing/usage?start_date&end_date`
 //!   (`total_usage` in cents) over the current month, or the last 100 days when the account
@@ -24,6 +24,8 @@ use tollgate_storage::channels::Channel;
 use super::probe::{base_url, transport_error, upstream_message};
 use crate::channel_types::{self, BalanceApi};
 use crate::error::{ConsoleError, ErrorCode};
+use crate::relay::adaptor;
+use crate::relay::wire::Wire;
 use crate::upstream::HttpClients;
 
 /// How long one balance request may take.
@@ -56,7 +58,7 @@ pub async fn query(
     let client = http
         .for_proxy(&channel.proxy)
         .map_err(|e| ConsoleError::with_args(ErrorCode::ProxyUnusable, [e]))?;
-    let get = |path: String| fetch(&client, format!("{base}{path}"), key);
+    let get = |path: String| fetch(&client, channel, format!("{base}{path}"), key);
     let cny = |amount: f64| {
         if cny_per_usd > 0.0 {
             amount / cny_per_usd
@@ -127,10 +129,16 @@ pub fn usage_window(now: OffsetDateTime, has_payment_method: bool) -> (String, S
     )
 }
 
-async fn fetch(client: &reqwest::Client, url: String, key: &str) -> Result<Value, ConsoleError> {
-    let resp = client
-        .get(url)
-        .bearer_auth(key)
+/// A balance API's answer: a GET authenticated by the channel's adaptor (a bearer key: every
+/// type with a balance API speaks OpenAI's wire).
+async fn fetch(
+    client: &reqwest::Client,
+    channel: &Channel,
+    url: String,
+    key: &str,
+) -> Result<Value, ConsoleError> {
+    let resp = adaptor::get(client, channel.channel_type, "", Wire::OpenAi, &url, key)
+        .map_err(|e| ConsoleError::with_args(ErrorCode::BalanceFailed, [e.to_string()]))?
         .timeout(BALANCE_TIMEOUT)
         .send()
         .await

@@ -4,22 +4,23 @@
 //! Keys travel only in request headers (never in URLs), and every upstream text that is kept
 //! or shown is scrubbed of the channel's key lines first. Tests use the channel's first key
 //! that is not disabled.
-//! What is sent comes from the channel type table: the row's test request in its family's wire
-//! (only types the relay serves are tested: a test that passes must mean the channel relays),
-//! and the row's model-list API.
+//! What is sent comes from the channel type table (the row's test request, its model-list API)
+//! and is built by the relay's adaptor (`crate::relay::adaptor::test_request`, `models_request`):
+//! only types the relay serves are tested, and a test that passes means the channel relays.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tollgate_actors::channel_pool::{Outcome, OutcomeSource, ProbeFuture, Prober};
 use tollgate_storage::channels::{Channel, other_info};
 use tollgate_storage::secret::Secret;
 
-use crate::channel_types::{self, Caps, ChannelType, Family, ModelsApi, TestRequest};
+use crate::channel_types::{self, Caps, ChannelType, TestRequest};
 use crate::error::{ConsoleError, ErrorCode};
 use crate::outbound::proxy::validate_proxy;
+use crate::relay::adaptor::{self, TestFailure};
 use crate::upstream::HttpClients;
 
 /// How long a channel test may take end to end.
@@ -32,8 +33,6 @@ pub const PROXY_CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 pub const PROXY_CHECK_URL: &str = "http://www.gstatic.com/generate_204";
 /// Model tested when neither the request, the channel's test model nor its models name one.
 pub const DEFAULT_TEST_MODEL: &str = "gpt-4o-mini";
-/// `anthropic-version` header sent to Anthropic.
-const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// What a channel test found.
 #[derive(Debug, Clone)]
@@ -92,81 +91,12 @@ fn row(channel_type: i32) -> Result<&'static ChannelType, ConsoleError> {
     })
 }
 
-/// The API version a Gemini channel puts in its URL: `other` when it is one, else the type's
-/// default (as the relay builds it).
-fn gemini_version(channel: &Channel) -> String {
-    let own = channel.other.trim();
-    if !own.is_empty() && !own.contains('/') {
-        return own.to_owned();
-    }
-    channel_types::effective_other(channel.channel_type, "")
-}
-
 pub(super) fn base_url(channel_type: i32, base_url: &str) -> Result<String, ConsoleError> {
     let base = channel_types::effective_base_url(channel_type, base_url);
     if base.is_empty() {
         return Err(ConsoleError::of(ErrorCode::ChannelNoBaseUrl));
     }
     Ok(base)
-}
-
-/// The channel test's request for direct transports (Azure, Vertex AI and Bedrock go through
-/// the relay's transport, `relay::adaptor::test_request`): the row's test request in its
-/// family's wire.
-fn test_request(
-    client: &reqwest::Client,
-    channel: &Channel,
-    key: &str,
-    model: &str,
-) -> Result<reqwest::RequestBuilder, ConsoleError> {
-    let row = row(channel.channel_type)?;
-    let unsupported =
-        || ConsoleError::with_args(ErrorCode::TestUnsupported, [row.name.to_string()]);
-    if row.caps == Caps::NONE {
-        return Err(unsupported());
-    }
-    let family = row.family.ok_or_else(unsupported)?;
-    let base = base_url(channel.channel_type, &channel.base_url)?;
-    let hi = json!([{"role": "user", "content": "hi"}]);
-    let req = match (row.test, family) {
-        (TestRequest::Chat, Family::OpenAi) => client
-            .post(channel_types::openai_url(
-                channel.channel_type,
-                &base,
-                "/v1/chat/completions",
-            ))
-            .bearer_auth(key)
-            .json(&json!({"model": model, "messages": hi, "max_tokens": 1})),
-        (TestRequest::Embeddings, Family::OpenAi) => client
-            .post(channel_types::openai_url(
-                channel.channel_type,
-                &base,
-                "/v1/embeddings",
-            ))
-            .bearer_auth(key)
-            .json(&json!({"model": model, "input": "hello world"})),
-        (TestRequest::Chat, Family::Anthropic) => client
-            .post(format!("{base}/v1/messages"))
-            .header("x-api-key", key)
-            .header("anthropic-version", ANTHROPIC_VERSION)
-            .json(&json!({"model": model, "messages": hi, "max_tokens": 1})),
-        (TestRequest::Chat, Family::Gemini) => client
-            .post(format!(
-                "{base}/{}/models/{model}:generateContent",
-                gemini_version(channel)
-            ))
-            .header("x-goog-api-key", key)
-            .json(&json!({"contents": [{"parts": [{"text": "hi"}]}],
-                "generationConfig": {"maxOutputTokens": 1}})),
-        _ => return Err(unsupported()),
-    };
-    Ok(
-        if family == Family::OpenAi && !channel.openai_organization.is_empty() {
-            req.header("OpenAI-Organization", &channel.openai_organization)
-        } else {
-            req
-        },
-    )
 }
 
 /// The message of an upstream error body (OpenAI, Anthropic or Gemini shape), if any.
@@ -201,16 +131,23 @@ pub async fn test(
 ) -> Result<TestReport, ConsoleError> {
     let (key_index, key) =
         test_key(channel).ok_or_else(|| ConsoleError::of(ErrorCode::ChannelNoKey))?;
-    let client = http
-        .for_proxy(&channel.proxy)
+    http.for_proxy(&channel.proxy)
         .map_err(|e| ConsoleError::with_args(ErrorCode::ProxyUnusable, [e]))?;
+    let row = row(channel.channel_type)?;
+    let unsupported =
+        || ConsoleError::with_args(ErrorCode::TestUnsupported, [row.name.to_string()]);
+    if row.caps == Caps::NONE || row.test == TestRequest::None {
+        return Err(unsupported());
+    }
     let model = test_model(channel, model);
     let started = Instant::now();
-    // Azure, Vertex AI and Bedrock channels are tested through the relay's own transport (a
-    // token fetched, a request signed), so the test sees what the relay will.
-    let req = match crate::relay::adaptor::test_request(http, channel, &key, &model).await {
-        Some(built) => built,
-        None => Ok(test_request(&client, channel, &key, &model)?),
+    // Every type is tested through the relay's own adaptor (its URL, authentication, body fixes,
+    // a token fetched, a request signed), so the test sees what the relay will.
+    let req = match adaptor::test_request(http, channel, &key, &model, row.test).await {
+        Ok(req) => Ok(req),
+        Err(TestFailure::Unsupported) => return Err(unsupported()),
+        Err(TestFailure::NoBaseUrl) => return Err(ConsoleError::of(ErrorCode::ChannelNoBaseUrl)),
+        Err(TestFailure::Failed(message)) => Err(message),
     };
     let sent = match req {
         Ok(req) => req
@@ -253,10 +190,9 @@ pub async fn test(
     })
 }
 
-/// The model ids the upstream lists, through the type's model-list API (OpenAI and Claude:
-/// `GET {base}/v1/models`, `data[].id`; Gemini: `GET {base}/v1beta/models?pageSize=1000`, at most
-/// 1000 per page, `models[].name` without `models/` —
-/// <https://ai.google.dev/api/rest/v1beta/models/list>).
+/// The model ids the upstream lists, through the type's model-list API (the request is the
+/// adaptor's, `crate::relay::adaptor::models`; `data[].id`, or Gemini's `models[].name` without
+/// `models/`).
 pub async fn fetch_models(
     http: &HttpClients,
     channel_type: i32,
@@ -281,19 +217,8 @@ pub async fn fetch_models(
     let client = http
         .for_proxy(proxy)
         .map_err(|e| ConsoleError::with_args(ErrorCode::ProxyUnusable, [e]))?;
-    let req = match api {
-        ModelsApi::OpenAi => client
-            .get(channel_types::openai_url(channel_type, &base, "/v1/models"))
-            .bearer_auth(key_line),
-        ModelsApi::Anthropic => client
-            .get(format!("{base}/v1/models"))
-            .header("x-api-key", key_line)
-            .header("anthropic-version", ANTHROPIC_VERSION),
-        ModelsApi::Gemini => client
-            .get(format!("{base}/v1beta/models"))
-            .query(&[("pageSize", "1000")])
-            .header("x-goog-api-key", key_line),
-    };
+    let req = adaptor::models_request(&client, channel_type, &base, key_line, api)
+        .map_err(|e| ConsoleError::Upstream(scrub(&e.to_string(), key)))?;
     let resp = req
         .timeout(FETCH_TIMEOUT)
         .send()
@@ -311,10 +236,7 @@ pub async fn fetch_models(
     }
     let v: Value =
         serde_json::from_str(&body).map_err(|_| ConsoleError::of(ErrorCode::ModelListNotJson))?;
-    let (list, field) = match api {
-        ModelsApi::Gemini => ("models", "name"),
-        ModelsApi::OpenAi | ModelsApi::Anthropic => ("data", "id"),
-    };
+    let (list, field) = adaptor::models::answer_fields(api);
     let mut ids: Vec<String> = v
         .get(list)
         .and_then(Value::as_array)

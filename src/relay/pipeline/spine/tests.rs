@@ -1,4 +1,5 @@
-//! The spine is the only caller of the phases it wires: a source check over `src/relay/`.
+//! The spine is the only caller of the phases it wires, and the adaptors the only code that
+//! names a transport: source checks over `src/`.
 
 use std::path::Path;
 
@@ -71,6 +72,32 @@ fn only_the_spine_admits_detaches_forwards_and_meters() {
 }
 
 #[test]
+fn only_the_adaptors_name_transports() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    assert!(files.len() > 50, "the source tree was found");
+    let lookups = [("Transport", "of"), ("adaptor", "of")];
+    let mut offenders = Vec::new();
+    for (path, text) in &files {
+        // This file names them in the matcher's own test.
+        if path.contains("relay/adaptor/") || path.ends_with("relay/pipeline/spine/tests.rs") {
+            continue;
+        }
+        let code = code(text);
+        for (module, item) in lookups {
+            if uses(&code, module, item) {
+                offenders.push(format!("{path}: {module}::{item}"));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "transport branches outside relay/adaptor/ (make them adaptor methods): {offenders:#?}"
+    );
+}
+
+#[test]
 fn the_check_sees_imports_and_paths() {
     assert!(uses(
         "use super::attempt::{Build, forward};",
@@ -90,4 +117,10 @@ fn the_check_sees_imports_and_paths() {
         "forward"
     ));
     assert!(!uses("admission::admit_output", "admission", "admit"));
+    assert!(uses(
+        "if Transport::of(c.channel_type) == Transport::Bedrock",
+        "Transport",
+        "of"
+    ));
+    assert!(!uses("adaptor::openai_url(c, p, m)", "adaptor", "of"));
 }
