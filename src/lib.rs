@@ -16,6 +16,7 @@
 //! - [`google_auth`]: Google service-account keys made into OAuth2 access tokens (Vertex AI).
 //! - [`shutdown`], [`telemetry`]: signals and logging.
 
+pub mod allocator;
 pub mod app;
 pub mod channel_types;
 pub mod clock;

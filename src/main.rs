@@ -14,6 +14,8 @@ use tollgate::{App, Config, StartupError, shutdown, telemetry};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // First: it may execute the binary again with the allocator's settings.
+    let allocator = tollgate::allocator::configure();
     let mut config = Config::parse();
     // Before the runtime's threads and heaps exist, so none of their memory gets huge pages.
     let huge_pages = tollgate::huge_pages::configure(config.huge_pages);
@@ -26,6 +28,9 @@ fn main() -> ExitCode {
     }
     if let Err(e) = huge_pages {
         tracing::debug!(error = %e, "could not turn transparent huge pages off");
+    }
+    if let Some(e) = allocator {
+        tracing::debug!(error = %e, "could not restart with the allocator's settings");
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

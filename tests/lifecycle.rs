@@ -110,3 +110,68 @@ async fn a_burst_of_five_hundred_connections_is_held_in_the_backlog() {
         .expect("every handshake completes without a SYN retry");
     assert_eq!(held.len(), burst);
 }
+
+/// The environment of process `pid` (`/proc/<pid>/environ`), as `NAME=value` entries.
+#[cfg(target_os = "linux")]
+fn environ_of(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .unwrap_or_default()
+        .split(|b| *b == 0)
+        .map(|entry| String::from_utf8_lossy(entry).into_owned())
+        .collect()
+}
+
+/// Starts the binary with `env` on a fresh data dir and returns its environment once it holds
+/// `MIMALLOC_PURGE_DELAY` (the binary executes itself again with it at start).
+#[expect(clippy::expect_used, reason = "a test helper fails the test loudly")]
+#[cfg(target_os = "linux")]
+async fn allocator_environment(env: &[(&str, &str)]) -> Vec<String> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .env_remove("MIMALLOC_PURGE_DELAY")
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn tollgate");
+    let pid = child.id().expect("running");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let seen = loop {
+        let environ = environ_of(pid);
+        if environ
+            .iter()
+            .any(|e| e.starts_with("MIMALLOC_PURGE_DELAY="))
+        {
+            break environ;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the process never ran with MIMALLOC_PURGE_DELAY ({} variables)",
+            environ.len()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    child.kill().await.expect("kill");
+    // Only the allocator's variables: the rest of the environment is the test runner's.
+    seen.into_iter()
+        .filter(|e| e.starts_with("MIMALLOC_"))
+        .collect()
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_binary_runs_with_the_allocators_purge_delay_and_an_operators_value_wins() {
+    let ours = allocator_environment(&[]).await;
+    assert!(
+        ours.iter().any(|e| e == "MIMALLOC_PURGE_DELAY=0"),
+        "{ours:?}"
+    );
+    let operators = allocator_environment(&[("MIMALLOC_PURGE_DELAY", "250")]).await;
+    assert!(
+        operators.iter().any(|e| e == "MIMALLOC_PURGE_DELAY=250"),
+        "{operators:?}"
+    );
+}
