@@ -1,6 +1,7 @@
 //! The conformance matrix of #19: every inbound format {OpenAI chat, Responses, Anthropic
 //! Messages, Gemini} × every upstream {OpenAI, Azure, Claude, Bedrock-Claude, Bedrock-Converse,
-//! Vertex-Gemini, Vertex-Claude, Gemini, Cohere, MiniMax} × {whole, streamed}, per scenario (text, tools,
+//! Vertex-Gemini, Vertex-Claude, Gemini, Cohere, MiniMax, Zhipu, Cloudflare, Qianfan v2} ×
+//! {whole, streamed}, per scenario (text, tools,
 //! images, reasoning), through the public HTTP API against one mock of all the upstreams
 //! (tests/common/conformance_upstreams.rs). Each cell asserts (a) the upstream request the mock
 //! recorded (path, auth, body shape), (b) what the client sees in its own format, (c) the usage
@@ -578,7 +579,12 @@ fn check_coding_agent_body(upstream: Upstream, client: &Value, sent: &Value) -> 
             }
             beta && strip(client) == strip(&sent)
         }
-        Upstream::OpenAi | Upstream::Azure | Upstream::MiniMax => {
+        Upstream::OpenAi
+        | Upstream::Azure
+        | Upstream::MiniMax
+        | Upstream::Zhipu
+        | Upstream::Cloudflare
+        | Upstream::QianfanV2 => {
             upstreams::find(sent, &|v| {
                 v["type"] == "file" && v["file"]["file_data"] == pdf_url.as_str()
             }) && upstreams::find(sent, &|v| {

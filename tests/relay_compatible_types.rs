@@ -1,7 +1,9 @@
 //! The OpenAI-compatible channel types beyond OpenAI through the public HTTP API, each against a
 //! mock answering as its provider documents (fixtures in tests/common/mock_compatible.rs):
 //! MiniMax (35) and 360 (19) chat, Jina (38) embeddings and rerank, M3E (44) embeddings, PaLM2
-//! (11) sent to the Gemini API; the path and auth each upstream is called with, the usage billed,
+//! (11) sent to the Gemini API, Zhipu (16, 26) with its signed JWT, Cloudflare Workers AI (39)
+//! under the account's path, Qianfan v2 (46) with its app id; the path and auth each upstream is
+//! called with, the usage billed,
 //! the routes a type lacks refused with a 400, and the providers' documented error codes
 //! (balance exhausted: the channel disabled with auto-ban and the next one tried; rate limit: the
 //! next channel; client error: a 400, no other channel tried).
@@ -9,7 +11,8 @@
 mod common;
 
 use common::mock_compatible::{
-    chat_answer, chat_stream, embeddings_answer, gemini_answer, jina_rerank_answer, minimax_error,
+    chat_answer, chat_stream, cloudflare_error, embeddings_answer, gemini_answer,
+    jina_rerank_answer, minimax_error, zhipu_error,
 };
 use common::mock_scripted::MockScripted;
 use common::relay_fixture::{balances, chat_request, fixture, raw, sse_events};
@@ -341,4 +344,278 @@ async fn minimax_errors_follow_its_documented_codes() {
     assert_eq!(channel_status(&server, &root, 1).await, 1);
     let (quota, _, _, _) = balances(&server, payer.id).await;
     assert_eq!(quota, 1_000_000, "nothing billed");
+}
+
+/// Whether `auth` is `Bearer <JWT>` of Zhipu's documented shape signed with `secret` for `id`.
+fn zhipu_jwt_ok(auth: Option<String>, id: &str, secret: &str) -> bool {
+    use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+    let Some(token) = auth.as_deref().and_then(|a| a.strip_prefix("Bearer ")) else {
+        return false;
+    };
+    let Ok(header) = jsonwebtoken::decode_header(token) else {
+        return false;
+    };
+    let mut check = Validation::new(Algorithm::HS256);
+    check.validate_exp = false;
+    check.required_spec_claims.clear();
+    let Ok(data) =
+        jsonwebtoken::decode::<Value>(token, &DecodingKey::from_secret(secret.as_bytes()), &check)
+    else {
+        return false;
+    };
+    header
+        .extras
+        .get::<String>("sign_type")
+        .ok()
+        .flatten()
+        .as_deref()
+        == Some("SIGN")
+        && data.claims["api_key"] == id
+        && data.claims["exp"].as_i64() > data.claims["timestamp"].as_i64()
+}
+
+#[tokio::test]
+async fn zhipu_signs_its_key_into_a_jwt_and_speaks_the_v4_api() {
+    let mock = MockScripted::start().await;
+    let server = TestServer::start().await;
+    let channels = [
+        channel(&mock, 16, "4b0a2c.Secr3tPart", "glm-4-flash,embedding-3"),
+        channel(&mock, 26, "77aa.GlmV", "glm-4v-plus"),
+    ];
+    let (root, payer, key) = fixture(&server, &channels, 1_000_000, 500_000).await;
+    prices(
+        &server,
+        &root,
+        &["glm-4-flash", "embedding-3", "glm-4v-plus"],
+    )
+    .await;
+    mock.push_json(200, &chat_answer("glm-4-flash", "你好", 8, 12));
+    let (status, body) = server
+        .send(chat_request(&server, &key, &hi("glm-4-flash")))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let call = mock.last();
+    assert_eq!(call.uri, "/api/paas/v4/chat/completions");
+    assert!(
+        zhipu_jwt_ok(call.header("authorization"), "4b0a2c", "Secr3tPart"),
+        "{:?}",
+        call.header("authorization")
+    );
+    // GLM-4V: an image part passes as it is; streamed, usage from the last chunk.
+    mock.push(common::fault::Script::ok(
+        "text/event-stream",
+        chat_stream("glm-4v-plus", ["一只", "猫"], 20, 4),
+    ));
+    let vision = json!({"model": "glm-4v-plus", "stream": true, "messages": [{"role": "user",
+        "content": [{"type": "text", "text": "这是什么"},
+            {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}]}]});
+    let (status, _, text) = raw(chat_request(&server, &key, &vision)).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert!(text.contains("一只") && text.contains("[DONE]"), "{text}");
+    let call = mock.last();
+    assert!(zhipu_jwt_ok(call.header("authorization"), "77aa", "GlmV"));
+    assert_eq!(
+        call.json()["messages"][0]["content"][1]["image_url"]["url"],
+        "https://example.com/cat.png"
+    );
+    // Embeddings at /api/paas/v4/embeddings.
+    mock.push_json(200, &embeddings_answer("embedding-3", 4));
+    let (status, body) = post(
+        &server,
+        &key,
+        "/v1/embeddings",
+        json!({"model": "embedding-3", "input": "hello"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(mock.last().uri, "/api/paas/v4/embeddings");
+    let (quota, _, count, _) = balances(&server, payer.id).await;
+    assert_eq!(count, 3);
+    assert_eq!(quota, 1_000_000 - (8 + 24) - (20 + 8) - 4);
+    // The console's channel test signs too.
+    mock.push_json(200, &chat_answer("glm-4-flash", "hi", 1, 1));
+    let (status, body) = root.get("/api/channel/test/1").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["success"], true, "{body}");
+    assert!(zhipu_jwt_ok(
+        mock.last().header("authorization"),
+        "4b0a2c",
+        "Secr3tPart"
+    ));
+}
+
+#[tokio::test]
+async fn zhipu_errors_follow_its_documented_codes() {
+    let model = "glm-4-flash";
+    let zhipu_pair = |mock: &MockScripted| {
+        let mut first = channel(mock, 16, "first.secret1", model);
+        first["priority"] = json!(10);
+        first["auto_ban"] = json!(1);
+        [first, channel(mock, 16, "second.secret2", model)]
+    };
+    // An account in arrears (429, 1113): the first channel is disabled, the second answers.
+    let mock = MockScripted::start().await;
+    let server = TestServer::start().await;
+    let (root, _, key) = fixture(&server, &zhipu_pair(&mock), 1_000_000, 500_000).await;
+    prices(&server, &root, &[model]).await;
+    server.set_option(&root, "RetryTimes", json!("1")).await;
+    server
+        .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
+        .await;
+    mock.push_json(429, &zhipu_error("1113", "您的账户已欠费，请充值后重试"));
+    mock.push_json(200, &chat_answer(model, "ok", 2, 1));
+    let (status, body) = server.send(chat_request(&server, &key, &hi(model))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let calls = mock.calls();
+    assert_eq!(calls.len(), 2);
+    assert!(zhipu_jwt_ok(
+        calls[1].header("authorization"),
+        "second",
+        "secret2"
+    ));
+    assert_eq!(channel_status(&server, &root, 1).await, 3, "auto-disabled");
+    // A rate limit (429, 1302) on the second: there is no third, the client gets the 429 and
+    // the channel stays enabled.
+    mock.push_json(429, &zhipu_error("1302", "您当前使用该API的并发数过高"));
+    let (status, body) = server.send(chat_request(&server, &key, &hi(model))).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(channel_status(&server, &root, 2).await, 1);
+    // Sensitive content (400, 1301) is the client's: a 400, nothing disabled.
+    mock.push_json(
+        400,
+        &zhipu_error("1301", "系统检测到输入或生成内容可能包含不安全或敏感内容"),
+    );
+    let (status, body) = server.send(chat_request(&server, &key, &hi(model))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(channel_status(&server, &root, 2).await, 1);
+}
+
+#[tokio::test]
+async fn cloudflare_reaches_the_accounts_ai_path_and_its_errors_are_classified() {
+    let mock = MockScripted::start().await;
+    let server = TestServer::start().await;
+    let model = "@cf/meta/llama-3.1-8b-instruct";
+    let mut first = channel(
+        &mock,
+        39,
+        "cf-token-1",
+        &format!("{model},@cf/baai/bge-large-en-v1.5"),
+    );
+    first["other"] = json!("023e105f4ecef8ad9ca31a8372d0c353");
+    first["priority"] = json!(10);
+    first["auto_ban"] = json!(1);
+    let mut second = channel(&mock, 39, "cf-token-2", model);
+    second["other"] = json!("acc2");
+    let (root, payer, key) = fixture(&server, &[first, second], 1_000_000, 500_000).await;
+    prices(&server, &root, &[model, "@cf/baai/bge-large-en-v1.5"]).await;
+    mock.push_json(200, &chat_answer(model, "beep boop", 10, 3));
+    let (status, body) = server.send(chat_request(&server, &key, &hi(model))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let call = mock.last();
+    assert_eq!(
+        call.uri,
+        "/client/v4/accounts/023e105f4ecef8ad9ca31a8372d0c353/ai/v1/chat/completions"
+    );
+    assert_eq!(
+        call.header("authorization").as_deref(),
+        Some("Bearer cf-token-1")
+    );
+    mock.push_json(200, &embeddings_answer("@cf/baai/bge-large-en-v1.5", 5));
+    let (status, body) = post(
+        &server,
+        &key,
+        "/v1/embeddings",
+        json!({"model": "@cf/baai/bge-large-en-v1.5", "input": "I love matcha"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        mock.last().uri,
+        "/client/v4/accounts/023e105f4ecef8ad9ca31a8372d0c353/ai/v1/embeddings"
+    );
+    let (quota, _, _, _) = balances(&server, payer.id).await;
+    assert_eq!(quota, 1_000_000 - (10 + 6) - 5);
+    // The daily allocation used up (429, 3036): the first account is disabled, the second
+    // answers.
+    server.set_option(&root, "RetryTimes", json!("1")).await;
+    server
+        .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
+        .await;
+    mock.push_json(
+        429,
+        &cloudflare_error(
+            3036,
+            "Account limited: you have used up your daily free allocation of 10,000 neurons",
+        ),
+    );
+    mock.push_json(200, &chat_answer(model, "ok", 2, 1));
+    let (status, body) = server.send(chat_request(&server, &key, &hi(model))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        mock.last().uri,
+        "/client/v4/accounts/acc2/ai/v1/chat/completions"
+    );
+    assert_eq!(channel_status(&server, &root, 1).await, 3);
+    // No such model (400, 5007) is the client's.
+    mock.push_json(400, &cloudflare_error(5007, "No such model @cf/x or task"));
+    let (status, _) = server.send(chat_request(&server, &key, &hi(model))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(channel_status(&server, &root, 2).await, 1);
+    // The console's channel test uses the account path.
+    mock.push_json(200, &chat_answer(model, "hi", 1, 1));
+    let (status, body) = root.get("/api/channel/test/2").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["success"], true, "{body}");
+    assert_eq!(
+        mock.last().uri,
+        "/client/v4/accounts/acc2/ai/v1/chat/completions"
+    );
+}
+
+#[tokio::test]
+async fn qianfan_v2_sends_the_api_key_and_the_app_id() {
+    let mock = MockScripted::start().await;
+    let server = TestServer::start().await;
+    let model = "ernie-4.0-8k";
+    let mut first = channel(&mock, 46, "bce-v3/ALTAK-abc/def|app-42", model);
+    first["priority"] = json!(10);
+    let second = channel(&mock, 46, "bce-v3/ALTAK-ghi/jkl", model);
+    let (root, payer, key) = fixture(&server, &[first, second], 1_000_000, 500_000).await;
+    prices(&server, &root, &[model]).await;
+    mock.push_json(200, &chat_answer(model, "你好", 3, 7));
+    let (status, body) = server.send(chat_request(&server, &key, &hi(model))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let call = mock.last();
+    assert_eq!(call.uri, "/v2/chat/completions");
+    assert_eq!(
+        call.header("authorization").as_deref(),
+        Some("Bearer bce-v3/ALTAK-abc/def")
+    );
+    assert_eq!(call.header("appid").as_deref(), Some("app-42"));
+    let (quota, _, _, _) = balances(&server, payer.id).await;
+    assert_eq!(quota, 1_000_000 - (3 + 14));
+    // RPM reached: the next channel (no app id) answers.
+    server.set_option(&root, "RetryTimes", json!("1")).await;
+    mock.push_json(
+        429,
+        &json!({"error": {"code": "rpm_rate_limit_exceeded", "message": "Rate limit reached for RPM",
+            "type": "rate_limit_error"}}),
+    );
+    mock.push_json(200, &chat_answer(model, "ok", 1, 1));
+    let (status, body) = server.send(chat_request(&server, &key, &hi(model))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let call = mock.last();
+    assert_eq!(
+        call.header("authorization").as_deref(),
+        Some("Bearer bce-v3/ALTAK-ghi/jkl")
+    );
+    assert_eq!(call.header("appid"), None);
+    // A malformed request is the client's.
+    mock.push_json(
+        400,
+        &json!({"error": {"code": "invalid_messages", "message": "messages is invalid",
+            "type": "invalid_request_error"}}),
+    );
+    let (status, _) = server.send(chat_request(&server, &key, &hi(model))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
 }

@@ -99,6 +99,22 @@ pub enum Family {
     Vertex,
     /// Cohere v2.
     Cohere,
+    /// Zhipu BigModel v4: OpenAI's bodies, a JWT signed from the `id.secret` key.
+    Zhipu,
+    /// Cloudflare Workers AI: OpenAI's bodies under the account's path (the channel's `other`).
+    Cloudflare,
+    /// Baidu Qianfan v2: OpenAI's bodies, the API key as bearer and an optional `appid` header.
+    QianfanV2,
+}
+
+impl Family {
+    /// Whether the family takes OpenAI's bodies (so OpenAI-format routes reach it as they are).
+    pub const fn openai_bodies(self) -> bool {
+        matches!(
+            self,
+            Family::OpenAi | Family::Azure | Family::Zhipu | Family::Cloudflare | Family::QianfanV2
+        )
+    }
 }
 
 /// How a request to the type's upstream is authenticated.

@@ -59,7 +59,7 @@ impl Serve {
     fn served_by(self, row: &ChannelType) -> bool {
         let caps = row.capabilities();
         // Families whose bodies are OpenAI's (the OpenAI-format routes reach them as they are).
-        let openai = matches!(row.family, Some(Family::OpenAi | Family::Azure));
+        let openai = row.family.is_some_and(Family::openai_bodies);
         // Cohere's adaptor (`relay::routes::cohere`) converts OpenAI embeddings and rerank requests.
         let cohere = row.family == Some(Family::Cohere);
         match self {

@@ -230,6 +230,21 @@ const fn gemini_row() -> ChannelType {
     }
 }
 
+/// Zhipu's BigModel v4 API (ChatGLM 16, GLM-4V 26; https://docs.bigmodel.cn/api-reference):
+/// OpenAI's chat completions and embeddings under `{base}/api/paas/v4`, authenticated with a
+/// JWT signed from the `id.secret` API key (`relay::adaptor::zhipu`).
+const fn zhipu(id: i32, name: &'static str) -> ChannelType {
+    ChannelType {
+        family: Some(Family::Zhipu),
+        auth: Auth::ProviderSigned,
+        key_hint: "keyHint.zhipu",
+        caps: CHAT_STREAM.with(Caps::EMBEDDINGS),
+        openai_prefix: "/api/paas/v4",
+        models_api: None,
+        ..openai(id, name, "https://open.bigmodel.cn")
+    }
+}
+
 /// Every type, by id.
 pub const CHANNEL_TYPES: &[ChannelType] = &[
     ChannelType {
@@ -313,7 +328,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
     },
     ChannelType {
         models: &["glm-4", "glm-4-flash"],
-        ..unsupported(16, "ChatGLM", "https://open.bigmodel.cn")
+        ..zhipu(16, "ChatGLM")
     },
     ChannelType {
         models: &["qwen-turbo", "qwen-plus", "qwen-max"],
@@ -373,8 +388,8 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         ..openai(25, "Moonshot", "https://api.moonshot.cn")
     },
     ChannelType {
-        models: &["glm-4v"],
-        ..unsupported(26, "GLM-4V", "https://open.bigmodel.cn")
+        models: &["glm-4v", "glm-4v-plus"],
+        ..zhipu(26, "GLM-4V")
     },
     ChannelType {
         models: &["yi-large", "yi-medium"],
@@ -455,8 +470,19 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         ..openai(38, "Jina", "https://api.jina.ai")
     },
     ChannelType {
+        family: Some(Family::Cloudflare),
         fields: CLOUDFLARE_FIELDS,
-        ..unsupported(39, "Cloudflare", "https://api.cloudflare.com")
+        models: &[
+            "@cf/meta/llama-3.1-8b-instruct",
+            "@cf/baai/bge-large-en-v1.5",
+        ],
+        // Workers AI's OpenAI-compatible endpoints
+        // (https://developers.cloudflare.com/workers-ai/configuration/open-ai-compatibility/):
+        // chat completions and embeddings under `/client/v4/accounts/{account}/ai/v1`
+        // (`relay::adaptor::cloudflare`), an API token as the bearer key.
+        caps: CHAT_STREAM.with(Caps::EMBEDDINGS),
+        models_api: None,
+        ..openai(39, "Cloudflare", "https://api.cloudflare.com")
     },
     ChannelType {
         balance: Some(BalanceApi::SiliconFlowUserInfo),
@@ -543,7 +569,17 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
             .with(Caps::IMAGES),
         ..openai(45, "Volcano Ark", "https://ark.cn-beijing.volces.com")
     },
-    unsupported(46, "Baidu Qianfan v2", "https://qianfan.baidubce.com"),
+    ChannelType {
+        family: Some(Family::QianfanV2),
+        key_hint: "keyHint.qianfanV2",
+        models: &["ernie-4.0-8k", "ernie-3.5-8k", "ernie-speed-8k"],
+        // Qianfan's v2 inference API, OpenAI-compatible
+        // (https://cloud.baidu.com/doc/qianfan/s/qmh4sv5vi): chat completions under `{base}/v2`,
+        // the API key as bearer and the optional `appid` header (`relay::adaptor::qianfan`).
+        openai_prefix: "/v2",
+        caps: CHAT_STREAM,
+        ..openai(46, "Baidu Qianfan v2", "https://qianfan.baidubce.com")
+    },
     ChannelType {
         // Xinference's model abilities (https://inference.readthedocs.io/en/latest/models/index.html):
         // chat, embeddings, rerank, images, audio; no moderations or Responses.

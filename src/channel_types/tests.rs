@@ -87,7 +87,8 @@ fn the_relayed_types_are_those_the_relay_serves_today() {
     assert_eq!(
         relayed,
         [
-            1, 3, 4, 8, 11, 14, 17, 19, 20, 22, 24, 25, 31, 33, 34, 35, 40, 41, 42, 43, 45, 47, 48
+            1, 3, 4, 8, 11, 14, 16, 17, 19, 20, 22, 24, 25, 26, 31, 33, 34, 35, 39, 40, 41, 42, 43,
+            45, 46, 47, 48
         ]
     );
     let embeddings_only: Vec<i32> = CHANNEL_TYPES
@@ -339,6 +340,15 @@ fn openai_routes_live_under_the_row_prefix() {
     assert_eq!(
         openai_url(45, "http://127.0.0.1:9", "/v1/models"),
         "http://127.0.0.1:9/api/v3/models"
+    );
+    // Zhipu's v4 API and Qianfan's v2.
+    assert_eq!(
+        openai_url(16, "https://open.bigmodel.cn", "/v1/chat/completions"),
+        "https://open.bigmodel.cn/api/paas/v4/chat/completions"
+    );
+    assert_eq!(
+        openai_url(46, "https://qianfan.baidubce.com", "/v1/chat/completions"),
+        "https://qianfan.baidubce.com/v2/chat/completions"
     );
     // Only a whole `/v1` segment is replaced.
     assert_eq!(openai_url(17, "http://h", "/v1beta/x"), "http://h/v1beta/x");

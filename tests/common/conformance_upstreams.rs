@@ -33,6 +33,12 @@
 //!   (`thinking` content, `tool-call-*` events, `message-end` usage).
 //! - MiniMax: its OpenAI-compatible chat completions
 //!   (https://platform.minimaxi.com/docs/api-reference/text-openai-api), OpenAI's fixtures.
+//! - Zhipu's v4 API (`/api/paas/v4/chat/completions`, the key signed into an HS256 JWT:
+//!   https://open.bigmodel.cn/dev/api/http-call/http-auth), Workers AI's OpenAI-compatible
+//!   endpoints (`/client/v4/accounts/{account}/ai/v1/…`:
+//!   https://developers.cloudflare.com/workers-ai/configuration/open-ai-compatibility/), Qianfan
+//!   v2 (`/v2/chat/completions`, bearer key and `appid`: https://cloud.baidu.com/doc/qianfan-api/s/ym9chdsy5):
+//!   OpenAI's fixtures.
 #![expect(
     clippy::expect_used,
     reason = "a broken mock must fail the test loudly"
@@ -65,6 +71,12 @@ const CLAUDE_KEY: &str = "sk-ant-upstream-conf";
 const GEMINI_KEY: &str = "gemini-upstream-key-conf";
 const COHERE_KEY: &str = "cohere-upstream-key-conf";
 const MINIMAX_KEY: &str = "minimax-upstream-key-conf";
+const ZHIPU_ID: &str = "zhipuconf";
+const ZHIPU_SECRET: &str = "zhipu-secret-conf";
+const CLOUDFLARE_KEY: &str = "cloudflare-token-conf";
+const CLOUDFLARE_ACCOUNT: &str = "conf0account";
+const QIANFAN_KEY: &str = "bce-v3/ALTAK-conf/secret";
+const QIANFAN_APP: &str = "app-conf";
 const AWS_ACCESS: &str = "AKIDCONFORMANCE1";
 const AWS_SECRET: &str = "conformance/Secret+Key/EXAMPLE";
 const AWS_REGION: &str = "us-west-2";
@@ -128,10 +140,16 @@ pub enum Upstream {
     Cohere,
     /// MiniMax (35), its OpenAI-compatible API.
     MiniMax,
+    /// Zhipu GLM (16), the v4 API with a signed JWT.
+    Zhipu,
+    /// Cloudflare Workers AI (39), the account's OpenAI-compatible path.
+    Cloudflare,
+    /// Baidu Qianfan v2 (46), with an app id.
+    QianfanV2,
 }
 
 /// All upstreams, in the matrix's order.
-pub const UPSTREAMS: [Upstream; 10] = [
+pub const UPSTREAMS: [Upstream; 13] = [
     Upstream::OpenAi,
     Upstream::Azure,
     Upstream::Claude,
@@ -142,6 +160,9 @@ pub const UPSTREAMS: [Upstream; 10] = [
     Upstream::Gemini,
     Upstream::Cohere,
     Upstream::MiniMax,
+    Upstream::Zhipu,
+    Upstream::Cloudflare,
+    Upstream::QianfanV2,
 ];
 
 /// An upstream's body format.
@@ -177,6 +198,9 @@ impl Upstream {
             Upstream::Gemini => "conf-gemini",
             Upstream::Cohere => "conf-cohere",
             Upstream::MiniMax => "conf-minimax",
+            Upstream::Zhipu => "conf-zhipu",
+            Upstream::Cloudflare => "conf-cloudflare",
+            Upstream::QianfanV2 => "conf-qianfan",
         }
     }
 
@@ -192,6 +216,9 @@ impl Upstream {
             Upstream::VertexClaude => "claude-sonnet-4@20250514",
             Upstream::Cohere => "command-a-03-2025",
             Upstream::MiniMax => "MiniMax-M2.1",
+            Upstream::Zhipu => "glm-4-flash",
+            Upstream::Cloudflare => "@cf/meta/llama-3.1-8b-instruct",
+            Upstream::QianfanV2 => "ernie-4.0-8k",
         }
     }
 
@@ -212,6 +239,9 @@ impl Upstream {
             Upstream::Gemini => (24, GEMINI_KEY.to_owned(), ""),
             Upstream::Cohere => (34, COHERE_KEY.to_owned(), ""),
             Upstream::MiniMax => (35, MINIMAX_KEY.to_owned(), ""),
+            Upstream::Zhipu => (16, format!("{ZHIPU_ID}.{ZHIPU_SECRET}"), ""),
+            Upstream::Cloudflare => (39, CLOUDFLARE_KEY.to_owned(), CLOUDFLARE_ACCOUNT),
+            Upstream::QianfanV2 => (46, format!("{QIANFAN_KEY}|{QIANFAN_APP}"), ""),
         };
         json!({"name": format!("{self:?}"), "type": kind, "key": key, "base_url": base,
             "other": other, "models": self.model(), "group": "default",
@@ -230,7 +260,9 @@ impl Upstream {
             Upstream::BedrockConverse => Format::Converse,
             Upstream::VertexGemini | Upstream::Gemini => Format::Gemini,
             Upstream::Cohere => Format::Cohere,
-            Upstream::MiniMax => Format::Chat,
+            Upstream::MiniMax | Upstream::Zhipu | Upstream::Cloudflare | Upstream::QianfanV2 => {
+                Format::Chat
+            }
         }
     }
 
@@ -280,6 +312,12 @@ impl Upstream {
             Upstream::Gemini => (format!("/v1beta/models/{model}:generateContent"), None),
             Upstream::Cohere => ("/v2/chat".into(), None),
             Upstream::MiniMax => ("/v1/chat/completions".into(), None),
+            Upstream::Zhipu => ("/api/paas/v4/chat/completions".into(), None),
+            Upstream::Cloudflare => (
+                format!("/client/v4/accounts/{CLOUDFLARE_ACCOUNT}/ai/v1/chat/completions"),
+                None,
+            ),
+            Upstream::QianfanV2 => ("/v2/chat/completions".into(), None),
         }
     }
 
@@ -318,6 +356,12 @@ impl Upstream {
             Upstream::Gemini => auth("x-goog-api-key") == GEMINI_KEY,
             Upstream::Cohere => auth("authorization") == format!("Bearer {COHERE_KEY}"),
             Upstream::MiniMax => auth("authorization") == format!("Bearer {MINIMAX_KEY}"),
+            Upstream::Zhipu => zhipu_signed(&auth("authorization")),
+            Upstream::Cloudflare => auth("authorization") == format!("Bearer {CLOUDFLARE_KEY}"),
+            Upstream::QianfanV2 => {
+                auth("authorization") == format!("Bearer {QIANFAN_KEY}")
+                    && auth("appid") == QIANFAN_APP
+            }
         };
         if !ok {
             return Err("upstream auth header missing or wrong".into());
@@ -327,6 +371,24 @@ impl Upstream {
         check_body(self.format(responses_client), self, &body, scenario, stream)
             .map_err(|e| format!("upstream body: {e}: {body}"))
     }
+}
+
+/// Whether `auth` is `Bearer <JWT>` signed as Zhipu documents it
+/// (https://open.bigmodel.cn/dev/api/http-call/http-auth) with the conformance key's secret.
+fn zhipu_signed(auth: &str) -> bool {
+    use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+    let Some(token) = auth.strip_prefix("Bearer ") else {
+        return false;
+    };
+    let mut check = Validation::new(Algorithm::HS256);
+    check.validate_exp = false;
+    check.required_spec_claims.clear();
+    jsonwebtoken::decode::<Value>(
+        token,
+        &DecodingKey::from_secret(ZHIPU_SECRET.as_bytes()),
+        &check,
+    )
+    .is_ok_and(|data| data.claims["api_key"] == ZHIPU_ID)
 }
 
 /// Whether any value inside `value` (itself included) satisfies `pred`.
@@ -568,6 +630,15 @@ pub fn answer(req: &Recorded) -> Answer {
             auth == format!("Bearer {OPENAI_KEY}") || auth == format!("Bearer {MINIMAX_KEY}"),
             true,
         ),
+        "/api/paas/v4/chat/completions" => (zhipu_signed(&auth), true),
+        "/v2/chat/completions" => (
+            auth == format!("Bearer {QIANFAN_KEY}")
+                && req.header("appid").as_deref() == Some(QIANFAN_APP),
+            true,
+        ),
+        p if p.starts_with("/client/v4/accounts/") => {
+            (auth == format!("Bearer {CLOUDFLARE_KEY}"), true)
+        }
         p if p.starts_with("/openai/") => {
             (req.header("api-key").as_deref() == Some(AZURE_KEY), true)
         }

@@ -43,12 +43,15 @@ pub mod azure;
 pub mod bedrock;
 pub mod channel_test;
 pub mod cloud_embed;
+pub mod cloudflare;
 pub mod count;
 pub mod eventstream;
 pub mod models;
+pub mod qianfan;
 mod seam;
 pub mod system_prompt;
 pub mod vertex;
+pub mod zhipu;
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, header};
@@ -73,6 +76,9 @@ fn of(channel_type: i32) -> &'static dyn Adaptor {
         Some(Family::Azure) => &azure::Azure,
         Some(Family::Bedrock) => &bedrock::Bedrock,
         Some(Family::Vertex) => &vertex::Vertex,
+        Some(Family::Zhipu) => &zhipu::Zhipu,
+        Some(Family::Cloudflare) => &cloudflare::Cloudflare,
+        Some(Family::QianfanV2) => &qianfan::QianfanV2,
         Some(Family::OpenAi | Family::Anthropic | Family::Gemini | Family::Cohere) | None => {
             &Direct
         }

@@ -9,6 +9,11 @@ fn transports_and_wires_come_from_the_type_table() {
     assert_eq!(name(3), "azure");
     assert_eq!(name(33), "bedrock");
     assert_eq!(name(41), "vertex");
+    assert_eq!((name(16), name(26)), ("zhipu", "zhipu"));
+    assert_eq!((name(39), name(46)), ("cloudflare", "qianfan_v2"));
+    for (id, model) in [(16, "glm-4"), (39, "@cf/x"), (46, "ernie-4.0-8k")] {
+        assert_eq!(wire(id, model), Some(Wire::OpenAi), "type {id}");
+    }
     for direct in [1, 14, 17, 24, 34, 43, 45] {
         assert_eq!(name(direct), "direct", "type {direct}");
     }
@@ -109,6 +114,12 @@ async fn every_type_that_relays_builds_its_channel_test() {
         let (key, model) = match row.family {
             Some(Family::Bedrock) => ("AKIDEXAMPLE|secret|us-east-1", "amazon.nova-pro-v1:0"),
             Some(Family::Vertex) => ("express-api-key", "gemini-2.5-pro"),
+            // Zhipu's key is id.secret; Workers AI needs the account id (`other`).
+            Some(Family::Zhipu) => ("test-id.test-secret", "glm-4"),
+            Some(Family::Cloudflare) => {
+                channel.other = "test-account".into();
+                ("test-key", "test-model")
+            }
             _ => ("test-key", "test-model"),
         };
         let result = test_request(&http, &channel, key, model, row.test).await;

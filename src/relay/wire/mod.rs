@@ -60,7 +60,9 @@ impl Wire {
     /// when the relay cannot speak it.
     pub fn of_channel(channel_type: i32) -> Option<Wire> {
         match crate::channel_types::family(channel_type)? {
-            Family::OpenAi => Some(Wire::OpenAi),
+            Family::OpenAi | Family::Zhipu | Family::Cloudflare | Family::QianfanV2 => {
+                Some(Wire::OpenAi)
+            }
             Family::Anthropic => Some(Wire::Anthropic),
             Family::Gemini => Some(Wire::Gemini),
             Family::Cohere => Some(Wire::Cohere),
