@@ -651,3 +651,442 @@ async fn a_model_whose_channels_cannot_take_the_task_is_a_client_error() {
     );
     assert!(mock.calls().is_empty(), "nothing was sent upstream");
 }
+
+/// A key's limits as its owner sets them.
+async fn key_limits(payer: &Actor, limits: Value) -> i64 {
+    let (_, list) = payer.get("/api/token/?p=1&page_size=10").await;
+    let token = list["data"]["items"][0]["id"].as_i64().expect("token id");
+    let (status, body) = payer
+        .put(&format!("/api/token/{token}/limits"), limits)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    token
+}
+
+#[tokio::test]
+async fn task_submits_count_against_a_keys_rpm_limit_and_are_refused_in_the_family_shape() {
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    let (_root, payer, key) = fixture(
+        &server,
+        &[
+            channel(&mock, 2, "mj_imagine"),
+            channel(&mock, 36, "suno_music"),
+        ],
+        QUOTA,
+        QUOTA,
+    )
+    .await;
+    key_limits(&payer, json!({"rpm_limit": 1})).await;
+    mock.json(
+        "/mj/submit/imagine",
+        200,
+        json!({"code": 1, "description": "ok", "result": "101"}),
+    );
+    mock.json(
+        "/suno/submit/music",
+        200,
+        json!({"code": "success", "message": "", "data": "s-1"}),
+    );
+    let (status, body) = mj_post(&server, &key, "/mj/submit/imagine", json!({"prompt": "a"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // The second submit of the minute: Midjourney-proxy's shape, with Retry-After.
+    let resp = server
+        .client
+        .post(server.url("/mj/submit/imagine"))
+        .header("mj-api-secret", &key)
+        .json(&json!({"prompt": "b"}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(resp.headers().contains_key("retry-after"));
+    let body: Value = resp.json().await.expect("json");
+    assert_eq!(body["type"], "rate_limit_exceeded", "{body}");
+    assert_eq!(body["code"], 4, "{body}");
+    assert!(
+        body["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("rpm")),
+        "{body}"
+    );
+    // Suno's shape.
+    let (status, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/suno/submit/music"))
+                .bearer_auth(&key)
+                .json(&json!({"prompt": "a song"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(body["code"], "rate_limit_exceeded", "{body}");
+    assert!(body["data"].is_null(), "{body}");
+    assert_eq!(mock.calls_to("/mj/submit/imagine").len(), 1);
+    assert!(
+        mock.calls_to("/suno/submit/music").is_empty(),
+        "a refused submit never reaches the upstream"
+    );
+    let (quota, used, _, _) = balances(&server, payer.id).await;
+    assert_eq!(
+        (quota, used),
+        (QUOTA - QPU / 10, QPU / 10),
+        "one submit paid"
+    );
+    assert_books(&server, payer.id).await;
+}
+
+#[tokio::test]
+async fn a_failing_task_channel_is_reported_and_the_next_one_takes_the_submit() {
+    let server = server().await;
+    let failing = MockTasks::start().await;
+    let healthy = MockTasks::start().await;
+    let mut first = channel(&failing, 2, "mj_imagine");
+    first["priority"] = json!(10);
+    first["auto_ban"] = json!(1);
+    let mut second = channel(&healthy, 2, "mj_imagine");
+    second["name"] = json!("backup");
+    second["priority"] = json!(0);
+    let (root, payer, key) = fixture(&server, &[first, second], QUOTA, QUOTA).await;
+    server.set_option(&root, "RetryTimes", json!("1")).await;
+    server
+        .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
+        .await;
+    failing.json(
+        "/mj/submit/imagine",
+        401,
+        json!({"error": {"message": "invalid mj-api-secret"}}),
+    );
+    healthy.json(
+        "/mj/submit/imagine",
+        200,
+        json!({"code": 1, "description": "ok", "result": "202"}),
+    );
+    let (status, body) = mj_post(&server, &key, "/mj/submit/imagine", json!({"prompt": "a"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["result"], "202");
+    assert_eq!(failing.calls_to("/mj/submit/imagine").len(), 1);
+    let tasks = stored(&server, payer.id, List::Drawing);
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].channel_id.0, 2, "the backup took it");
+    // The channel pool heard the 401: the failing channel is auto-disabled.
+    wait_until("the failing channel is disabled", || {
+        server
+            .pool()
+            .table()
+            .load()
+            .channel(tollgate_storage::ChannelId(1))
+            .is_none()
+    })
+    .await;
+    let (_, channel) = root.get("/api/channel/1").await;
+    assert_eq!(channel["data"]["status"], 3, "{channel}");
+    // The consume row carries the attempt timeline.
+    let (_, _, _, logs) = balances(&server, payer.id).await;
+    let row = logs
+        .iter()
+        .find(|l| l.model_name == "mj_imagine")
+        .expect("consume row");
+    assert_eq!(row.channel_id, 2);
+    let other: Value = serde_json::from_str(&row.other).expect("other");
+    assert_eq!(other["admin_info"]["use_channel"], json!([1, 2]), "{other}");
+    assert_eq!(other["admin_info"]["attempts"][0]["s"], 401, "{other}");
+    assert_eq!(other["admin_info"]["attempts"][0]["e"], "auth", "{other}");
+    assert_eq!(other["admin_info"]["attempts"][1]["s"], 200, "{other}");
+    assert_books(&server, payer.id).await;
+}
+
+/// A second user with a key of their own.
+async fn other_key(server: &TestServer, root: &Actor) -> String {
+    server.create_user(root, "other", "password1").await;
+    let other = server.client_for("other", "password1").await;
+    let (_, _) = root
+        .put("/api/user/", json!({"id": other.id, "quota": QUOTA}))
+        .await;
+    new_key(&other, QUOTA, json!({})).await
+}
+
+/// The used quota of channel `id` (the sum of its consume rows).
+fn channel_used(server: &TestServer, id: i64) -> i64 {
+    server
+        .store()
+        .read_blocking(|rtx| {
+            tollgate_storage::channel_usage::used(rtx, tollgate_storage::ChannelId(id))
+        })
+        .expect("read")
+        .0
+}
+
+/// POSTs a video request of JSON `body` with `key`.
+async fn video_post(server: &TestServer, key: &str, body: Value) -> (StatusCode, Value) {
+    server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/videos"))
+                .bearer_auth(key)
+                .json(&body),
+        )
+        .await
+}
+
+#[tokio::test]
+async fn a_video_is_charged_for_the_seconds_it_finished_at_once() {
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    let (_root, payer, key) = fixture(&server, &[channel(&mock, 1, "sora-2")], QUOTA, QUOTA).await;
+    let per_second = QPU * 3 / 10;
+    // Asked for 4 s (charged 4 s at submit), finished at 8 s: 4 s more are charged.
+    mock.json(
+        "/v1/videos",
+        200,
+        json!({"id": "video_long", "object": "video", "model": "sora-2", "status": "queued",
+               "progress": 0, "seconds": "4"}),
+    );
+    mock.json(
+        "/v1/videos/video_long",
+        200,
+        json!({"id": "video_long", "object": "video", "status": "completed", "progress": 100,
+               "completed_at": 1_700_000_100, "seconds": "8"}),
+    );
+    let (status, body) = video_post(
+        &server,
+        &key,
+        json!({"model": "sora-2", "prompt": "waves", "seconds": "4"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    wait_until("the video finished", || {
+        stored(&server, payer.id, List::Tasks)
+            .first()
+            .is_some_and(|t| t.status == "SUCCESS")
+    })
+    .await;
+    let (quota, used, _, logs) = balances(&server, payer.id).await;
+    assert_eq!((quota, used), (QUOTA - 8 * per_second, 8 * per_second));
+    let task = &stored(&server, payer.id, List::Tasks)[0];
+    assert_eq!(task.quota, 8 * per_second, "the task's charge follows");
+    let correction = logs
+        .iter()
+        .find(|l| l.content.contains("billed for 8 seconds"))
+        .expect("the correction's consume row");
+    assert_eq!(correction.quota, 4 * per_second);
+    assert_eq!(channel_used(&server, 1), 8 * per_second);
+    let (_, tokens) = payer.get("/api/token/?p=1&page_size=10").await;
+    assert_eq!(
+        tokens["data"]["items"][0]["remain_quota"],
+        QUOTA - 8 * per_second,
+        "the key's limit pays the difference too"
+    );
+    // Asked for 8 s, finished at 2 s: 6 s go back.
+    mock.json(
+        "/v1/videos",
+        200,
+        json!({"id": "video_short", "object": "video", "status": "queued", "seconds": "8"}),
+    );
+    mock.json(
+        "/v1/videos/video_short",
+        200,
+        json!({"id": "video_short", "object": "video", "status": "completed", "progress": 100,
+               "seconds": "2"}),
+    );
+    let (status, body) = video_post(
+        &server,
+        &key,
+        json!({"model": "sora-2", "prompt": "a cat", "seconds": "8"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    wait_until("the short video finished", || {
+        stored(&server, payer.id, List::Tasks)
+            .iter()
+            .all(|t| t.status == "SUCCESS")
+            && stored(&server, payer.id, List::Tasks).len() == 2
+    })
+    .await;
+    let (quota, used, _, logs) = balances(&server, payer.id).await;
+    assert_eq!((quota, used), (QUOTA - 10 * per_second, 10 * per_second));
+    assert_eq!(channel_used(&server, 1), 10 * per_second);
+    assert_eq!(
+        logs.iter()
+            .filter(|l| l.content.contains("seconds as finished"))
+            .count(),
+        2,
+        "each video corrected once"
+    );
+    assert_books(&server, payer.id).await;
+}
+
+#[tokio::test]
+async fn a_multipart_video_gets_the_channels_model_name() {
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    let mut ch = channel(&mock, 1, "sora-2");
+    ch["model_mapping"] = json!(r#"{"sora-2": "sora-2-2025-10-06"}"#);
+    let (_root, payer, key) = fixture(&server, &[ch], QUOTA, QUOTA).await;
+    mock.json(
+        "/v1/videos",
+        200,
+        json!({"id": "video_form", "object": "video", "status": "queued", "seconds": "4"}),
+    );
+    // A boundary with capitals (browsers send such): it is read as sent.
+    let boundary = "----WebKitFormBoundaryAbCdEf012345";
+    let mut form = Vec::new();
+    for (name, value) in [("model", "sora-2"), ("prompt", "a cat"), ("seconds", "4")] {
+        form.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+            )
+            .as_bytes(),
+        );
+    }
+    form.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"input_reference\"; \
+             filename=\"cat.png\"\r\nContent-Type: image/png\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    form.extend_from_slice(b"\x89PNG-bytes");
+    form.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let (status, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/videos"))
+                .bearer_auth(&key)
+                .header(
+                    "content-type",
+                    format!("multipart/form-data; boundary={boundary}"),
+                )
+                .body(form),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let sent = mock.calls_to("/v1/videos");
+    assert_eq!(sent.len(), 1);
+    let content_type = sent[0]
+        .headers
+        .get("content-type")
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        content_type.starts_with("multipart/form-data"),
+        "{content_type}"
+    );
+    let text = String::from_utf8_lossy(&sent[0].body).into_owned();
+    assert!(
+        text.contains("sora-2-2025-10-06"),
+        "the mapped model name: {text}"
+    );
+    assert!(
+        !text.contains("\r\n\r\nsora-2\r\n"),
+        "not the asked name: {text}"
+    );
+    assert!(text.contains("filename=\"cat.png\""), "{text}");
+    assert!(
+        text.contains("PNG-bytes") && text.contains("a cat"),
+        "{text}"
+    );
+    let (_, used, _, _) = balances(&server, payer.id).await;
+    assert_eq!(used, QPU * 3 / 10 * 4);
+    assert_books(&server, payer.id).await;
+}
+
+#[tokio::test]
+async fn continuations_go_to_the_origin_tasks_channel_and_are_the_owners_only() {
+    let server = server().await;
+    let first = MockTasks::start().await;
+    let preferred = MockTasks::start().await;
+    let (root, payer, key) = fixture(
+        &server,
+        &[
+            channel(&first, 36, "suno_music"),
+            channel(&first, 2, "mj_imagine,mj_video"),
+        ],
+        QUOTA,
+        QUOTA,
+    )
+    .await;
+    first.json(
+        "/suno/submit/music",
+        200,
+        json!({"code": "success", "message": "", "data": "song-1"}),
+    );
+    first.json(
+        "/mj/submit/imagine",
+        200,
+        json!({"code": 1, "description": "ok", "result": "img-1"}),
+    );
+    let suno = |key: &str, body: Value| {
+        server
+            .client
+            .post(server.url("/suno/submit/music"))
+            .bearer_auth(key.to_owned())
+            .json(&body)
+    };
+    let (status, body) = server.send(suno(&key, json!({"prompt": "a song"}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = mj_post(&server, &key, "/mj/submit/imagine", json!({"prompt": "x"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Channels of higher priority now take new submits.
+    for (ty, models) in [(36, "suno_music"), (2, "mj_imagine,mj_video")] {
+        let mut ch = channel(&preferred, ty, models);
+        ch["name"] = json!(format!("preferred{ty}"));
+        ch["priority"] = json!(10);
+        let (status, body) = root.post("/api/channel/", ch).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    server
+        .set_option(&root, "MjActionCheckSuccessEnabled", json!("false"))
+        .await;
+    for mock in [&first, &preferred] {
+        mock.json(
+            "/suno/submit/music",
+            200,
+            json!({"code": "success", "message": "", "data": "song-2"}),
+        );
+        mock.json(
+            "/mj/submit/video",
+            200,
+            json!({"code": 1, "description": "ok", "result": "vid-1"}),
+        );
+    }
+    let extend = json!({"prompt": "more", "continue_clip_id": "clip-9", "continue_at": 30,
+                        "task_id": "song-1"});
+    // Another user's key: the origin is not theirs.
+    let other = other_key(&server, &root).await;
+    let (status, err) = server.send(suno(&other, extend.clone())).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{err}");
+    assert_eq!(err["code"], "task_not_found", "{err}");
+    let video = json!({"customId": "MJ::JOB::video::1::img-1", "prompt": "move"});
+    let (status, err) = mj_post(&server, &other, "/mj/submit/video", video.clone()).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{err}");
+    assert_eq!(err["code"], 3, "{err}");
+    // A continuation without its task, a video without any: refused before forwarding.
+    let (status, err) = server
+        .send(suno(
+            &key,
+            json!({"prompt": "more", "continue_clip_id": "clip-9"}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    let (status, err) = mj_post(&server, &key, "/mj/submit/video", json!({"prompt": "move"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    assert_eq!(err["code"], 4, "{err}");
+    // The owner's continuation and video go to the origin's channel, not the preferred one.
+    let (status, body) = server.send(suno(&key, extend)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = mj_post(&server, &key, "/mj/submit/video", video).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(first.calls_to("/suno/submit/music").len(), 2);
+    assert_eq!(first.calls_to("/mj/submit/video").len(), 1);
+    assert!(preferred.calls_to("/suno/submit/music").is_empty());
+    assert!(preferred.calls_to("/mj/submit/video").is_empty());
+    // A plain submit goes to the preferred channel.
+    let (status, body) = server.send(suno(&key, json!({"prompt": "new"}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(preferred.calls_to("/suno/submit/music").len(), 1);
+    assert_books(&server, payer.id).await;
+}

@@ -33,11 +33,17 @@ pub enum Serve {
     Rerank,
     /// OpenAI moderations.
     Moderation,
+    /// Midjourney-proxy task submits (`/mj/submit/…`).
+    Midjourney,
+    /// Suno task submits (`/suno/submit/…`).
+    Suno,
+    /// OpenAI's video API (`/v1/videos`).
+    Video,
 }
 
 impl Serve {
     /// Every route kind.
-    pub const ALL: [Serve; 10] = [
+    pub const ALL: [Serve; 13] = [
         Serve::Chat,
         Serve::ChatStream,
         Serve::Completions,
@@ -48,6 +54,9 @@ impl Serve {
         Serve::Audio,
         Serve::Rerank,
         Serve::Moderation,
+        Serve::Midjourney,
+        Serve::Suno,
+        Serve::Video,
     ];
 
     /// The route kind's bit.
@@ -83,6 +92,12 @@ impl Serve {
             Serve::Audio => caps.has(Caps::AUDIO) && openai,
             Serve::Rerank => caps.has(Caps::RERANK) && (openai || cohere),
             Serve::Moderation => caps.has(Caps::MODERATION) && openai,
+            // The task relays (`crate::task_relay`): Midjourney Proxy (2) and Midjourney Proxy
+            // Plus (5), Suno (36); videos on OpenAI's own channels (1: Azure's documentation
+            // does not show `/v1/videos`).
+            Serve::Midjourney => matches!(row.id, 2 | 5),
+            Serve::Suno => row.id == 36,
+            Serve::Video => row.id == 1,
         }
     }
 }

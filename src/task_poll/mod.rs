@@ -3,7 +3,9 @@
 //! ([`tollgate_storage::tasks::claim`]), asks each channel about its tasks ([`fetch`]) and
 //! stores what it learns; a task that failed upstream, outlived `TaskTimeoutMinutes`, missed
 //! the Midjourney hour or lost its channel ends as FAILURE and is refunded once ([`rules`]),
-//! through the quota book so the in-memory balances follow.
+//! through the quota book so the in-memory balances follow; a video that finished at another
+//! length than it was charged for has the difference charged or refunded once, with its
+//! completion ([`rules::rebill`]).
 //!
 //! A channel whose status call fails is left alone for twice as long each time, up to
 //! [`BACKOFF_MAX`], and its tasks' leases are returned. Tasks live in the database, so a
@@ -224,7 +226,10 @@ async fn poll_channel(
             Some(update) if update.status.as_deref() == Some(FAILURE) => {
                 failed_upstream(deps, &task, update, now).await;
             }
-            Some(update) => plain.push((task.id, update)),
+            Some(update) => match rules::rebill(&task, &update) {
+                Some(rebill) => rebilled(deps, &task, update, rebill, now).await,
+                None => plain.push((task.id, update)),
+            },
             None => unmentioned.push(task),
         }
     }
@@ -271,6 +276,32 @@ async fn failed_upstream(deps: &PollerDeps, task: &Task, update: TaskUpdate, now
         .await;
     if let Err(e) = done {
         tracing::warn!(task = id, error = %e, "a failed task could not be refunded; retried next round");
+    }
+}
+
+/// Stores a video's completion and corrects its charge to the finished duration, in one
+/// transaction with the difference's consume row.
+async fn rebilled(
+    deps: &PollerDeps,
+    task: &Task,
+    update: TaskUpdate,
+    rebill: rules::Rebill,
+    now: i64,
+) {
+    let id = task.id;
+    let note = format!("billed for {} seconds as finished", rebill.seconds);
+    let done = deps
+        .quota
+        .refund_with(task.user_id, move |wtx| {
+            if tasks::update(wtx, id, NODE, update, now)?.is_none() {
+                return Ok::<_, StorageError>(((), None));
+            }
+            let fixed = tasks::recharge(wtx, id, rebill.quota, rebill.properties, &note, now)?;
+            Ok(((), fixed))
+        })
+        .await;
+    if let Err(e) = done {
+        tracing::warn!(task = id, error = %e, "a finished video could not be rebilled; retried next round");
     }
 }
 

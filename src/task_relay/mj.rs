@@ -7,24 +7,25 @@
 //! - MjNotifyEnabled off: `notifyHook` is removed (upstream callbacks are not relayed);
 //! - MjAccountFilterEnabled off: `accountFilter` is removed;
 //! - MjModeClearEnabled on: `--fast`, `--relax` and `--turbo` are removed from the prompt;
-//! - an action on an earlier task (change, simple-change, action, modal, a video of a task)
-//!   names a task that must be the caller's (else 404) and, with MjActionCheckSuccessEnabled,
-//!   one that succeeded (else 400); it goes to that task's channel.
+//! - an action on an earlier task (change, simple-change, action, modal, a video — whose task
+//!   is its `taskId`, else the last part of its `customId`, else it is refused) names a task
+//!   that must be the caller's (else 404) and, with MjActionCheckSuccessEnabled, one that
+//!   succeeded (else 400); it goes to that task's channel and no other.
 //!
 //! Codes 21 and 22 count as accepted and are answered as 1 (the incumbent's behaviour); the
 //! stored code keeps the upstream's. The speed-mode prefix is kept on the upstream path.
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{StatusCode, Uri, header};
+use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tollgate_actors::options::OptionsSnapshot;
-use tollgate_storage::tasks::{SUBMITTED, SUCCESS, TaskKind};
+use tollgate_storage::tasks::{SUBMITTED, SUCCESS, Task, TaskKind};
 
 use super::error::TaskError;
 use super::fetch;
-use super::submit::{self, Accepted, Answer, Submit, Upstream, Verdict};
+use super::submit::{self, Accepted, Answer, Submit, Upstream, Verdict, passthrough};
 use crate::relay::pipeline::auth::Caller;
 use crate::state::AppState;
 
@@ -85,9 +86,23 @@ pub fn asked(endpoint: &str, body: &Value) -> Result<Asked, TaskError> {
         "submit/upload-discord-images" => simple("UPLOAD"),
         "submit/edits" => simple("EDITS"),
         "insight-face/swap" => simple("SWAP_FACE"),
+        // A video animates an earlier task's image: named by `taskId`, or by the last part of
+        // its button's `customId` (as the incumbent reads an action's task).
         "submit/video" => Asked {
             action: "VIDEO".into(),
-            origin: text(body, "taskId"),
+            origin: Some(
+                text(body, "taskId")
+                    .or_else(|| {
+                        text(body, "customId").and_then(|c| {
+                            c.rsplit("::")
+                                .next()
+                                .map(str::trim)
+                                .filter(|t| !t.is_empty())
+                                .map(str::to_owned)
+                        })
+                    })
+                    .ok_or_else(|| TaskError::bad_request("taskId is required"))?,
+            ),
         },
         "submit/change" => {
             let action = text(body, "action")
@@ -179,7 +194,12 @@ pub fn shape(body: &mut Value, options: &OptionsSnapshot) {
     }
 }
 
-/// Reads a Midjourney-proxy submit answer.
+/// Reads a Midjourney-proxy submit answer to `submit`.
+pub fn judge_submit(answer: &Answer, submit: &Submit) -> Verdict {
+    judge(answer, &submit.action)
+}
+
+/// Reads a Midjourney-proxy submit answer to an `action`.
 pub fn judge(answer: &Answer, action: &str) -> Verdict {
     let Ok(value) = serde_json::from_slice::<Value>(&answer.body) else {
         return Verdict::Refused;
@@ -250,10 +270,9 @@ pub async fn submit(
     shape(&mut parsed, &options);
     drop(options);
     let prompt = text(&parsed, "prompt").unwrap_or_default();
-    let action = asked.action.clone();
-    let done = submit::run(
+    submit::run(
         &state,
-        &caller,
+        caller,
         Submit {
             kind: TaskKind::Midjourney,
             platform: "midjourney",
@@ -268,29 +287,21 @@ pub async fn submit(
             },
             channel,
         },
-        |answer| judge(answer, &action),
+        judge_submit,
+        respond,
     )
-    .await?;
-    if !done.accepted {
-        return Ok(passthrough(done.answer));
-    }
-    let mut value: Value = serde_json::from_slice(&done.answer.body).unwrap_or_default();
+    .await
+}
+
+/// The answer to an accepted submit: the upstream's, codes 21 and 22 answered as 1.
+fn respond(answer: Answer, _task: &Task) -> Response {
+    let mut value: Value = serde_json::from_slice(&answer.body).unwrap_or_default();
     if let Some(code) = value.get_mut("code")
         && matches!(code.as_i64(), Some(21 | 22))
     {
         *code = Value::from(1);
     }
-    Ok((StatusCode::OK, axum::Json(value)).into_response())
-}
-
-/// An upstream's answer as it came.
-pub fn passthrough(answer: Answer) -> Response {
-    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_GATEWAY);
-    let mut response = (status, answer.body).into_response();
-    if let Some(ct) = answer.content_type {
-        response.headers_mut().insert(header::CONTENT_TYPE, ct);
-    }
-    response
+    (StatusCode::OK, axum::Json(value)).into_response()
 }
 
 /// `GET /mj/task/{id}/image-seed`: asks the task's channel (the seed is not stored).
@@ -354,6 +365,19 @@ mod tests {
             "UPSCALE"
         );
         assert!(asked("submit/change", &json!({"action":"ZOOM","taskId":"1"})).is_err());
+        let video = |body| asked("submit/video", &body).map(|a| a.origin);
+        assert_eq!(
+            video(json!({"taskId":"5"})).ok().flatten().as_deref(),
+            Some("5")
+        );
+        assert_eq!(
+            video(json!({"customId":"MJ::JOB::video::1::77"}))
+                .ok()
+                .flatten()
+                .as_deref(),
+            Some("77")
+        );
+        assert!(video(json!({"prompt":"a cat"})).is_err(), "no origin");
         assert_eq!(model_of("HIGH_VARIATION"), "mj_high_variation");
         assert_eq!(model_of("SWAP_FACE"), "swap_face");
     }

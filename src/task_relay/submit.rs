@@ -1,27 +1,29 @@
-//! A task submit, the same for every family: admission (the key may use the priced model, the
-//! prompt has no sensitive words, the model has a price, the user's ledger reserves it),
-//! the forward to a channel of the family (another channel on a connection failure, a 5xx or
-//! a 429, up to RetryTimes), and the settlement when the upstream accepts.
+//! A task submit, the same for every family, relayed as one more plan on the relay's spine
+//! ([`crate::relay::pipeline::spine::run`]): admission (the key may use the priced model, the
+//! prompt has no sensitive words, the model has a price, the rate limits, the user's ledger
+//! reserves it), the forward with failover to a channel whose type takes the family's tasks
+//! (the channel pool hears every outcome, the attempt timeline goes into the consume row),
+//! and the settlement when the upstream accepts ([`TaskPlan`]'s answer).
 //!
 //! Money: the price is reserved at admission; when the upstream accepts, the charge and its
 //! task row are settled together ([`tollgate_actors::quota::Hold::settle_task`]): journalled in
 //! one record, then written by the log writer in one transaction — a crash after the
 //! acceptance replays both, never one. A refusal (or any failure before the acceptance) drops
 //! the reservation, which releases it. The reservation is journalled with a crash charge of
-//! nothing: a process that dies while the upstream is still deciding leaves no charge without
-//! its task (the client never learnt a task id either). After settling, the handler waits for
-//! the commit ([`tollgate_actors::quota::QuotaBook::flush`]) so the task can be fetched as soon
-//! as its id is answered, and wakes the poller.
+//! nothing ([`crate::relay::pipeline::spine::Plan::crash_charge`]): a process that dies while
+//! the upstream is still deciding leaves no charge without its task (the client never learnt a
+//! task id either). After settling, the plan waits for the commit
+//! ([`tollgate_actors::quota::QuotaBook::flush`]) so the task can be fetched as soon as its id
+//! is answered, and wakes the poller.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use tollgate_actors::channel_pool::routing_table::{RoutedChannel, select_for};
-use tollgate_actors::journal::HoldStart;
-use tollgate_actors::quota::{Hold, QuotaError, Refusal, Reservation};
+use tollgate_actors::channel_pool::routing_table::RoutedChannel;
+use tollgate_actors::quota::Hold;
 use tollgate_storage::logs::{LOG_CONSUME, LogEntry};
 use tollgate_storage::tasks::{Task, TaskKind};
 use tollgate_storage::{ChannelId, channels};
@@ -29,10 +31,19 @@ use tollgate_storage::{ChannelId, channels};
 use super::error::TaskError;
 use super::price::TaskPrice;
 use crate::channel_types;
+use crate::channel_types::serve::{Need, Serve};
 use crate::clock::now_unix;
 use crate::error::RelayError;
+use crate::relay::adaptor::Credential;
+use crate::relay::measure::prompt::Prompt;
+use crate::relay::pipeline::admission::{Ask, Price};
+use crate::relay::pipeline::attempt::Build;
 use crate::relay::pipeline::auth::Caller;
+use crate::relay::pipeline::detach::Presence;
 use crate::relay::pipeline::redact;
+use crate::relay::pipeline::settle::SettleCtx;
+use crate::relay::pipeline::spine::{self, Plan};
+use crate::relay::wire::Wire;
 use crate::state::AppState;
 
 /// The largest submit answer read, in bytes.
@@ -48,13 +59,58 @@ pub enum Upstream {
         /// Whether the body names the model (videos) and the channel's mapping applies.
         map_model: bool,
     },
-    /// Bytes as the client sent them, with their content type (a video's multipart form).
-    Raw {
-        /// The body.
-        bytes: Bytes,
-        /// Its `Content-Type`.
-        content_type: HeaderValue,
-    },
+    /// A multipart form (a video with its `input_reference`), sent again part by part with its
+    /// `model` field the channel's mapped name.
+    Form(Vec<FormPart>),
+}
+
+/// One part of a multipart form as the client sent it.
+#[derive(Debug, Clone)]
+pub struct FormPart {
+    /// The field name.
+    pub name: String,
+    /// The file name, for a file.
+    pub file_name: Option<String>,
+    /// Its `Content-Type`, when given.
+    pub content_type: Option<String>,
+    /// The content.
+    pub bytes: Bytes,
+}
+
+/// `parts` as a form whose `model` field (a text field, added if missing and the name
+/// changes) says `model` instead of `asked`.
+fn form_of(
+    parts: &[FormPart],
+    asked: &str,
+    model: &str,
+) -> Result<reqwest::multipart::Form, RelayError> {
+    let mut form = reqwest::multipart::Form::new();
+    let mut named = false;
+    for part in parts {
+        if part.name == "model" && part.file_name.is_none() {
+            form = form.text("model", model.to_owned());
+            named = true;
+            continue;
+        }
+        let length = u64::try_from(part.bytes.len()).unwrap_or(u64::MAX);
+        let mut piece = reqwest::multipart::Part::stream_with_length(
+            reqwest::Body::from(part.bytes.clone()),
+            length,
+        );
+        if let Some(name) = &part.file_name {
+            piece = piece.file_name(name.clone());
+        }
+        if let Some(ct) = &part.content_type {
+            piece = piece.mime_str(ct).map_err(|e| {
+                RelayError::BadRequest(format!("the part {}'s content type: {e}", part.name))
+            })?;
+        }
+        form = form.part(part.name.clone(), piece);
+    }
+    if !named && model != asked {
+        form = form.text("model", model.to_owned());
+    }
+    Ok(form)
 }
 
 /// A submit to forward.
@@ -117,122 +173,221 @@ pub struct Accepted {
     pub data: String,
 }
 
-/// A settled submit: the stored task and the upstream's answer.
-#[derive(Debug)]
-pub struct Done {
-    /// The task as settled.
-    pub task: Task,
-    /// The upstream's answer.
-    pub answer: Answer,
-    /// Whether the upstream accepted (false: its refusal, nothing charged).
-    pub accepted: bool,
-}
+/// A family's reading of the upstream's 2xx answer to `submit`.
+pub type Judge = fn(&Answer, &Submit) -> Verdict;
 
-/// Admits, forwards and settles `submit`; `judge` reads the upstream's 2xx answer.
+/// A family's answer to the client for an accepted submit (the upstream's answer, the task
+/// as settled).
+pub type Respond = fn(Answer, &Task) -> Response;
+
+/// Relays `submit` for `caller` ([`TaskPlan`] on the relay's spine): `judge` reads the
+/// upstream's 2xx answer, `respond` answers an accepted one. A refusal in a 2xx answer goes
+/// back as it came; any other failure is the relay's error (the family's shape is given by
+/// [`super::error::reshape`]).
 pub async fn run(
     state: &AppState,
-    caller: &Caller,
+    mut caller: Caller,
     submit: Submit,
-    judge: impl Fn(&Answer) -> Verdict,
-) -> Result<Done, TaskError> {
-    let options = state.options.current();
+    judge: Judge,
+    respond: Respond,
+) -> Result<Response, TaskError> {
     if submit.model.is_empty() {
         return Err(TaskError::bad_request("the task's model could not be told"));
     }
-    if !caller.token.allows_model(&submit.model) {
-        return Err(RelayError::Forbidden(format!(
-            "this API key cannot use model {}",
-            submit.model
-        ))
-        .into());
+    let price = {
+        let options = state.options.current();
+        TaskPrice::of(
+            &options,
+            &submit.model,
+            &caller.group,
+            caller.user.accept_unset_price,
+        )?
+    };
+    // The reservation and the settlement agree: a price admission would not hold is refused.
+    price.quota(submit.calls)?;
+    // An action on an earlier task goes to that task's channel (and to no other).
+    if let Some(channel) = submit.channel {
+        caller.pinned = Some(channel);
     }
-    if options.flag("StopOnSensitiveEnabled") {
-        let hits = options
-            .sensitive_words()
-            .find(std::iter::once(submit.prompt.as_str()));
-        if !hits.is_empty() {
-            return Err(RelayError::SensitiveWords(hits.join(", ")).into());
-        }
-    }
-    let price = TaskPrice::of(
-        &options,
-        &submit.model,
-        &caller.group,
-        caller.user.accept_unset_price,
-    )?;
-    let reserved = price.quota(submit.calls)?;
-    if reserved > 0 && !state.quota.storage_ok() {
-        return Err(RelayError::StorageUnavailable.into());
-    }
-    let token = (!caller.playground).then_some(caller.token.id);
-    let rate = options.rate_limits().for_group(&caller.group);
-    let mut hold = state
-        .quota
-        .reserve_limited(caller.user.id, token, Reservation::whole(reserved), rate)
+    let plan = TaskPlan {
+        submit,
+        price,
+        judge,
+        respond,
+        started: Instant::now(),
+    };
+    Ok(spine::run(state, caller, plan)
         .await
-        .map_err(quota_error)?;
-    hold.journal(&HoldStart {
-        user: caller.user.id,
-        token,
-        prompt_tokens: 0,
-        prompt_cost: 0,
-        row: None,
-    });
-    let log_enabled = options.flag("LogConsumeEnabled");
-    let retries = usize::try_from(options.int("RetryTimes")).unwrap_or(0);
-    drop(options);
-    let (channel, answer) = forward(state, caller, &submit, retries).await?;
-    let verdict = if (200..300).contains(&answer.status) {
-        judge(&answer)
-    } else {
-        Verdict::Refused
-    };
-    let Verdict::Accepted(accepted) = verdict else {
-        drop(hold);
-        let task = Task::default();
-        return Ok(Done {
-            task,
-            answer,
-            accepted: false,
-        });
-    };
-    let task = settle(
-        state,
-        caller,
-        &submit,
-        &price,
-        channel,
-        accepted,
-        hold,
-        log_enabled,
-    )?;
-    if let Err(e) = state.quota.flush().await {
-        tracing::warn!(error = %e, "a task's settlement is journalled but not yet committed");
-    }
-    state.task_poller.poll_now();
-    Ok(Done {
-        task,
-        answer,
-        accepted: true,
-    })
+        .unwrap_or_else(IntoResponse::into_response))
 }
 
-/// Charges `hold` for the accepted submit and writes its task in the settlement.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one call site, the submit's whole state"
-)]
+/// A task submit as a plan of the relay's spine.
+pub struct TaskPlan {
+    submit: Submit,
+    price: TaskPrice,
+    judge: Judge,
+    respond: Respond,
+    started: Instant,
+}
+
+impl Plan for TaskPlan {
+    fn model(&self) -> &str {
+        &self.submit.model
+    }
+
+    fn ask(&self) -> Ask<'_> {
+        // A task has no tokens: its price is per call (per second for a video).
+        Ask {
+            calls: self.submit.calls,
+            ..Ask::input_only(&self.submit.model, 0)
+        }
+    }
+
+    fn texts(&self) -> Vec<&str> {
+        vec![self.submit.prompt.as_str()]
+    }
+
+    fn need(&self) -> Need {
+        match self.submit.kind {
+            TaskKind::Midjourney => Need::new(Serve::Midjourney, "/mj/submit"),
+            TaskKind::Suno => Need::new(Serve::Suno, "/suno/submit"),
+            TaskKind::Video => Need::new(Serve::Video, "/v1/videos"),
+        }
+    }
+
+    /// Task channels speak their family's API (the need picks only channels of the family);
+    /// their error answers are read as OpenAI's are.
+    fn wire(_channel_type: i32, _upstream_model: &str) -> Option<Wire> {
+        Some(Wire::OpenAi)
+    }
+
+    fn crash_charge(&self) -> bool {
+        false
+    }
+
+    fn started(&self) -> Instant {
+        self.started
+    }
+
+    fn build(
+        &self,
+        state: &AppState,
+        _price: &Price,
+        channel: &RoutedChannel,
+        _wire: Wire,
+        upstream_model: &str,
+        key: &Credential<'_>,
+    ) -> Result<Build, RelayError> {
+        let key = match key {
+            Credential::Key(line) => *line,
+            _ => "",
+        };
+        let call = match call(
+            state,
+            channel,
+            self.submit.kind,
+            reqwest::Method::POST,
+            &self.submit.path,
+            key,
+        ) {
+            Ok(call) => call,
+            Err(e) => return Ok(Build::Skip(e)),
+        };
+        let call = match &self.submit.body {
+            Upstream::Json { body, map_model } => {
+                let mut body = body.clone();
+                if *map_model && let Some(obj) = body.as_object_mut() {
+                    obj.insert("model".into(), Value::String(upstream_model.to_owned()));
+                }
+                let bytes = serde_json::to_vec(&body)
+                    .map_err(|e| RelayError::Internal(format!("a task body: {e}")))?;
+                call.header(header::CONTENT_TYPE, "application/json")
+                    .body(bytes)
+            }
+            Upstream::Form(parts) => {
+                call.multipart(form_of(parts, &self.submit.model, upstream_model)?)
+            }
+        };
+        Ok(Build::Send(Box::new(call)))
+    }
+
+    fn prompt(&mut self) -> Prompt {
+        Prompt::known(0)
+    }
+
+    async fn answer(
+        self,
+        state: &AppState,
+        won: spine::Answer,
+        _presence: &Presence,
+    ) -> Result<Response, RelayError> {
+        let spine::Answer {
+            resp,
+            routed,
+            meter,
+            price,
+            ..
+        } = won;
+        // Settled here with the task, never by usage: the meter gives the reservation up.
+        let Some((ctx, hold)) = meter.into_hold() else {
+            return Err(RelayError::Internal(
+                "a task's reservation was settled".into(),
+            ));
+        };
+        let answer = read_answer_of(resp, &routed).await.map_err(relay_error)?;
+        let verdict = (self.judge)(&answer, &self.submit);
+        let Verdict::Accepted(accepted) = verdict else {
+            // Refused: the reservation is released.
+            drop(hold);
+            return Ok(passthrough(answer));
+        };
+        let task = settle(
+            &self.submit,
+            &self.price,
+            &ctx,
+            accepted,
+            hold,
+            price.log_enabled,
+        );
+        if let Err(e) = state.quota.flush().await {
+            tracing::warn!(error = %e, "a task's settlement is journalled but not yet committed");
+        }
+        state.task_poller.poll_now();
+        Ok((self.respond)(answer, &task))
+    }
+}
+
+/// An upstream's answer as it came.
+pub fn passthrough(answer: Answer) -> Response {
+    let status = axum::http::StatusCode::from_u16(answer.status)
+        .unwrap_or(axum::http::StatusCode::BAD_GATEWAY);
+    let mut response = (status, answer.body).into_response();
+    if let Some(ct) = answer.content_type {
+        response.headers_mut().insert(header::CONTENT_TYPE, ct);
+    }
+    response
+}
+
+/// A task route's error as the relay's (its status and message kept).
+fn relay_error(e: TaskError) -> RelayError {
+    RelayError::Upstream {
+        status: e.status.as_u16(),
+        message: e.message,
+    }
+}
+
+/// Charges `hold` for the accepted submit and writes its task in the settlement; the consume
+/// row carries the attempt timeline as every relayed request's does.
 fn settle(
-    state: &AppState,
-    caller: &Caller,
     submit: &Submit,
     price: &TaskPrice,
-    channel: ChannelId,
+    ctx: &SettleCtx,
     accepted: Accepted,
     hold: Hold,
     log_enabled: bool,
-) -> Result<Task, TaskError> {
-    let _ = state;
+) -> Task {
+    let caller = &ctx.caller;
+    let channel = ctx.channel;
     let calls = accepted.calls.unwrap_or(submit.calls);
     let cost = price.quota(calls).unwrap_or_else(|_| hold.amount());
     let now = now_unix();
@@ -252,7 +407,12 @@ fn settle(
         status: accepted.status.clone(),
         progress: "0%".to_owned(),
         prompt: submit.prompt.clone(),
-        properties: accepted.properties.clone(),
+        // A video keeps the seconds it was charged for: the poller corrects the charge to the
+        // finished duration (`crate::task_poll::rules::rebill`).
+        properties: match submit.kind {
+            TaskKind::Video => serde_json::json!({ "seconds": calls }).to_string(),
+            _ => accepted.properties.clone(),
+        },
         data: accepted.data.clone(),
         created_at: now,
         submit_time: now,
@@ -260,12 +420,14 @@ fn settle(
         ..Task::default()
     };
     let other = serde_json::json!({
+        "admin_info": {"attempts": ctx.attempts, "use_channel": ctx.tried},
         "model_price": price.model_price.unwrap_or(-1.0),
         "model_ratio": price.model_ratio.unwrap_or(0.0),
         "group_ratio": price.group_ratio,
         "calls": calls,
         "task_id": accepted.upstream_id,
         "task_kind": submit.kind.list().prefix(),
+        "upstream_model_name": ctx.upstream_model,
         "usage_source": "upstream",
         "price_unset": price.unset,
     })
@@ -280,6 +442,7 @@ fn settle(
         model_name: submit.model.clone(),
         channel_id: channel.0,
         group: caller.group.clone(),
+        use_time: i64::try_from(ctx.started.elapsed().as_secs()).unwrap_or(i64::MAX),
         content: format!(
             "task {} submitted ({})",
             accepted.upstream_id, submit.action
@@ -288,90 +451,11 @@ fn settle(
         ..LogEntry::default()
     };
     let billed = hold.settle_task(cost, |_| log_enabled.then_some(row), task.clone(), now);
-    Ok(Task {
+    ctx.cell
+        .settled(billed.charged, ctx.started.elapsed(), None);
+    Task {
         quota: billed.charged,
         ..task
-    })
-}
-
-/// Sends `submit` to a channel of its family, trying another on a failure that is the
-/// channel's; returns the channel and its answer.
-async fn forward(
-    state: &AppState,
-    caller: &Caller,
-    submit: &Submit,
-    retries: usize,
-) -> Result<(ChannelId, Answer), TaskError> {
-    let table = state.channel_pool.table().load_full();
-    let mut tried: Vec<ChannelId> = Vec::new();
-    let mut attempts = 0usize;
-    let mut last: Option<TaskError> = None;
-    // Picks may land on channels of another family: they are skipped, without counting.
-    for _ in 0..64 {
-        if attempts > retries {
-            break;
-        }
-        let channel: Option<Arc<RoutedChannel>> = match (submit.channel, caller.pinned) {
-            (Some(id), _) | (None, Some(id)) => (attempts == 0)
-                .then(|| table.channel(id).cloned())
-                .flatten(),
-            (None, None) => table
-                .route(&caller.group, &submit.model)
-                .and_then(|route| select_for(route, 0, attempts, &tried, &mut rand::rng()))
-                .cloned(),
-        };
-        let Some(channel) = channel else {
-            break;
-        };
-        tried.push(channel.id());
-        if !serves(submit.kind, channel.channel.channel_type) {
-            if submit.channel.is_some() || caller.pinned.is_some() {
-                break;
-            }
-            continue;
-        }
-        attempts += 1;
-        match send(state, &channel, submit).await {
-            Ok(answer) if answer.status >= 500 || answer.status == 429 => {
-                last = Some(TaskError::new(
-                    axum::http::StatusCode::BAD_GATEWAY,
-                    "upstream_error",
-                    format!("the upstream answered HTTP {}", answer.status),
-                ));
-                if attempts > retries {
-                    return Ok((channel.id(), answer));
-                }
-            }
-            Ok(answer) => return Ok((channel.id(), answer)),
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| {
-        if tried.is_empty() {
-            RelayError::NoChannel {
-                model: submit.model.clone(),
-                group: caller.group.clone(),
-            }
-        } else {
-            // The model has channels, but none of a type that takes this kind of task: the
-            // client's mistake, as on the relay's routes (a 400 naming the route).
-            RelayError::BadRequest(format!(
-                "model {} has no channel whose type can serve {}",
-                submit.model, submit.path
-            ))
-        }
-        .into()
-    }))
-}
-
-/// Whether a channel of `channel_type` takes tasks of `kind`: Midjourney Proxy (2) and
-/// Midjourney Proxy Plus (5), Suno (36); videos on OpenAI channels only (1: Azure's
-/// documentation does not show `/v1/videos`).
-pub fn serves(kind: TaskKind, channel_type: i32) -> bool {
-    match kind {
-        TaskKind::Midjourney => matches!(channel_type, 2 | 5),
-        TaskKind::Suno => channel_type == 36,
-        TaskKind::Video => channel_type == 1,
     }
 }
 
@@ -380,26 +464,25 @@ pub fn base_of(channel: &channels::Channel) -> String {
     channel_types::effective_base_url(channel.channel_type, &channel.base_url)
 }
 
-/// A request to `channel` at `path` with its key in the family's header.
-pub fn request(
+/// A request to `channel` at `path` with `key` in the family's header.
+fn call(
     state: &AppState,
     channel: &RoutedChannel,
     kind: TaskKind,
     method: reqwest::Method,
     path: &str,
-) -> Result<reqwest::RequestBuilder, TaskError> {
+    key: &str,
+) -> Result<reqwest::RequestBuilder, RelayError> {
     let client = state
         .http
         .for_proxy(&channel.channel.proxy)
-        .map_err(|e| TaskError::bad_gateway(format!("the channel's proxy: {e}")))?;
+        .map_err(|e| RelayError::Unreachable(format!("the channel's proxy: {e}")))?;
     let base = base_of(&channel.channel);
     if base.is_empty() {
-        return Err(TaskError::bad_gateway("the channel has no base URL"));
+        return Err(RelayError::Unreachable(
+            "the channel has no base URL".into(),
+        ));
     }
-    let key = channel
-        .next_key()
-        .map(|(_, k)| k.expose().to_owned())
-        .unwrap_or_default();
     let url = match kind {
         TaskKind::Video => channel_types::openai_url(channel.channel.channel_type, &base, path),
         _ => format!("{base}{path}"),
@@ -413,38 +496,21 @@ pub fn request(
     })
 }
 
-/// Sends `submit` to `channel` and reads the answer.
-async fn send(
+/// A request to `channel` at `path` with its next key in the family's header (the fetches
+/// that ask a task's channel: image-seed, a video's content).
+pub fn request(
     state: &AppState,
     channel: &RoutedChannel,
-    submit: &Submit,
-) -> Result<Answer, TaskError> {
-    let call = request(
-        state,
-        channel,
-        submit.kind,
-        reqwest::Method::POST,
-        &submit.path,
-    )?;
-    let call = match &submit.body {
-        Upstream::Json { body, map_model } => {
-            let mut body = body.clone();
-            if *map_model && let Some(obj) = body.as_object_mut() {
-                let mapped = channel.json.mapped_model(&submit.model).to_owned();
-                obj.insert("model".into(), Value::String(mapped));
-            }
-            let bytes = serde_json::to_vec(&body).map_err(TaskError::internal)?;
-            call.header(header::CONTENT_TYPE, "application/json")
-                .body(bytes)
-        }
-        Upstream::Raw {
-            bytes,
-            content_type,
-        } => call
-            .header(header::CONTENT_TYPE, content_type.clone())
-            .body(bytes.clone()),
-    };
-    read_answer(call, channel).await
+    kind: TaskKind,
+    method: reqwest::Method,
+    path: &str,
+) -> Result<reqwest::RequestBuilder, TaskError> {
+    let key = channel
+        .next_key()
+        .map(|(_, k)| k.expose().to_owned())
+        .unwrap_or_default();
+    call(state, channel, kind, method, path, &key)
+        .map_err(|e| TaskError::bad_gateway(e.to_string()))
 }
 
 /// Sends `call` to `channel` and reads its answer ([`read_answer_of`]).
@@ -493,25 +559,4 @@ pub fn masked(body: Vec<u8>, channel: &RoutedChannel) -> Bytes {
         }
         Err(e) => Bytes::from(e.into_bytes()),
     }
-}
-
-/// A reservation's refusal as the relay words it.
-fn quota_error(e: QuotaError) -> TaskError {
-    let relay = match e {
-        QuotaError::Refused(r @ Refusal::UserQuota { .. }) => {
-            RelayError::InsufficientUserQuota(r.to_string())
-        }
-        QuotaError::Refused(r @ Refusal::TokenQuota { .. }) => {
-            RelayError::InsufficientTokenQuota(r.to_string())
-        }
-        QuotaError::Refused(r @ Refusal::RateLimited { .. }) => {
-            RelayError::RateLimited(r.to_string())
-        }
-        QuotaError::Refused(r @ Refusal::Budget { retry_after, .. }) => RelayError::BudgetReached {
-            message: r.to_string(),
-            retry_after,
-        },
-        QuotaError::Storage(e) => RelayError::Internal(format!("loading the balance: {e}")),
-    };
-    relay.into()
 }

@@ -2,7 +2,9 @@
 //! speaks (`POST /suno/submit/music` with `prompt`, `mv`, `title`, `tags`, `continue_at`,
 //! `continue_clip_id`, `gpt_description_prompt`, `make_instrumental`; `POST
 //! /suno/submit/lyrics` with `prompt`; the answer `{code: "success", message, data:
-//! "<task id>"}`). Priced as `suno_music` and `suno_lyrics`.
+//! "<task id>"}`). Priced as `suno_music` and `suno_lyrics`. A continuation
+//! (`continue_clip_id`) names its task in `task_id`, which must be the caller's; it goes to
+//! that task's channel.
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -11,13 +13,13 @@ use serde_json::Value;
 use tollgate_storage::tasks::{SUBMITTED, TaskKind};
 
 use super::error::TaskError;
-use super::mj::passthrough;
-use super::submit::{self, Accepted, Answer, Submit, Upstream, Verdict};
+use super::fetch;
+use super::submit::{self, Accepted, Answer, Submit, Upstream, Verdict, passthrough};
 use crate::relay::pipeline::auth::Caller;
 use crate::state::AppState;
 
 /// Reads a Suno submit answer.
-pub fn judge(answer: &Answer) -> Verdict {
+pub fn judge(answer: &Answer, _submit: &Submit) -> Verdict {
     let Ok(value) = serde_json::from_slice::<Value>(&answer.body) else {
         return Verdict::Refused;
     };
@@ -63,6 +65,27 @@ pub async fn submit(
             "the request body must be a JSON object",
         ));
     }
+    // A continuation extends a clip of an earlier task: that task (`task_id`, as the
+    // incumbent asks) must be the caller's, and the continuation goes to its channel.
+    let text = |key: &str| {
+        parsed
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    };
+    let channel = match text("continue_clip_id") {
+        Some(_) => {
+            let origin = text("task_id").ok_or_else(|| {
+                TaskError::bad_request("task_id is required to continue a clip (continue_clip_id)")
+            })?;
+            let task = fetch::find(&state, caller.user.id, TaskKind::Suno, origin)
+                .await?
+                .ok_or_else(|| TaskError::not_found(origin))?;
+            Some(task.channel_id)
+        }
+        None => None,
+    };
     let prompt = ["prompt", "gpt_description_prompt"]
         .iter()
         .find_map(|k| {
@@ -73,9 +96,9 @@ pub async fn submit(
         })
         .unwrap_or_default()
         .to_owned();
-    let done = submit::run(
+    submit::run(
         &state,
-        &caller,
+        caller,
         Submit {
             kind: TaskKind::Suno,
             platform: "suno",
@@ -88,10 +111,10 @@ pub async fn submit(
                 body: parsed,
                 map_model: false,
             },
-            channel: None,
+            channel,
         },
         judge,
+        |answer, _| passthrough(answer),
     )
-    .await?;
-    Ok(passthrough(done.answer))
+    .await
 }

@@ -1,6 +1,7 @@
 //! OpenAI videos (API reference, "Videos"): `POST /v1/videos` creates one (`prompt`, `model`
 //! — `sora-2` by default —, `seconds` — "4" by default —, `size`, `input_reference`; JSON or
-//! `multipart/form-data`, forwarded as it came, a JSON body with the channel's model name) and
+//! `multipart/form-data`; either is forwarded with the channel's mapped model name — a form part
+//! by part, its `model` field replaced) and
 //! answers the Video object (`id`, `status` queued / in_progress / completed / failed,
 //! `seconds`); `GET /v1/videos/{id}/content` streams the finished file from the channel.
 //! OpenAI channels only: Azure's documentation does not show this API.
@@ -11,15 +12,14 @@
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tollgate_storage::tasks::{IN_PROGRESS, QUEUED, TaskKind};
 
 use super::error::TaskError;
 use super::fetch;
-use super::mj::passthrough;
-use super::submit::{self, Accepted, Answer, Submit, Upstream, Verdict};
+use super::submit::{self, Accepted, Answer, FormPart, Submit, Upstream, Verdict, passthrough};
 use crate::relay::pipeline::auth::Caller;
 use crate::state::AppState;
 
@@ -68,24 +68,38 @@ fn asked_json(body: &Value) -> Asked {
     }
 }
 
-async fn asked_form(content_type: &str, bytes: Bytes) -> Result<Asked, TaskError> {
+/// A multipart create request: what it asks, and its parts (forwarded again with the
+/// channel's model name).
+async fn read_form(content_type: &str, bytes: Bytes) -> Result<(Asked, Vec<FormPart>), TaskError> {
     let bad = |e: multer::Error| TaskError::bad_request(format!("the form cannot be read: {e}"));
     let boundary = multer::parse_boundary(content_type).map_err(bad)?;
     let stream = futures_util::stream::once(async move { Ok::<_, std::io::Error>(bytes) });
     let mut form = multer::Multipart::new(stream, boundary);
     let mut fields = serde_json::Map::new();
+    let mut parts = Vec::new();
     while let Some(field) = form.next_field().await.map_err(bad)? {
         let name = field.name().unwrap_or_default().to_owned();
-        if matches!(name.as_str(), "model" | "seconds" | "prompt") && field.file_name().is_none() {
-            let text = field.text().await.map_err(bad)?;
-            fields.insert(name, Value::String(text));
+        let file_name = field.file_name().map(str::to_owned);
+        let content_type = field.content_type().map(ToString::to_string);
+        let bytes = field.bytes().await.map_err(bad)?;
+        if matches!(name.as_str(), "model" | "seconds" | "prompt") && file_name.is_none() {
+            fields.insert(
+                name.clone(),
+                Value::String(String::from_utf8_lossy(&bytes).into_owned()),
+            );
         }
+        parts.push(FormPart {
+            name,
+            file_name,
+            content_type,
+            bytes,
+        });
     }
-    Ok(asked_json(&Value::Object(fields)))
+    Ok((asked_json(&Value::Object(fields)), parts))
 }
 
 /// Reads a create answer (the Video object).
-pub fn judge(answer: &Answer) -> Verdict {
+pub fn judge(answer: &Answer, _submit: &Submit) -> Verdict {
     let Ok(value) = serde_json::from_slice::<Value>(&answer.body) else {
         return Verdict::Refused;
     };
@@ -119,18 +133,15 @@ pub async fn submit(
 ) -> Result<Response, TaskError> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
-        .cloned()
-        .unwrap_or(HeaderValue::from_static("application/json"));
-    let ct = content_type.to_str().unwrap_or("").to_ascii_lowercase();
-    let (asked, upstream) = if ct.starts_with("multipart/form-data") {
-        let asked = asked_form(&ct, body.clone()).await?;
-        (
-            asked,
-            Upstream::Raw {
-                bytes: body,
-                content_type,
-            },
-        )
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json");
+    let (asked, upstream) = if content_type
+        .to_ascii_lowercase()
+        .starts_with("multipart/form-data")
+    {
+        // The boundary as sent: it is case-sensitive.
+        let (asked, parts) = read_form(content_type, body).await?;
+        (asked, Upstream::Form(parts))
     } else {
         let parsed: Value = serde_json::from_slice(&body).map_err(|e| {
             TaskError::bad_request(format!("the request body is not valid JSON: {e}"))
@@ -153,9 +164,9 @@ pub async fn submit(
             "seconds must be at most {MAX_SECONDS}"
         )));
     }
-    let done = submit::run(
+    submit::run(
         &state,
-        &caller,
+        caller,
         Submit {
             kind: TaskKind::Video,
             platform: "openai",
@@ -168,9 +179,9 @@ pub async fn submit(
             channel: None,
         },
         judge,
+        |answer, _| passthrough(answer),
     )
-    .await?;
-    Ok(passthrough(done.answer))
+    .await
 }
 
 /// Whether an upstream id may go into a path (the characters upstream ids are made of).

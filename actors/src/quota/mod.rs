@@ -404,7 +404,12 @@ impl QuotaBook {
                 if let Some(token) = r.token {
                     ledger.adjust_token(token, r.amount);
                 }
-                ledger.budget_refunded(r.key, r.charged_at, r.amount);
+                if r.amount >= 0 {
+                    ledger.budget_refunded(r.key, r.charged_at, r.amount);
+                } else {
+                    // A correction that charged more (`tasks::recharge`) counts as spent.
+                    ledger.budget_spent(r.key, r.charged_at, r.amount.saturating_neg());
+                }
             }
             Ok::<_, E>(value)
         };

@@ -136,11 +136,13 @@ impl<'a> Ask<'a> {
 /// and reserves the most it can cost (the playground reserves on the user only). A generating
 /// request ([`Body::Writable`], [`Body::Fixed`]) has its output limit decided with the
 /// reservation ([`OutputLimit`]); with `global.pass_through_request_enabled` a writable body is
-/// fixed (never changed).
+/// fixed (never changed). Without `crash_charge` the reservation is journalled to charge
+/// nothing if the process dies before it settles (a task submit's).
 pub async fn admit<'t>(
     state: &AppState,
     caller: &Caller,
     ask: Ask<'_>,
+    crash_charge: bool,
     texts: impl FnOnce() -> Vec<&'t str> + Send,
 ) -> Result<Admission, RelayError> {
     let model = ask.model;
@@ -274,14 +276,18 @@ pub async fn admit<'t>(
         quota_per_unit,
     };
     let log_enabled = options.flag("LogConsumeEnabled");
-    durable::journal_hold(
-        &mut hold,
-        caller,
-        model,
-        durable_price,
-        ask.prompt_estimate,
-        log_enabled,
-    );
+    if crash_charge {
+        durable::journal_hold(
+            &mut hold,
+            caller,
+            model,
+            durable_price,
+            ask.prompt_estimate,
+            log_enabled,
+        );
+    } else {
+        durable::journal_free(&mut hold, caller);
+    }
     Ok(Admission {
         price: Price {
             pricing,

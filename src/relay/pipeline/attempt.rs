@@ -41,6 +41,9 @@ pub struct Pending {
     pub stream: bool,
     /// When the request arrived.
     pub started: Instant,
+    /// The body format of a channel type for a model, `None`: not one the route speaks to
+    /// ([`crate::relay::pipeline::spine::Plan::wire`]).
+    pub wire: fn(i32, &str) -> Option<Wire>,
 }
 
 /// A successful upstream answer, how it was reached, and what settles it.
@@ -109,7 +112,7 @@ where
         attempt += 1;
         tried.push(channel.id());
         let upstream_model = mapped_model(&channel, model);
-        let Some(wire) = adaptor::wire(channel.channel.channel_type, &upstream_model) else {
+        let Some(wire) = (pending.wire)(channel.channel.channel_type, &upstream_model) else {
             attempts.push(Attempt {
                 c: channel.id().0,
                 s: 0,

@@ -76,6 +76,18 @@ pub fn journal_hold(
     hold.journal(&start);
 }
 
+/// Journals a reservation that a crash before its settlement charges nothing (a task submit:
+/// the client never learnt of the task; an accepted one's settlement is journalled with it).
+pub fn journal_free(hold: &mut Hold, caller: &Caller) {
+    hold.journal(&HoldStart {
+        user: caller.user.id,
+        token: (!caller.playground).then_some(caller.token.id),
+        prompt_tokens: 0,
+        prompt_cost: 0,
+        row: None,
+    });
+}
+
 /// A streaming answer's progress as last journalled.
 #[derive(Debug)]
 pub struct Progress {

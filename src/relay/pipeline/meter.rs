@@ -199,6 +199,14 @@ impl Meter {
         self.hold.is_none()
     }
 
+    /// The settlement context and the reservation, for a plan that settles otherwise than by
+    /// usage (a task submit settles with its task row, or releases a refusal by dropping the
+    /// reservation); the meter then settles nothing. `None` once settled.
+    pub fn into_hold(mut self) -> Option<(SettleCtx, Hold)> {
+        let hold = self.hold.take()?;
+        Some((self.ctx.clone(), hold))
+    }
+
     /// Settles (once; later calls do nothing) and returns the record billed. An exact count
     /// it needs (the model's BPE over the answer or the prompt, when the upstream's usage is
     /// missing or falls short) runs on the blocking pool, never on this async worker; the

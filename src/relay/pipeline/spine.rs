@@ -56,6 +56,22 @@ pub trait Plan: Send + Sync + Sized + 'static {
     /// What a channel must serve for this request (capability and client route).
     fn need(&self) -> Need;
 
+    /// The body format a channel of `channel_type` takes for `upstream_model` (the model after
+    /// the channel's mapping), `None` when the plan cannot speak to it (the attempt loop skips
+    /// the channel). Default: the adaptor's ([`crate::relay::adaptor::wire`]); a task submit
+    /// speaks its family's own API.
+    fn wire(channel_type: i32, upstream_model: &str) -> Option<Wire> {
+        crate::relay::adaptor::wire(channel_type, upstream_model)
+    }
+
+    /// Whether a crash before the answer settles charges the request's prompt (the crash
+    /// journal's record of the reservation). A task submit says no: the client never learnt
+    /// of a task, so nothing is charged for it; once accepted, its settlement is journalled
+    /// with the task.
+    fn crash_charge(&self) -> bool {
+        true
+    }
+
     /// The client asked for a streamed answer.
     fn stream(&self) -> bool {
         false
@@ -123,8 +139,9 @@ pub async fn run<P: Plan>(
     // Asked once: on the adaptor paths it estimates the prompt.
     let ask = plan.ask();
     let limited = crate::rate_limit::admit(state, &caller, &ask).await?;
+    let crash_charge = plan.crash_charge();
     let Admission { price, mut hold } =
-        admission::admit(state, &caller, ask, || plan.texts()).await?;
+        admission::admit(state, &caller, ask, crash_charge, || plan.texts()).await?;
     let headers = limited.headers();
     // The rate limits' places end with the reservation (a stream's at its last byte).
     hold.keep_limits(limited);
@@ -151,6 +168,7 @@ async fn forward<P: Plan>(
         hold,
         stream: plan.stream(),
         started: plan.started(),
+        wire: P::wire,
     };
     let won = attempt::forward(
         state,

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::{ChannelId, TokenId, UserId};
 
 pub use write::{
-    Refunded, TaskUpdate, claim, insert, insert_charged, refund, release_leases, update,
+    Refunded, TaskUpdate, claim, insert, insert_charged, recharge, refund, release_leases, update,
 };
 
 /// Task status: the upstream has not started it.

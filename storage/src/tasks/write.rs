@@ -7,6 +7,8 @@
 //! - [`update`]: what the upstream reported.
 //! - [`refund`]: a failed (or admin-refunded) task's quota back to its user and limited token,
 //!   the user's used quota lowered, with its negative consume row — at most once.
+//! - [`recharge`]: a task's charge corrected to what it came out at (a video's finished
+//!   duration): the difference charged or refunded with its consume row.
 //!
 //! Every status change moves the per-status counters ([`crate::tables::TASK_COUNTS`]) and the
 //! open set ([`crate::tables::TASK_OPEN`]) with it.
@@ -285,6 +287,112 @@ pub fn refund(wtx: &WriteTransaction, id: i64, reason: &str, now: i64) -> Result
         task.created_at,
         task.quota,
     )?;
+    let log_id = log_row(
+        wtx,
+        &task,
+        task.quota.checked_neg().ok_or(StorageError::Overflow)?,
+        format!("task {} refunded: {reason}", task.upstream_id),
+        serde_json::json!({
+            "refund": true,
+            "task_id": task.upstream_id,
+            "task_kind": task.kind.list().prefix(),
+        }),
+        now,
+    )?;
+    Ok(Some(Refunded {
+        user: task.user_id,
+        token,
+        key: task.token_id,
+        charged_at: task.created_at,
+        amount: task.quota,
+        log_id,
+    }))
+}
+
+/// Corrects task `id`'s charge to `quota` (a video billed per second, for the duration it
+/// finished at), in the caller's transaction: the difference is taken from (or, when the
+/// charge falls, returned to) the user's balance and a limited token, added to (taken from)
+/// the user's, the token's and — through the consume row of the difference — the channel's
+/// used quota, and counted in (taken out of) the budget windows; `properties` is stored on the
+/// task (what it was billed for). Nothing happens to a refunded task or one already charged
+/// `quota`, so a correction is made once. Returns what the in-memory balances must follow,
+/// as [`refund`] does: `amount` is the quota returned (negative: charged).
+pub fn recharge(
+    wtx: &WriteTransaction,
+    id: i64,
+    quota: i64,
+    properties: String,
+    note: &str,
+    now: i64,
+) -> Result<Option<Refunded>> {
+    let mut tasks = wtx.open_table(TASKS)?;
+    let Some(mut task) = load(&tasks, id)? else {
+        return Ok(None);
+    };
+    if task.refunded || task.quota == quota || quota < 0 {
+        return Ok(None);
+    }
+    let delta = quota
+        .checked_sub(task.quota)
+        .ok_or(StorageError::Overflow)?;
+    task.quota = quota;
+    task.properties = properties;
+    task.updated_at = now;
+    task.bound();
+    tasks.insert(id, codec::encode(&task)?.as_slice())?;
+    drop(tasks);
+    let back = delta.checked_neg().ok_or(StorageError::Overflow)?;
+    // A refund of a negative amount is a charge of it.
+    let token = usage::refund(wtx, task.user_id, task.token_id, back, now)?;
+    let charged_at = if delta > 0 {
+        crate::budgets::add_spend(
+            wtx,
+            &[BalanceChange {
+                user_id: task.user_id,
+                token_id: task.token_id,
+                charged: delta,
+                is_request: true,
+                at: now,
+            }],
+        )?;
+        now
+    } else {
+        crate::budgets::remove_spend(wtx, task.user_id, task.token_id, task.created_at, back)?;
+        task.created_at
+    };
+    let log_id = log_row(
+        wtx,
+        &task,
+        delta,
+        format!("task {} {note}", task.upstream_id),
+        serde_json::json!({
+            "recharge": true,
+            "task_id": task.upstream_id,
+            "task_kind": task.kind.list().prefix(),
+            "quota_after": quota,
+        }),
+        now,
+    )?;
+    Ok(Some(Refunded {
+        user: task.user_id,
+        token,
+        key: task.token_id,
+        charged_at,
+        amount: back,
+        log_id,
+    }))
+}
+
+/// Writes the consume row of a change of `task`'s charge by `quota` (negative: returned),
+/// counted in its channel's used quota; returns the row's id.
+fn log_row(
+    wtx: &WriteTransaction,
+    task: &Task,
+    quota: i64,
+    content: String,
+    other: serde_json::Value,
+    now: i64,
+) -> Result<i64> {
     let log = LogEntry {
         created_at: now,
         log_type: LOG_CONSUME,
@@ -295,26 +403,13 @@ pub fn refund(wtx: &WriteTransaction, id: i64, reason: &str, now: i64) -> Result
         model_name: task.model_name.clone(),
         channel_id: task.channel_id.0,
         group: task.group.clone(),
-        quota: task.quota.checked_neg().ok_or(StorageError::Overflow)?,
-        content: format!("task {} refunded: {reason}", task.upstream_id),
-        other: serde_json::json!({
-            "refund": true,
-            "task_id": task.upstream_id,
-            "task_kind": task.kind.list().prefix(),
-        })
-        .to_string(),
+        quota,
+        content,
+        other: other.to_string(),
         ..LogEntry::default()
     };
     channel_usage::add_rows(wtx, [&log])?;
-    let log_id = logs::insert(wtx, log)?;
-    Ok(Some(Refunded {
-        user: task.user_id,
-        token,
-        key: task.token_id,
-        charged_at: task.created_at,
-        amount: task.quota,
-        log_id,
-    }))
+    logs::insert(wtx, log)
 }
 
 /// One task by id, inside a write transaction.
