@@ -1090,3 +1090,88 @@ async fn continuations_go_to_the_origin_tasks_channel_and_are_the_owners_only() 
     assert_eq!(preferred.calls_to("/suno/submit/music").len(), 1);
     assert_books(&server, payer.id).await;
 }
+
+#[tokio::test]
+async fn submitted_tasks_are_polled_to_success_and_to_failure_with_a_refund() {
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    let (_root, payer, key) = fixture(
+        &server,
+        &[
+            channel(&mock, 2, "mj_imagine"),
+            channel(&mock, 36, "suno_music"),
+        ],
+        QUOTA,
+        QUOTA,
+    )
+    .await;
+    // A drawing the upstream fails, a song it finishes.
+    mock.json(
+        "/mj/submit/imagine",
+        200,
+        json!({"code": 1, "description": "ok", "result": "mj-fail"}),
+    );
+    mock.json(
+        "/mj/task/list-by-condition",
+        200,
+        json!([{"id": "mj-fail", "action": "IMAGINE", "status": "FAILURE", "progress": "0%",
+                "failReason": "banned prompt", "submitTime": 1_700_000_000_000_i64}]),
+    );
+    mock.json(
+        "/suno/submit/music",
+        200,
+        json!({"code": "success", "message": "", "data": "song-ok"}),
+    );
+    mock.json(
+        "/suno/fetch",
+        200,
+        json!({"code": "success", "message": "", "data": [{"task_id": "song-ok",
+               "action": "MUSIC", "status": "SUCCESS", "fail_reason": "",
+               "submit_time": 1_700_000_000, "finish_time": 1_700_000_100,
+               "data": [{"id": "clip-1", "title": "Song", "audio_url": "https://cdn.test/s.mp3",
+                         "image_url": "https://cdn.test/s.png"}]}]}),
+    );
+    let (status, body) = mj_post(&server, &key, "/mj/submit/imagine", json!({"prompt": "x"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/suno/submit/music"))
+                .bearer_auth(&key)
+                .json(&json!({"prompt": "a song"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    wait_until("the drawing failed and the song finished", || {
+        stored(&server, payer.id, List::Drawing)
+            .first()
+            .is_some_and(|t| t.refunded)
+            && stored(&server, payer.id, List::Tasks)
+                .first()
+                .is_some_and(|t| t.status == "SUCCESS")
+    })
+    .await;
+    let drawing = &stored(&server, payer.id, List::Drawing)[0];
+    assert_eq!(drawing.status, "FAILURE");
+    assert_eq!(drawing.fail_reason, "banned prompt");
+    let song = &stored(&server, payer.id, List::Tasks)[0];
+    assert_eq!(song.result_url, "https://cdn.test/s.mp3");
+    // The song's charge stays; the drawing's came back, with its negative consume row.
+    let (quota, used, _, logs) = balances(&server, payer.id).await;
+    assert_eq!((quota, used), (QUOTA - QPU / 10, QPU / 10));
+    let refund = logs
+        .iter()
+        .find(|l| l.content.contains("refunded"))
+        .expect("the refund's row");
+    assert_eq!(refund.quota, -(QPU / 10));
+    assert_eq!(channel_used(&server, 1), 0, "the drawing's channel");
+    assert_eq!(channel_used(&server, 2), QPU / 10, "the song's channel");
+    let (_, tokens) = payer.get("/api/token/?p=1&page_size=10").await;
+    assert_eq!(tokens["data"]["items"][0]["remain_quota"], QUOTA - QPU / 10);
+    // The fetch routes show what the poller stored.
+    let (status, fetched) = get_key(&server, &key, "/mj/task/mj-fail/fetch").await;
+    assert_eq!(status, StatusCode::OK, "{fetched}");
+    assert_eq!(fetched["status"], "FAILURE", "{fetched}");
+    assert_books(&server, payer.id).await;
+}
