@@ -2,14 +2,14 @@
 //! answer ([`Request`], [`Answer`]; strings borrowed from the value they are read from, every
 //! field lenient as [`super::typed`] says), and the hub messages and answers the converters
 //! write ([`MessageOut`], [`AnswerOut`]). Fields a converter copies verbatim (JSON schemas,
-//! sampling numbers) stay `serde_json::Value`s.
+//! sampling numbers) are [`Verbatim`]s borrowed from the request, copied once, when written.
 
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::typed::{Int, List, Obj, Shape, Str};
+use super::typed::{Int, List, Obj, Shape, Str, Verbatim};
 
 /// A hub request, as the upstream-side converters read it.
 #[derive(Debug, Default, Deserialize)]
@@ -23,13 +23,17 @@ pub struct Request<'a> {
     /// `max_tokens`.
     pub max_tokens: Int,
     /// Sampling temperature, verbatim.
-    pub temperature: Option<Value>,
+    #[serde(borrow)]
+    pub temperature: Option<Verbatim<'a>>,
     /// Nucleus sampling, verbatim.
-    pub top_p: Option<Value>,
+    #[serde(borrow)]
+    pub top_p: Option<Verbatim<'a>>,
     /// Whether tool calls may run in parallel, verbatim.
-    pub parallel_tool_calls: Option<Value>,
+    #[serde(borrow)]
+    pub parallel_tool_calls: Option<Verbatim<'a>>,
     /// The end user's id, verbatim.
-    pub user: Option<Value>,
+    #[serde(borrow)]
+    pub user: Option<Verbatim<'a>>,
     /// `reasoning_effort`.
     #[serde(borrow)]
     pub reasoning_effort: Str<'a>,
@@ -81,12 +85,14 @@ pub struct Part<'a> {
     #[serde(borrow, rename = "type")]
     pub kind: Str<'a>,
     /// A text part's text, verbatim.
-    pub text: Option<Value>,
+    #[serde(borrow)]
+    pub text: Option<Verbatim<'a>>,
     /// An image part's image: `{"url", "detail"}` (or, leniently, the URL alone).
     #[serde(borrow)]
     pub image_url: Shape<'a, ImageUrl<'a>>,
     /// A file part's file (`file_data`, `file_id`, `file_url`, `filename`), verbatim.
-    pub file: Option<Value>,
+    #[serde(borrow)]
+    pub file: Option<Verbatim<'a>>,
 }
 
 /// A hub image part's `image_url` object.
@@ -121,15 +127,17 @@ pub struct Function<'a> {
     #[serde(borrow)]
     pub name: Str<'a>,
     /// Its arguments: JSON text (a value that is not a string is written out as JSON).
-    pub arguments: Value,
+    #[serde(borrow)]
+    pub arguments: Option<Verbatim<'a>>,
 }
 
 impl Function<'_> {
     /// The arguments as JSON text.
     pub fn arguments_text(&self) -> Cow<'_, str> {
         match &self.arguments {
-            Value::String(s) => Cow::Borrowed(s),
-            other => Cow::Owned(other.to_string()),
+            Some(Verbatim::Str(s)) => Cow::Borrowed(s),
+            Some(other) => Cow::Owned(other.to_json()),
+            None => Cow::Borrowed("null"),
         }
     }
 }
@@ -151,11 +159,14 @@ pub struct FunctionDef<'a> {
     #[serde(borrow)]
     pub name: Str<'a>,
     /// What it does, verbatim.
-    pub description: Option<Value>,
+    #[serde(borrow)]
+    pub description: Option<Verbatim<'a>>,
     /// Its arguments' JSON schema, verbatim.
-    pub parameters: Option<Value>,
+    #[serde(borrow)]
+    pub parameters: Option<Verbatim<'a>>,
     /// Strict schema adherence, verbatim.
-    pub strict: Option<Value>,
+    #[serde(borrow)]
+    pub strict: Option<Verbatim<'a>>,
 }
 
 /// `tool_choice` naming one function.
@@ -184,25 +195,27 @@ pub struct ResponseFormat<'a> {
     #[serde(borrow, rename = "type")]
     pub kind: Str<'a>,
     /// The schema of `json_schema`.
-    pub json_schema: Obj<JsonSchema>,
+    #[serde(borrow)]
+    pub json_schema: Obj<JsonSchema<'a>>,
 }
 
-/// The named schema of a `json_schema` response format (its fields verbatim).
+/// The named schema of a `json_schema` response format (its fields verbatim), as read and as
+/// written (by reference: the schema is copied once, into the body written).
 #[derive(Debug, Default, Clone, Deserialize, Serialize)]
 #[serde(default)]
-pub struct JsonSchema {
+pub struct JsonSchema<'a> {
     /// The schema's name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<Value>,
+    #[serde(borrow, skip_serializing_if = "Option::is_none")]
+    pub name: Option<Verbatim<'a>>,
     /// What it is for.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<Value>,
+    #[serde(borrow, skip_serializing_if = "Option::is_none")]
+    pub description: Option<Verbatim<'a>>,
     /// The JSON schema.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub schema: Option<Value>,
+    #[serde(borrow, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<Verbatim<'a>>,
     /// Strict adherence.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub strict: Option<Value>,
+    #[serde(borrow, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<Verbatim<'a>>,
 }
 
 /// A hub answer (`chat.completion`), as the client-side converters read it.
@@ -247,7 +260,7 @@ pub trait PartText {
 
 impl PartText for Part<'_> {
     fn text(&self) -> Option<&str> {
-        self.text.as_ref().and_then(Value::as_str)
+        self.text.as_ref().and_then(Verbatim::as_str)
     }
 }
 

@@ -34,10 +34,9 @@ use self::write::{
 };
 use super::ConvertError;
 use super::hub::{
-    self, ContentOut, FileOut, ImageUrlOut, JsonSchema, MessageOut, PartOut, ToolCallOut,
-    content_text,
+    self, ContentOut, FileOut, ImageUrlOut, MessageOut, PartOut, ToolCallOut, content_text,
 };
-use super::typed::{Shape, Str, view};
+use super::typed::{Shape, Str, Verbatim, view};
 use crate::relay::measure::price::Usage;
 
 pub use answer::{answer_from_hub, answer_to_hub};
@@ -197,20 +196,20 @@ fn input_item<'a>(
 /// The hub request a Responses request converts to.
 #[derive(Serialize)]
 struct HubRequestOut<'a> {
-    model: &'a Option<Value>,
+    model: Option<&'a Verbatim<'a>>,
     messages: Vec<MessageOut<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    max_tokens: &'a Option<Value>,
+    max_tokens: Option<&'a Verbatim<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: &'a Option<Value>,
+    temperature: Option<&'a Verbatim<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    top_p: &'a Option<Value>,
+    top_p: Option<&'a Verbatim<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    parallel_tool_calls: &'a Option<Value>,
+    parallel_tool_calls: Option<&'a Verbatim<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    user: &'a Option<Value>,
+    user: Option<&'a Verbatim<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    stream: &'a Option<Value>,
+    stream: Option<&'a Verbatim<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_effort: Option<&'a str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -218,7 +217,7 @@ struct HubRequestOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<HubToolChoiceOut<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    response_format: Option<HubFormatOut>,
+    response_format: Option<HubFormatOut<'a>>,
 }
 
 #[derive(Serialize)]
@@ -232,11 +231,11 @@ struct HubToolOut<'a> {
 struct HubFunctionDefOut<'a> {
     name: &'a Str<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    description: &'a Option<Value>,
+    description: Option<&'a Verbatim<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    parameters: &'a Option<Value>,
+    parameters: Option<&'a Verbatim<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    strict: &'a Option<Value>,
+    strict: Option<&'a Verbatim<'a>>,
 }
 
 #[derive(Serialize)]
@@ -252,15 +251,28 @@ enum HubToolChoiceOut<'a> {
 
 #[derive(Serialize)]
 struct HubChoiceName<'a> {
-    name: &'a Option<Value>,
+    name: Option<&'a Verbatim<'a>>,
 }
 
 #[derive(Serialize)]
-struct HubFormatOut {
+struct HubFormatOut<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    json_schema: Option<JsonSchema>,
+    json_schema: Option<HubSchemaOut<'a>>,
+}
+
+/// A `json_schema` response format's fields, by reference.
+#[derive(Serialize)]
+struct HubSchemaOut<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a Verbatim<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a Verbatim<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema: Option<&'a Verbatim<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<&'a Verbatim<'a>>,
 }
 
 /// A Responses request as a hub request; `Err` names the field a chat upstream cannot honour.
@@ -324,9 +336,9 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
                 kind: "function",
                 function: HubFunctionDefOut {
                     name: &tool.name,
-                    description: &tool.description,
-                    parameters: &tool.parameters,
-                    strict: &tool.strict,
+                    description: tool.description.as_ref(),
+                    parameters: tool.parameters.as_ref(),
+                    strict: tool.strict.as_ref(),
                 },
             }),
             other => {
@@ -345,7 +357,9 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
         Shape::Obj(choice) if choice.kind.get() == Some("function") => {
             Some(HubToolChoiceOut::Function {
                 kind: "function",
-                function: HubChoiceName { name: &choice.name },
+                function: HubChoiceName {
+                    name: choice.name.as_ref(),
+                },
             })
         }
         _ => {
@@ -359,11 +373,11 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
     let response_format = match format.kind.get() {
         Some("json_schema") => Some(HubFormatOut {
             kind: "json_schema",
-            json_schema: Some(JsonSchema {
-                name: format.name.clone(),
-                description: format.description.clone(),
-                schema: format.schema.clone(),
-                strict: format.strict.clone(),
+            json_schema: Some(HubSchemaOut {
+                description: format.description.as_ref(),
+                name: format.name.as_ref(),
+                schema: format.schema.as_ref(),
+                strict: format.strict.as_ref(),
             }),
         }),
         Some("json_object") => Some(HubFormatOut {
@@ -373,14 +387,14 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
         _ => None,
     };
     Ok(hub::to_value(&HubRequestOut {
-        model: &request.model,
+        model: request.model.as_ref(),
         messages,
-        max_tokens: &request.max_output_tokens,
-        temperature: &request.temperature,
-        top_p: &request.top_p,
-        parallel_tool_calls: &request.parallel_tool_calls,
-        user: &request.user,
-        stream: &request.stream,
+        max_tokens: request.max_output_tokens.as_ref(),
+        temperature: request.temperature.as_ref(),
+        top_p: request.top_p.as_ref(),
+        parallel_tool_calls: request.parallel_tool_calls.as_ref(),
+        user: request.user.as_ref(),
+        stream: request.stream.as_ref(),
         reasoning_effort: request.reasoning.effort.get(),
         tools,
         tool_choice,
@@ -520,7 +534,7 @@ pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
         Some("json_schema") => Some(TextOut {
             format: FormatOut {
                 kind: "json_schema",
-                schema: Some(format.json_schema.0.clone()),
+                schema: Some(&format.json_schema.0),
             },
         }),
         Some("json_object") => Some(TextOut {
@@ -537,10 +551,10 @@ pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
         store: false,
         stream: stream.then_some(true),
         max_output_tokens: request.max_completion_tokens.0.or(request.max_tokens.0),
-        temperature: request.temperature.clone(),
-        top_p: request.top_p.clone(),
-        parallel_tool_calls: request.parallel_tool_calls.clone(),
-        user: request.user.clone(),
+        temperature: request.temperature.as_ref(),
+        top_p: request.top_p.as_ref(),
+        parallel_tool_calls: request.parallel_tool_calls.as_ref(),
+        user: request.user.as_ref(),
         reasoning: request
             .reasoning_effort
             .get()

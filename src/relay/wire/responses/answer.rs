@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 
+use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use super::read::Response;
@@ -9,11 +10,11 @@ use super::write::{IncompleteOut, ItemOut, PartOut, ResponseOut, UsageOut};
 use crate::relay::wire::hub::{
     self, AnswerOut, ChoiceOut, ContentOut, MessageOut, ToolCallOut, content_text,
 };
-use crate::relay::wire::typed::{Str, view};
+use crate::relay::wire::typed::{Str, Verbatim, view};
 use crate::relay::wire::{now, openai};
 
 /// The hub finish reason of a Responses object (its status, why it is incomplete, its calls).
-pub(super) fn finish_of(response: &Response, called: bool) -> &'static str {
+pub(super) fn finish_of<U>(response: &Response<'_, U>, called: bool) -> &'static str {
     match response.incomplete_details.reason.get() {
         Some("max_output_tokens") => "length",
         Some("content_filter") => "content_filter",
@@ -24,7 +25,8 @@ pub(super) fn finish_of(response: &Response, called: bool) -> &'static str {
 
 /// A whole Responses answer as a hub `chat.completion`.
 pub fn answer_to_hub(answer: &Value) -> Value {
-    let response: Response = view(answer);
+    // The usage is read in place (`openai::usage_of` reads a value), not copied out.
+    let response: Response<'_, IgnoredAny> = view(answer);
     let mut text = String::new();
     let mut reasoning = String::new();
     let mut refusal = String::new();
@@ -68,9 +70,8 @@ pub fn answer_to_hub(answer: &Value) -> Value {
     if !refusal.is_empty() {
         message.refusal = Some(refusal);
     }
-    let usage = response
-        .usage
-        .as_ref()
+    let usage = answer
+        .get("usage")
         .filter(|u| u.is_object())
         .map(|u| openai::usage_json(&openai::usage_of(u)));
     hub::to_value(&AnswerOut {
@@ -158,7 +159,11 @@ pub fn answer_from_hub(hub: &Value, model: &str) -> Value {
             "completed",
             call.id.or_empty(),
             call.function.name.get(),
-            call.function.arguments.as_str().unwrap_or("{}"),
+            call.function
+                .arguments
+                .as_ref()
+                .and_then(Verbatim::as_str)
+                .unwrap_or("{}"),
         ));
     }
     let usage = hub.get("usage").map(openai::usage_of).unwrap_or_default();

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use crate::relay::wire::typed::{Int, List, Obj, Shape, Str};
+use crate::relay::wire::typed::{Int, List, Obj, Shape, Str, Verbatim};
 
 /// A Responses request, as the hub converter reads it.
 #[derive(Debug, Default, Deserialize)]
@@ -23,7 +23,8 @@ pub struct Request<'a> {
     /// A background response: refused when `true`.
     pub background: Shape<'a, IgnoredAny>,
     /// The model, verbatim.
-    pub model: Option<Value>,
+    #[serde(borrow)]
+    pub model: Option<Verbatim<'a>>,
     /// A system text, or (leniently) items.
     #[serde(borrow)]
     pub instructions: Shape<'a, Item<'a>>,
@@ -31,17 +32,23 @@ pub struct Request<'a> {
     #[serde(borrow)]
     pub input: Shape<'a, Item<'a>>,
     /// The output limit, verbatim.
-    pub max_output_tokens: Option<Value>,
+    #[serde(borrow)]
+    pub max_output_tokens: Option<Verbatim<'a>>,
     /// Sampling temperature, verbatim.
-    pub temperature: Option<Value>,
+    #[serde(borrow)]
+    pub temperature: Option<Verbatim<'a>>,
     /// Nucleus sampling, verbatim.
-    pub top_p: Option<Value>,
+    #[serde(borrow)]
+    pub top_p: Option<Verbatim<'a>>,
     /// Parallel tool calls, verbatim.
-    pub parallel_tool_calls: Option<Value>,
+    #[serde(borrow)]
+    pub parallel_tool_calls: Option<Verbatim<'a>>,
     /// The end user's id, verbatim.
-    pub user: Option<Value>,
+    #[serde(borrow)]
+    pub user: Option<Verbatim<'a>>,
     /// Streaming, verbatim.
-    pub stream: Option<Value>,
+    #[serde(borrow)]
+    pub stream: Option<Verbatim<'a>>,
     /// `{"effort"}`.
     #[serde(borrow)]
     pub reasoning: Obj<Reasoning<'a>>,
@@ -144,11 +151,14 @@ pub struct Tool<'a> {
     #[serde(borrow)]
     pub name: Str<'a>,
     /// What it does, verbatim.
-    pub description: Option<Value>,
+    #[serde(borrow)]
+    pub description: Option<Verbatim<'a>>,
     /// Its arguments' schema, verbatim.
-    pub parameters: Option<Value>,
+    #[serde(borrow)]
+    pub parameters: Option<Verbatim<'a>>,
     /// Strict schema adherence, verbatim.
-    pub strict: Option<Value>,
+    #[serde(borrow)]
+    pub strict: Option<Verbatim<'a>>,
 }
 
 /// A `tool_choice` object.
@@ -159,7 +169,8 @@ pub struct ToolChoice<'a> {
     #[serde(borrow, rename = "type")]
     pub kind: Str<'a>,
     /// The function's name, verbatim.
-    pub name: Option<Value>,
+    #[serde(borrow)]
+    pub name: Option<Verbatim<'a>>,
 }
 
 /// `text`.
@@ -179,19 +190,25 @@ pub struct Format<'a> {
     #[serde(borrow, rename = "type")]
     pub kind: Str<'a>,
     /// The schema's name, verbatim.
-    pub name: Option<Value>,
+    #[serde(borrow)]
+    pub name: Option<Verbatim<'a>>,
     /// What the schema is for, verbatim.
-    pub description: Option<Value>,
+    #[serde(borrow)]
+    pub description: Option<Verbatim<'a>>,
     /// The JSON schema, verbatim.
-    pub schema: Option<Value>,
+    #[serde(borrow)]
+    pub schema: Option<Verbatim<'a>>,
     /// Strict adherence, verbatim.
-    pub strict: Option<Value>,
+    #[serde(borrow)]
+    pub strict: Option<Verbatim<'a>>,
 }
 
 /// A response object (a whole answer, or the one a stream's first and last events carry).
+/// The usage is read as `U`: a `Value` from an event's text, skipped (`IgnoredAny`) where the
+/// whole answer is a `Value` the usage is read from in place.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct Response<'a> {
+pub struct Response<'a, U = Option<Value>> {
     /// The response's id.
     #[serde(borrow)]
     pub id: Str<'a>,
@@ -208,7 +225,7 @@ pub struct Response<'a> {
     #[serde(borrow)]
     pub error: Obj<ErrorBody<'a>>,
     /// Usage (read by the one OpenAI usage reader).
-    pub usage: Option<Value>,
+    pub usage: U,
 }
 
 /// `incomplete_details`.

@@ -7,10 +7,10 @@
 use std::borrow::Cow;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::relay::measure::price::Usage;
-use crate::relay::wire::typed::Str;
+use crate::relay::wire::hub::JsonSchema;
+use crate::relay::wire::typed::{Str, Verbatim};
 
 /// A request for a Responses upstream, as the converter writes it.
 #[derive(Debug, Serialize)]
@@ -29,16 +29,16 @@ pub struct RequestOut<'a> {
     pub max_output_tokens: Option<i64>,
     /// Sampling temperature.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub temperature: Option<Value>,
+    pub temperature: Option<&'a Verbatim<'a>>,
     /// Nucleus sampling.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub top_p: Option<Value>,
+    pub top_p: Option<&'a Verbatim<'a>>,
     /// Parallel tool calls.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub parallel_tool_calls: Option<Value>,
+    pub parallel_tool_calls: Option<&'a Verbatim<'a>>,
     /// The end user's id.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user: Option<Value>,
+    pub user: Option<&'a Verbatim<'a>>,
     /// `{"effort"}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ReasoningOut<'a>>,
@@ -50,7 +50,7 @@ pub struct RequestOut<'a> {
     pub tool_choice: Option<ToolChoiceOut<'a>>,
     /// `{"format"}`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub text: Option<TextOut>,
+    pub text: Option<TextOut<'a>>,
 }
 
 /// `reasoning` written.
@@ -114,7 +114,7 @@ pub enum InputPartOut<'a> {
     /// Text (verbatim).
     InputText {
         /// The text.
-        text: Option<&'a Value>,
+        text: Option<&'a Verbatim<'a>>,
     },
     /// An image by URL.
     InputImage {
@@ -128,16 +128,16 @@ pub enum InputPartOut<'a> {
     InputFile {
         /// Base64 data.
         #[serde(skip_serializing_if = "Option::is_none")]
-        file_data: Option<&'a Value>,
+        file_data: Option<&'a Verbatim<'a>>,
         /// A file stored at OpenAI.
         #[serde(skip_serializing_if = "Option::is_none")]
-        file_id: Option<&'a Value>,
+        file_id: Option<&'a Verbatim<'a>>,
         /// A URL.
         #[serde(skip_serializing_if = "Option::is_none")]
-        file_url: Option<&'a Value>,
+        file_url: Option<&'a Verbatim<'a>>,
         /// The file's name.
         #[serde(skip_serializing_if = "Option::is_none")]
-        filename: Option<&'a Value>,
+        filename: Option<&'a Verbatim<'a>>,
     },
 }
 
@@ -151,13 +151,13 @@ pub struct ToolOut<'a> {
     pub name: &'a Str<'a>,
     /// What it does.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<&'a Value>,
+    pub description: Option<&'a Verbatim<'a>>,
     /// Its arguments' schema.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub parameters: Option<&'a Value>,
+    pub parameters: Option<&'a Verbatim<'a>>,
     /// Strict schema adherence.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub strict: Option<&'a Value>,
+    pub strict: Option<&'a Verbatim<'a>>,
 }
 
 /// `tool_choice` written.
@@ -178,20 +178,20 @@ pub enum ToolChoiceOut<'a> {
 
 /// `text` written.
 #[derive(Debug, Serialize)]
-pub struct TextOut {
+pub struct TextOut<'a> {
     /// The output format.
-    pub format: FormatOut,
+    pub format: FormatOut<'a>,
 }
 
 /// `text.format` written.
 #[derive(Debug, Serialize)]
-pub struct FormatOut {
+pub struct FormatOut<'a> {
     /// `json_object` or `json_schema`.
     #[serde(rename = "type")]
     pub kind: &'static str,
     /// The schema's fields (`json_schema`).
     #[serde(flatten)]
-    pub schema: Option<crate::relay::wire::hub::JsonSchema>,
+    pub schema: Option<&'a JsonSchema<'a>>,
 }
 
 /// A Responses `usage` object written (fields in name order).
