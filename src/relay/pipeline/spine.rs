@@ -10,6 +10,9 @@
 //! | pick, forward | [`crate::relay::pipeline::attempt::forward`] | [`Plan::need`] (capability, route), [`Plan::build`] per channel |
 //! | meter | [`crate::relay::pipeline::meter::Meter::new`] | [`Plan::prompt`] (the prompt count settlement uses) |
 //! | answer, settle | [`Plan::answer`] | reads the answer into the meter, settles, answers the client |
+//!
+//! Token counts, which are free, are the spine's second kind of plan ([`count::Count`], run by
+//! [`count::run`]): their own rate guard instead of the reservation, no meter, no failover.
 
 use std::future::Future;
 use std::time::Instant;
@@ -198,6 +201,8 @@ async fn forward<P: Plan>(
     };
     plan.answer(state, answer, &presence).await
 }
+
+pub mod count;
 
 #[cfg(test)]
 mod tests;
