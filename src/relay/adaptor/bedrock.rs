@@ -297,6 +297,54 @@ fn sign_for(
         .collect())
 }
 
+/// Bedrock's `CountTokens`, over the InvokeModel body for Claude or the Converse messages.
+fn count_call(
+    channel: &RoutedChannel,
+    wire: Wire,
+    credential: &Credential<'_>,
+    upstream_model: &str,
+    asked: &count::Asked<'_>,
+) -> Option<count::CountCall> {
+    let count::Asked::Anthropic {
+        parsed,
+        hub,
+        headers,
+        ..
+    } = asked
+    else {
+        return None;
+    };
+    let body = match wire {
+        Wire::Anthropic => {
+            // The InvokeModel body Tollgate would send for this conversation.
+            let mut invoke = (*parsed).clone();
+            fix_claude_body(&mut invoke);
+            if let Some(betas) = headers.get("anthropic-beta").and_then(|v| v.to_str().ok()) {
+                add_betas(&mut invoke, betas);
+            }
+            // `max_tokens` is required in an InvokeModel Claude body (a count request has none;
+            // https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages.html).
+            if invoke.get("max_tokens").is_none() {
+                invoke["max_tokens"] = serde_json::json!(1);
+            }
+            count_invoke_body(&invoke)
+        }
+        Wire::Converse => {
+            let converse = crate::relay::wire::converse::request_from_hub(hub).ok()?;
+            count_converse_body(&converse)
+        }
+        _ => return None,
+    };
+    let mut call = count::CountCall::new(
+        model_url(channel, credential, upstream_model, "count-tokens")?,
+        Bytes::from(body.to_string()),
+        "inputTokens",
+        count::Reshape::InputTokens,
+    );
+    call.client_faults = false;
+    Some(call)
+}
+
 /// The Bedrock runtime adaptor.
 pub struct Bedrock;
 
@@ -426,7 +474,7 @@ impl super::Adaptor for Bedrock {
         upstream_model: &str,
         asked: &count::Asked<'_>,
     ) -> Option<count::CountCall> {
-        count::bedrock(channel, wire, credential, upstream_model, asked)
+        count_call(channel, wire, credential, upstream_model, asked)
     }
 
     fn cloud_embeds(&self) -> bool {
@@ -441,6 +489,16 @@ impl super::Adaptor for Bedrock {
         } else {
             None
         }
+    }
+
+    fn cloud_embed_url(
+        &self,
+        _kind: cloud_embed::Kind,
+        channel: &RoutedChannel,
+        credential: &Credential<'_>,
+        model: &str,
+    ) -> Option<String> {
+        model_url(channel, credential, model, "invoke")
     }
 
     fn needs_base_url(&self) -> bool {

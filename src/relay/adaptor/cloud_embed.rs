@@ -23,7 +23,7 @@
 use serde_json::{Value, json};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use crate::relay::adaptor::{Credential, bedrock, vertex};
+use crate::relay::adaptor::Credential;
 
 /// How a cloud channel embeds for a model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,19 +99,14 @@ pub fn request(kind: Kind, body: &Value, model: &str) -> Result<Value, String> {
     })
 }
 
-/// Where `kind` embeds `model` on `channel`.
+/// Where `kind` embeds `model` on `channel` (its adaptor's [`super::Adaptor::cloud_embed_url`]).
 pub fn url(
     kind: Kind,
     channel: &RoutedChannel,
     credential: &Credential<'_>,
     model: &str,
 ) -> Option<String> {
-    match kind {
-        Kind::VertexPredict => vertex::predict_url(channel, credential, model),
-        Kind::Titan | Kind::BedrockCohere => {
-            bedrock::model_url(channel, credential, model, "invoke")
-        }
-    }
+    super::of(channel.channel.channel_type).cloud_embed_url(kind, channel, credential, model)
 }
 
 /// The vectors of an upstream answer, in input order, and the input tokens it reports.

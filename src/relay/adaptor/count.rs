@@ -9,15 +9,15 @@
 //!   (`:countTokens` under the project, or express mode's, with the request's `contents`,
 //!   `systemInstruction` and `tools`).
 //!
-//! Each adaptor's [`super::Adaptor::count`] picks one of [`direct`], [`vertex`], [`bedrock`].
+//! The direct transport's counts are [`direct`]; Vertex AI's and Bedrock's are in their files.
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::{Credential, bedrock as aws, gemini_method_url, vertex as google};
-use crate::relay::wire::{Wire, converse};
+use super::{Credential, gemini_method_url};
+use crate::relay::wire::Wire;
 
 /// How an upstream's count becomes the client's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +49,12 @@ pub struct CountCall {
 }
 
 impl CountCall {
-    fn new(url: String, body: Bytes, field: &'static str, reshape: Reshape) -> CountCall {
+    pub(super) fn new(
+        url: String,
+        body: Bytes,
+        field: &'static str,
+        reshape: Reshape,
+    ) -> CountCall {
         CountCall {
             url,
             body,
@@ -88,7 +93,7 @@ pub enum Asked<'a> {
 }
 
 /// An Anthropic body with `model` = `name` (the body as sent when it already names it).
-fn with_model(body: &Bytes, parsed: &Value, model: &str, name: &str) -> Bytes {
+pub(super) fn with_model(body: &Bytes, parsed: &Value, model: &str, name: &str) -> Bytes {
     if name == model {
         body.clone()
     } else {
@@ -154,88 +159,6 @@ pub fn direct(
         }
         _ => None,
     }
-}
-
-/// Vertex AI's counts: Claude's `count-tokens` `rawPredict` (the documented body is the
-/// Messages request with its `model`), Gemini's `:countTokens`.
-pub fn vertex(
-    channel: &RoutedChannel,
-    wire: Wire,
-    credential: &Credential<'_>,
-    upstream_model: &str,
-    asked: &Asked<'_>,
-) -> Option<CountCall> {
-    match (asked, wire) {
-        (
-            Asked::Anthropic {
-                model,
-                body,
-                parsed,
-                ..
-            },
-            Wire::Anthropic,
-        ) => Some(CountCall::new(
-            google::count_url(channel, credential, wire, upstream_model)?,
-            with_model(body, parsed, model, upstream_model),
-            "input_tokens",
-            Reshape::InputTokens,
-        )),
-        (Asked::Gemini { parsed, .. }, Wire::Gemini) => Some(CountCall::new(
-            google::count_url(channel, credential, wire, upstream_model)?,
-            Bytes::from(google::count_body(parsed).to_string()),
-            "totalTokens",
-            Reshape::Gemini,
-        )),
-        _ => None,
-    }
-}
-
-/// Bedrock's `CountTokens`, over the InvokeModel body for Claude or the Converse messages.
-pub fn bedrock(
-    channel: &RoutedChannel,
-    wire: Wire,
-    credential: &Credential<'_>,
-    upstream_model: &str,
-    asked: &Asked<'_>,
-) -> Option<CountCall> {
-    let Asked::Anthropic {
-        parsed,
-        hub,
-        headers,
-        ..
-    } = asked
-    else {
-        return None;
-    };
-    let body = match wire {
-        Wire::Anthropic => {
-            // The InvokeModel body Tollgate would send for this conversation.
-            let mut invoke = (*parsed).clone();
-            aws::fix_claude_body(&mut invoke);
-            if let Some(betas) = headers.get("anthropic-beta").and_then(|v| v.to_str().ok()) {
-                aws::add_betas(&mut invoke, betas);
-            }
-            // `max_tokens` is required in an InvokeModel Claude body (a count request has none;
-            // https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages.html).
-            if invoke.get("max_tokens").is_none() {
-                invoke["max_tokens"] = json!(1);
-            }
-            aws::count_invoke_body(&invoke)
-        }
-        Wire::Converse => {
-            let converse = converse::request_from_hub(hub).ok()?;
-            aws::count_converse_body(&converse)
-        }
-        _ => return None,
-    };
-    let mut call = CountCall::new(
-        aws::model_url(channel, credential, upstream_model, "count-tokens")?,
-        Bytes::from(body.to_string()),
-        "inputTokens",
-        Reshape::InputTokens,
-    );
-    call.client_faults = false;
-    Some(call)
 }
 
 /// The count request of `asked` for `channel` (taking `wire` for `upstream_model`); `None`: the

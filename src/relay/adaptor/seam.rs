@@ -224,6 +224,17 @@ pub trait Adaptor: Sync {
         None
     }
 
+    /// Where this type embeds `model` as `kind` (see [`cloud_embed`]).
+    fn cloud_embed_url(
+        &self,
+        _kind: cloud_embed::Kind,
+        _channel: &RoutedChannel,
+        _credential: &Credential<'_>,
+        _model: &str,
+    ) -> Option<String> {
+        None
+    }
+
     /// Whether the channel test needs a base URL (the cloud transports have default hosts).
     fn needs_base_url(&self) -> bool {
         true

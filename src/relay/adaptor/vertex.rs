@@ -233,6 +233,40 @@ pub fn fix_claude_body(body: &mut Value, stream: bool) {
     }
 }
 
+/// Vertex AI's counts: Claude's `count-tokens` `rawPredict` (the documented body is the
+/// Messages request with its `model`), Gemini's `:countTokens`.
+fn count_call(
+    channel: &RoutedChannel,
+    wire: Wire,
+    credential: &Credential<'_>,
+    upstream_model: &str,
+    asked: &count::Asked<'_>,
+) -> Option<count::CountCall> {
+    match (asked, wire) {
+        (
+            count::Asked::Anthropic {
+                model,
+                body,
+                parsed,
+                ..
+            },
+            Wire::Anthropic,
+        ) => Some(count::CountCall::new(
+            count_url(channel, credential, wire, upstream_model)?,
+            count::with_model(body, parsed, model, upstream_model),
+            "input_tokens",
+            count::Reshape::InputTokens,
+        )),
+        (count::Asked::Gemini { parsed, .. }, Wire::Gemini) => Some(count::CountCall::new(
+            count_url(channel, credential, wire, upstream_model)?,
+            axum::body::Bytes::from(count_body(parsed).to_string()),
+            "totalTokens",
+            count::Reshape::Gemini,
+        )),
+        _ => None,
+    }
+}
+
 /// The Vertex AI adaptor.
 pub struct Vertex;
 
@@ -309,7 +343,7 @@ impl super::Adaptor for Vertex {
         upstream_model: &str,
         asked: &count::Asked<'_>,
     ) -> Option<count::CountCall> {
-        count::vertex(channel, wire, credential, upstream_model, asked)
+        count_call(channel, wire, credential, upstream_model, asked)
     }
 
     fn cloud_embeds(&self) -> bool {
@@ -318,6 +352,16 @@ impl super::Adaptor for Vertex {
 
     fn cloud_embed(&self, model: &str) -> Option<cloud_embed::Kind> {
         (!is_claude(model)).then_some(cloud_embed::Kind::VertexPredict)
+    }
+
+    fn cloud_embed_url(
+        &self,
+        _kind: cloud_embed::Kind,
+        channel: &RoutedChannel,
+        credential: &Credential<'_>,
+        model: &str,
+    ) -> Option<String> {
+        predict_url(channel, credential, model)
     }
 
     fn needs_base_url(&self) -> bool {
