@@ -10,7 +10,7 @@
 mod common;
 
 use common::mock_upstream::MockUpstream;
-use common::relay_fixture::{balances, fixture};
+use common::relay_fixture::{balances, chat, chat_request, fixture, hi_max, raw};
 use common::{Actor, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -28,18 +28,6 @@ fn quiet_zone(now: i64) -> &'static str {
         // UTC+8: 21:00–01:00 UTC is 05:00–09:00 there.
         "Asia/Shanghai"
     }
-}
-
-async fn chat(server: &TestServer, key: &str) -> reqwest::Response {
-    server
-        .client
-        .post(server.url("/v1/chat/completions"))
-        .bearer_auth(key)
-        .json(&json!({"model": MODEL, "max_tokens": 5,
-                      "messages": [{"role": "user", "content": "hi"}]}))
-        .send()
-        .await
-        .expect("request sent")
 }
 
 async fn key_id(owner: &Actor) -> i64 {
@@ -70,7 +58,10 @@ async fn a_keys_daily_budget_refuses_with_a_429_holds_across_a_restart_and_reset
     let id = key_id(&payer).await;
 
     // One request before any budget: its spend counts in the window set afterwards.
-    assert_eq!(chat(&server, &key).await.status(), StatusCode::OK);
+    assert_eq!(
+        chat(&server, &key, hi_max(MODEL, 5)).await.0,
+        StatusCode::OK
+    );
     let (_, cost, _, _) = balances(&server, payer.id).await;
     assert!(cost > 100, "a request costs something: {cost}");
     let limit = cost * 5 / 2;
@@ -87,18 +78,23 @@ async fn a_keys_daily_budget_refuses_with_a_429_holds_across_a_restart_and_reset
     assert_eq!(body["data"]["windows"][0]["remaining"], json!(limit - cost));
 
     // 1.5 and then 0.5 requests' worth left: both admitted (the last overshoots), then refused.
-    assert_eq!(chat(&server, &key).await.status(), StatusCode::OK);
-    assert_eq!(chat(&server, &key).await.status(), StatusCode::OK);
-    let refused = chat(&server, &key).await;
-    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
-    let retry: i64 = refused
-        .headers()
+    assert_eq!(
+        chat(&server, &key, hi_max(MODEL, 5)).await.0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        chat(&server, &key, hi_max(MODEL, 5)).await.0,
+        StatusCode::OK
+    );
+    let (status, headers, text) = raw(chat_request(&server, &key, &hi_max(MODEL, 5))).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    let retry: i64 = headers
         .get("retry-after")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse().ok())
         .expect("Retry-After");
     assert!((1..=86_400).contains(&retry), "until midnight: {retry}");
-    let body: Value = refused.json().await.expect("json");
+    let body: Value = serde_json::from_str(&text).expect("json");
     let message = body["error"]["message"].as_str().unwrap_or_default();
     assert_eq!(body["error"]["code"], "budget_exceeded", "{body}");
     assert!(
@@ -116,7 +112,7 @@ async fn a_keys_daily_budget_refuses_with_a_429_holds_across_a_restart_and_reset
         .client_for(common::ROOT_USER, common::ROOT_PASS)
         .await;
     assert_eq!(
-        chat(&server, &key).await.status(),
+        chat(&server, &key, hi_max(MODEL, 5)).await.0,
         StatusCode::TOO_MANY_REQUESTS,
         "the daily spend survives a restart"
     );
@@ -143,17 +139,23 @@ async fn a_keys_daily_budget_refuses_with_a_429_holds_across_a_restart_and_reset
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(chat(&server, &key).await.status(), StatusCode::OK);
+    assert_eq!(
+        chat(&server, &key, hi_max(MODEL, 5)).await.0,
+        StatusCode::OK
+    );
     clock.advance(2 * 3600);
     assert_eq!(
-        chat(&server, &key).await.status(),
+        chat(&server, &key, hi_max(MODEL, 5)).await.0,
         StatusCode::TOO_MANY_REQUESTS,
         "the override expired"
     );
 
     // The next day the window is empty again.
     clock.advance(86_400);
-    assert_eq!(chat(&server, &key).await.status(), StatusCode::OK);
+    assert_eq!(
+        chat(&server, &key, hi_max(MODEL, 5)).await.0,
+        StatusCode::OK
+    );
 
     // Edits are audited.
     let (_, audit) = root.get("/api/audit?action=token.budget").await;
@@ -167,7 +169,10 @@ async fn a_users_budget_covers_every_key_and_the_dashboard_routes_report_it() {
     let clock = Clock::stopped();
     let server = start(&clock, tempfile::tempdir().expect("tempdir")).await;
     let (root, payer, key) = fixture(&server, &[channel(&mock)], 100_000_000, 10_000_000).await;
-    assert_eq!(chat(&server, &key).await.status(), StatusCode::OK);
+    assert_eq!(
+        chat(&server, &key, hi_max(MODEL, 5)).await.0,
+        StatusCode::OK
+    );
     let (quota, cost, _, _) = balances(&server, payer.id).await;
 
     // The incumbent's values: the key's remaining + used, in dollars; used in cents.
@@ -224,10 +229,12 @@ async fn a_users_budget_covers_every_key_and_the_dashboard_routes_report_it() {
     assert_eq!(window["remaining"].as_i64(), Some(limit - cost), "{usage}");
 
     // Half a request left: admitted; then the user's window refuses, naming it.
-    assert_eq!(chat(&server, &key).await.status(), StatusCode::OK);
-    let refused = chat(&server, &key).await;
-    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
-    let body: Value = refused.json().await.expect("json");
+    assert_eq!(
+        chat(&server, &key, hi_max(MODEL, 5)).await.0,
+        StatusCode::OK
+    );
+    let (status, body) = chat(&server, &key, hi_max(MODEL, 5)).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
     let message = body["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("monthly budget of this user"), "{message}");
 

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::mock_upstream::MockUpstream;
+use common::relay_fixture::{chat, hi};
 use common::{Actor, ROOT_PASS, ROOT_USER, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -342,19 +343,6 @@ async fn relay_fixture(
     (root, users)
 }
 
-async fn chat(server: &TestServer, key: &str, model: &str) -> StatusCode {
-    let (status, _) = server
-        .send(
-            server
-                .client
-                .post(server.url("/v1/chat/completions"))
-                .bearer_auth(key)
-                .json(&json!({"model": model, "messages": [{"role": "user", "content": "hi"}]})),
-        )
-        .await;
-    status
-}
-
 #[tokio::test]
 async fn deleting_by_time_removes_exactly_the_older_rows_while_the_relay_writes() {
     let mock = MockUpstream::start().await;
@@ -579,7 +567,10 @@ async fn dashboard_aggregates_equal_the_sums_of_the_raw_logs() {
     server
         .set_option(&root, "DataExportEnabled", json!("false"))
         .await;
-    assert_eq!(chat(&server, &users[0].1, "gpt-4o").await, StatusCode::OK);
+    assert_eq!(
+        chat(&server, &users[0].1, hi("gpt-4o")).await.0,
+        StatusCode::OK
+    );
     server.flush().await;
     let (_, after) = root.get(&format!("/api/data/?{range}")).await;
     assert_eq!(sum(&after["data"], &|_| true).0, 40);
@@ -607,7 +598,7 @@ async fn the_attempt_timeline_is_logged_for_admins_only() {
     assert_eq!(status, StatusCode::OK, "{body}");
     server.set_option(&root, "RetryTimes", json!("2")).await;
     primary.push_fault(503, json!({"error": {"message": "overloaded"}}));
-    assert_eq!(chat(&server, key, "gpt-4o").await, StatusCode::OK);
+    assert_eq!(chat(&server, key, hi("gpt-4o")).await.0, StatusCode::OK);
     server.flush().await;
 
     let (_, admin_view) = root.get("/api/log/").await;

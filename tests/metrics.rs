@@ -15,9 +15,10 @@ mod common;
 use std::collections::HashMap;
 
 use common::mock_upstream::MockUpstream;
+use common::relay_fixture::chat;
 use common::{Actor, ROOT_PASS, ROOT_USER, TestServer};
 use reqwest::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// A server with the separate metrics listener and one OpenAI channel on `mock` serving gpt-4o;
 /// returns (server, root, the channel id, a paying user's key).
@@ -54,19 +55,6 @@ async fn fixture(mock: &MockUpstream) -> (TestServer, Actor, i64, String) {
     let (_, full) = payer.post(&format!("/api/token/{id}/key"), json!({})).await;
     let key = full["data"]["key"].as_str().expect("key").to_owned();
     (server, root, channel, key)
-}
-
-async fn chat(server: &TestServer, key: &str, body: Value) -> (StatusCode, String) {
-    let resp = server
-        .client
-        .post(server.url("/v1/chat/completions"))
-        .bearer_auth(key)
-        .json(&body)
-        .send()
-        .await
-        .expect("sent");
-    let status = resp.status();
-    (status, resp.text().await.expect("body"))
 }
 
 /// The exposition from the separate listener, checked for its content type.

@@ -26,7 +26,7 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use common::mock_gemini::MockGemini;
 use common::mock_upstream::MockUpstream;
-use common::relay_fixture::{balances, fixture, raw};
+use common::relay_fixture::{balances, chat_request, fixture, raw};
 use common::{ROOT_PASS, ROOT_USER, TestServer, log_capture};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -148,14 +148,6 @@ fn with_image(model: &str, url: &str) -> Value {
         {"type": "image_url", "image_url": {"url": url}}]}]})
 }
 
-fn chat(server: &TestServer, key: &str, body: &Value) -> reqwest::RequestBuilder {
-    server
-        .client
-        .post(server.url("/v1/chat/completions"))
-        .bearer_auth(key)
-        .json(body)
-}
-
 #[tokio::test]
 async fn an_image_url_for_a_gemini_channel_is_read_and_sent_as_inline_data() {
     let (images, port) = image_server().await;
@@ -164,7 +156,12 @@ async fn an_image_url_for_a_gemini_channel_is_read_and_sent_as_inline_data() {
     let (_, _, key) = fixture(&server, &[gemini_channel(&mock)], 1_000_000, 500_000).await;
     for path in ["cat.png", "hop-ok"] {
         let url = format!("http://images.test:{port}/{path}");
-        let (status, _, text) = raw(chat(&server, &key, &with_image("gemini-test", &url))).await;
+        let (status, _, text) = raw(chat_request(
+            &server,
+            &key,
+            &with_image("gemini-test", &url),
+        ))
+        .await;
         assert_eq!(status, StatusCode::OK, "{path}: {text}");
         let sent = mock.last_body().expect("the upstream got the request");
         let parts = &sent["contents"][0]["parts"];
@@ -224,7 +221,8 @@ async fn image_urls_reaching_local_addresses_are_refused_with_a_400_naming_the_p
         ),
     ];
     for (url, why) in &cases {
-        let (status, _, text) = raw(chat(&server, &key, &with_image("gemini-test", url))).await;
+        let (status, _, text) =
+            raw(chat_request(&server, &key, &with_image("gemini-test", url))).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{url}: {text}");
         let body: Value = serde_json::from_str(&text).expect("json");
         let message = body["error"]["message"].as_str().expect("message");
@@ -262,7 +260,12 @@ async fn channels_that_read_urls_themselves_get_the_url_and_nothing_is_fetched()
         "models": "claude-test", "group": "default"});
     let (_, _, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
     let url = format!("http://media.example:{port}/cat.png");
-    let (status, _, text) = raw(chat(&server, &key, &with_image("claude-test", &url))).await;
+    let (status, _, text) = raw(chat_request(
+        &server,
+        &key,
+        &with_image("claude-test", &url),
+    ))
+    .await;
     assert_eq!(status, StatusCode::OK, "{text}");
     let sent = mock.last_body().expect("sent");
     assert_eq!(sent["messages"][0]["content"][1]["image_url"]["url"], url);
@@ -284,7 +287,7 @@ async fn with_image_read_proxy_set_media_are_read_through_it() {
         )
         .await;
     let url = "http://public.example/cat.png";
-    let (status, _, text) = raw(chat(&server, &key, &with_image("gemini-test", url))).await;
+    let (status, _, text) = raw(chat_request(&server, &key, &with_image("gemini-test", url))).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     assert_eq!(proxy.hits(), [url], "the proxy was asked for the URL");
     let sent = mock.last_body().expect("sent");
@@ -293,7 +296,7 @@ async fn with_image_read_proxy_set_media_are_read_through_it() {
         base64::engine::general_purpose::STANDARD.encode(PNG)
     );
     // The proxy does not launder local names.
-    let (status, _, text) = raw(chat(
+    let (status, _, text) = raw(chat_request(
         &server,
         &key,
         &with_image("gemini-test", "http://media.example/cat.png"),
@@ -360,7 +363,12 @@ async fn what_is_read_must_be_an_image_type_and_the_proxy_follows_no_redirect() 
 
     // Direct: an HTML answer is not sent to Gemini as an image.
     let url = format!("http://images.test:{port}/page.png");
-    let (status, _, text) = raw(chat(&server, &key, &with_image("gemini-test", &url))).await;
+    let (status, _, text) = raw(chat_request(
+        &server,
+        &key,
+        &with_image("gemini-test", &url),
+    ))
+    .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
     assert!(
         text.contains(&format!(
@@ -383,7 +391,7 @@ async fn what_is_read_must_be_an_image_type_and_the_proxy_follows_no_redirect() 
             json!(format!("http://127.0.0.1:{port}")),
         )
         .await;
-    let (status, _, text) = raw(chat(
+    let (status, _, text) = raw(chat_request(
         &server,
         &key,
         &with_image("gemini-test", "http://public.example/page.png"),
@@ -392,7 +400,7 @@ async fn what_is_read_must_be_an_image_type_and_the_proxy_follows_no_redirect() 
     assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
     assert!(text.contains("answered Content-Type text/html"), "{text}");
     let before = images.hits().len();
-    let (status, _, text) = raw(chat(
+    let (status, _, text) = raw(chat_request(
         &server,
         &key,
         &with_image("gemini-test", "http://public.example/hop-ok"),
@@ -407,7 +415,7 @@ async fn what_is_read_must_be_an_image_type_and_the_proxy_follows_no_redirect() 
     assert!(mock.last_body().is_none(), "nothing sent upstream");
 
     // A real image still goes through the proxy.
-    let (status, _, text) = raw(chat(
+    let (status, _, text) = raw(chat_request(
         &server,
         &key,
         &with_image("gemini-test", "http://public.example/cat.png"),

@@ -11,7 +11,7 @@ use axum::extract::State;
 use axum::http::{StatusCode as AxumStatus, Uri, header};
 use axum::response::{IntoResponse, Response};
 use common::mock_scripted::MockScripted;
-use common::relay_fixture::{fixture, raw};
+use common::relay_fixture::{chat_request, fixture, hi, raw};
 use common::{Actor, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -84,14 +84,6 @@ async fn prices(server: &TestServer, root: &Actor) {
         .await;
 }
 
-fn chat(server: &TestServer, key: &str, model: &str) -> reqwest::RequestBuilder {
-    server
-        .client
-        .post(server.url("/v1/chat/completions"))
-        .bearer_auth(key)
-        .json(&json!({"model": model, "messages": [{"role": "user", "content": "hi"}]}))
-}
-
 #[tokio::test]
 async fn an_upstream_redirect_elsewhere_never_carries_the_channel_key() {
     let elsewhere = MockScripted::start().await;
@@ -107,7 +99,7 @@ async fn an_upstream_redirect_elsewhere_never_carries_the_channel_key() {
     prices(&server, &root).await;
     let mut answers = Vec::new();
     for model in ["gpt-test", "claude-test", "gemini-test"] {
-        let (status, _, text) = raw(chat(&server, &key, model)).await;
+        let (status, _, text) = raw(chat_request(&server, &key, &hi(model))).await;
         for secret in [OPENAI_KEY, CLAUDE_KEY, GEMINI_KEY] {
             assert!(
                 !text.contains(secret),
@@ -158,7 +150,7 @@ async fn a_redirect_within_the_upstreams_origin_is_followed() {
     )];
     let (root, _, key) = fixture(&server, &channels, 1_000_000, 500_000).await;
     prices(&server, &root).await;
-    let (status, _, text) = raw(chat(&server, &key, "here-test")).await;
+    let (status, _, text) = raw(chat_request(&server, &key, &hi("here-test"))).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     assert!(text.contains("followed"), "{text}");
     assert!(elsewhere.calls().is_empty());

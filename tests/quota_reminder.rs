@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::mock_upstream::MockUpstream;
-use common::relay_fixture::{balances, fixture};
+use common::relay_fixture::{balances, chat, fixture, hi_max};
 use common::smtp::SmtpServer;
 use common::webhook::receiver;
 use common::{Actor, ROOT_PASS, ROOT_USER, TestServer};
@@ -24,20 +24,6 @@ const QUIET: Duration = Duration::from_millis(1500);
 fn channel(mock: &MockUpstream) -> Value {
     json!({"name": "openai", "type": 1, "key": "k", "base_url": mock.base,
         "models": "claude-test", "group": "default"})
-}
-
-async fn chat(server: &TestServer, key: &str) {
-    let (status, body) = server
-        .send(
-            server
-                .client
-                .post(server.url("/v1/chat/completions"))
-                .bearer_auth(key)
-                .json(&json!({"model": "claude-test", "max_tokens": 20,
-                    "messages": [{"role": "user", "content": "hi"}]})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
 }
 
 async fn set_quota(root: &Actor, user: i64, quota: i64) {
@@ -83,7 +69,8 @@ async fn crossing_the_threshold_mails_once_per_window_even_across_a_restart() {
     assert_eq!(status, StatusCode::OK, "{body}");
 
     // 10 000 → 9 600, below 9 800: one mail.
-    chat(&server, &key).await;
+    let (status, body) = chat(&server, &key, hi_max("claude-test", 20)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     let mail = smtp.next_mail().await;
     assert_eq!(mail.to, vec!["payer@user.test".to_owned()]);
     assert!(mail.body.contains("quota is running low"), "{}", mail.body);
@@ -100,16 +87,19 @@ async fn crossing_the_threshold_mails_once_per_window_even_across_a_restart() {
     assert!(mail.body.contains("/topup"), "a top-up link: {}", mail.body);
 
     // Still below (9 200): nothing. Topped up and crossing again (10 000 → 9 600): nothing.
-    chat(&server, &key).await;
+    let (status, body) = chat(&server, &key, hi_max("claude-test", 20)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     set_quota(&root, payer.id, 10_000).await;
-    chat(&server, &key).await;
+    let (status, body) = chat(&server, &key, hi_max("claude-test", 20)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     assert!(smtp.mail_within(QUIET).await.is_none(), "one mail per 2 h");
 
     // A restart forgets nothing: the last reminder time is stored.
     set_quota(&root, payer.id, 10_000).await;
     let dir = server.stop().await;
     let server = TestServer::start_in(dir).await;
-    chat(&server, &key).await;
+    let (status, body) = chat(&server, &key, hi_max("claude-test", 20)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     assert!(
         smtp.mail_within(QUIET).await.is_none(),
         "no second mail after a restart"
@@ -143,7 +133,9 @@ async fn the_webhook_is_signed_and_sent_once_using_the_site_threshold() {
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
 
-    chat(&server, &key).await;
+    let (status, body) = chat(&server, &key, hi_max("claude-test", 20)).await;
+
+    assert_eq!(status, StatusCode::OK, "{body}");
     let (headers, raw) = tokio::time::timeout(Duration::from_secs(10), hooks.recv())
         .await
         .expect("a webhook within 10 s")
@@ -177,9 +169,12 @@ async fn the_webhook_is_signed_and_sent_once_using_the_site_threshold() {
             .is_some_and(|t| t > 1_700_000_000)
     );
 
-    chat(&server, &key).await;
+    let (status, body) = chat(&server, &key, hi_max("claude-test", 20)).await;
+
+    assert_eq!(status, StatusCode::OK, "{body}");
     set_quota(&root, payer.id, 10_000).await;
-    chat(&server, &key).await;
+    let (status, body) = chat(&server, &key, hi_max("claude-test", 20)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     let again = tokio::time::timeout(QUIET, hooks.recv()).await;
     assert!(again.is_err(), "one webhook per 2 h");
 }

@@ -20,7 +20,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
-use common::relay_fixture::{balances, fixture, other, sse_events};
+use common::relay_fixture::{balances, chat_request, fixture, hi, other, sse_events};
 use common::{Actor, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -349,25 +349,13 @@ async fn setup(
     (server, root, payer, key)
 }
 
-fn chat(server: &TestServer, key: &str, body: &Value) -> reqwest::RequestBuilder {
-    server
-        .client
-        .post(server.url("/v1/chat/completions"))
-        .bearer_auth(key)
-        .json(body)
-}
-
-fn hi(model: &str) -> Value {
-    json!({"model": model, "messages": [{"role": "user", "content": "hi"}]})
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_requests_from_a_small_balance_are_limited_and_leave_no_debt() {
     let mock = Mock::start().await;
     let (server, _root, payer, key) = setup(&mock, 10_000, "").await;
     let (a, b) = tokio::join!(
-        chat(&server, &key, &hi("big-test")).send(),
-        chat(&server, &key, &hi("big-test")).send()
+        chat_request(&server, &key, &hi("big-test")).send(),
+        chat_request(&server, &key, &hi("big-test")).send()
     );
     let statuses: Vec<u16> = [a, b]
         .into_iter()
@@ -434,12 +422,12 @@ async fn each_wire_gets_the_lowered_limit_in_its_field() {
     // (request, the field's path in the upstream body)
     let cases: Vec<(reqwest::RequestBuilder, &str, Vec<&str>)> = vec![
         (
-            chat(&server, &key, &hi("big-test")),
+            chat_request(&server, &key, &hi("big-test")),
             "chat max_tokens",
             vec!["max_tokens"],
         ),
         (
-            chat(&server, &key, &hi("o3-test")),
+            chat_request(&server, &key, &hi("o3-test")),
             "reasoning model",
             vec!["max_completion_tokens"],
         ),
@@ -451,12 +439,12 @@ async fn each_wire_gets_the_lowered_limit_in_its_field() {
             vec!["max_output_tokens"],
         ),
         (
-            chat(&server, &key, &hi("resp-big")),
+            chat_request(&server, &key, &hi("resp-big")),
             "chat to a Responses channel",
             vec!["max_output_tokens"],
         ),
         (
-            chat(&server, &key, &hi("claude-big")),
+            chat_request(&server, &key, &hi("claude-big")),
             "chat to Claude",
             vec!["max_tokens"],
         ),
@@ -468,12 +456,12 @@ async fn each_wire_gets_the_lowered_limit_in_its_field() {
             vec!["generationConfig", "maxOutputTokens"],
         ),
         (
-            chat(&server, &key, &hi("nova-big")),
+            chat_request(&server, &key, &hi("nova-big")),
             "converse",
             vec!["inferenceConfig", "maxTokens"],
         ),
         (
-            chat(&server, &key, &hi("command-big")),
+            chat_request(&server, &key, &hi("command-big")),
             "cohere",
             vec!["max_tokens"],
         ),
@@ -534,7 +522,7 @@ async fn bodies_that_may_not_change_are_refused_or_left_alone() {
     let (server, _root, _payer, key) =
         setup(&mock, 10_000, r#"{"pass_through_body_enabled": true}"#).await;
     // A pass-through channel: the full maximum is not covered → refused, no call.
-    let resp = chat(&server, &key, &hi("big-test")).send().await;
+    let resp = chat_request(&server, &key, &hi("big-test")).send().await;
     let (status, text) = match resp {
         Ok(r) => (r.status(), r.text().await.unwrap_or_default()),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
@@ -605,7 +593,7 @@ async fn a_stream_that_ignores_the_limit_is_cut_at_the_ceiling_in_each_format() 
     let cases: Vec<(&str, reqwest::RequestBuilder)> = vec![
         (
             "chat",
-            chat(
+            chat_request(
                 &server,
                 &key,
                 &json!({"model": "big-test", "stream": true, "messages": [{"role": "user", "content": "hi"}]}),
@@ -634,7 +622,7 @@ async fn a_stream_that_ignores_the_limit_is_cut_at_the_ceiling_in_each_format() 
         ),
         (
             "chat converted from Claude",
-            chat(
+            chat_request(
                 &server,
                 &key,
                 &json!({"model": "claude-big", "stream": true, "messages": [{"role": "user", "content": "hi"}]}),

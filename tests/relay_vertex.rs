@@ -22,7 +22,7 @@ mod common;
 use common::TestServer;
 use common::cloud_auth::{PROJECT, service_account_json, verify_grant};
 use common::mock_cloud::{Answer, MockCloud, Recorded, sse};
-use common::relay_fixture::{balances, fixture, raw, sse_events};
+use common::relay_fixture::{balances, chat_request, fixture, raw, sse_events};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -212,14 +212,6 @@ fn vertex_channel(mock: &MockCloud, location: &str, models: &str, mapping: Value
         "model_mapping": mapping.to_string()})
 }
 
-fn chat(server: &TestServer, key: &str, body: Value) -> reqwest::RequestBuilder {
-    server
-        .client
-        .post(server.url("/v1/chat/completions"))
-        .bearer_auth(key)
-        .json(&body)
-}
-
 #[tokio::test]
 async fn gemini_on_vertex_gets_a_token_by_the_jwt_grant_and_bills_usage_metadata() {
     let mock = MockCloud::start(google).await;
@@ -232,7 +224,7 @@ async fn gemini_on_vertex_gets_a_token_by_the_jwt_grant_and_bills_usage_metadata
     );
     let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
     let body = json!({"model": "gemini-test", "messages": [{"role": "user", "content": "Why is the sky blue?"}]});
-    let (status, _, text) = raw(chat(&server, &key, body.clone())).await;
+    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     let answer: Value = serde_json::from_str(&text).unwrap_or_default();
     assert_eq!(
@@ -259,7 +251,7 @@ async fn gemini_on_vertex_gets_a_token_by_the_jwt_grant_and_bills_usage_metadata
         "Why is the sky blue?"
     );
     // The token is reused: a second request makes no second grant.
-    let (status, _, text) = raw(chat(&server, &key, body)).await;
+    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     assert_eq!(mock.requests_to("/token").len(), 1, "the token is cached");
     let (quota, _, count, logs) = balances(&server, payer.id).await;
@@ -276,7 +268,7 @@ async fn concurrent_requests_share_one_token_grant() {
     let (_, _, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
     let body = json!({"model": "gemini-test", "messages": [{"role": "user", "content": "hi"}]});
     let calls: Vec<_> = (0..6)
-        .map(|_| raw(chat(&server, &key, body.clone())))
+        .map(|_| raw(chat_request(&server, &key, &body)))
         .collect();
     for (status, _, text) in futures_util::future::join_all(calls).await {
         assert_eq!(status, StatusCode::OK, "{text}");
@@ -331,10 +323,10 @@ async fn tools_reach_gemini_on_vertex_and_come_back_as_tool_calls() {
     let server = TestServer::start().await;
     let channel = vertex_channel(&mock, "us-central1", "gemini-test", json!({}));
     let (_, _, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
-    let (status, _, text) = raw(chat(
+    let (status, _, text) = raw(chat_request(
         &server,
         &key,
-        json!({"model": "gemini-test", "messages": [{"role": "user", "content": "Weather in Paris?"}],
+        &json!({"model": "gemini-test", "messages": [{"role": "user", "content": "Weather in Paris?"}],
             "tools": [{"type": "function", "function": {"name": "get_weather",
                 "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]}),
     ))
@@ -406,10 +398,10 @@ async fn openai_clients_stream_claude_on_vertex_converted() {
     let server = TestServer::start().await;
     let channel = vertex_channel(&mock, "us-east5", "claude-test", json!({}));
     let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
-    let (status, _, text) = raw(chat(
+    let (status, _, text) = raw(chat_request(
         &server,
         &key,
-        json!({"model": "claude-test", "stream": true, "max_tokens": 100,
+        &json!({"model": "claude-test", "stream": true, "max_tokens": 100,
             "stream_options": {"include_usage": true},
             "messages": [{"role": "user", "content": "Say hi in Portuguese"}]}),
     ))
@@ -449,10 +441,10 @@ async fn a_refused_grant_fails_the_request_without_showing_the_key() {
     let mut channel = vertex_channel(&mock, "us-central1", "gemini-test", json!({}));
     channel["key"] = json!(service_account_json(&format!("{}/bad-token", mock.base)));
     let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
-    let (status, _, text) = raw(chat(
+    let (status, _, text) = raw(chat_request(
         &server,
         &key,
-        json!({"model": "gemini-test", "messages": [{"role": "user", "content": "hi"}]}),
+        &json!({"model": "gemini-test", "messages": [{"role": "user", "content": "hi"}]}),
     ))
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{text}");
@@ -679,10 +671,10 @@ async fn express_mode_api_keys_call_gemini_without_project_or_token() {
     let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
 
     // OpenAI client → Gemini on express mode: the global publisher path, the key in the header.
-    let (status, _, text) = raw(chat(
+    let (status, _, text) = raw(chat_request(
         &server,
         &key,
-        json!({"model": "gemini-test", "messages": [{"role": "user", "content": "Why is the sky blue?"}]}),
+        &json!({"model": "gemini-test", "messages": [{"role": "user", "content": "Why is the sky blue?"}]}),
     ))
     .await;
     assert_eq!(status, StatusCode::OK, "{text}");
@@ -738,10 +730,10 @@ async fn express_mode_api_keys_call_gemini_without_project_or_token() {
 
     // Express mode has no Claude: such a request is not sent anywhere.
     let calls = mock.requests().len();
-    let (status, _, text) = raw(chat(
+    let (status, _, text) = raw(chat_request(
         &server,
         &key,
-        json!({"model": "claude-test", "messages": [{"role": "user", "content": "hi"}]}),
+        &json!({"model": "claude-test", "messages": [{"role": "user", "content": "hi"}]}),
     ))
     .await;
     assert!(

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::faulty_disk::FaultSwitch;
 use common::log_capture;
 use common::mock_upstream::MockUpstream;
-use common::relay_fixture::fixture;
+use common::relay_fixture::{chat, fixture, hi_max};
 use common::{Actor, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -23,19 +23,6 @@ const TOKEN_QUOTA: i64 = 20_000_000;
 fn channel(mock: &MockUpstream) -> Value {
     json!({"name": "mock", "type": 1, "key": "upstream-key-1", "base_url": mock.base,
            "models": "gpt-4o", "group": "default"})
-}
-
-async fn chat(server: &TestServer, key: &str) -> (StatusCode, Value) {
-    server
-        .send(
-            server
-                .client
-                .post(server.url("/v1/chat/completions"))
-                .bearer_auth(key)
-                .json(&json!({"model": "gpt-4o", "max_tokens": 30,
-                               "messages": [{"role": "user", "content": "hi"}]})),
-        )
-        .await
 }
 
 /// Waits (bounded) until `/api/status` reports the fault as `faulted`.
@@ -94,7 +81,7 @@ async fn scenario(arm: impl Fn(&FaultSwitch)) {
 
     let mut answered = 0_usize;
     for _ in 0..3 {
-        let (status, body) = chat(&server, &key).await;
+        let (status, body) = chat(&server, &key, hi_max("gpt-4o", 30)).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         answered += 1;
     }
@@ -103,7 +90,7 @@ async fn scenario(arm: impl Fn(&FaultSwitch)) {
     // The disk fails. A request admitted before the writer notices is answered (and must be
     // billed later); once its commit has failed, paid requests are refused.
     arm(&switch);
-    let (status, body) = chat(&server, &key).await;
+    let (status, body) = chat(&server, &key, hi_max("gpt-4o", 30)).await;
     assert_eq!(status, StatusCode::OK, "not known yet: {body}");
     answered += 1;
     // The flush is answered once the commit holding that answer has failed (the fault set).
@@ -114,7 +101,7 @@ async fn scenario(arm: impl Fn(&FaultSwitch)) {
     assert!(switch.was_hit(), "the injected fault was reached");
     let fault = wait_status(&server, true).await;
     public_answers_tell_no_error_text(&server).await;
-    let refused = chat(&server, &key).await;
+    let refused = chat(&server, &key, hi_max("gpt-4o", 30)).await;
     let (status, body) = refused;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["error"]["code"], "storage_unavailable", "{body}");
@@ -125,7 +112,7 @@ async fn scenario(arm: impl Fn(&FaultSwitch)) {
             .is_some_and(|m| m.contains("cannot record charges")),
         "{body}"
     );
-    let (status, body) = chat(&server, &key).await;
+    let (status, body) = chat(&server, &key, hi_max("gpt-4o", 30)).await;
     assert_eq!(
         status,
         StatusCode::SERVICE_UNAVAILABLE,
@@ -140,7 +127,7 @@ async fn scenario(arm: impl Fn(&FaultSwitch)) {
     // Space comes back: the writer recovers by itself.
     switch.heal();
     wait_status(&server, false).await;
-    let (status, body) = chat(&server, &key).await;
+    let (status, body) = chat(&server, &key, hi_max("gpt-4o", 30)).await;
     assert_eq!(status, StatusCode::OK, "served again: {body}");
     answered += 1;
 

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use common::TestServer;
 use common::mock_upstream::MockUpstream;
-use common::relay_fixture::fixture;
+use common::relay_fixture::{chat, fixture, hi_max};
 use reqwest::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 use tollgate_storage::logs::{self, LOG_CONSUME};
 use tollgate_storage::{StorageError, UserId, users};
 
@@ -43,19 +43,6 @@ impl Drop for Mounted<'_> {
     }
 }
 
-async fn chat(server: &TestServer, key: &str) -> (StatusCode, Value) {
-    server
-        .send(
-            server
-                .client
-                .post(server.url("/v1/chat/completions"))
-                .bearer_auth(key)
-                .json(&json!({"model": "gpt-4o", "max_tokens": 30,
-                               "messages": [{"role": "user", "content": "hi"}]})),
-        )
-        .await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_filesystem_stops_paid_requests_until_space_returns() {
     let outer = tempfile::tempdir().expect("tempdir");
@@ -74,7 +61,7 @@ async fn a_full_filesystem_stops_paid_requests_until_space_returns() {
     let (_root, payer, key) = fixture(&server, &[channel], QUOTA, QUOTA).await;
     let mut answered = 0_usize;
     for _ in 0..3 {
-        let (status, body) = chat(&server, &key).await;
+        let (status, body) = chat(&server, &key, hi_max("gpt-4o", 30)).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         answered += 1;
     }
@@ -89,10 +76,10 @@ async fn a_full_filesystem_stops_paid_requests_until_space_returns() {
 
     // The next request is admitted (nothing failed yet) and answered; writing its reservation
     // and settlement fails, and paid requests are refused from then on.
-    let (status, body) = chat(&server, &key).await;
+    let (status, body) = chat(&server, &key, hi_max("gpt-4o", 30)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     answered += 1;
-    let (status, body) = chat(&server, &key).await;
+    let (status, body) = chat(&server, &key, hi_max("gpt-4o", 30)).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["error"]["code"], "storage_unavailable", "{body}");
     let (_, status_body) = server.get("/api/status").await;
@@ -105,7 +92,7 @@ async fn a_full_filesystem_stops_paid_requests_until_space_returns() {
     std::fs::remove_file(&filler_path).expect("free space");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        let (status, body) = chat(&server, &key).await;
+        let (status, body) = chat(&server, &key, hi_max("gpt-4o", 30)).await;
         if status == StatusCode::OK {
             answered += 1;
             break;

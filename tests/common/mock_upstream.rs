@@ -133,7 +133,7 @@ impl MockState {
     }
 }
 
-async fn chat(
+async fn chat_completions(
     State(s): State<Arc<MockState>>,
     headers: HeaderMap,
     Json(body): Json<Value>,
@@ -286,9 +286,9 @@ impl MockUpstream {
         let state = Arc::new(MockState::default());
         *state.models.lock().expect("lock") = vec!["gpt-4o".into(), "gpt-4o-mini".into()];
         let app = Router::new()
-            .route("/v1/chat/completions", post(chat))
-            .route("/v1/completions", post(chat))
-            .route("/v1/responses", post(chat))
+            .route("/v1/chat/completions", post(chat_completions))
+            .route("/v1/completions", post(chat_completions))
+            .route("/v1/responses", post(chat_completions))
             .route("/v1/embeddings", post(embeddings))
             .route("/v1/models", get(models))
             .route("/generate_204", get(generate_204))

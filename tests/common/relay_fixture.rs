@@ -87,6 +87,17 @@ pub fn chat_request(server: &TestServer, key: &str, body: &Value) -> reqwest::Re
         .json(body)
 }
 
+/// A chat body for `model`: one user message, "hi".
+pub fn hi(model: &str) -> Value {
+    json!({"model": model, "messages": [{"role": "user", "content": "hi"}]})
+}
+
+/// A chat body for `model` with at most `max_tokens`: one user message, "hi".
+pub fn hi_max(model: &str, max_tokens: i64) -> Value {
+    json!({"model": model, "max_tokens": max_tokens,
+           "messages": [{"role": "user", "content": "hi"}]})
+}
+
 /// POST /v1/chat/completions with `key` and `body`: the status and the JSON answer.
 pub async fn chat(server: &TestServer, key: &str, body: Value) -> (StatusCode, Value) {
     server.send(chat_request(server, key, &body)).await
