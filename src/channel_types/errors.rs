@@ -142,6 +142,41 @@ pub const PROVIDER_ERRORS: &[ProviderErrors] = &[
             rule("tokens_too_long", Client),
         ],
     },
+    ProviderErrors {
+        // Tencent Hunyuan (API 3.0; answered in HTTP 200 bodies, turned into statuses by
+        // `relay::adaptor::native`): the product's codes (the official SDK's
+        // hunyuan/v20230901/errors.go) and TencentCloud's common ones.
+        types: &[23],
+        doc: "https://github.com/TencentCloud/tencentcloud-sdk-go/blob/master/tencentcloud/hunyuan/v20230901/errors.go",
+        rules: &[
+            rule("ResourceUnavailable.InArrears", Balance),
+            rule("ResourceUnavailable.LowBalance", Balance),
+            rule("ResourceUnavailable.StopUsing", Balance),
+            rule("ResourceUnavailable.NotExist", Balance),
+            rule("ResourceInsufficient.ChargeResourceExhaust", Balance),
+            rule("FailedOperation.ResourcePackExhausted", Balance),
+            rule("FailedOperation.FreeResourcePackExhausted", Balance),
+            rule("FailedOperation.ServiceStopArrears", Balance),
+            rule("FailedOperation.ServiceStop", Balance),
+            rule("FailedOperation.ServiceNotActivated", Balance),
+            rule("AuthFailure.SignatureFailure", Auth),
+            rule("AuthFailure.SignatureExpire", Auth),
+            rule("AuthFailure.SecretIdNotFound", Auth),
+            rule("AuthFailure.InvalidSecretId", Auth),
+            rule("AuthFailure.TokenFailure", Auth),
+            rule("FailedOperation.UserUnAuthError", Auth),
+            rule("LimitExceeded", RateLimit),
+            rule("RequestLimitExceeded", RateLimit),
+            rule("FailedOperation.EngineServerLimitExceeded", RateLimit),
+            rule("InvalidParameter", Client),
+            rule("InvalidParameter.InvalidParameter", Client),
+            rule("InvalidParameterValue", Client),
+            rule("InvalidParameterValue.Model", Client),
+            rule("InvalidParameterValue.ParameterValueError", Client),
+            rule("OperationDenied.TextIllegalDetected", Client),
+            rule("OperationDenied.ImageIllegalDetected", Client),
+        ],
+    },
 ];
 
 /// The documented codes of `channel_type`, if it has any.

@@ -105,6 +105,9 @@ pub enum Family {
     Cloudflare,
     /// Baidu Qianfan v2: OpenAI's bodies, the API key as bearer and an optional `appid` header.
     QianfanV2,
+    /// Tencent Hunyuan `ChatCompletions` (TC3-HMAC-SHA256), reached as an OpenAI-compatible
+    /// upstream through `relay::adaptor::native`.
+    Hunyuan,
 }
 
 impl Family {

@@ -374,9 +374,35 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         ..openai(22, "FastGPT", "https://fastgpt.run/api/openapi")
     },
     ChannelType {
+        id: 23,
+        name: "Hunyuan",
+        family: Some(Family::Hunyuan),
+        default_base_url: "https://hunyuan.tencentcloudapi.com",
+        base_url_required: false,
         auth: Auth::ProviderSigned,
+        // The incumbent's key format (reference §5.1); TC3-HMAC-SHA256 signs with the
+        // SecretId and SecretKey.
         key_format: KeyFormat::Parts(&["AppId", "SecretId", "SecretKey"]),
-        ..unsupported(23, "Hunyuan", "https://hunyuan.tencentcloudapi.com")
+        key_hint: "",
+        fields: &[],
+        // Chat (streamed, tools) through `ChatCompletions` (`relay::adaptor::hunyuan`,
+        // `relay::wire::hunyuan`: the official SDK's hunyuan/v20230901 models; TencentCloud API
+        // 3.0 Signature v3, https://tencentcloud.com/document/api/266/34114). Its documented
+        // error codes are in `errors`.
+        caps: CHAT_STREAM,
+        openai_prefix: "/v1",
+        openai_paths: &[],
+        native_responses: false,
+        test: TestRequest::Chat,
+        balance: None,
+        models_api: None,
+        models: &[
+            "hunyuan-lite",
+            "hunyuan-standard",
+            "hunyuan-pro",
+            "hunyuan-turbo",
+            "hunyuan-functioncall",
+        ],
     },
     gemini_row(),
     ChannelType {

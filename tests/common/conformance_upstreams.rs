@@ -39,6 +39,10 @@
 //!   https://developers.cloudflare.com/workers-ai/configuration/open-ai-compatibility/), Qianfan
 //!   v2 (`/v2/chat/completions`, bearer key and `appid`: https://cloud.baidu.com/doc/qianfan-api/s/ym9chdsy5):
 //!   OpenAI's fixtures.
+//! - Tencent Hunyuan `ChatCompletions` (API 3.0, 2023-09-01): the official SDK's models
+//!   (https://github.com/TencentCloud/tencentcloud-sdk-go, `tencentcloud/hunyuan/v20230901/`),
+//!   TC3-HMAC-SHA256 verified like Tencent ([`super::common::mock_hunyuan::signed_by`]); no
+//!   reasoning output in that API.
 #![expect(
     clippy::expect_used,
     reason = "a broken mock must fail the test loudly"
@@ -51,6 +55,7 @@ use super::common::cloud_auth::{
     AwsExpect, PROJECT, service_account_json, verify_grant, verify_sigv4,
 };
 use super::common::mock_cloud::{Answer, Recorded, sse};
+use super::common::mock_hunyuan::signed_by;
 
 /// Every upstream bills this usage: 21 prompt tokens, 8 completion tokens.
 pub const PROMPT: i64 = 21;
@@ -77,6 +82,8 @@ const CLOUDFLARE_KEY: &str = "cloudflare-token-conf";
 const CLOUDFLARE_ACCOUNT: &str = "conf0account";
 const QIANFAN_KEY: &str = "bce-v3/ALTAK-conf/secret";
 const QIANFAN_APP: &str = "app-conf";
+const HUNYUAN_ID: &str = "AKIDconformance0001";
+const HUNYUAN_SECRET: &str = "hunyuan-conformance-secret";
 const AWS_ACCESS: &str = "AKIDCONFORMANCE1";
 const AWS_SECRET: &str = "conformance/Secret+Key/EXAMPLE";
 const AWS_REGION: &str = "us-west-2";
@@ -146,10 +153,12 @@ pub enum Upstream {
     Cloudflare,
     /// Baidu Qianfan v2 (46), with an app id.
     QianfanV2,
+    /// Tencent Hunyuan (23).
+    Hunyuan,
 }
 
 /// All upstreams, in the matrix's order.
-pub const UPSTREAMS: [Upstream; 13] = [
+pub const UPSTREAMS: [Upstream; 14] = [
     Upstream::OpenAi,
     Upstream::Azure,
     Upstream::Claude,
@@ -163,6 +172,7 @@ pub const UPSTREAMS: [Upstream; 13] = [
     Upstream::Zhipu,
     Upstream::Cloudflare,
     Upstream::QianfanV2,
+    Upstream::Hunyuan,
 ];
 
 /// An upstream's body format.
@@ -182,6 +192,8 @@ pub enum Format {
     Gemini,
     /// Cohere chat v2.
     Cohere,
+    /// Hunyuan `ChatCompletions`.
+    Hunyuan,
 }
 
 impl Upstream {
@@ -201,6 +213,7 @@ impl Upstream {
             Upstream::Zhipu => "conf-zhipu",
             Upstream::Cloudflare => "conf-cloudflare",
             Upstream::QianfanV2 => "conf-qianfan",
+            Upstream::Hunyuan => "conf-hunyuan",
         }
     }
 
@@ -219,6 +232,7 @@ impl Upstream {
             Upstream::Zhipu => "glm-4-flash",
             Upstream::Cloudflare => "@cf/meta/llama-3.1-8b-instruct",
             Upstream::QianfanV2 => "ernie-4.0-8k",
+            Upstream::Hunyuan => "hunyuan-turbo",
         }
     }
 
@@ -242,6 +256,7 @@ impl Upstream {
             Upstream::Zhipu => (16, format!("{ZHIPU_ID}.{ZHIPU_SECRET}"), ""),
             Upstream::Cloudflare => (39, CLOUDFLARE_KEY.to_owned(), CLOUDFLARE_ACCOUNT),
             Upstream::QianfanV2 => (46, format!("{QIANFAN_KEY}|{QIANFAN_APP}"), ""),
+            Upstream::Hunyuan => (23, format!("1300000000|{HUNYUAN_ID}|{HUNYUAN_SECRET}"), ""),
         };
         json!({"name": format!("{self:?}"), "type": kind, "key": key, "base_url": base,
             "other": other, "models": self.model(), "group": "default",
@@ -263,6 +278,8 @@ impl Upstream {
             Upstream::MiniMax | Upstream::Zhipu | Upstream::Cloudflare | Upstream::QianfanV2 => {
                 Format::Chat
             }
+            Upstream::MiniMax => Format::Chat,
+            Upstream::Hunyuan => Format::Hunyuan,
         }
     }
 
@@ -318,6 +335,7 @@ impl Upstream {
                 None,
             ),
             Upstream::QianfanV2 => ("/v2/chat/completions".into(), None),
+            Upstream::Hunyuan => ("/".into(), None),
         }
     }
 
@@ -362,6 +380,8 @@ impl Upstream {
                 auth("authorization") == format!("Bearer {QIANFAN_KEY}")
                     && auth("appid") == QIANFAN_APP
             }
+            Upstream::Hunyuan => auth("authorization")
+                .starts_with(&format!("TC3-HMAC-SHA256 Credential={HUNYUAN_ID}/")),
         };
         if !ok {
             return Err("upstream auth header missing or wrong".into());
@@ -471,16 +491,42 @@ fn check_body(
             )?;
             require(body["model"] == upstream.upstream_model(), "model")?;
         }
+        Format::Hunyuan => {
+            require(
+                find(&body["Messages"], &has_marker),
+                "the user text in Messages",
+            )?;
+            require(body["Model"] == upstream.upstream_model(), "Model")?;
+            require(
+                !stream || body["Stream"] == true,
+                "Stream: true on a stream",
+            )?;
+        }
     }
     let named = |v: &Value| v.as_str() == Some("get_weather");
     match scenario {
         Scenario::Text | Scenario::Reasoning => Ok(()),
         Scenario::Tools => {
+            if format == Format::Hunyuan {
+                // Hunyuan's tool: PascalCase, its schema as JSON text.
+                let tool = &body["Tools"][0]["Function"];
+                require(named(&tool["Name"]), "the tool definition")?;
+                let schema: Value = tool["Parameters"]
+                    .as_str()
+                    .and_then(|t| serde_json::from_str(t).ok())
+                    .unwrap_or_default();
+                return require(
+                    schema["properties"]["city"]["type"] == "string",
+                    "the tool's parameter schema",
+                );
+            }
             let tool = match format {
                 Format::Chat | Format::Cohere => &body["tools"][0]["function"],
                 Format::Responses => &body["tools"][0],
                 Format::Messages | Format::CloudMessages(_) => &body["tools"][0],
                 Format::Converse => &body["toolConfig"]["tools"][0]["toolSpec"],
+                // Checked above, in Hunyuan's own field names.
+                Format::Hunyuan => return Ok(()),
                 Format::Gemini => {
                     let t = &body["tools"][0];
                     if t["functionDeclarations"].is_array() {
@@ -508,6 +554,9 @@ fn check_body(
             let ok = match format {
                 Format::Chat | Format::Cohere => find(body, &|v| {
                     v["type"] == "image_url" && v["image_url"]["url"] == url.as_str()
+                }),
+                Format::Hunyuan => find(body, &|v| {
+                    v["Type"] == "image_url" && v["ImageUrl"]["Url"] == url.as_str()
                 }),
                 Format::Responses => find(body, &|v| {
                     v["type"] == "input_image" && v["image_url"] == url.as_str()
@@ -560,6 +609,21 @@ pub fn answer(req: &Recorded) -> Answer {
     let streamed = body["stream"] == true;
     let auth = req.header("authorization").unwrap_or_default();
     let refuse = |what: &str| Answer::Json(401, json!({"error": {"message": what}}));
+    if path == "/" && req.header("x-tc-action").is_some() {
+        let get = |name: &str| req.header(name).unwrap_or_default();
+        if !signed_by(&get, &req.body, HUNYUAN_ID, HUNYUAN_SECRET) {
+            return Answer::Json(
+                200,
+                json!({"Response": {"Error": {"Code": "AuthFailure.SignatureFailure",
+                    "Message": "signature mismatch"}, "RequestId": "conf"}}),
+            );
+        }
+        return if body["Stream"] == true {
+            Answer::Chunks("text/event-stream", vec![sse(&hunyuan_events(scenario))])
+        } else {
+            Answer::Json(200, hunyuan_answer(scenario))
+        };
+    }
     if let Some(rest) = path.strip_prefix("/model/") {
         let expect = AwsExpect {
             access_key: AWS_ACCESS,
@@ -1205,4 +1269,73 @@ fn cohere_events(scenario: Scenario) -> Vec<(&'static str, Value)> {
         "delta": {"finish_reason": finish, "usage": cohere_usage()}}),
     ));
     out
+}
+
+// ---- Tencent Hunyuan ChatCompletions ----
+
+fn hunyuan_usage(completion: i64) -> Value {
+    json!({"PromptTokens": PROMPT, "CompletionTokens": completion, "TotalTokens": PROMPT + completion})
+}
+
+fn hunyuan_call(arguments: &str) -> Value {
+    json!({"Id": "call_conf1", "Type": "function",
+        "Function": {"Name": "get_weather", "Arguments": arguments}})
+}
+
+fn hunyuan_answer(scenario: Scenario) -> Value {
+    let (message, finish) = if scenario == Scenario::Tools {
+        (
+            json!({"Role": "assistant", "Content": "", "ToolCalls": [hunyuan_call(&tool_args())]}),
+            "tool_calls",
+        )
+    } else {
+        (json!({"Role": "assistant", "Content": TEXT}), "stop")
+    };
+    json!({"Response": {"Id": "hy-conf", "Created": 1_715_000_000, "Note": "以上内容为AI生成",
+        "Choices": [{"FinishReason": finish, "Message": message}],
+        "Usage": hunyuan_usage(COMPLETION), "RequestId": "hy-conf"}})
+}
+
+/// Chunks of response parameters (the usage so far in each), the last with its FinishReason.
+fn hunyuan_events(scenario: Scenario) -> Vec<(&'static str, Value)> {
+    let chunk = |delta: Value, finish: &str, completion: i64| {
+        json!({"Note": "以上内容为AI生成", "Choices": [{"Delta": delta, "FinishReason": finish}],
+            "Created": 1_715_000_000, "Id": "hy-conf", "Usage": hunyuan_usage(completion)})
+    };
+    if scenario == Scenario::Tools {
+        let [first, second] = TOOL_ARGS;
+        vec![
+            (
+                "",
+                chunk(
+                    json!({"Role": "assistant", "Content": "", "ToolCalls": [hunyuan_call(first)]}),
+                    "",
+                    3,
+                ),
+            ),
+            (
+                "",
+                chunk(
+                    json!({"Role": "assistant", "Content": "", "ToolCalls": [hunyuan_call(second)]}),
+                    "tool_calls",
+                    COMPLETION,
+                ),
+            ),
+        ]
+    } else {
+        vec![
+            (
+                "",
+                chunk(json!({"Role": "assistant", "Content": "Hi "}), "", 3),
+            ),
+            (
+                "",
+                chunk(
+                    json!({"Role": "assistant", "Content": "there"}),
+                    "stop",
+                    COMPLETION,
+                ),
+            ),
+        ]
+    }
 }

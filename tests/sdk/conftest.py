@@ -1,11 +1,14 @@
-"""Fixtures for the official-SDK suite: mock OpenAI, Anthropic and Gemini upstreams, a fresh
-Tollgate with a channel for each, and keys.
+"""Fixtures for the official-SDK suite: mock OpenAI, Anthropic, Gemini and Tencent Hunyuan
+upstreams, a fresh Tollgate with a channel for each, and keys.
 
 The suite talks only to 127.0.0.1. TOLLGATE_BIN names the server binary (scripts/test.sh passes
 target/debug/tollgate).
 """
 
 import contextlib
+import datetime
+import hashlib
+import hmac
 import json
 import os
 import shutil
@@ -164,6 +167,63 @@ class MockGemini(MockProvider):
                     "modelVersion": model})
 
 
+class MockHunyuan(MockProvider):
+    """Answers Tencent Hunyuan's ChatCompletions (API 3.0, 2023-09-01; the official SDK's
+    hunyuan/v20230901 models): the TC3-HMAC-SHA256 signature checked as Tencent's "Signature v3"
+    document says (a wrong one answered HTTP 200 with AuthFailure.SignatureFailure, as Tencent
+    does), then a whole answer or an SSE stream of response parameters."""
+
+    SECRET_ID = "AKIDsdkhunyuan0001"
+    SECRET_KEY = "sdk-hunyuan-secret"
+
+    def signed(self, raw):
+        stamp = self.headers.get("X-TC-Timestamp", "")
+        if not stamp.isdigit():
+            return False
+        date = datetime.datetime.fromtimestamp(int(stamp), datetime.timezone.utc).strftime("%Y-%m-%d")
+        canonical = (f"POST\n/\n\ncontent-type:{self.headers.get('Content-Type')}\n"
+                     f"host:{self.headers.get('Host')}\n\ncontent-type;host\n"
+                     + hashlib.sha256(raw).hexdigest())
+        scope = f"{date}/hunyuan/tc3_request"
+        to_sign = (f"TC3-HMAC-SHA256\n{stamp}\n{scope}\n"
+                   + hashlib.sha256(canonical.encode()).hexdigest())
+        key = ("TC3" + self.SECRET_KEY).encode()
+        for part in (date, "hunyuan", "tc3_request"):
+            key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+        signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+        expected = (f"TC3-HMAC-SHA256 Credential={self.SECRET_ID}/{scope}, "
+                    f"SignedHeaders=content-type;host, Signature={signature}")
+        return (self.headers.get("Authorization") == expected
+                and self.headers.get("X-TC-Action") == "ChatCompletions")
+
+    def do_POST(self):
+        raw = self.rfile.read(int(self.headers["Content-Length"]))
+        if not self.signed(raw):
+            return self._json({"Response": {"Error": {"Code": "AuthFailure.SignatureFailure",
+                                                      "Message": "signature mismatch"},
+                                            "RequestId": "sdk"}})
+        body = json.loads(raw)
+        if body.get("Stream"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for i, (piece, finish) in enumerate([("Hel", ""), ("lo", "stop")]):
+                chunk = {"Note": "以上内容为AI生成", "Id": "hy1", "Created": 1,
+                         "Choices": [{"Delta": {"Role": "assistant", "Content": piece},
+                                      "FinishReason": finish}],
+                         "Usage": {"PromptTokens": 5, "CompletionTokens": i + 1,
+                                   "TotalTokens": 6 + i}}
+                self._chunk(f"data: {json.dumps(chunk)}\n\n")
+            self._chunk("")
+            return
+        self._json({"Response": {"Id": "hy1", "Created": 1, "RequestId": "hy1",
+                                 "Choices": [{"FinishReason": "stop",
+                                              "Message": {"Role": "assistant", "Content": "Hello"}}],
+                                 "Usage": {"PromptTokens": 5, "CompletionTokens": 2,
+                                           "TotalTokens": 7}}})
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -209,6 +269,8 @@ def gateway():
     threading.Thread(target=claude.serve_forever, daemon=True).start()
     gemini = ThreadingHTTPServer(("127.0.0.1", 0), MockGemini)
     threading.Thread(target=gemini.serve_forever, daemon=True).start()
+    hunyuan = ThreadingHTTPServer(("127.0.0.1", 0), MockHunyuan)
+    threading.Thread(target=hunyuan.serve_forever, daemon=True).start()
     with signed_in_root("tollgate-sdk-") as (base, api, uid):
         api.headers["New-Api-User"] = uid
         channel = {"name": "mock", "type": 1, "key": "upstream-key", "models": "gpt-4o-mini,text-embedding-3-small",
@@ -222,6 +284,14 @@ def gateway():
                    "models": "gemini-2.5-flash,gemini-embedding-001", "group": "default",
                    "base_url": f"http://127.0.0.1:{gemini.server_port}"}
         assert api.post("/api/channel/", json=channel).json()["success"]
+        channel = {"name": "hunyuan", "type": 23,
+                   "key": f"1300000000|{MockHunyuan.SECRET_ID}|{MockHunyuan.SECRET_KEY}",
+                   "models": "hunyuan-lite", "group": "default",
+                   "base_url": f"http://127.0.0.1:{hunyuan.server_port}"}
+        assert api.post("/api/channel/", json=channel).json()["success"]
+        # Hunyuan's models have no default price: the test prices one (merged with the defaults).
+        assert api.put("/api/option/", json={"key": "ModelRatio",
+                                             "value": json.dumps({"hunyuan-lite": 1})}).json()["success"]
 
         def key(quota):
             token = api.post("/api/token/", json={"name": "sdk", "remain_quota": quota}).json()["data"]
@@ -233,3 +303,4 @@ def gateway():
             upstream.shutdown()
             claude.shutdown()
             gemini.shutdown()
+            hunyuan.shutdown()

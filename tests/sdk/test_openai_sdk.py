@@ -49,7 +49,7 @@ def test_streaming_with_usage(gateway):
 def test_models_list(gateway):
     ids = [m.id for m in client(gateway).models.list()]
     assert ids == ["claude-sonnet-4-20250514", "gemini-2.5-flash", "gemini-embedding-001",
-                   "gpt-4o-mini", "text-embedding-3-small"]
+                   "gpt-4o-mini", "hunyuan-lite", "text-embedding-3-small"]
 
 
 def test_embeddings(gateway):
@@ -81,3 +81,18 @@ def test_unimplemented_route_raises_api_status_error(gateway):
     with pytest.raises(openai.APIStatusError) as err:
         client(gateway).files.list()
     assert err.value.status_code == 501
+
+
+def test_hunyuan_channel_whole_and_streamed(gateway):
+    """Tencent Hunyuan (type 23): signed with TC3-HMAC-SHA256, converted both ways."""
+    answer = client(gateway).chat.completions.create(
+        model="hunyuan-lite", messages=[{"role": "user", "content": "Hi"}])
+    assert answer.choices[0].message.content == "Hello"
+    assert answer.usage.prompt_tokens == 5 and answer.usage.completion_tokens == 2
+    stream = client(gateway).chat.completions.create(
+        model="hunyuan-lite", messages=[{"role": "user", "content": "Hi"}], stream=True,
+        stream_options={"include_usage": True})
+    chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Hello"
+    usage = [c.usage for c in chunks if c.usage is not None]
+    assert usage and usage[0].completion_tokens == 2

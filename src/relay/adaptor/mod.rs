@@ -46,7 +46,9 @@ pub mod cloud_embed;
 pub mod cloudflare;
 pub mod count;
 pub mod eventstream;
+pub mod hunyuan;
 pub mod models;
+pub mod native;
 pub mod qianfan;
 mod seam;
 pub mod system_prompt;
@@ -79,6 +81,7 @@ fn of(channel_type: i32) -> &'static dyn Adaptor {
         Some(Family::Zhipu) => &zhipu::Zhipu,
         Some(Family::Cloudflare) => &cloudflare::Cloudflare,
         Some(Family::QianfanV2) => &qianfan::QianfanV2,
+        Some(Family::Hunyuan) => &hunyuan::Hunyuan,
         Some(Family::OpenAi | Family::Anthropic | Family::Gemini | Family::Cohere) | None => {
             &Direct
         }
@@ -330,6 +333,22 @@ pub fn get(
 /// condemn the key as a 401 does).
 pub fn health_status(channel_type: i32, status: u16, headers: &reqwest::header::HeaderMap) -> u16 {
     of(channel_type).health_status(status, headers)
+}
+
+/// An upstream's answer as the relay reads it: the answer itself, except for the types with a
+/// wire format of their own behind an OpenAI face ([`Adaptor::native`]), whose answers come out
+/// as OpenAI's ([`native::Native::answer`]; `model` is the upstream model they name, `timeout`
+/// bounds reading a whole answer).
+pub async fn receive(
+    channel_type: i32,
+    resp: reqwest::Response,
+    model: &str,
+    timeout: std::time::Duration,
+) -> reqwest::Response {
+    match of(channel_type).native() {
+        Some(native) => native.answer(resp, model, timeout).await,
+        None => resp,
+    }
 }
 
 /// How an upstream's stream is cut into events.

@@ -239,4 +239,10 @@ pub trait Adaptor: Sync {
     fn needs_base_url(&self) -> bool {
         true
     }
+
+    /// The type's own wire format behind an OpenAI face ([`super::native`]), whose answers
+    /// [`super::receive`] turns into OpenAI's (default: none, the answer is read as it comes).
+    fn native(&self) -> Option<super::native::Native> {
+        None
+    }
 }

@@ -120,6 +120,8 @@ async fn every_type_that_relays_builds_its_channel_test() {
                 channel.other = "test-account".into();
                 ("test-key", "test-model")
             }
+            // Hunyuan signs with `AppId|SecretId|SecretKey`.
+            Some(Family::Hunyuan) => ("1300000000|AKIDtest|secret", "hunyuan-lite"),
             _ => ("test-key", "test-model"),
         };
         let result = test_request(&http, &channel, key, model, row.test).await;

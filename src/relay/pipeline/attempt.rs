@@ -175,7 +175,15 @@ where
             Build::Stop => break,
         };
         let sent = Instant::now();
-        match send(req, timeout).await {
+        // The native types' answers come out as OpenAI's (`adaptor::receive`).
+        let answered = match send(req, timeout).await {
+            Ok(resp) => {
+                let channel_type = channel.channel.channel_type;
+                Ok(adaptor::receive(channel_type, resp, &upstream_model, timeout).await)
+            }
+            Err(e) => Err(e),
+        };
+        match answered {
             Ok(resp) if resp.status().is_success() => {
                 report(
                     state,

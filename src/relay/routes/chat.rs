@@ -15,14 +15,14 @@ use std::time::Instant;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{Uri, header};
+use axum::http::Uri;
 use axum::response::Response;
 use serde_json::Value;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use crate::channel_types::serve::Need;
 use crate::error::RelayError;
-use crate::relay::adaptor::{Credential, post};
+use crate::relay::adaptor::{Credential, request};
 use crate::relay::measure::prompt::Prompt;
 use crate::relay::measure::prompt_count::count_prompt_with;
 use crate::relay::measure::request_head::ChatHead;
@@ -236,9 +236,8 @@ impl Plan for OpenAiPlan {
         };
         let upstream_body =
             upstream_body(&self.body, upstream_model, &self.head, rewrite, channel)?;
-        let req = post(state, channel, wire, url, key)?
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(upstream_body);
+        // Through the transport's `request`, which signs over the body where it signs.
+        let req = request(&state.http, channel, wire, url, key, &[], upstream_body)?;
         Ok(Build::Send(Box::new(req)))
     }
 

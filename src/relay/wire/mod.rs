@@ -23,6 +23,7 @@ pub mod cohere;
 pub mod converse;
 pub mod gemini;
 pub mod hub;
+pub mod hunyuan;
 pub mod limit;
 pub mod openai;
 pub mod parts;
@@ -66,6 +67,8 @@ impl Wire {
             Family::Anthropic => Some(Wire::Anthropic),
             Family::Gemini => Some(Wire::Gemini),
             Family::Cohere => Some(Wire::Cohere),
+            // Reached as OpenAI-compatible upstreams (`relay::adaptor::native`).
+            Family::Hunyuan => Some(Wire::OpenAi),
             Family::Azure | Family::Bedrock | Family::Vertex => None,
         }
     }

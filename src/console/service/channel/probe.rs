@@ -150,11 +150,17 @@ pub async fn test(
         Err(TestFailure::Failed(message)) => Err(message),
     };
     let sent = match req {
-        Ok(req) => req
-            .timeout(TEST_TIMEOUT)
-            .send()
-            .await
-            .map_err(|e| transport_error(&e, TEST_TIMEOUT)),
+        Ok(req) => match req.timeout(TEST_TIMEOUT).send().await {
+            // A native type's answer read as the relay reads it (its in-body errors).
+            Ok(resp) => Ok(crate::relay::adaptor::receive(
+                channel.channel_type,
+                resp,
+                &model,
+                TEST_TIMEOUT,
+            )
+            .await),
+            Err(e) => Err(transport_error(&e, TEST_TIMEOUT)),
+        },
         Err(message) => Err(message),
     };
     let (status, error) = match sent {

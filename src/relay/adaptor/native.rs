@@ -1,0 +1,320 @@
+//! Channel types with wire formats of their own (Tencent Hunyuan, …), reached through the hub
+//! as if they were OpenAI-compatible upstreams: their transport takes the OpenAI chat body the
+//! relay builds for any OpenAI channel (model mapped, system prompt, output limit, overrides
+//! applied), converts it to the provider's request and signs it ([`Native::request`]), and
+//! turns the provider's answer back into OpenAI's ([`Native::answer`]): a whole answer into a
+//! `chat.completion`, a stream — event by event, through the provider's [`Decode`] and the
+//! OpenAI [`Encode`]r — into `chat.completion.chunk` events ending with the usage chunk and
+//! `[DONE]` only when the provider's own end was read, and an error the provider reports in a
+//! 200 body into the HTTP status its documented code means, the code in `error.code` where the
+//! attempt loop reads every provider's ([`crate::channel_types::errors`]).
+//!
+//! So every client format (OpenAI chat, Anthropic Messages, Gemini, Responses) reaches these
+//! types through the routes and conversions that already serve OpenAI channels, and the one
+//! meter reads their usage from the OpenAI usage chunk. What it costs: one more decode and
+//! encode per event, on types whose upstreams answer in tens of milliseconds per chunk.
+
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::http::{StatusCode, header};
+use futures_util::StreamExt;
+use serde_json::json;
+use tollgate_actors::channel_pool::routing_table::RoutedChannel;
+
+use super::hunyuan::TencentKey;
+use crate::channel_types::Family;
+use crate::error::RelayError;
+use crate::relay::pipeline::sse::SseReader;
+use crate::relay::wire::{self, Decode, Encode, EncodeCtx, hub, hunyuan};
+use crate::upstream::HttpClients;
+
+/// The largest whole answer read (a chat answer, not a file).
+const ANSWER_MAX: usize = 32 << 20;
+
+/// A type with a wire format of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Native {
+    /// Tencent Hunyuan (`ChatCompletions`, TC3-HMAC-SHA256).
+    Hunyuan,
+}
+
+impl Native {
+    /// The native type of `channel_type`, if it is one.
+    pub fn of(channel_type: i32) -> Option<Native> {
+        match crate::channel_types::family(channel_type)? {
+            Family::Hunyuan => Some(Native::Hunyuan),
+            _ => None,
+        }
+    }
+
+    /// The channel type.
+    pub fn channel_type(self) -> i32 {
+        match self {
+            Native::Hunyuan => 23,
+        }
+    }
+
+    /// The provider's name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Native::Hunyuan => "Hunyuan",
+        }
+    }
+
+    /// The upstream request for `body`, an OpenAI chat completions request (its `model` the
+    /// upstream's), to `url` on `channel` with the key line `key`: converted and signed.
+    pub fn request(
+        self,
+        http: &HttpClients,
+        channel: &RoutedChannel,
+        url: String,
+        key: &str,
+        body: &Bytes,
+    ) -> Result<reqwest::RequestBuilder, RelayError> {
+        let c = &channel.channel;
+        let client = http.for_proxy(&c.proxy).map_err(RelayError::Unreachable)?;
+        let url = http.url(&url).map_err(RelayError::Unreachable)?;
+        let bad = |e: serde_json::Error| {
+            RelayError::BadRequest(format!("the request body is not valid JSON: {e}"))
+        };
+        let head: Head<'_> = serde_json::from_slice(body).map_err(bad)?;
+        let hub: hub::Request<'_> = serde_json::from_slice(body).map_err(bad)?;
+        match self {
+            Native::Hunyuan => {
+                let key = TencentKey::parse(key).map_err(|m| RelayError::Upstream {
+                    status: 401,
+                    message: m,
+                })?;
+                hunyuan::check(&hub).map_err(|e| RelayError::BadRequest(e.0))?;
+                let request = hunyuan::request_from_hub(&hub, head.model.or_empty(), head.stream);
+                let payload = serde_json::to_vec(&request)
+                    .map(Bytes::from)
+                    .map_err(|e| RelayError::Internal(e.to_string()))?;
+                let now = crate::clock::now_unix();
+                let mut req = client.post(url.clone());
+                for (name, value) in super::hunyuan::headers(&key, &url, &payload, now) {
+                    req = req.header(name, value);
+                }
+                Ok(req.body(payload))
+            }
+        }
+    }
+
+    /// The provider's answer `resp` as an OpenAI one naming `model`: a stream converted event
+    /// by event; a whole answer, or an error in a 200 body, read (within `timeout`) and
+    /// converted; any other answer as it came.
+    pub async fn answer(
+        self,
+        resp: reqwest::Response,
+        model: &str,
+        timeout: Duration,
+    ) -> reqwest::Response {
+        let streamed = resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let status = resp.status();
+        if streamed && status.is_success() {
+            return stream(resp, self.decoder(), model);
+        }
+        let bytes = match tokio::time::timeout(timeout, read_capped(resp)).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(message)) => return failed(self, StatusCode::BAD_GATEWAY, &message),
+            Err(_) => {
+                return failed(
+                    self,
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "the upstream's answer did not arrive in time",
+                );
+            }
+        };
+        match self {
+            Native::Hunyuan => {
+                let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                    return rebuilt(status, bytes);
+                };
+                let envelope: hunyuan::Envelope<'_> = wire::typed::view(&value);
+                let params = &envelope.response;
+                if let Some(e) = &params.error {
+                    return error(self, e.code.or_empty(), e.message.or_empty());
+                }
+                if !status.is_success() {
+                    return rebuilt(status, bytes);
+                }
+                let mut hub = hunyuan::answer_to_hub(params);
+                hub["model"] = serde_json::Value::String(model.to_owned());
+                json_response(StatusCode::OK, hub.to_string().into())
+            }
+        }
+    }
+
+    fn decoder(self) -> Box<dyn Decode> {
+        match self {
+            Native::Hunyuan => Box::new(hunyuan::Decoder::default()),
+        }
+    }
+}
+
+/// What the conversion reads of the OpenAI body beside the hub view.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct Head<'a> {
+    /// The upstream model.
+    #[serde(borrow)]
+    model: wire::typed::Str<'a>,
+    /// Streamed.
+    stream: bool,
+}
+
+/// Reads a whole body, refusing one past [`ANSWER_MAX`].
+async fn read_capped(resp: reqwest::Response) -> Result<Bytes, String> {
+    let mut body = Vec::new();
+    let mut chunks = resp.bytes_stream();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|e| format!("reading the upstream's answer failed: {e}"))?;
+        if body.len() + chunk.len() > ANSWER_MAX {
+            return Err("the upstream's answer is too large".into());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(body))
+}
+
+/// A response of `status` with a JSON `body`.
+fn json_response(status: StatusCode, body: Bytes) -> reqwest::Response {
+    let builder = axum::http::Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json");
+    match builder.body(reqwest::Body::from(body)) {
+        Ok(resp) => reqwest::Response::from(resp),
+        Err(_) => {
+            reqwest::Response::from(axum::http::Response::new(reqwest::Body::from(Bytes::new())))
+        }
+    }
+}
+
+/// An answer rebuilt from its status and bytes (read to look for an error in it).
+fn rebuilt(status: StatusCode, bytes: Bytes) -> reqwest::Response {
+    json_response(status, bytes)
+}
+
+/// An OpenAI-shaped error answer for the provider's error `code` and `message`: the status the
+/// type's documented codes give it ([`crate::channel_types::errors`]: a spent balance 403, a
+/// refused key 401, a rate limit 429, the client's mistake 400), else the provider's own rule
+/// for its other codes ([`hunyuan::error_status`]). The attempt loop then reads the code from
+/// `error.code` as for any provider's answer.
+fn error(native: Native, code: &str, message: &str) -> reqwest::Response {
+    use crate::channel_types::errors::{ErrorKind, classify};
+    let body = json!({"error": {"message": format!("{}: {code}: {message}", native.name()),
+        "type": "upstream_error", "code": code}})
+    .to_string();
+    let status = match classify(native.channel_type(), &body) {
+        Some(ErrorKind::Balance) => 403,
+        Some(ErrorKind::Auth) => 401,
+        Some(ErrorKind::RateLimit) => 429,
+        Some(ErrorKind::Client) => 400,
+        None => match native {
+            Native::Hunyuan => hunyuan::error_status(code),
+        },
+    };
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+    json_response(status, body.into())
+}
+
+/// An OpenAI-shaped error answer of `status` for a failure reading the provider's answer.
+fn failed(native: Native, status: StatusCode, message: &str) -> reqwest::Response {
+    let body = json!({"error": {"message": format!("{}: {message}", native.name()),
+        "type": "upstream_error"}});
+    json_response(status, body.to_string().into())
+}
+
+/// The provider's SSE stream as OpenAI `chat.completion.chunk` events: every event through
+/// `decoder` into pieces and through the OpenAI encoder; the usage chunk and `[DONE]` follow
+/// only when the decoder saw the provider's end, so a cut stream stays cut for the meter.
+fn stream(resp: reqwest::Response, decoder: Box<dyn Decode>, model: &str) -> reqwest::Response {
+    struct State {
+        upstream: futures_util::stream::BoxStream<'static, reqwest::Result<Bytes>>,
+        reader: SseReader,
+        decoder: Box<dyn Decode>,
+        encoder: Box<dyn Encode>,
+        ended: bool,
+    }
+    fn convert(state: &mut State, chunk: Option<&[u8]>) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        let State {
+            reader,
+            decoder,
+            encoder,
+            ..
+        } = state;
+        let mut on_event = |event: crate::relay::pipeline::sse::Event<'_>, _: usize| {
+            for piece in decoder.event(event.name, event.data) {
+                encoder.piece(&piece, &mut out);
+            }
+        };
+        match chunk {
+            Some(chunk) => reader
+                .feed(chunk, &mut on_event)
+                .map_err(|e| e.to_string())?,
+            None => reader.finish(&mut on_event),
+        }
+        if chunk.is_none() && decoder.done() {
+            encoder.end(&mut out);
+        }
+        Ok(out)
+    }
+    let state = State {
+        upstream: resp.bytes_stream().boxed(),
+        reader: SseReader::default(),
+        decoder,
+        encoder: wire::encoder(
+            wire::Wire::OpenAi,
+            EncodeCtx {
+                model: model.to_owned(),
+                prompt_estimate: 0,
+                include_usage: true,
+            },
+        ),
+        ended: false,
+    };
+    let body = futures_util::stream::unfold(state, |mut state| async move {
+        if state.ended {
+            return None;
+        }
+        loop {
+            let next = state.upstream.next().await;
+            let converted = match &next {
+                Some(Ok(chunk)) => convert(&mut state, Some(chunk)),
+                Some(Err(e)) => Err(format!("reading the upstream's stream failed: {e}")),
+                None => {
+                    state.ended = true;
+                    convert(&mut state, None)
+                }
+            };
+            match converted {
+                Ok(out) if out.is_empty() && !state.ended => continue,
+                Ok(out) => return Some((Ok::<Bytes, std::io::Error>(Bytes::from(out)), state)),
+                Err(message) => {
+                    state.ended = true;
+                    return Some((Err(std::io::Error::other(message)), state));
+                }
+            }
+        }
+    });
+    let resp = axum::http::Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .body(reqwest::Body::wrap_stream(body));
+    match resp {
+        Ok(resp) => reqwest::Response::from(resp),
+        Err(_) => {
+            reqwest::Response::from(axum::http::Response::new(reqwest::Body::from(Bytes::new())))
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "native_tests.rs"]
+mod tests;
