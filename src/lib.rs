@@ -36,6 +36,7 @@ pub mod relay;
 pub mod reminder;
 pub mod shutdown;
 pub mod state;
+pub mod sticky;
 pub mod task_poll;
 pub mod task_relay;
 pub mod telemetry;

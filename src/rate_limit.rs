@@ -65,17 +65,22 @@ pub fn channel_tokens(price: &Price) -> u64 {
 /// A channel's key with its 0-based line number.
 pub type Key<'c> = (usize, &'c Secret);
 
-/// The key an attempt on `channel` uses (the next in turn) with its places on the channel's
-/// and that key's limits. A key at its limit gives way to the next key in turn; `Err` when the
-/// channel is at its limit, or every key is (the last refusal).
+/// The key an attempt on `channel` uses (the `preferred` line when it is usable — a sticky
+/// conversation's — else the next in turn) with its places on the channel's and that key's
+/// limits. A key at its limit gives way to the next key in turn; `Err` when the channel is at
+/// its limit, or every key is (the last refusal).
 pub fn admit_channel<'c>(
     state: &AppState,
     channel: &'c RoutedChannel,
     tokens: u64,
+    preferred: Option<u32>,
 ) -> Result<(Option<Key<'c>>, Admission), Refusal> {
     let mut first_refused = None;
+    let mut preferred = preferred
+        .and_then(|line| usize::try_from(line).ok())
+        .and_then(|line| channel.key_on_line(line));
     loop {
-        let key = channel.next_key();
+        let key = preferred.take().or_else(|| channel.next_key());
         let line = key.map(|(line, _)| u32::try_from(line).unwrap_or(u32::MAX));
         match state.limits.admit_channel(channel.id(), line, tokens) {
             Ok(admission) => return Ok((key, admission)),

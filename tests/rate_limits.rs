@@ -535,3 +535,52 @@ async fn tokens_per_minute_count_the_used_tokens_after_settlement_not_the_estima
         "1000 - 15 - this request's estimate: {remaining}"
     );
 }
+
+#[tokio::test]
+async fn one_conversation_sticks_to_one_channel_and_moves_when_it_answers_429() {
+    let mocks = [
+        common::mock_upstream::MockUpstream::start().await,
+        common::mock_upstream::MockUpstream::start().await,
+        common::mock_upstream::MockUpstream::start().await,
+    ];
+    let server = TestServer::start().await;
+    let channels: Vec<_> = mocks
+        .iter()
+        .map(|m| openai_channel(&m.base, "claude-test"))
+        .collect();
+    let (_root, _payer, key) = fixture(&server, &channels, 100_000_000, 100_000_000).await;
+    let body = json!({"model": "claude-test", "max_tokens": 5, "prompt_cache_key": "conv-1",
+                      "messages": [{"role": "user", "content": "hi"}]});
+    for _ in 0..100 {
+        let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+    }
+    let calls: Vec<usize> = mocks.iter().map(|m| m.chat_calls()).collect();
+    let first = calls
+        .iter()
+        .position(|c| *c == 100)
+        .unwrap_or_else(|| panic!("all 100 on one channel: {calls:?}"));
+
+    // That channel answers 429: the request fails (RetryTimes 0), the next goes elsewhere and
+    // the conversation stays there.
+    mocks[first].push_fault(
+        429,
+        json!({"error": {"message": "slow down", "type": "rate_limit_error"}}),
+    );
+    let (status, _, _) = raw(chat_request(&server, &key, &body)).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    for _ in 0..20 {
+        let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+    }
+    let after: Vec<usize> = mocks
+        .iter()
+        .zip(&calls)
+        .map(|(m, before)| m.chat_calls() - before)
+        .collect();
+    assert_eq!(after[first], 1, "only the refused call: {after:?}");
+    assert!(
+        after.contains(&20),
+        "the 20 after it went to one other channel: {after:?}"
+    );
+}

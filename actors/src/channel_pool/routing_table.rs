@@ -94,6 +94,14 @@ impl RoutedChannel {
             .map(|(index, key)| (*index, key))
     }
 
+    /// The usable key on 0-based line `line`, if it is one.
+    pub fn key_on_line(&self, line: usize) -> Option<(usize, &Secret)> {
+        self.keys
+            .iter()
+            .find(|(index, _)| *index == line)
+            .map(|(index, key)| (*index, key))
+    }
+
     fn weight(&self) -> u64 {
         u64::try_from(self.channel.weight).unwrap_or(0)
     }

@@ -15,6 +15,7 @@
 //! wire shape of a refusal.
 
 mod counter;
+pub mod sticky;
 pub mod window;
 
 use std::collections::HashMap;
@@ -196,6 +197,8 @@ struct Inner {
     clock: MillisClock,
     /// Refusals and waits.
     stats: LimiterStats,
+    /// Sticky routing's conversations (P15 item 4).
+    sticky: sticky::Sticky,
 }
 
 impl fmt::Debug for Limiter {
@@ -220,6 +223,7 @@ impl Limiter {
             inner: Arc::new(Inner {
                 table: Published::new(Table::default()),
                 counters: DashMap::new(),
+                sticky: sticky::Sticky::new(Arc::clone(&clock)),
                 clock,
                 stats: LimiterStats::default(),
             }),
@@ -257,6 +261,11 @@ impl Limiter {
             .get(&owner)
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// Sticky routing's map of conversations to channels.
+    pub fn sticky(&self) -> &sticky::Sticky {
+        &self.inner.sticky
     }
 
     /// Refusals and queue waits so far.

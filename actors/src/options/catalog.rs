@@ -353,6 +353,10 @@ pub const CATALOG: &[OptionDef] = &[
     // Tollgate's own (P15): group and model rules of the rate-limit engine (a JSON list; see
     // limit_rules).
     def("RateLimitRules", "[]", Kind::LimitRules),
+    // Tollgate's own (P15 item 4): sticky routing for prompt caches — the most conversations a
+    // node remembers (0 = off) and how long one is kept after its last request.
+    def("StickyRoutingMaxEntries", "100000", N0),
+    def("StickyRoutingTtlSeconds", "3600", N0),
     // Provider settings.
     def("gemini.safety_settings", "{}", J),
     def("gemini.version_settings", "{}", J),

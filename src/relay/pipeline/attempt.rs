@@ -8,6 +8,7 @@
 use std::time::{Duration, Instant};
 
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
+use tollgate_actors::limiter::sticky::Stuck;
 use tollgate_actors::quota::Hold;
 
 use crate::channel_types::serve::Need;
@@ -17,7 +18,7 @@ use crate::relay::pipeline::admission::Price;
 use crate::relay::pipeline::auth::Caller;
 use crate::relay::pipeline::failure;
 use crate::relay::pipeline::outcome::{mapped_status, report, retryable, upstream_message};
-use crate::relay::pipeline::pick::{mapped_model, no_channel, pick, too_small};
+use crate::relay::pipeline::pick::{mapped_model, no_channel, pick_stuck, too_small};
 use crate::relay::pipeline::settle::{Attempt, SettleCtx};
 use crate::relay::wire::{self, Wire};
 use crate::state::AppState;
@@ -44,6 +45,8 @@ pub struct Pending {
     /// The body format of a channel type for a model, `None`: not one the route speaks to
     /// ([`crate::relay::pipeline::spine::Plan::wire`]).
     pub wire: fn(i32, &str) -> Option<Wire>,
+    /// The conversation sticky routing keeps on one channel ([`crate::sticky::conversation`]).
+    pub conversation: Option<u64>,
 }
 
 /// A successful upstream answer, how it was reached, and what settles it.
@@ -93,13 +96,31 @@ where
     // could be tried, the client gets the limit's refusal.
     let tokens = crate::rate_limit::channel_tokens(price);
     let mut at_limit = None;
+    // Sticky routing: (the conversation, the most conversations held) and where it went last.
+    let sticky = pending
+        .conversation
+        .zip(crate::sticky::settings(state))
+        .map(|(conversation, (entries, ttl))| (conversation, entries, ttl));
+    let stuck = sticky.and_then(|(c, _, ttl)| state.limits.sticky().get(c, ttl));
     let mut attempt = 0;
     while attempt <= price.retries {
-        let Some(channel) = pick(&table, caller, model, need.bits, attempt, &excluded) else {
+        let Some(channel) = pick_stuck(
+            &table,
+            caller,
+            model,
+            (need.bits, attempt),
+            &excluded,
+            stuck,
+        ) else {
             break;
         };
         excluded.push(channel.id());
-        let (key, limited) = match crate::rate_limit::admit_channel(state, &channel, tokens) {
+        let preferred = match stuck {
+            Some(Stuck::To(id, line)) if id == channel.id() => line,
+            _ => None,
+        };
+        let admitted = crate::rate_limit::admit_channel(state, &channel, tokens, preferred);
+        let (key, limited) = match admitted {
             Ok(admitted) => admitted,
             Err(refusal) => {
                 at_limit = Some(refusal);
@@ -183,6 +204,17 @@ where
             }
             Err(e) => Err(e),
         };
+        if let Some((conversation, entries, _)) = sticky {
+            let map = state.limits.sticky();
+            match &answered {
+                Ok(resp) if resp.status().is_success() => {
+                    let line = key.and_then(|(line, _)| u32::try_from(line).ok());
+                    map.answered(conversation, channel.id(), line, entries);
+                }
+                Ok(resp) if resp.status().as_u16() != 429 && !resp.status().is_server_error() => {}
+                _ => map.failed(conversation, channel.id(), entries),
+            }
+        }
         match answered {
             Ok(resp) if resp.status().is_success() => {
                 report(

@@ -3,6 +3,7 @@
 //! one already tried or too small for the prompt.
 
 use tollgate_actors::channel_pool::routing_table::{RoutedChannel, RoutingTable, select_for};
+use tollgate_actors::limiter::sticky::Stuck;
 
 use crate::channel_types::serve::Need;
 use crate::error::RelayError;
@@ -25,6 +26,42 @@ pub(in crate::relay) fn pick(
     }
     let route = table.route(&caller.group, model)?;
     select_for(route, need, attempt, tried, &mut rand::rng()).cloned()
+}
+
+/// [`pick`] for a conversation of sticky routing ([`crate::sticky`]): one stuck to a channel
+/// goes to it while the channel serves the request and was not tried; one whose channel
+/// failed it last avoids that channel when another can serve.
+pub(in crate::relay) fn pick_stuck(
+    table: &RoutingTable,
+    caller: &Caller,
+    model: &str,
+    (need, attempt): (u32, usize),
+    tried: &[tollgate_storage::ChannelId],
+    stuck: Option<Stuck>,
+) -> Option<std::sync::Arc<RoutedChannel>> {
+    match stuck {
+        Some(Stuck::To(id, _)) if !tried.contains(&id) => {
+            let on_route = table.route(&caller.group, model).and_then(|route| {
+                route
+                    .tiers
+                    .iter()
+                    .flat_map(|tier| tier.channels.iter())
+                    .find(|c| c.id() == id && c.serves(need))
+            });
+            if let Some(channel) = on_route {
+                return Some(std::sync::Arc::clone(channel));
+            }
+        }
+        Some(Stuck::Avoid(id)) if !tried.contains(&id) => {
+            let mut avoid = tried.to_vec();
+            avoid.push(id);
+            if let Some(channel) = pick(table, caller, model, need, attempt, &avoid) {
+                return Some(channel);
+            }
+        }
+        _ => {}
+    }
+    pick(table, caller, model, need, attempt, tried)
 }
 
 /// Why no channel could be tried for `model`: a 400 naming the route and the model when the

@@ -83,6 +83,12 @@ pub trait Plan: Send + Sync + Sized + 'static {
     /// When the request arrived.
     fn started(&self) -> Instant;
 
+    /// The client's body as received, for sticky routing's conversation key
+    /// ([`crate::sticky`]); `None`: the plan's requests are not routed by conversation.
+    fn sticky_body(&self) -> Option<&[u8]> {
+        None
+    }
+
     /// Work between admission and the first attempt (in the detached task); an error releases
     /// the reservation and is answered.
     fn prepare(
@@ -167,11 +173,14 @@ async fn forward<P: Plan>(
 ) -> Result<Response, RelayError> {
     let state = &state;
     plan.prepare(state, &caller).await?;
+    let conversation =
+        crate::sticky::conversation(state, &caller, plan.model(), plan.sticky_body());
     let pending = Pending {
         hold,
         stream: plan.stream(),
         started: plan.started(),
         wire: P::wire,
+        conversation,
     };
     let won = attempt::forward(
         state,

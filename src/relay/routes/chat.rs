@@ -203,6 +203,10 @@ impl Plan for OpenAiPlan {
         self.started
     }
 
+    fn sticky_body(&self) -> Option<&[u8]> {
+        Some(&self.body)
+    }
+
     fn build(
         &self,
         state: &AppState,

@@ -120,6 +120,10 @@ impl Plan for Job {
         self.started
     }
 
+    fn sticky_body(&self) -> Option<&[u8]> {
+        Some(&self.body)
+    }
+
     /// Inlines the remote media the channels need as data ([`crate::relay::pipeline::media`]).
     async fn prepare(&mut self, state: &AppState, caller: &Caller) -> Result<(), RelayError> {
         let media = crate::relay::pipeline::media::JobMedia {
