@@ -278,7 +278,6 @@ impl Upstream {
             Upstream::MiniMax | Upstream::Zhipu | Upstream::Cloudflare | Upstream::QianfanV2 => {
                 Format::Chat
             }
-            Upstream::MiniMax => Format::Chat,
             Upstream::Hunyuan => Format::Hunyuan,
         }
     }
