@@ -4,6 +4,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::relay::wire::{Decode, Piece};
 
 fn request(hub: &Value, stream: bool) -> Value {
     let view: hub::Request<'_> = super::super::typed::view(hub);
