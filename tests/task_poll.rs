@@ -3,11 +3,12 @@
 //! (refunded once), timeouts, a lost channel, a restart in the middle of polling, backing off
 //! from a failing upstream, an admin's audited refund, and the /metrics families.
 //!
-//! The submit routes do not exist yet (they come as a plan on the relay spine), so tasks and
-//! their charges are created from the harness with `tasks::insert_charged`, the storage function
-//! the submit plan will call from its settlement; the harness's charge does not pass through the
-//! in-memory quota ledger, so billing is checked in storage (balances, used quota, credited total,
-//! consume rows). Timeouts are driven by the tasks' submit times (set in the past), and the poll
+//! These tests start from tasks already submitted: their rows and charges are written from the
+//! harness with `tasks::insert_charged` (the submit routes, which settle through the quota
+//! ledger, are tested end to end in `tests/task_relay.rs` and the console's
+//! `web/e2e/tasks.spec.ts`). The harness's charge does not pass through the in-memory quota
+//! ledger, so billing is checked in storage (balances, used quota, credited total, consume
+//! rows). Timeouts are driven by the tasks' submit times (set in the past), and the poll
 //! interval is injected (`task_poll_interval_ms`), so no test sleeps longer than its interval.
 
 #![expect(
@@ -77,8 +78,8 @@ async fn token_of(payer: &Actor) -> TokenId {
     TokenId(body["data"]["items"][0]["id"].as_i64().expect("token id"))
 }
 
-/// A submitted task of `kind` on `channel`, charged [`PRICE`] with its consume row, as the
-/// submit plan's settlement will write it.
+/// A submitted task of `kind` on `channel`, charged [`PRICE`] with its consume row, as a
+/// submit's settlement writes them.
 #[expect(
     clippy::too_many_arguments,
     reason = "a test helper naming every field it sets"

@@ -1,20 +1,19 @@
 import type { Page } from '@playwright/test';
 
 import { ROOT, setOption, setUp, signIn } from './api';
+import type { Caller } from './api';
 import { expect, test } from './fixtures';
+import { DRAWING_SECONDS, PNG, startMockTasks } from './mock-tasks';
 
 /**
- * The drawing log and the task log in a browser. The submit routes that create tasks do not
- * exist yet (they come with the relay spine), so the list calls are answered here with tasks
- * in the server's shape (`tests/task_poll.rs` checks the server's lists against mock upstreams);
- * the menu entries, the options that show them, sign-in and the rest are the real server's.
+ * The drawing log and the task log in a browser. The first test is end to end: a drawing and
+ * a song are submitted through the public relay routes (/mj/submit/imagine, /suno/submit/music)
+ * to a Midjourney-proxy and a Suno channel on a mock upstream (`mock-tasks.ts`), the server's
+ * poller (every 100 ms here) finishes them, and the pages show what it stored. The 390 px test
+ * answers the list calls in the page with tasks in the server's shape.
  */
 
-/** A 1×1 PNG, served as the drawing and the song cover. */
-const PNG = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
-  'base64',
-);
+test.use({ serverArgs: ['--task-poll-interval-ms', '100'] });
 
 const drawing = {
   id: 1,
@@ -79,44 +78,125 @@ async function logIn(page: Page) {
   await expect(page).toHaveURL(/\/token$/);
 }
 
-test('the drawing log shows a finished drawing with its image, the task log a finished song', async ({
+/** The status of the newest task of a console list (`/api/mj/` or `/api/task/`). */
+async function newestStatus(root: Caller, list: string): Promise<string> {
+  const { data } = (await root.call(`${list}?p=1&page_size=10`)) as {
+    data: { items: { status: string }[] };
+  };
+  return data.items[0]?.status ?? 'none';
+}
+
+test('a drawing and a song submitted through the relay are polled to success and shown with their image and audio', async ({
   page,
   server,
 }) => {
-  await setUp(server);
-  const root = await signIn(server);
-  await setOption(root, 'DrawingEnabled', 'true');
-  await setOption(root, 'TaskEnabled', 'true');
-  await answerLists(page);
-  await logIn(page);
+  const upstream = await startMockTasks();
+  try {
+    await setUp(server);
+    const root = await signIn(server);
+    await setOption(root, 'DrawingEnabled', 'true');
+    await setOption(root, 'TaskEnabled', 'true');
+    // A Midjourney-proxy (2) and a Suno (36) channel; mj_imagine and suno_music have default
+    // prices.
+    for (const [type, models] of [
+      [2, 'mj_imagine'],
+      [36, 'suno_music'],
+    ] as const) {
+      await root.call('/api/channel/', {
+        method: 'POST',
+        body: JSON.stringify({
+          name: `tasks-${type}`,
+          type,
+          key: upstream.key,
+          base_url: upstream.baseURL,
+          models,
+          group: 'default',
+        }),
+      });
+    }
+    await root.call('/api/user/', {
+      method: 'PUT',
+      body: JSON.stringify({ id: 1, quota: 50_000_000 }),
+    });
+    const { data: token } = (await root.call('/api/token/', {
+      method: 'POST',
+      body: JSON.stringify({ name: 'tasks', remain_quota: 5_000_000, expired_time: -1 }),
+    })) as { data: { id: number } };
+    const { data: secret } = (await root.call(`/api/token/${token.id}/key`, {
+      method: 'POST',
+      body: '{}',
+    })) as { data: { key: string } };
 
-  const menu = page.getByRole('complementary', { name: '侧边菜单' });
-  await menu.getByRole('link', { name: '绘图日志' }).click();
-  await expect(page).toHaveURL(/\/midjourney$/);
-  await expect(page.getByRole('heading', { name: '绘图日志' })).toBeVisible();
-  // The callback is off by default: root sees the banner.
-  await expect(page.getByText(/当前未开启 Midjourney 回调/)).toBeVisible();
-  const row = page.getByRole('row', { name: 'task mj-e2e' });
-  await expect(row.getByText('成功')).toBeVisible();
-  await expect(row.getByText('绘图')).toBeVisible();
-  const image = row.getByRole('img', { name: '任务 mj-e2e 的结果图片' });
-  await expect(image).toBeVisible();
-  expect(
-    await image.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth),
-  ).toBe(1);
-  await expect(row.getByText('45 秒')).toBeVisible();
+    const imagine = await fetch(`${server.baseURL}/mj/submit/imagine`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'mj-api-secret': secret.key },
+      body: JSON.stringify({ prompt: 'a lighthouse at dawn' }),
+    });
+    const imagined = (await imagine.json()) as { code: number; result: string };
+    expect(imagine.status, JSON.stringify(imagined)).toBe(200);
+    expect(imagined).toMatchObject({ code: 1, result: 'mj-e2e-1' });
+    const music = await fetch(`${server.baseURL}/suno/submit/music`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${secret.key}` },
+      body: JSON.stringify({ prompt: 'a song about the sea' }),
+    });
+    const composed = (await music.json()) as { code: string; data: string };
+    expect(music.status, JSON.stringify(composed)).toBe(200);
+    expect(composed).toMatchObject({ code: 'success', data: 'suno-e2e-1' });
+    // The poller finishes both.
+    await expect.poll(() => newestStatus(root, '/api/mj/'), { timeout: 15_000 }).toBe('SUCCESS');
+    await expect.poll(() => newestStatus(root, '/api/task/'), { timeout: 15_000 }).toBe('SUCCESS');
 
-  await menu.getByRole('link', { name: '任务日志' }).click();
-  await expect(page).toHaveURL(/\/task$/);
-  const songRow = page.getByRole('row', { name: 'task suno-e2e' });
-  await expect(songRow.getByText('Suno', { exact: true })).toBeVisible();
-  await expect(songRow.getByText('生成音乐')).toBeVisible();
-  await expect(songRow.getByText('成功')).toBeVisible();
-  await expect(songRow.getByLabel('任务 suno-e2e 的音频')).toHaveAttribute(
-    'src',
-    'https://cdn.e2e.test/song.mp3',
-  );
-  await expect(songRow.getByRole('img', { name: '歌曲' })).toBeVisible();
+    await logIn(page);
+    const menu = page.getByRole('complementary', { name: '侧边菜单' });
+    await menu.getByRole('link', { name: '绘图日志' }).click();
+    await expect(page).toHaveURL(/\/midjourney$/);
+    await expect(page.getByRole('heading', { name: '绘图日志' })).toBeVisible();
+    // The callback is off by default: root sees the banner.
+    await expect(page.getByText(/当前未开启 Midjourney 回调/)).toBeVisible();
+    const row = page.getByRole('row', { name: 'task mj-e2e-1' });
+    await expect(row.getByText('成功')).toBeVisible();
+    await expect(row.getByText('绘图')).toBeVisible();
+    const image = row.getByRole('img', { name: '任务 mj-e2e-1 的结果图片' });
+    await expect(image).toBeVisible();
+    await expect(image).toHaveAttribute('src', `${upstream.baseURL}/files/mj-e2e-1.png`);
+    await expect
+      .poll(() =>
+        image.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth),
+      )
+      .toBe(1);
+    // The upstream's finish time is 45 s after the mock received the submit; the server's
+    // submit time is its own whole second, so a submit across a second boundary shows 46.
+    const took = [DRAWING_SECONDS, DRAWING_SECONDS + 1].join('|');
+    await expect(row.getByText(new RegExp(`^(${took}) 秒$`))).toBeVisible();
+
+    await menu.getByRole('link', { name: '任务日志' }).click();
+    await expect(page).toHaveURL(/\/task$/);
+    const songRow = page.getByRole('row', { name: 'task suno-e2e-1' });
+    await expect(songRow.getByText('Suno', { exact: true })).toBeVisible();
+    await expect(songRow.getByText('生成音乐')).toBeVisible();
+    await expect(songRow.getByText('成功')).toBeVisible();
+    await expect(songRow.getByLabel('任务 suno-e2e-1 的音频')).toHaveAttribute(
+      'src',
+      `${upstream.baseURL}/files/suno-e2e-1.mp3`,
+    );
+    await expect(songRow.getByRole('img', { name: '歌曲' })).toHaveAttribute(
+      'src',
+      `${upstream.baseURL}/files/suno-e2e-1-cover.png`,
+    );
+    await expect(songRow.getByRole('img', { name: '歌曲' })).toBeVisible();
+    expect(upstream.calls()).toEqual(
+      expect.arrayContaining([
+        'POST /mj/submit/imagine',
+        'POST /mj/task/list-by-condition',
+        'POST /suno/submit/music',
+        'POST /suno/fetch',
+        'GET /files/mj-e2e-1.png',
+      ]),
+    );
+  } finally {
+    await upstream.stop();
+  }
 });
 
 test('both task pages fit a 390 px screen', async ({ page, server }) => {

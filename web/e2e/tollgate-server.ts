@@ -81,13 +81,16 @@ async function waitUntilReady(baseURL: string, child: ChildProcess, output: () =
   }
 }
 
-/** Starts `tollgate --listen 127.0.0.1:<free port> --data-dir <new temp dir>` and waits for it. */
-export async function startTollgate(): Promise<TollgateServer> {
+/**
+ * Starts `tollgate --listen 127.0.0.1:<free port> --data-dir <new temp dir> <args>` and waits
+ * for it; `args` are more flags (e.g. `--task-poll-interval-ms 100`).
+ */
+export async function startTollgate(args: readonly string[] = []): Promise<TollgateServer> {
   const bin = await binaryPath();
   const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), 'tollgate-e2e-'));
   const baseURL = `http://127.0.0.1:${port}`;
-  const child = spawn(bin, ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir], {
+  const child = spawn(bin, ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
