@@ -114,7 +114,7 @@ pub fn page_policy(options: &OptionsSnapshot) -> String {
     forms.extend(origin(options.text("PayAddress")));
     format!(
         "default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; \
-         img-src * data: blob:; font-src 'self' data:; media-src 'self' data: blob:; \
+         img-src * data: blob:; font-src 'self' data:; media-src * data: blob:; \
          connect-src 'self'; frame-src {frame_src}; frame-ancestors 'none'; \
          object-src 'none'; base-uri 'self'; form-action {forms}",
         scripts = scripts.join(" "),
@@ -157,6 +157,14 @@ mod tests {
         assert!(!policy.contains("unsafe-eval"));
         assert!(!directive(&policy, "script-src").contains("unsafe-inline"));
         assert_eq!(directive(&policy, "form-action"), "form-action 'self'");
+    }
+
+    #[test]
+    fn the_music_log_may_play_songs_from_the_upstreams_addresses() {
+        // A finished Suno task's song and a video task's result live on the provider's CDN,
+        // as a drawing's image does (img-src *): the task log plays them where they are.
+        let policy = page_policy(&OptionsSnapshot::defaults());
+        assert_eq!(directive(&policy, "media-src"), "media-src * data: blob:");
     }
 
     #[test]
