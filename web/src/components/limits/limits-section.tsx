@@ -1,9 +1,13 @@
+import { zodResolver } from '@hookform/resolvers/zod';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import type { ParseKeys } from 'i18next';
+import { Plus, X } from 'lucide-react';
+import { useFieldArray, useForm, useWatch } from 'react-hook-form';
+import type { Control, FieldError, UseFormRegister } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 
 import { LIMIT_FIELDS, limitsQueryOptions, saveLimits } from '@/api/limits';
-import type { LimitField, LimitsOwner, OwnerLimits } from '@/api/limits';
+import type { LimitsOwner, OwnerLimits } from '@/api/limits';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Field } from '@/components/ui/field';
@@ -11,14 +15,24 @@ import { Input } from '@/components/ui/input';
 import { Spinner } from '@/components/ui/spinner';
 import { toast } from '@/stores/toasts';
 
+import {
+  keyRowsProblems,
+  limitsFormSchema,
+  limitsValues,
+  MAX_KEY_ROWS,
+  newKeyRow,
+  toLimits,
+} from './limits-schema';
+import type { LimitsFormValues } from './limits-schema';
+
 import './limits.css';
 
 /**
  * The rate-limit section of the token, user and channel editors (P15): requests at once, per
- * minute and per day, tokens per minute (0 = none). A channel's per-key limits are kept as
- * they are (set through the API).
+ * minute and per day, tokens per minute (0 = none); a channel's editor adds rows of limits
+ * for single keys, each naming the key's line among the channel's `keyCount` keys.
  */
-export function LimitsSection({ owner }: { owner: LimitsOwner }) {
+export function LimitsSection({ owner, keyCount = 0 }: { owner: LimitsOwner; keyCount?: number }) {
   const { t } = useTranslation('limits');
   const query = useQuery(limitsQueryOptions(owner));
   return (
@@ -27,36 +41,51 @@ export function LimitsSection({ owner }: { owner: LimitsOwner }) {
         {t('rate.title')}
       </h3>
       <p className="limits-section__note">{t('rate.description')}</p>
+      {owner.kind === 'channel' ? (
+        <p className="limits-section__note">{t('rate.channelNote')}</p>
+      ) : null}
       {query.isError && !query.data ? (
         <Alert tone="danger">{t('rate.loadFailed')}</Alert>
       ) : !query.data ? (
         <Spinner label={t('loading')} />
       ) : (
-        <LimitsForm key={JSON.stringify(query.data)} owner={owner} limits={query.data} />
+        <LimitsForm
+          key={JSON.stringify(query.data)}
+          owner={owner}
+          limits={query.data}
+          keyCount={keyCount}
+        />
       )}
     </section>
   );
 }
 
-function LimitsForm({ owner, limits }: { owner: LimitsOwner; limits: OwnerLimits }) {
+const fieldMessage = (t: (key: ParseKeys<'limits'>) => string, error?: FieldError) =>
+  error?.message ? t(error.message as ParseKeys<'limits'>) : undefined;
+
+function LimitsForm({
+  owner,
+  limits,
+  keyCount,
+}: {
+  owner: LimitsOwner;
+  limits: OwnerLimits;
+  keyCount: number;
+}) {
   const { t } = useTranslation('limits');
   const queryClient = useQueryClient();
-  const [values, setValues] = useState<Record<LimitField, string>>(() => ({
-    concurrency_limit: String(limits.concurrency_limit),
-    rpm_limit: String(limits.rpm_limit),
-    tpm_limit: String(limits.tpm_limit),
-    rpd_limit: String(limits.rpd_limit),
-  }));
-  const invalid = LIMIT_FIELDS.filter((f) => !/^\d+$/.test(values[f].trim()));
+  const {
+    register,
+    handleSubmit,
+    control,
+    formState: { errors },
+  } = useForm<LimitsFormValues>({
+    resolver: zodResolver(limitsFormSchema(keyCount)),
+    defaultValues: limitsValues(limits),
+    mode: 'onChange',
+  });
   const save = useMutation({
-    mutationFn: () =>
-      saveLimits(owner, {
-        ...limits,
-        concurrency_limit: Number(values.concurrency_limit),
-        rpm_limit: Number(values.rpm_limit),
-        tpm_limit: Number(values.tpm_limit),
-        rpd_limit: Number(values.rpd_limit),
-      }),
+    mutationFn: (values: LimitsFormValues) => saveLimits(owner, toLimits(values)),
     onSuccess: (saved) => {
       queryClient.setQueryData(limitsQueryOptions(owner).queryKey, saved);
       toast.success(t('rate.saved'));
@@ -65,28 +94,125 @@ function LimitsForm({ owner, limits }: { owner: LimitsOwner; limits: OwnerLimits
   const id = `limits-${owner.kind}-${owner.id}`;
   return (
     <div className="limits-form" role="group" aria-label={t('rate.formLabel')}>
-      {LIMIT_FIELDS.map((field) => (
-        <Field
-          key={field}
-          id={`${id}-${field}`}
-          label={t(`rate.field.${field}`)}
-          error={invalid.includes(field) ? t('rate.validation') : undefined}
-        >
-          <Input
+      <div className="limits-form__grid">
+        {LIMIT_FIELDS.map((field) => (
+          <Field
+            key={field}
             id={`${id}-${field}`}
-            type="number"
-            min={0}
-            step={1}
-            value={values[field]}
-            onChange={(e) => setValues({ ...values, [field]: e.target.value })}
-          />
-        </Field>
-      ))}
+            label={t(`rate.field.${field}`)}
+            error={fieldMessage(t, errors[field])}
+          >
+            <Input
+              id={`${id}-${field}`}
+              type="number"
+              min={0}
+              step={1}
+              {...register(field, { valueAsNumber: true })}
+            />
+          </Field>
+        ))}
+      </div>
+      {owner.kind === 'channel' ? (
+        <KeyRows control={control} register={register} keyCount={keyCount} />
+      ) : null}
       <div className="limits-form__actions">
-        <Button disabled={save.isPending || invalid.length > 0} onClick={() => save.mutate()}>
+        <Button
+          disabled={save.isPending}
+          onClick={() => void handleSubmit((values) => save.mutate(values))()}
+        >
           {t('rate.save')}
         </Button>
       </div>
     </div>
+  );
+}
+
+/** A channel's per-key limits: one row per key line. */
+function KeyRows({
+  control,
+  register,
+  keyCount,
+}: {
+  control: Control<LimitsFormValues>;
+  register: UseFormRegister<LimitsFormValues>;
+  keyCount: number;
+}) {
+  const { t } = useTranslation('limits');
+  const { fields, append, remove } = useFieldArray({ control, name: 'key_rows' });
+  const rows = useWatch({ control, name: 'key_rows' });
+  // Said live from the watched rows: a row's error hides the list's own in the form state.
+  const messages = keyRowsProblems(rows, keyCount);
+  return (
+    <fieldset className="limits-rows">
+      <legend>{t('rate.key.title')}</legend>
+      <p className="limits-section__muted">{t('rate.key.hint', { keys: keyCount })}</p>
+      {fields.length > 0 ? (
+        <div className="limits-keys" role="table" aria-label={t('rate.key.title')}>
+          <div className="limits-keys__row limits-keys__head" role="row">
+            <span role="columnheader">{t('rate.key.line')}</span>
+            {LIMIT_FIELDS.map((f) => (
+              <span key={f} role="columnheader">
+                {t(`rate.short.${f}`)}
+              </span>
+            ))}
+            <span role="columnheader" className="limits-keys__actions" />
+          </div>
+          {fields.map((field, index) => (
+            <div
+              key={field.id}
+              className="limits-keys__row"
+              role="row"
+              aria-label={t('rate.key.row', { n: index + 1 })}
+            >
+              <span role="cell">
+                <Input
+                  type="number"
+                  min={1}
+                  max={Math.max(keyCount, 1)}
+                  step={1}
+                  aria-label={t('rate.key.line')}
+                  {...register(`key_rows.${index}.line`, { valueAsNumber: true })}
+                />
+              </span>
+              {LIMIT_FIELDS.map((f) => (
+                <span key={f} role="cell">
+                  <Input
+                    type="number"
+                    min={0}
+                    step={1}
+                    aria-label={t(`rate.field.${f}`)}
+                    {...register(`key_rows.${index}.${f}`, { valueAsNumber: true })}
+                  />
+                </span>
+              ))}
+              <span role="cell" className="limits-keys__actions">
+                <Button
+                  variant="ghost"
+                  size="sm"
+                  aria-label={t('rate.key.remove')}
+                  onClick={() => remove(index)}
+                >
+                  <X aria-hidden />
+                </Button>
+              </span>
+            </div>
+          ))}
+        </div>
+      ) : null}
+      {messages.map((m) => (
+        <p key={m} className="ui-field__error" role="alert">
+          {t(m as ParseKeys<'limits'>, { max: Math.max(keyCount, 1), rows: MAX_KEY_ROWS })}
+        </p>
+      ))}
+      <Button
+        variant="secondary"
+        size="sm"
+        disabled={fields.length >= MAX_KEY_ROWS || keyCount === 0}
+        onClick={() => append(newKeyRow(rows))}
+      >
+        <Plus aria-hidden />
+        {t('rate.key.add')}
+      </Button>
+    </fieldset>
   );
 }

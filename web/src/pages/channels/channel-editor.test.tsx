@@ -38,6 +38,13 @@ function setUp(extra: Record<string, MockAnswer> = {}) {
     'GET /api/channel/types': ok(channelTypesData),
     'GET /api/channel/': ok({ items: [], page: 1, page_size: 10, total: 0 }),
     'GET /api/channel/7': ok(stored),
+    'GET /api/channel/7/limits': ok({
+      concurrency_limit: 0,
+      rpm_limit: 0,
+      tpm_limit: 0,
+      rpd_limit: 0,
+      key_limits: [],
+    }),
     ...extra,
   });
 }

@@ -22,6 +22,7 @@ import type { Channel } from '@/api/channels';
 import { localizedMessage } from '@/api/errors';
 import { ROLE_ROOT } from '@/api/user';
 import { groupsQueryOptions } from '@/api/users';
+import { LimitsSection } from '@/components/limits/limits-section';
 import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
@@ -124,12 +125,18 @@ export function ChannelEditorDrawer({
         ) : !channel.data ? (
           <Spinner label={t('list.loading')} />
         ) : (
-          <ChannelForm
-            key={channel.data.id}
-            types={types.data}
-            channel={channel.data}
-            onDone={onClose}
-          />
+          <>
+            <ChannelForm
+              key={channel.data.id}
+              types={types.data}
+              channel={channel.data}
+              onDone={onClose}
+            />
+            <LimitsSection
+              owner={{ kind: 'channel', id: channel.data.id }}
+              keyCount={channel.data.key_count}
+            />
+          </>
         )}
       </DialogContent>
     </Dialog>

@@ -99,8 +99,8 @@ export const sections = {
     int('ModelRequestRateLimitCount'),
     int('ModelRequestRateLimitSuccessCount', 1),
     { key: 'ModelRequestRateLimitGroup', kind: { type: 'json', check: 'rateLimitGroups' } },
-    json('RateLimitRules'),
   ],
+  stickyRouting: [int('StickyRoutingMaxEntries'), int('StickyRoutingTtlSeconds')],
   global: [
     bool('global.pass_through_request_enabled'),
     bool('general_setting.ping_interval_enabled'),

@@ -18,6 +18,7 @@ import { homeBlocks, HomeBlocksSettings } from './home-blocks';
 import { LogClear } from './log-clear';
 import { OidcDiscovery } from './oidc-discovery';
 import { OptionSection } from './option-section';
+import { RateLimitRulesEditor } from './rate-limit-rules-editor';
 import { RatioEditor } from './ratio-editor';
 import { RATIO_KEYS } from './ratios';
 import { ResetRatios } from './reset-ratios';
@@ -141,7 +142,17 @@ function TabBody({
         </>
       );
     case 'ratelimit':
-      return <Section id="rateLimit" options={options} readOnly={readOnly} />;
+      return (
+        <>
+          <Section id="rateLimit" options={options} readOnly={readOnly} />
+          <RateLimitRulesEditor
+            key={options.RateLimitRules ?? ''}
+            options={options}
+            readOnly={readOnly}
+          />
+          <Section id="stickyRouting" options={options} readOnly={readOnly} />
+        </>
+      );
     case 'models':
       return (
         <>
