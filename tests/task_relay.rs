@@ -919,6 +919,53 @@ async fn a_video_is_charged_for_the_seconds_it_finished_at_once() {
 }
 
 #[tokio::test]
+async fn a_ratio_priced_task_reserves_its_whole_price_and_never_goes_into_debt() {
+    let server = server().await;
+    let mock = MockTasks::start().await;
+    // A video model priced by ratio (0.2): ratio / 2 = US$ 0.1 a second, so 4 s cost 200,000.
+    // A request without tokens at that ratio would reserve PreConsumedQuota × 0.2 = 100.
+    let price = QPU / 10 * 4;
+    let (root, payer, key) = fixture(
+        &server,
+        &[channel(&mock, 1, "sora-ratio")],
+        price - 1,
+        QUOTA,
+    )
+    .await;
+    server
+        .set_option(&root, "ModelRatio", json!(r#"{"sora-ratio": 0.2}"#))
+        .await;
+    mock.json(
+        "/v1/videos",
+        200,
+        json!({"id": "video_r", "object": "video", "status": "queued", "seconds": "4"}),
+    );
+    let ask = json!({"model": "sora-ratio", "prompt": "waves", "seconds": "4"});
+    // One unit short of the price: refused before the upstream hears of it, no debt.
+    let (status, err) = video_post(&server, &key, ask.clone()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{err}");
+    assert_eq!(err["error"]["code"], "insufficient_user_quota", "{err}");
+    assert!(
+        mock.calls_to("/v1/videos").is_empty(),
+        "a submit the balance cannot pay never reaches the upstream"
+    );
+    let (quota, used, _, _) = balances(&server, payer.id).await;
+    assert_eq!((quota, used), (price - 1, 0), "never in debt");
+    // Exactly the price: admitted (so the reservation is the price, no more and no less), and
+    // settled at what was reserved.
+    let (status, body) = root
+        .put("/api/user/", json!({"id": payer.id, "quota": price}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = video_post(&server, &key, ask).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (quota, used, _, _) = balances(&server, payer.id).await;
+    assert_eq!((quota, used), (0, price));
+    assert_eq!(stored(&server, payer.id, List::Tasks)[0].quota, price);
+    assert_books(&server, payer.id).await;
+}
+
+#[tokio::test]
 async fn a_multipart_video_gets_the_channels_model_name() {
     let server = server().await;
     let mock = MockTasks::start().await;

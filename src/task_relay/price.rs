@@ -9,6 +9,7 @@ use tollgate_actors::options::OptionsSnapshot;
 use tollgate_actors::options::pricing::ModelPricing;
 
 use crate::error::RelayError;
+use crate::relay::measure::price;
 
 /// How a task is priced.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,20 +63,27 @@ impl TaskPrice {
     }
 
     /// The quota `calls` calls (or seconds) cost; an amount that is not a finite quota is the
-    /// client's to lower (400).
+    /// client's to lower (400). The same arithmetic as admission's reservation of a per-call
+    /// request ([`price::per_call`], [`price::charge`]), so what is reserved is what is settled.
     pub fn quota(&self, calls: f64) -> Result<i64, RelayError> {
-        let per = match (self.model_price, self.model_ratio) {
-            (Some(price), _) => price,
-            (None, Some(ratio)) => ratio / 2.0,
+        let pricing = match (self.model_price, self.model_ratio) {
+            (Some(price), _) => ModelPricing::PerCall { price },
+            (None, Some(model)) => ModelPricing::Ratio {
+                model,
+                completion: 1.0,
+                cache: 1.0,
+            },
             (None, None) => return Ok(0),
         };
-        let amount = (per * calls * self.group_ratio * self.quota_per_unit as f64).round();
-        if !amount.is_finite() || amount < 0.0 || amount >= i64::MAX as f64 {
-            return Err(RelayError::BadRequest(
-                "the task's price cannot be computed for this request".into(),
-            ));
-        }
-        Ok(amount as i64)
+        price::charge(
+            price::per_call(pricing, calls),
+            self.group_ratio,
+            self.quota_per_unit,
+            price::Usage::default(),
+        )
+        .map_err(|_| {
+            RelayError::BadRequest("the task's price cannot be computed for this request".into())
+        })
     }
 }
 

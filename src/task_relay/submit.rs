@@ -236,9 +236,11 @@ impl Plan for TaskPlan {
     }
 
     fn ask(&self) -> Ask<'_> {
-        // A task has no tokens: its price is per call (per second for a video).
+        // A task has no tokens: its price is per call (per second for a video), whatever its
+        // model's pricing, and the reservation is that price, as the settlement charges it.
         Ask {
             calls: self.submit.calls,
+            per_call: true,
             ..Ask::input_only(&self.submit.model, 0)
         }
     }

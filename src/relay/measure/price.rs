@@ -6,7 +6,8 @@
 //!   writes × 1.25 + 1-hour cache writes × 2 + completion × completion_ratio))`, priced from the
 //!   one usage record ([`crate::relay::measure::usage::Usage`]); a request that used tokens on a priced model costs at least 1 unit;
 //!   a request that reports zero tokens costs 0.
-//! - Per-call: `round(price × QuotaPerUnit × group)`, whatever the tokens.
+//! - Per-call: `round(price × QuotaPerUnit × group)`, whatever the tokens; a task submit is
+//!   priced per call whatever its model's pricing ([`per_call`]).
 //! - Reservation: `max(prompt estimate, PreConsumedQuota) + output bound × completion_ratio`, at
 //!   the model and group ratios, where the output bound is the request's `max_tokens` (or
 //!   `max_completion_tokens` / `max_output_tokens`), else the model's max output capped at
@@ -137,6 +138,19 @@ pub fn charge(
                 units
             })
         }
+    }
+}
+
+/// A model's pricing as a price per call, for requests priced per call whatever their model's
+/// pricing (task submits, which have no tokens): `calls` × its ModelPrice, or `calls` × ratio / 2
+/// for a model priced by ratio (the incumbent's per-call price of a task model given a ratio).
+pub fn per_call(pricing: ModelPricing, calls: f64) -> ModelPricing {
+    let each = match pricing {
+        ModelPricing::PerCall { price } => price,
+        ModelPricing::Ratio { model, .. } => model / 2.0,
+    };
+    ModelPricing::PerCall {
+        price: each * calls,
     }
 }
 

@@ -111,6 +111,12 @@ pub struct Ask<'a> {
     pub needs: Needs,
     /// Whether and how the upstream body may carry an output limit.
     pub body: Body,
+    /// Priced per call whatever the model's pricing (task submits, which have no tokens):
+    /// `calls` at ModelPrice, or at ratio / 2 for a model priced by ratio
+    /// ([`price::per_call`]), and nothing for a model admitted without a price (a task is
+    /// never billed at DefaultModelRatio). The reservation is then the whole price, which is
+    /// what the task's settlement charges.
+    pub per_call: bool,
 }
 
 impl<'a> Ask<'a> {
@@ -125,6 +131,7 @@ impl<'a> Ask<'a> {
             calls: 1.0,
             needs: Needs::default(),
             body: Body::Plain,
+            per_call: false,
         }
     }
 }
@@ -175,20 +182,22 @@ pub async fn admit<'t>(
     }
     let prices = options.prices();
     let (pricing, default_ratio) = match prices.model(model) {
-        Some(ModelPricing::PerCall { price }) => (
-            ModelPricing::PerCall {
-                price: price * ask.calls,
-            },
-            false,
-        ),
+        Some(p) if ask.per_call || matches!(p, ModelPricing::PerCall { .. }) => {
+            (price::per_call(p, ask.calls), false)
+        }
         Some(p) => (p, false),
+        // A task admitted without a price costs nothing.
         None if options.flag("SelfUseModeEnabled") || caller.user.accept_unset_price => {
-            let pricing = ModelPricing::Ratio {
-                model: options.number("DefaultModelRatio"),
-                completion: 1.0,
-                cache: 1.0,
-            };
-            (pricing, true)
+            if ask.per_call {
+                (ModelPricing::PerCall { price: 0.0 }, false)
+            } else {
+                let pricing = ModelPricing::Ratio {
+                    model: options.number("DefaultModelRatio"),
+                    completion: 1.0,
+                    cache: 1.0,
+                };
+                (pricing, true)
+            }
         }
         None => return Err(RelayError::ModelUnpriced(model.to_owned())),
     };

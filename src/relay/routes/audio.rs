@@ -305,6 +305,7 @@ impl Plan for Upload {
             calls: 1.0,
             needs: Needs::default(),
             body: admission::Body::Plain,
+            per_call: false,
         }
     }
 

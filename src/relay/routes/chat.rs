@@ -184,6 +184,7 @@ impl Plan for OpenAiPlan {
             calls,
             needs: head.needs(),
             body,
+            per_call: false,
         }
     }
 

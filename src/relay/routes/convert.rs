@@ -90,6 +90,7 @@ impl Plan for Job {
             calls: 1.0,
             needs: Needs::of_body(&self.parsed, &self.headers),
             body: Body::Writable,
+            per_call: false,
         }
     }
 
