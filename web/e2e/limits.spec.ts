@@ -1,0 +1,169 @@
+/**
+ * Rate limits through the console (P15 item 5): a key's requests per minute set in the token
+ * editor, a channel's per-key row set in the channel editor, both read back through the API;
+ * the key's limit then refuses its second request. The editors and the rate-limit tab fit a
+ * 390 px screen.
+ */
+import type { Page } from '@playwright/test';
+
+import { ROOT, setUp, signIn } from './api';
+import type { Caller } from './api';
+import { expect, test } from './fixtures';
+import { startMockUpstream } from './mock-upstream';
+
+async function logIn(page: Page) {
+  await page.goto('/login');
+  await page.getByLabel('用户名或邮箱').fill(ROOT.username);
+  await page.getByLabel('密码').fill(ROOT.password);
+  await page.getByRole('button', { name: '登录' }).click();
+  await expect(page).toHaveURL(/\/token$/);
+}
+
+/** A channel with two upstream keys and an unlimited key of root's, over the API. */
+async function prepare(root: Caller, upstream: string) {
+  await root.call('/api/channel/', {
+    method: 'POST',
+    body: JSON.stringify({
+      mode: 'single',
+      channel: {
+        name: 'limited-channel',
+        type: 1,
+        key: 'sk-upstream-1\nsk-upstream-2',
+        base_url: upstream,
+        models: 'gpt-4o-mini',
+        group: 'default',
+      },
+    }),
+  });
+  const channels = (await root.call('/api/channel/?p=1&page_size=10')).data as {
+    items: { id: number; name: string }[];
+  };
+  const channel = channels.items.find((c) => c.name === 'limited-channel');
+  const token = (
+    await root.call('/api/token/', {
+      method: 'POST',
+      body: JSON.stringify({
+        name: 'limited-key',
+        remain_quota: 0,
+        unlimited_quota: true,
+        expired_time: -1,
+      }),
+    })
+  ).data as { id: number };
+  const key = (
+    (await root.call(`/api/token/${token.id}/key`, { method: 'POST' })).data as { key: string }
+  ).key;
+  if (!channel) throw new Error('the channel was not created');
+  return {
+    channelId: channel.id,
+    tokenId: token.id,
+    key: key.startsWith('sk-') ? key : `sk-${key}`,
+  };
+}
+
+async function chat(baseURL: string, key: string) {
+  return fetch(`${baseURL}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+  });
+}
+
+test("a key's RPM from the token editor and a channel key's row from the channel editor are stored and enforced", async ({
+  page,
+  server,
+}, testInfo) => {
+  const upstream = await startMockUpstream();
+  try {
+    await setUp(server);
+    const root = await signIn(server);
+    const { channelId, tokenId, key } = await prepare(root, upstream.baseURL);
+    await logIn(page);
+
+    await page
+      .getByRole('row', { name: /limited-key/ })
+      .getByRole('button', { name: '编辑' })
+      .click();
+    const drawer = page.getByRole('dialog', { name: '更新令牌信息' });
+    const rate = drawer.getByRole('group', { name: '设置速率限制' });
+    await rate.getByLabel('每分钟最多请求数（RPM）').fill('1');
+    await rate.getByRole('button', { name: '保存速率限制' }).click();
+    await expect(page.getByText('速率限制已保存！', { exact: true })).toBeVisible();
+    await page.screenshot({ path: testInfo.outputPath('token-limits.png') });
+
+    const tokenLimits = (await root.call(`/api/token/${tokenId}/limits`)).data;
+    expect(tokenLimits).toMatchObject({ rpm_limit: 1, concurrency_limit: 0, key_limits: [] });
+
+    await page.goto(`/channel/edit/${channelId}`);
+    const editor = page.getByRole('dialog', { name: '编辑渠道' });
+    const channelRate = editor.getByRole('group', { name: '设置速率限制' });
+    await channelRate.getByRole('button', { name: '添加密钥限制' }).click();
+    const row = channelRate.getByRole('row', { name: '第 1 条' });
+    await row.getByLabel('密钥行').fill('3');
+    await expect(channelRate.getByText('密钥行必须是 1 到 2 之间的整数')).toBeVisible();
+    await row.getByLabel('密钥行').fill('2');
+    await row.getByLabel('最大并发请求数').fill('2');
+    await row.getByLabel('每分钟最多请求数（RPM）').fill('30');
+    await channelRate.getByRole('button', { name: '保存速率限制' }).click();
+    await expect(page.getByText('速率限制已保存！', { exact: true }).first()).toBeVisible();
+    await page.screenshot({ path: testInfo.outputPath('channel-limits.png') });
+
+    const channelLimits = (await root.call(`/api/channel/${channelId}/limits`)).data;
+    expect(channelLimits).toMatchObject({
+      rpm_limit: 0,
+      key_limits: [{ index: 1, concurrency_limit: 2, rpm_limit: 30, tpm_limit: 0, rpd_limit: 0 }],
+    });
+
+    const first = await chat(server.baseURL, key);
+    expect(first.status, 'the first request of the minute passes').toBe(200);
+    const second = await chat(server.baseURL, key);
+    expect(second.status, 'the second is over the key rpm limit').toBe(429);
+    expect(second.headers.get('retry-after'), 'the refusal says when to retry').toBeTruthy();
+    expect(upstream.calls(), 'the refused request never reached the upstream').toBe(1);
+  } finally {
+    await upstream.stop();
+  }
+});
+
+test('the rate-limit tab and the channel editor fit a 390 px screen', async ({ page, server }) => {
+  const upstream = await startMockUpstream();
+  try {
+    await setUp(server);
+    const root = await signIn(server);
+    const { channelId } = await prepare(root, upstream.baseURL);
+    await root.call(`/api/channel/${channelId}/limits`, {
+      method: 'PUT',
+      body: JSON.stringify({ key_limits: [{ index: 0, rpm_limit: 5 }] }),
+    });
+    await root.call('/api/option/', {
+      method: 'PUT',
+      body: JSON.stringify({
+        key: 'RateLimitRules',
+        value:
+          '[{"group":"default","model":"gpt-4o-mini","concurrency_limit":2,"queue":5,"queue_timeout_ms":1000}]',
+      }),
+    });
+    await page.setViewportSize({ width: 390, height: 800 });
+    await logIn(page);
+    const overflow = 'document.documentElement.scrollWidth - window.innerWidth';
+
+    await page.goto('/setting?tab=ratelimit');
+    const rule = page.getByRole('group', { name: '规则 1' });
+    await expect(rule.getByLabel('分组')).toHaveValue('default');
+    await expect(rule.getByLabel('最长排队时间（毫秒）')).toHaveValue('1000');
+    await expect(page.getByRole('region', { name: '粘性路由（提示词缓存）' })).toBeVisible();
+    expect(await page.evaluate(overflow), 'the rate-limit tab overflows').toBeLessThanOrEqual(0);
+
+    await page.goto(`/channel/edit/${channelId}`);
+    const keyRow = page.getByRole('row', { name: '第 1 条' });
+    await expect(keyRow.getByLabel('每分钟最多请求数（RPM）')).toHaveValue('5');
+    await keyRow.scrollIntoViewIfNeeded();
+    expect(await page.evaluate(overflow), 'the channel editor overflows').toBeLessThanOrEqual(0);
+    const drawerOverflow = await page.evaluate<number>(
+      "(() => { const d = document.querySelector('[role=dialog]'); return d.scrollWidth - d.clientWidth; })()",
+    );
+    expect(drawerOverflow, 'the drawer scrolls sideways').toBeLessThanOrEqual(0);
+  } finally {
+    await upstream.stop();
+  }
+});
