@@ -83,6 +83,32 @@ export const attemptErrors = [
   'unsupported',
 ] as const;
 
+/** Whose rate limit refused a request (P15; the limiter's scope). */
+export const limitScopes = ['user', 'token', 'channel', 'channel_key', 'rule'] as const;
+/** Which of its limits. */
+export const limitKinds = ['concurrency', 'rpm', 'tpm', 'rpd'] as const;
+
+/**
+ * The rate limit that refused a request, in an error row's other.limit (P15): its scope, kind
+ * and value, with the owner's ids or the rule's group and model.
+ */
+export const limitRefusalSchema = z.looseObject({
+  scope: z.catch(z.enum(limitScopes), 'rule'),
+  kind: z.catch(z.optional(z.enum(limitKinds)), undefined),
+  limit: optionalNumber,
+  user_id: optionalNumber,
+  token_id: optionalNumber,
+  channel_id: optionalNumber,
+  /** The channel key's line, 0 = the first. */
+  key_index: optionalNumber,
+  group: optionalText,
+  model: optionalText,
+});
+export type LimitRefusal = z.infer<typeof limitRefusalSchema>;
+
+/** The error code of a request refused by a rate limit. */
+export const RATE_LIMIT_CODE = 'rate_limit_exceeded';
+
 /** The fields of a log's `other` the console shows (spec 02 §3); anything missing is undefined. */
 export const logOtherSchema = z.looseObject({
   model_ratio: optionalNumber,
@@ -99,6 +125,9 @@ export const logOtherSchema = z.looseObject({
   is_model_mapped: z.catch(z.optional(z.boolean()), undefined),
   upstream_model_name: optionalText,
   reasoning_effort: optionalText,
+  /** An error row's error code (e.g. `rate_limit_exceeded`). */
+  error_code: optionalText,
+  limit: z.catch(z.optional(limitRefusalSchema), undefined),
   admin_info: z.catch(
     z.optional(
       z.looseObject({

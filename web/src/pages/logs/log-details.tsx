@@ -7,6 +7,7 @@ import { Badge } from '@/components/ui/badge';
 import { formatAmount } from '@/lib/format';
 
 import { frtTone } from './constants';
+import { refusalText } from './refusal';
 import { toneBadge } from './tone';
 
 function Fact({ label, children }: { label: string; children: ReactNode }) {
@@ -72,6 +73,7 @@ export function LogDetails({
     );
   }
   add(t('detail.reasoningEffort'), other.reasoning_effort);
+  if (other.limit) add(t('detail.refusedBy'), refusalText(t, other.limit));
   add(t('detail.content'), log.content);
 
   const attempts = admin ? (other.admin_info?.attempts ?? []) : [];

@@ -4,7 +4,7 @@ import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import { isRequestType, logTypes, parseLogOther } from '@/api/logs';
-import type { LogEntry } from '@/api/logs';
+import type { LogEntry, LogOther } from '@/api/logs';
 import { Money } from '@/components/common/money';
 import { Badge } from '@/components/ui/badge';
 import type { BadgeProps } from '@/components/ui/badge';
@@ -16,6 +16,7 @@ import { formatTimestamp } from '@/lib/time';
 import { frtTone, logColumns, requestTimeTone } from './constants';
 import type { LogColumn, Visibility } from './constants';
 import { LogDetails } from './log-details';
+import { RefusalBadge } from './refusal';
 import { toneBadge } from './tone';
 import { UserPopover } from './user-popover';
 
@@ -71,12 +72,8 @@ export function LogsTable({ logs, visible, admin }: LogsTableProps) {
   const [expanded, setExpanded] = useState<number[]>([]);
   const shown = logColumns.filter((c) => visible[c]);
 
-  const cell = (
-    log: LogEntry,
-    column: LogColumn,
-    frt: number | undefined,
-    retry: string,
-  ): ReactNode => {
+  const cell = (log: LogEntry, column: LogColumn, other: LogOther, retry: string): ReactNode => {
+    const frt = other.frt;
     const request = isRequestType(log.type);
     switch (column) {
       case 'time':
@@ -113,9 +110,12 @@ export function LogsTable({ logs, visible, admin }: LogsTableProps) {
         return retry ? t('cell.retry', { path: retry }) : null;
       case 'content':
         return (
-          <span className="logs__content" title={log.content}>
-            {log.content}
-          </span>
+          <>
+            <RefusalBadge other={other} />
+            <span className="logs__content" title={log.content}>
+              {log.content}
+            </span>
+          </>
         );
     }
   };
@@ -165,7 +165,7 @@ export function LogsTable({ logs, visible, admin }: LogsTableProps) {
                 </td>
                 {shown.map((column) => (
                   <td key={column} data-column={column}>
-                    {cell(log, column, other.frt, retry)}
+                    {cell(log, column, other, retry)}
                   </td>
                 ))}
               </tr>
