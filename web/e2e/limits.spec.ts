@@ -1,8 +1,9 @@
 /**
  * Rate limits through the console (P15 item 5): a key's requests per minute set in the token
  * editor, a channel's per-key row set in the channel editor, both read back through the API;
- * the key's limit then refuses its second request. The editors and the rate-limit tab fit a
- * 390 px screen.
+ * the key's limit then refuses its second request, the channel's its next one from another key,
+ * and the log shows that refusal's row marked. The editors and the rate-limit tab fit a 390 px
+ * screen.
  */
 import type { Page } from '@playwright/test';
 
@@ -39,26 +40,22 @@ async function prepare(root: Caller, upstream: string) {
     items: { id: number; name: string }[];
   };
   const channel = channels.items.find((c) => c.name === 'limited-channel');
-  const token = (
-    await root.call('/api/token/', {
-      method: 'POST',
-      body: JSON.stringify({
-        name: 'limited-key',
-        remain_quota: 0,
-        unlimited_quota: true,
-        expired_time: -1,
-      }),
-    })
-  ).data as { id: number };
-  const key = (
-    (await root.call(`/api/token/${token.id}/key`, { method: 'POST' })).data as { key: string }
-  ).key;
-  if (!channel) throw new Error('the channel was not created');
-  return {
-    channelId: channel.id,
-    tokenId: token.id,
-    key: key.startsWith('sk-') ? key : `sk-${key}`,
+  const newKey = async (name: string) => {
+    const token = (
+      await root.call('/api/token/', {
+        method: 'POST',
+        body: JSON.stringify({ name, remain_quota: 0, unlimited_quota: true, expired_time: -1 }),
+      })
+    ).data as { id: number };
+    const key = (
+      (await root.call(`/api/token/${token.id}/key`, { method: 'POST' })).data as { key: string }
+    ).key;
+    return { id: token.id, key: key.startsWith('sk-') ? key : `sk-${key}` };
   };
+  const limited = await newKey('limited-key');
+  const other = await newKey('other-key');
+  if (!channel) throw new Error('the channel was not created');
+  return { channelId: channel.id, tokenId: limited.id, key: limited.key, otherKey: other.key };
 }
 
 async function chat(baseURL: string, key: string) {
@@ -77,7 +74,7 @@ test("a key's RPM from the token editor and a channel key's row from the channel
   try {
     await setUp(server);
     const root = await signIn(server);
-    const { channelId, tokenId, key } = await prepare(root, upstream.baseURL);
+    const { channelId, tokenId, key, otherKey } = await prepare(root, upstream.baseURL);
     await logIn(page);
 
     await page
@@ -97,6 +94,7 @@ test("a key's RPM from the token editor and a channel key's row from the channel
     await page.goto(`/channel/edit/${channelId}`);
     const editor = page.getByRole('dialog', { name: '编辑渠道' });
     const channelRate = editor.getByRole('group', { name: '设置速率限制' });
+    await channelRate.getByLabel('每分钟最多请求数（RPM）').first().fill('1');
     await channelRate.getByRole('button', { name: '添加密钥限制' }).click();
     const row = channelRate.getByRole('row', { name: '第 1 条' });
     await row.getByLabel('密钥行').fill('3');
@@ -110,7 +108,7 @@ test("a key's RPM from the token editor and a channel key's row from the channel
 
     const channelLimits = (await root.call(`/api/channel/${channelId}/limits`)).data;
     expect(channelLimits).toMatchObject({
-      rpm_limit: 0,
+      rpm_limit: 1,
       key_limits: [{ index: 1, concurrency_limit: 2, rpm_limit: 30, tpm_limit: 0, rpd_limit: 0 }],
     });
 
@@ -120,6 +118,14 @@ test("a key's RPM from the token editor and a channel key's row from the channel
     expect(second.status, 'the second is over the key rpm limit').toBe(429);
     expect(second.headers.get('retry-after'), 'the refusal says when to retry').toBeTruthy();
     expect(upstream.calls(), 'the refused request never reached the upstream').toBe(1);
+
+    const full = await chat(server.baseURL, otherKey);
+    expect(full.status, 'another key finds the only channel at its RPM').toBe(429);
+    expect(upstream.calls(), 'nor did the one the channel refused').toBe(1);
+    await page.goto('/log');
+    const refused = page.getByRole('row', { name: /^log / }).filter({ hasText: '限流' });
+    await expect(refused.first()).toBeVisible();
+    await page.screenshot({ path: testInfo.outputPath('log.png') });
   } finally {
     await upstream.stop();
   }
