@@ -112,6 +112,21 @@ test("a key's RPM from the token editor and a channel key's row from the channel
       key_limits: [{ index: 1, concurrency_limit: 2, rpm_limit: 30, tpm_limit: 0, rpd_limit: 0 }],
     });
 
+    // Both edits are in the audit log with what they set.
+    const audit = async (action: string) =>
+      (
+        (await root.call(`/api/audit?p=1&page_size=10&action=${action}`)).data as {
+          items: { action: string; target: string; after: string }[];
+        }
+      ).items;
+    const [tokenAudit] = await audit('token.limits');
+    expect(JSON.parse(tokenAudit?.after ?? '{}')).toMatchObject({ rpm_limit: 1 });
+    const [channelAudit] = await audit('channel.limits');
+    expect(JSON.parse(channelAudit?.after ?? '{}')).toMatchObject({
+      rpm_limit: 1,
+      key_limits: [{ index: 1, rpm_limit: 30 }],
+    });
+
     const first = await chat(server.baseURL, key);
     expect(first.status, 'the first request of the minute passes').toBe(200);
     const second = await chat(server.baseURL, key);
@@ -131,7 +146,10 @@ test("a key's RPM from the token editor and a channel key's row from the channel
   }
 });
 
-test('the rate-limit tab and the channel editor fit a 390 px screen', async ({ page, server }) => {
+test('rules are edited as rows, and the rate-limit tab and the channel editor fit a 390 px screen', async ({
+  page,
+  server,
+}) => {
   const upstream = await startMockUpstream();
   try {
     await setUp(server);
@@ -159,6 +177,38 @@ test('the rate-limit tab and the channel editor fit a 390 px screen', async ({ p
     await expect(rule.getByLabel('最长排队时间（毫秒）')).toHaveValue('1000');
     await expect(page.getByRole('region', { name: '粘性路由（提示词缓存）' })).toBeVisible();
     expect(await page.evaluate(overflow), 'the rate-limit tab overflows').toBeLessThanOrEqual(0);
+
+    // A second rule through the page: refused with its number until it names a target.
+    await page.getByRole('button', { name: '添加规则' }).click();
+    const added = page.getByRole('group', { name: '规则 2' });
+    await added.getByLabel('每分钟最多请求数（RPM）').fill('60');
+    await page.getByRole('button', { name: '保存限流规则' }).click();
+    await expect(page.getByText('第 2 条规则既没有指定分组也没有指定模型')).toBeVisible();
+    await added.getByLabel('分组').fill('vip');
+    await page.getByRole('button', { name: '保存限流规则' }).click();
+    await expect(page.getByText('限流规则已保存！', { exact: true })).toBeVisible();
+    const stored = (
+      (await root.call('/api/option/')).data as { key: string; value: string }[]
+    ).find((o) => o.key === 'RateLimitRules')?.value;
+    expect(JSON.parse(stored ?? '[]')).toEqual([
+      {
+        group: 'default',
+        model: 'gpt-4o-mini',
+        concurrency_limit: 2,
+        queue: 5,
+        queue_timeout_ms: 1000,
+      },
+      { group: 'vip', rpm_limit: 60 },
+    ]);
+    const rulesAudit = (
+      (await root.call('/api/audit?p=1&page_size=10&action=option.update')).data as {
+        items: { target: string }[];
+      }
+    ).items;
+    expect(
+      rulesAudit.filter((r) => r.target === 'option:RateLimitRules'),
+      'the API save and the page save are both audited',
+    ).toHaveLength(2);
 
     await page.goto(`/channel/edit/${channelId}`);
     const keyRow = page.getByRole('row', { name: '第 1 条' });
