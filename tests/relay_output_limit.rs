@@ -3,7 +3,8 @@
 //! when the balance covers less than the upstream would otherwise allow, never into a body that
 //! may not change, and the one mid-stream ceiling ending a stream whose cost reaches its
 //! reservation + DebtAllowance — in the client's format, billed once as `partial` / `capped`,
-//! the upstream's connection dropped.
+//! the upstream's connection dropped. A client's `max_cost` / `X-Max-Cost` (P15 item 3) lowers
+//! the same limit and the same ceiling, and never reaches the upstream.
 //!
 //! Prices: every model at ratio 1, completion 1 (a token costs a unit); `big-test` and the
 //! other test models write at most 100,000 tokens (`ModelMaxOutput`).
@@ -690,6 +691,245 @@ async fn a_stream_that_ignores_the_limit_is_cut_at_the_ceiling_in_each_format() 
             failures.push(format!("{what}: {}", why.join("; ")));
         }
         reset_balance(&root, payer.id, 10_000).await;
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// $0.02 at the default QuotaPerUnit (500,000): 10,000 units, so about 9,500 output tokens
+/// beyond the prompt's reservation (PreConsumedQuota, 500).
+const MAX_COST: f64 = 0.02;
+
+/// Whether `body` (raw, as the upstream got it) mentions Tollgate's field.
+fn leaks_max_cost(body: &Bytes) -> bool {
+    String::from_utf8_lossy(body).contains("max_cost")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_cost_lowers_the_limit_in_each_format_and_never_reaches_the_upstream() {
+    let mock = Mock::start().await;
+    // A balance far above the ceiling: max_cost is what limits.
+    let (server, _root, _payer, key) = setup(&mock, 100_000_000, "").await;
+    let c = &server.client;
+    let hi_cost = |model: &str| json!({"model": model, "max_cost": MAX_COST, "messages": [{"role": "user", "content": "hi"}]});
+    let cases: Vec<(reqwest::RequestBuilder, &str)> = vec![
+        (chat_request(&server, &key, &hi_cost("big-test")), "chat"),
+        (
+            c.post(server.url("/v1/responses"))
+                .bearer_auth(&key)
+                .json(&json!({"model": "big-test", "input": "hi", "max_cost": MAX_COST})),
+            "responses",
+        ),
+        (
+            c.post(server.url("/v1/messages"))
+                .header("x-api-key", &key)
+                .json(&json!({"model": "claude-big", "max_tokens": 100000, "max_cost": MAX_COST,
+                    "messages": [{"role": "user", "content": "hi"}]})),
+            "anthropic",
+        ),
+        (
+            c.post(server.url("/v1beta/models/gemini-big:generateContent"))
+                .header("x-goog-api-key", &key)
+                .json(&json!({"max_cost": MAX_COST,
+                    "contents": [{"role": "user", "parts": [{"text": "hi"}]}]})),
+            "gemini",
+        ),
+        (
+            chat_request(&server, &key, &hi_cost("claude-big")),
+            "chat to Claude",
+        ),
+        (
+            chat_request(&server, &key, &hi_cost("resp-big")),
+            "chat to a Responses channel",
+        ),
+        // The header wins over the body (a body ceiling of $1 would allow 100,000 tokens).
+        (
+            chat_request(
+                &server,
+                &key,
+                &json!({"model": "big-test", "max_cost": 1.0, "messages": [{"role": "user", "content": "hi"}]}),
+            )
+            .header("X-Max-Cost", MAX_COST.to_string()),
+            "header over body",
+        ),
+        (
+            c.post(server.url("/v1/messages"))
+                .header("x-api-key", &key)
+                .header("X-Max-Cost", MAX_COST.to_string())
+                .json(&json!({"model": "claude-big", "max_tokens": 100000,
+                    "messages": [{"role": "user", "content": "hi"}]})),
+            "anthropic, header only",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (req, what) in cases {
+        let before = mock.calls().len();
+        let status = req.send().await.map_or(0, |r| r.status().as_u16());
+        let calls = mock.calls();
+        let Some((path, raw)) = calls.last().filter(|_| calls.len() == before + 1) else {
+            failures.push(format!("{what}: status {status}, no upstream call"));
+            continue;
+        };
+        let body: Value = serde_json::from_slice(raw).unwrap_or(Value::Null);
+        let limit = limit_of(wire_of(path), &body);
+        if status != 200
+            || leaks_max_cost(raw)
+            || !limit.is_some_and(|l| (9_000..10_000).contains(&l))
+        {
+            failures.push(format!(
+                "{what}: status {status}, limit {limit:?} in {body}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    // A prompt that alone costs more than the ceiling: 403 naming the amount, no call.
+    let before = mock.calls().len();
+    let resp = chat_request(&server, &key, &hi("big-test"))
+        .header("X-Max-Cost", "0.000001")
+        .send()
+        .await;
+    let (status, text) = match resp {
+        Ok(r) => (r.status(), r.text().await.unwrap_or_default()),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    };
+    assert_eq!(status, StatusCode::FORBIDDEN, "{text}");
+    assert!(
+        text.contains("max_cost of $0.000001"),
+        "names the amount: {text}"
+    );
+    // The same in Anthropic's shape, from the body.
+    let resp = c
+        .post(server.url("/v1/messages"))
+        .header("x-api-key", &key)
+        .json(
+            &json!({"model": "claude-big", "max_tokens": 100, "max_cost": 0,
+            "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .send()
+        .await;
+    let (status, answer) = match resp {
+        Ok(r) => (r.status(), r.json::<Value>().await.unwrap_or_default()),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, json!(e.to_string())),
+    };
+    assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
+    assert_eq!(answer["error"]["type"], "permission_error", "{answer}");
+    // Not a number of dollars: 400.
+    let status = chat_request(&server, &key, &hi("big-test"))
+        .header("X-Max-Cost", "cheap")
+        .send()
+        .await
+        .map_or(0, |r| r.status().as_u16());
+    assert_eq!(status, 400);
+    assert_eq!(mock.calls().len(), before, "the upstream saw none of them");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_cost_cuts_a_stream_in_each_format_billed_once() {
+    let mock = Mock::start().await;
+    // DebtAllowance and the balance are far above the ceiling: only max_cost can cut.
+    let (server, _root, payer, key) = setup(&mock, 100_000_000, "").await;
+    let c = &server.client;
+    let cases: Vec<(&str, reqwest::RequestBuilder)> = vec![
+        (
+            "chat",
+            chat_request(
+                &server,
+                &key,
+                &json!({"model": "big-test", "stream": true, "max_cost": MAX_COST,
+                    "messages": [{"role": "user", "content": "hi"}]}),
+            ),
+        ),
+        (
+            "responses",
+            c.post(server.url("/v1/responses"))
+                .bearer_auth(&key)
+                .header("X-Max-Cost", MAX_COST.to_string())
+                .json(&json!({"model": "big-test", "stream": true, "input": "hi"})),
+        ),
+        (
+            "anthropic",
+            c.post(server.url("/v1/messages"))
+                .header("x-api-key", &key)
+                .json(
+                    &json!({"model": "claude-big", "max_tokens": 100000, "stream": true,
+                    "max_cost": MAX_COST, "messages": [{"role": "user", "content": "hi"}]}),
+                ),
+        ),
+        (
+            "gemini",
+            c.post(server.url("/v1beta/models/gemini-big:streamGenerateContent?alt=sse"))
+                .header("x-goog-api-key", &key)
+                .json(&json!({"max_cost": MAX_COST,
+                    "contents": [{"role": "user", "parts": [{"text": "hi"}]}]})),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (what, req) in cases {
+        mock.shared.cut.store(false, Ordering::SeqCst);
+        mock.shared.finished.store(false, Ordering::SeqCst);
+        mock.push(Mode::Flood);
+        let (quota_before, _, _, before) = balances(&server, payer.id).await;
+        let resp = req.send().await;
+        let (status, text) = match resp {
+            Ok(r) => (r.status().as_u16(), r.text().await.unwrap_or_default()),
+            Err(e) => (0, e.to_string()),
+        };
+        let events = sse_events(&text);
+        let ended = match what {
+            "chat" => {
+                events
+                    .iter()
+                    .any(|(_, d)| d["choices"][0]["finish_reason"] == "length")
+                    && text.contains("data: [DONE]")
+            }
+            "responses" => events.iter().any(|(n, d)| {
+                n == "response.incomplete"
+                    && d["response"]["incomplete_details"]["reason"] == "max_output_tokens"
+            }),
+            "anthropic" => {
+                events
+                    .iter()
+                    .any(|(_, d)| d["delta"]["stop_reason"] == "max_tokens")
+                    && events.last().is_some_and(|(n, _)| n == "message_stop")
+            }
+            _ => events
+                .iter()
+                .any(|(_, d)| d["candidates"][0]["finishReason"] == "MAX_TOKENS"),
+        };
+        let cut = wait_for(&mock.shared.cut).await;
+        let (quota, _, _, logs) = balances(&server, payer.id).await;
+        let new_rows = logs.len() - before.len();
+        let row = &logs[0];
+        let o = other(row);
+        let mut why = Vec::new();
+        if status != 200 || !ended {
+            why.push(format!(
+                "status {status}, no terminal event in {}",
+                &text[text.len().saturating_sub(600)..]
+            ));
+        }
+        if !cut || mock.shared.finished.load(Ordering::SeqCst) {
+            why.push("the mock did not see the disconnect".to_owned());
+        }
+        if new_rows != 1 || o["usage_source"] != "partial" || o["partial_reason"] != "capped" {
+            why.push(format!("{new_rows} rows, other {o}"));
+        }
+        // Cut near the ceiling's 10,000 units (one write of the flood is 1,000 tokens), and
+        // the balance charged exactly the row's quota.
+        if row.quota > 12_000 || quota_before - quota != row.quota {
+            why.push(format!(
+                "charged {} of {quota_before}, row quota {}, completion {}",
+                quota_before - quota,
+                row.quota,
+                row.completion_tokens
+            ));
+        }
+        if mock.calls().last().is_some_and(|(_, b)| leaks_max_cost(b)) {
+            why.push("the upstream saw max_cost".to_owned());
+        }
+        if !why.is_empty() {
+            failures.push(format!("{what}: {}", why.join("; ")));
+        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -285,6 +285,7 @@ pub fn output_ask(
             rule.cap.max(1)
         },
         fixed: rule.fixed,
+        max_units: None,
     }))
 }
 

@@ -67,6 +67,10 @@ pub(in crate::relay) struct ChatHead {
     /// Chat: web search of OpenAI's search models.
     #[serde(default)]
     pub(in crate::relay) web_search_options: Option<Value>,
+    /// Tollgate's spend ceiling ([`crate::relay::pipeline::max_cost`]): taken out of the body
+    /// before it is forwarded.
+    #[serde(default)]
+    pub(in crate::relay) max_cost: Option<Value>,
 }
 
 impl ChatHead {

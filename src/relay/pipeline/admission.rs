@@ -6,13 +6,14 @@
 //! that same reservation, inside the user's critical section
 //! ([`tollgate_actors::quota::output`]): the answer may be as long as the available balance
 //! covers ([`OutputLimit`]), so concurrent requests cannot leave deep debts; the streamed
-//! answer's mid-stream ceiling ([`crate::relay::pipeline::meter`]) holds it to that.
+//! answer's mid-stream ceiling ([`crate::relay::pipeline::meter`]) holds it to that. A client's
+//! spend ceiling (`max_cost`, [`crate::relay::pipeline::max_cost`]) lowers both the same way.
 
 use std::time::Duration;
 
 use tollgate_actors::options::pricing::ModelPricing;
 use tollgate_actors::quota::rate::RateKind;
-use tollgate_actors::quota::{Hold, QuotaError, Refusal};
+use tollgate_actors::quota::{Hold, OutputAsk, QuotaError, Refusal};
 
 use crate::error::RelayError;
 use crate::relay::measure::components::{self, Components, Needs};
@@ -20,6 +21,7 @@ use crate::relay::measure::price::{self, OutputBound, OutputRule};
 use crate::relay::pipeline::auth::Caller;
 use crate::relay::pipeline::durable;
 use crate::relay::pipeline::keepalive;
+use crate::relay::pipeline::max_cost;
 use crate::state::AppState;
 
 /// The longest model name a request may name (it is stored in every log row).
@@ -144,11 +146,13 @@ impl<'a> Ask<'a> {
 /// request ([`Body::Writable`], [`Body::Fixed`]) has its output limit decided with the
 /// reservation ([`OutputLimit`]); with `global.pass_through_request_enabled` a writable body is
 /// fixed (never changed). Without `crash_charge` the reservation is journalled to charge
-/// nothing if the process dies before it settles (a task submit's).
+/// nothing if the process dies before it settles (a task submit's). `max_cost` is the client's
+/// spend ceiling in US dollars ([`max_cost`]): it lowers the output limit and the mid-stream
+/// ceiling, and refuses (403) a request whose prompt alone costs more.
 pub async fn admit<'t>(
     state: &AppState,
     caller: &Caller,
-    ask: Ask<'_>,
+    (ask, max_cost): (Ask<'_>, Option<f64>),
     crash_charge: bool,
     texts: impl FnOnce() -> Vec<&'t str> + Send,
 ) -> Result<Admission, RelayError> {
@@ -254,6 +258,32 @@ pub async fn admit<'t>(
         .map_err(|e| RelayError::BadRequest(e.to_string()))?,
         None => None,
     };
+    let max_units = max_cost.map(|dollars| max_cost::units(dollars, quota_per_unit));
+    let output_ask = output_ask.map(|out| OutputAsk { max_units, ..out });
+    if let (Some(dollars), Some(max)) = (max_cost, max_units) {
+        let prompt_units = match &output_ask {
+            Some(out) => out.prompt_units,
+            None => {
+                let nothing = OutputBound {
+                    tokens: 0,
+                    admit: 0,
+                };
+                price::reservation(
+                    pricing,
+                    group_ratio,
+                    quota_per_unit,
+                    ask.prompt_estimate,
+                    nothing,
+                    options.int("PreConsumedQuota"),
+                )
+                .map_err(|e| RelayError::BadRequest(e.to_string()))?
+                .amount
+            }
+        };
+        if prompt_units > max {
+            return Err(max_cost::refused(prompt_units, dollars, quota_per_unit));
+        }
+    }
     let rate = options.rate_limits().for_group(&caller.group);
     let (mut hold, output) = match output_ask {
         Some(out) => {
@@ -262,7 +292,12 @@ pub async fn admit<'t>(
                 .reserve_output(caller.user.id, token, out, rate)
                 .await
                 .map_err(quota_error)?;
-            let ceiling = price::ceiling_tokens(&out, hold.amount(), options.int("DebtAllowance"));
+            // The one mid-stream ceiling: min(reservation + DebtAllowance, max_cost).
+            let debt = price::ceiling_tokens(&out, hold.amount(), options.int("DebtAllowance"));
+            let ceiling = match max_units.and_then(|max| price::ceiling_tokens(&out, max, 0)) {
+                Some(spend) => Some(debt.map_or(spend, |debt| debt.min(spend))),
+                None => debt,
+            };
             let limit = OutputLimit {
                 tokens: Some(tokens),
                 write: tokens < out.most,

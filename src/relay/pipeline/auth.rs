@@ -35,6 +35,9 @@ pub struct Caller {
     /// A console playground request (`/pg/chat/completions`): the user's session, no API key;
     /// `token` is a stand-in without limits and no token quota is reserved or charged.
     pub playground: bool,
+    /// The request's spend ceiling in US dollars from the `X-Max-Cost` header
+    /// ([`crate::relay::pipeline::max_cost`]; it wins over the body's `max_cost`).
+    pub max_cost: Option<f64>,
 }
 
 /// `(key, pinned channel)` from `Authorization: Bearer sk-<key>[-<channel>]` (or `x-api-key`).
@@ -78,6 +81,7 @@ impl FromRequestParts<AppState> for Caller {
             return Ok(caller.clone());
         }
         let (key, pin) = parse_key(&parts.headers).ok_or(RelayError::MissingKey)?;
+        let max_cost = crate::relay::pipeline::max_cost::from_header(&parts.headers)?;
         let token = state
             .tokens
             .get(&key)
@@ -142,6 +146,7 @@ impl FromRequestParts<AppState> for Caller {
             pinned,
             ip,
             playground: false,
+            max_cost,
         })
     }
 }

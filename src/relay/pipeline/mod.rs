@@ -17,6 +17,7 @@ pub mod durable;
 pub mod ending;
 pub mod failure;
 pub mod keepalive;
+pub mod max_cost;
 pub mod media;
 pub mod meter;
 pub mod outcome;

@@ -75,6 +75,13 @@ pub trait Plan: Send + Sync + Sized + 'static {
         true
     }
 
+    /// The spend ceiling in US dollars of the body's `max_cost`, which the plan took out of
+    /// the body it forwards ([`crate::relay::pipeline::max_cost`]); the `X-Max-Cost` header wins
+    /// over it.
+    fn max_cost(&self) -> Option<f64> {
+        None
+    }
+
     /// The client asked for a streamed answer.
     fn stream(&self) -> bool {
         false
@@ -149,8 +156,12 @@ pub async fn run<P: Plan>(
     let ask = plan.ask();
     let limited = crate::rate_limit::admit(state, &caller, &ask).await?;
     let crash_charge = plan.crash_charge();
+    let max_cost = caller.max_cost.or_else(|| plan.max_cost());
     let Admission { price, mut hold } =
-        admission::admit(state, &caller, ask, crash_charge, || plan.texts()).await?;
+        admission::admit(state, &caller, (ask, max_cost), crash_charge, || {
+            plan.texts()
+        })
+        .await?;
     let headers = limited.headers();
     // The rate limits' places end with the reservation (a stream's at its last byte).
     hold.keep_limits(limited);

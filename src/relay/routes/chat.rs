@@ -99,6 +99,8 @@ struct OpenAiPlan {
     started: Instant,
     /// The client asked for the usage chunk of a stream.
     client_wants_usage: bool,
+    /// The body's `max_cost` (already taken out of `body`).
+    max_cost: Option<f64>,
 }
 
 impl OpenAiPlan {
@@ -107,6 +109,17 @@ impl OpenAiPlan {
         let head: ChatHead = serde_json::from_slice(&body).map_err(|e| {
             RelayError::BadRequest(format!("the request body is not valid JSON: {e}"))
         })?;
+        // Tollgate's own field never reaches the upstream.
+        let max_cost = head
+            .max_cost
+            .as_ref()
+            .map(crate::relay::pipeline::max_cost::from_value)
+            .transpose()?;
+        let body = if max_cost.is_some() {
+            crate::relay::pipeline::max_cost::strip(&body)?
+        } else {
+            body
+        };
         let prompt = prompt_of(&head, &head.texts(), &body);
         let client_wants_usage = head
             .stream_options
@@ -121,6 +134,7 @@ impl OpenAiPlan {
             prompt,
             started,
             client_wants_usage,
+            max_cost,
         })
     }
 
@@ -198,6 +212,10 @@ impl Plan for OpenAiPlan {
 
     fn stream(&self) -> bool {
         self.head.stream
+    }
+
+    fn max_cost(&self) -> Option<f64> {
+        self.max_cost
     }
 
     fn started(&self) -> Instant {

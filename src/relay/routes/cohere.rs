@@ -238,16 +238,19 @@ pub struct Job {
     model: String,
     estimate: i64,
     started: Instant,
+    /// The body's spend ceiling (taken out of `body` and `parsed`).
+    max_cost: Option<f64>,
 }
 
 impl Job {
     /// The plan of `body` on `path` (`/v1/embeddings` or `/v1/rerank`).
-    pub fn new(body: Bytes, path: &str) -> Result<Job, RelayError> {
+    pub fn new(mut body: Bytes, path: &str) -> Result<Job, RelayError> {
         let started = Instant::now();
         let route = Route::of(path).ok_or_else(|| RelayError::NotImplemented(path.to_owned()))?;
-        let parsed: Value = serde_json::from_slice(&body).map_err(|e| {
+        let mut parsed: Value = serde_json::from_slice(&body).map_err(|e| {
             RelayError::BadRequest(format!("the request body is not valid JSON: {e}"))
         })?;
+        let max_cost = crate::relay::pipeline::max_cost::take(&mut parsed, &mut body)?;
         let model = parsed["model"].as_str().unwrap_or_default().to_owned();
         let counter = Counter::for_model(&model);
         let estimate = texts(route, &parsed)
@@ -261,6 +264,7 @@ impl Job {
             model,
             estimate,
             started,
+            max_cost,
         })
     }
 
@@ -367,6 +371,10 @@ impl Plan for Job {
 
     fn need(&self) -> Need {
         Need::openai_route(&self.path, false)
+    }
+
+    fn max_cost(&self) -> Option<f64> {
+        self.max_cost
     }
 
     fn started(&self) -> Instant {

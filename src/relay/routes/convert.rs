@@ -57,6 +57,9 @@ pub struct Job {
     pub headers: HeaderMap,
     /// When the request arrived.
     pub started: Instant,
+    /// The body's spend ceiling (taken out of `body` and `parsed`:
+    /// [`crate::relay::pipeline::max_cost::take`]).
+    pub max_cost: Option<f64>,
 }
 
 impl Job {
@@ -115,6 +118,10 @@ impl Plan for Job {
 
     fn stream(&self) -> bool {
         self.stream
+    }
+
+    fn max_cost(&self) -> Option<f64> {
+        self.max_cost
     }
 
     fn started(&self) -> Instant {
@@ -386,7 +393,12 @@ async fn answer(
 /// the OpenAI path).
 pub fn foreign_chat(body: &Bytes) -> Option<Result<Job, RelayError>> {
     let started = Instant::now();
-    let parsed: Value = serde_json::from_slice(body).ok()?;
+    let mut parsed: Value = serde_json::from_slice(body).ok()?;
+    let mut body = body.clone();
+    let max_cost = match crate::relay::pipeline::max_cost::take(&mut parsed, &mut body) {
+        Ok(max_cost) => max_cost,
+        Err(e) => return Some(Err(e)),
+    };
     let model = parsed["model"].as_str()?.to_owned();
     let Some(messages) = parsed["messages"].as_array() else {
         return Some(Err(RelayError::BadRequest(
@@ -396,7 +408,7 @@ pub fn foreign_chat(body: &Bytes) -> Option<Result<Job, RelayError>> {
     let prompt_estimate = prompt_tokens(&model, messages);
     Some(Ok(Job {
         client: Wire::OpenAi,
-        body: body.clone(),
+        body,
         stream: parsed["stream"] == true,
         include_usage: parsed["stream_options"]["include_usage"] == true,
         hub: parsed.clone(),
@@ -405,5 +417,6 @@ pub fn foreign_chat(body: &Bytes) -> Option<Result<Job, RelayError>> {
         prompt_estimate,
         headers: HeaderMap::new(),
         started,
+        max_cost,
     }))
 }

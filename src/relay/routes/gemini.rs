@@ -71,7 +71,7 @@ async fn handle(
     state: &AppState,
     target: &str,
     caller: Result<Caller, RelayError>,
-    body: Bytes,
+    mut body: Bytes,
 ) -> Result<Response, RelayError> {
     let caller = caller?;
     let started = Instant::now();
@@ -96,8 +96,9 @@ async fn handle(
             )));
         }
     };
-    let parsed: Value = serde_json::from_slice(&body)
+    let mut parsed: Value = serde_json::from_slice(&body)
         .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
+    let max_cost = crate::relay::pipeline::max_cost::take(&mut parsed, &mut body)?;
     let mut hub = gemini::request_to_hub(&parsed).map_err(|e| RelayError::BadRequest(e.0))?;
     hub["model"] = Value::String(model.to_owned());
     let prompt_estimate = hub["messages"]
@@ -114,6 +115,7 @@ async fn handle(
         prompt_estimate,
         headers: HeaderMap::new(),
         started,
+        max_cost,
     };
     crate::relay::pipeline::spine::run(state, caller, job).await
 }

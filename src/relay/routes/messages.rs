@@ -37,17 +37,18 @@ async fn handle(
     state: &AppState,
     caller: Result<Caller, RelayError>,
     headers: &HeaderMap,
-    body: Bytes,
+    mut body: Bytes,
 ) -> Result<Response, RelayError> {
     let caller = caller?;
     let started = Instant::now();
-    let parsed: Value = serde_json::from_slice(&body)
+    let mut parsed: Value = serde_json::from_slice(&body)
         .map_err(|e| RelayError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
     if !parsed.is_object() {
         return Err(RelayError::BadRequest(
             "the request body must be a JSON object".into(),
         ));
     }
+    let max_cost = crate::relay::pipeline::max_cost::take(&mut parsed, &mut body)?;
     let model = parsed["model"].as_str().unwrap_or_default().to_owned();
     let hub = anthropic::request_to_hub(&parsed).map_err(|e| RelayError::BadRequest(e.0))?;
     let prompt_estimate = hub["messages"]
@@ -70,6 +71,7 @@ async fn handle(
         prompt_estimate,
         headers: forwarded,
         started,
+        max_cost,
     };
     crate::relay::pipeline::spine::run(state, caller, job).await
 }

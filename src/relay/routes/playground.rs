@@ -82,6 +82,7 @@ pub async fn chat(
         pinned: None,
         ip,
         playground: true,
+        max_cost: None,
     };
     crate::relay::routes::chat::serve(state, caller, body, "/v1/chat/completions").await
 }

@@ -27,7 +27,12 @@ use crate::relay::wire::{self, Wire};
 /// route has the API (`native`)).
 pub fn job(body: &Bytes, native: bool) -> Option<Result<Job, RelayError>> {
     let started = Instant::now();
-    let parsed: Value = serde_json::from_slice(body).ok()?;
+    let mut parsed: Value = serde_json::from_slice(body).ok()?;
+    let mut body = body.clone();
+    let max_cost = match crate::relay::pipeline::max_cost::take(&mut parsed, &mut body) {
+        Ok(max_cost) => max_cost,
+        Err(e) => return Some(Err(e)),
+    };
     let model = parsed["model"].as_str().unwrap_or_default().to_owned();
     let hub = match wire::responses::request_to_hub(&parsed) {
         Ok(hub) => hub,
@@ -39,7 +44,7 @@ pub fn job(body: &Bytes, native: bool) -> Option<Result<Job, RelayError>> {
         .map_or(0, |m| prompt_tokens(&model, m));
     Some(Ok(Job {
         client: Wire::Responses,
-        body: body.clone(),
+        body,
         stream: parsed["stream"] == true,
         include_usage: true,
         hub,
@@ -48,5 +53,6 @@ pub fn job(body: &Bytes, native: bool) -> Option<Result<Job, RelayError>> {
         prompt_estimate,
         headers: HeaderMap::new(),
         started,
+        max_cost,
     }))
 }

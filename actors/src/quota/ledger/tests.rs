@@ -144,6 +144,7 @@ fn concurrent_requests_split_the_balance_by_limiting_their_answers() {
         least: 1000,
         lowered_cap: 100_000,
         fixed: false,
+        max_units: None,
     };
     let mut l = Ledger::new(10_000);
     let (_, first, held) = l.reserve_output(None, &ask).expect("first");
