@@ -3,7 +3,8 @@
 //! Vertex-Gemini, Vertex-Claude, Gemini, Cohere, MiniMax, Zhipu, Cloudflare, Qianfan v2,
 //! Hunyuan} × {whole, streamed}, per scenario (text, tools, images, reasoning), through the public
 //! HTTP API against one mock of all the upstreams
-//! (tests/common/conformance_upstreams.rs). Each cell asserts (a) the upstream request the mock
+//! (tests/common/conformance_upstreams.rs); iFlytek Spark's column runs against its WebSocket
+//! mock (tests/common/mock_spark.rs: text and reasoning answered, tools and images refused). Each cell asserts (a) the upstream request the mock
 //! recorded (path, auth, body shape), (b) what the client sees in its own format, (c) the usage
 //! billed (the user's quota and the log row). A failing cell is named in the failure message;
 //! every cell runs before the test fails, so one run lists them all.
@@ -18,6 +19,7 @@ mod upstreams;
 
 use common::TestServer;
 use common::mock_cloud::MockCloud;
+use common::mock_spark::{self, MockSpark};
 use common::relay_fixture::{balances, fixture, raw, sse_events};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -504,6 +506,89 @@ async fn cell_run(
         ));
     }
     Ok(())
+}
+
+/// iFlytek Spark's column: every inbound format, whole and streamed, per scenario. Text and
+/// reasoning (Spark answers text alone) are answered and billed from Spark's usage; tools and
+/// images — which Spark's chat does not take — are a 400 naming them, sent nowhere, unbilled.
+#[tokio::test]
+async fn sparks_column_through_every_inbound() {
+    let mock = MockSpark::start().await;
+    let server = TestServer::start().await;
+    let channel = json!({"name": "spark", "type": 18, "key": mock_spark::KEY,
+        "base_url": mock.base, "models": "conf-spark", "group": "default",
+        "model_mapping": r#"{"conf-spark": "SparkDesk-v4.0"}"#});
+    let (root, payer, key) = fixture(&server, &[channel], 10_000_000, 5_000_000).await;
+    server
+        .set_option(&root, "ModelRatio", json!(r#"{"conf-spark": 1}"#))
+        .await;
+    server
+        .set_option(&root, "CompletionRatio", json!(r#"{"conf-spark": 2}"#))
+        .await;
+    let mut failures = Vec::new();
+    let scenarios = [
+        Scenario::Text,
+        Scenario::Tools,
+        Scenario::Image,
+        Scenario::Reasoning,
+    ];
+    for scenario in scenarios {
+        for inbound in INBOUNDS {
+            for stream in [false, true] {
+                let cell = format!("{inbound:?} → Spark, {scenario:?}, stream {stream}");
+                let refused = match scenario {
+                    Scenario::Tools => Some("tools"),
+                    Scenario::Image => Some("image_url"),
+                    Scenario::Text | Scenario::Reasoning => None,
+                };
+                if refused.is_none() {
+                    mock.push(mock_spark::Answer::Text {
+                        pieces: vec!["Hi ".into(), "there".into()],
+                        usage: (PROMPT, COMPLETION),
+                        complete: true,
+                    });
+                }
+                let (quota_before, _, count_before, _) = balances(&server, payer.id).await;
+                let calls_before = mock.calls().len();
+                let (status, _, text) =
+                    raw(inbound.request(&server, &key, "conf-spark", scenario, stream)).await;
+                let (quota, _, count, _) = balances(&server, payer.id).await;
+                let calls = mock.calls().len() - calls_before;
+                let result = match refused {
+                    Some(name) if status != StatusCode::BAD_REQUEST || !text.contains(name) => Err(
+                        format!("expected a 400 naming {name}, got {status}: {text}"),
+                    ),
+                    Some(_) if calls != 0 || quota != quota_before => {
+                        Err("a refused request was sent or billed".into())
+                    }
+                    Some(_) => Ok(()),
+                    None if status != StatusCode::OK => Err(format!("status {status}: {text}")),
+                    None => inbound.seen(&text, stream).and_then(|seen| {
+                        let call = mock.last();
+                        if seen.text != TEXT {
+                            Err(format!("text {:?}", seen.text))
+                        } else if calls != 1
+                            || !call.signed
+                            || call.path != "/v4.0/chat"
+                            || call.frame["parameter"]["chat"]["domain"] != "4.0Ultra"
+                        {
+                            Err(format!("{calls} conversations, the last {call:?}"))
+                        } else if quota_before - quota != PROMPT + 2 * COMPLETION
+                            || count != count_before + 1
+                        {
+                            Err(format!("billed {}", quota_before - quota))
+                        } else {
+                            Ok(())
+                        }
+                    }),
+                };
+                if let Err(e) = result {
+                    failures.push(format!("{cell}: {e}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[tokio::test]

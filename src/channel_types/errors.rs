@@ -177,6 +177,32 @@ pub const PROVIDER_ERRORS: &[ProviderErrors] = &[
             rule("OperationDenied.ImageIllegalDetected", Client),
         ],
     },
+    ProviderErrors {
+        // iFlytek Spark (WebSocket; `header.code` of an answer frame, turned into statuses by
+        // `relay::adaptor::spark`): the service's error codes.
+        types: &[18],
+        doc: "https://xfyun.cn/doc/spark/接口说明.html",
+        rules: &[
+            // The application's authorization: no grant for the version, tokens used up.
+            rule("11200", Balance),
+            rule("10016", Balance),
+            rule("10015", Auth),
+            rule("10006", RateLimit),
+            rule("10007", RateLimit),
+            rule("10110", RateLimit),
+            rule("11201", RateLimit),
+            rule("11202", RateLimit),
+            rule("11203", RateLimit),
+            rule("10003", Client),
+            rule("10004", Client),
+            rule("10005", Client),
+            rule("10013", Client),
+            rule("10014", Client),
+            rule("10019", Client),
+            rule("10021", Client),
+            rule("10907", Client),
+        ],
+    },
 ];
 
 /// The documented codes of `channel_type`, if it has any.

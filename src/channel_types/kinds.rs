@@ -108,6 +108,9 @@ pub enum Family {
     /// Tencent Hunyuan `ChatCompletions` (TC3-HMAC-SHA256), reached as an OpenAI-compatible
     /// upstream through `relay::adaptor::native`.
     Hunyuan,
+    /// iFlytek Spark's WebSocket chat (a signed URL), reached as an OpenAI-compatible upstream
+    /// through `relay::adaptor::spark`.
+    Spark,
 }
 
 impl Family {

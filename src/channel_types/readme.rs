@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::CHANNEL_TYPES;
-use super::kinds::{ChannelType, KeyFormat, Target};
+use super::kinds::{ChannelType, Family, KeyFormat, Target};
 use super::serve::{Serve, mask};
 
 const START: &str = "<!-- provider-table:start -->";
@@ -112,8 +112,9 @@ fn provider_table() -> String {
             row.name,
             mark(chat),
             mark(has(Serve::ChatStream)),
-            // Tools travel with chat on every family (passed through or converted).
-            mark(chat),
+            // Tools travel with chat on every family (passed through or converted) but Spark's,
+            // whose WebSocket chat is relayed without functions.
+            mark(chat && row.family != Some(Family::Spark)),
             mark(has(Serve::Completions)),
             mark(has(Serve::Images)),
             mark(has(Serve::Embeddings) || has(Serve::GeminiEmbeddings)),

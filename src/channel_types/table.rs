@@ -343,10 +343,34 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         ..openai(17, "Qwen", "https://dashscope.aliyuncs.com")
     },
     ChannelType {
+        id: 18,
+        name: "Spark",
+        family: Some(Family::Spark),
+        default_base_url: "wss://spark-api.xf-yun.com",
+        base_url_required: false,
         auth: Auth::ProviderSigned,
+        // The incumbent's key format (reference §5.1); the APISecret signs the URL.
         key_format: KeyFormat::Parts(&["APPID", "APISecret", "APIKey"]),
+        key_hint: "",
         fields: SPARK_FIELDS,
-        ..unsupported(18, "Spark", "")
+        // Chat, streamed, over the WebSocket API (`relay::adaptor::spark`, `relay::wire::spark`:
+        // https://xfyun.cn/doc/spark/Web.html, its signed URL
+        // https://xfyun.cn/doc/spark/general_url_authentication.html). Its documented error
+        // codes are in `errors`.
+        caps: CHAT_STREAM,
+        openai_prefix: "",
+        openai_paths: &[],
+        native_responses: false,
+        test: TestRequest::Chat,
+        balance: None,
+        models_api: None,
+        models: &[
+            "SparkDesk-v1.1",
+            "SparkDesk-v2.1",
+            "SparkDesk-v3.1",
+            "SparkDesk-v3.5",
+            "SparkDesk-v4.0",
+        ],
     },
     ChannelType {
         models: &["360gpt-pro", "360gpt-turbo"],

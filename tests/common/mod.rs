@@ -22,6 +22,7 @@ pub mod mock_gemini;
 pub mod mock_hunyuan;
 pub mod mock_json;
 pub mod mock_scripted;
+pub mod mock_spark;
 pub mod mock_tasks;
 pub mod mock_upstream;
 pub mod oauth_browser;

@@ -51,6 +51,7 @@ pub mod models;
 pub mod native;
 pub mod qianfan;
 mod seam;
+pub mod spark;
 pub mod system_prompt;
 pub mod vertex;
 pub mod zhipu;
@@ -68,7 +69,7 @@ use crate::upstream::HttpClients;
 
 pub use channel_test::{TestFailure, test_request};
 pub use models::models_request;
-pub use seam::{Adaptor, Authorizing, Direct};
+pub use seam::{Adaptor, Authorizing, Conversation, Direct, Outbound};
 
 /// The adaptor of a channel type, by its family in the channel type table (an unknown type, or
 /// one without an adaptor, is direct; [`wire`] then says it cannot be spoken). The one place a
@@ -82,6 +83,7 @@ fn of(channel_type: i32) -> &'static dyn Adaptor {
         Some(Family::Cloudflare) => &cloudflare::Cloudflare,
         Some(Family::QianfanV2) => &qianfan::QianfanV2,
         Some(Family::Hunyuan) => &hunyuan::Hunyuan,
+        Some(Family::Spark) => &spark::Spark,
         Some(Family::OpenAi | Family::Anthropic | Family::Gemini | Family::Cohere) | None => {
             &Direct
         }
@@ -333,6 +335,17 @@ pub fn get(
 /// condemn the key as a 401 does).
 pub fn health_status(channel_type: i32, status: u16, headers: &reqwest::header::HeaderMap) -> u16 {
     of(channel_type).health_status(status, headers)
+}
+
+/// How a request built for a channel of `channel_type` goes out: over HTTP as built, or through
+/// the type's own transport ([`Adaptor::outbound`]: Spark's WebSocket conversation).
+pub fn outbound(
+    channel_type: i32,
+    req: Box<reqwest::RequestBuilder>,
+    model: &str,
+    stream: bool,
+) -> Outbound {
+    of(channel_type).outbound(req, model, stream)
 }
 
 /// An upstream's answer as the relay reads it: the answer itself, except for the types with a

@@ -33,6 +33,20 @@ pub enum Authorizing<'k, 'f> {
     Fetch(Pin<Box<dyn Future<Output = Result<Credential<'k>, AuthFailure>> + Send + 'f>>),
 }
 
+/// A request's answer over a transport that is not one HTTP exchange (Spark's WebSocket
+/// conversation), as an HTTP answer; `Err` as [`crate::relay::pipeline::attempt::send`]'s.
+pub type Conversation = Pin<
+    Box<dyn Future<Output = Result<reqwest::Response, (String, &'static str)>> + Send + 'static>,
+>;
+
+/// How a built request goes out ([`Adaptor::outbound`]).
+pub enum Outbound {
+    /// Sent over HTTP, as built.
+    Http(Box<reqwest::RequestBuilder>),
+    /// Answered by the adaptor's own transport.
+    Conversation(Conversation),
+}
+
 /// How a channel type's upstream is reached. The defaults are the direct transport; an adaptor
 /// overrides what differs (see the module header).
 pub trait Adaptor: Sync {
@@ -238,6 +252,12 @@ pub trait Adaptor: Sync {
     /// Whether the channel test needs a base URL (the cloud transports have default hosts).
     fn needs_base_url(&self) -> bool {
         true
+    }
+
+    /// How the request `req` (built by [`Adaptor::request`]) for `model`, whole or `stream`ed,
+    /// goes out (default: over HTTP as built; Spark: its WebSocket conversation).
+    fn outbound(&self, req: Box<reqwest::RequestBuilder>, _model: &str, _stream: bool) -> Outbound {
+        Outbound::Http(req)
     }
 
     /// The type's own wire format behind an OpenAI face ([`super::native`]), whose answers

@@ -122,6 +122,8 @@ async fn every_type_that_relays_builds_its_channel_test() {
             }
             // Hunyuan signs with `AppId|SecretId|SecretKey`.
             Some(Family::Hunyuan) => ("1300000000|AKIDtest|secret", "hunyuan-lite"),
+            // Spark signs its URL with `APPID|APISecret|APIKey`.
+            Some(Family::Spark) => ("app|secret|key", "SparkDesk-v3.5"),
             _ => ("test-key", "test-model"),
         };
         let result = test_request(&http, &channel, key, model, row.test).await;

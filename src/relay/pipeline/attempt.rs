@@ -13,7 +13,7 @@ use tollgate_actors::quota::Hold;
 
 use crate::channel_types::serve::Need;
 use crate::error::RelayError;
-use crate::relay::adaptor::{self, Credential};
+use crate::relay::adaptor::{self, Conversation, Credential, Outbound};
 use crate::relay::pipeline::admission::Price;
 use crate::relay::pipeline::auth::Caller;
 use crate::relay::pipeline::failure;
@@ -187,7 +187,7 @@ where
             }
         };
         let req = match build(&channel, wire, &upstream_model, &credential)? {
-            Build::Send(req) => *req,
+            Build::Send(req) => req,
             Build::Skip(e) => {
                 attempts.push(timeline(&channel, 0, Instant::now(), "unsupported"));
                 last_error = Some(e);
@@ -196,13 +196,17 @@ where
             Build::Stop => break,
         };
         let sent = Instant::now();
-        // The native types' answers come out as OpenAI's (`adaptor::receive`).
-        let answered = match send(req, timeout).await {
-            Ok(resp) => {
-                let channel_type = channel.channel.channel_type;
-                Ok(adaptor::receive(channel_type, resp, &upstream_model, timeout).await)
-            }
-            Err(e) => Err(e),
+        // The native types' answers come out as OpenAI's (`adaptor::receive`); Spark's
+        // WebSocket conversation answers as an HTTP upstream would (`adaptor::outbound`).
+        let channel_type = channel.channel.channel_type;
+        let answered = match adaptor::outbound(channel_type, req, &upstream_model, pending.stream) {
+            Outbound::Http(req) => match send(*req, timeout).await {
+                Ok(resp) => {
+                    Ok(adaptor::receive(channel_type, resp, &upstream_model, timeout).await)
+                }
+                Err(e) => Err(e),
+            },
+            Outbound::Conversation(talk) => converse(talk, timeout).await,
         };
         if let Some((conversation, entries, _)) = sticky {
             let map = state.limits.sticky();
@@ -355,4 +359,19 @@ pub async fn send(
             "timeout",
         )),
     }
+}
+
+/// Awaits a conversation ([`Outbound::Conversation`]) within `timeout`, erring as [`send`].
+pub async fn converse(
+    talk: Conversation,
+    timeout: Duration,
+) -> Result<reqwest::Response, (String, &'static str)> {
+    tokio::time::timeout(timeout, talk)
+        .await
+        .unwrap_or_else(|_| {
+            Err((
+                format!("no answer within {} s", timeout.as_secs()),
+                "timeout",
+            ))
+        })
 }

@@ -28,6 +28,7 @@ pub mod limit;
 pub mod openai;
 pub mod parts;
 pub mod responses;
+pub mod spark;
 pub mod typed;
 
 use serde_json::Value;
@@ -68,7 +69,7 @@ impl Wire {
             Family::Gemini => Some(Wire::Gemini),
             Family::Cohere => Some(Wire::Cohere),
             // Reached as OpenAI-compatible upstreams (`relay::adaptor::native`).
-            Family::Hunyuan => Some(Wire::OpenAi),
+            Family::Hunyuan | Family::Spark => Some(Wire::OpenAi),
             Family::Azure | Family::Bedrock | Family::Vertex => None,
         }
     }

@@ -149,8 +149,10 @@ pub async fn test(
         Err(TestFailure::NoBaseUrl) => return Err(ConsoleError::of(ErrorCode::ChannelNoBaseUrl)),
         Err(TestFailure::Failed(message)) => Err(message),
     };
-    let sent = match req {
-        Ok(req) => match req.timeout(TEST_TIMEOUT).send().await {
+    let outbound =
+        req.map(|req| adaptor::outbound(channel.channel_type, Box::new(req), &model, false));
+    let sent = match outbound {
+        Ok(adaptor::Outbound::Http(req)) => match req.timeout(TEST_TIMEOUT).send().await {
             // A native type's answer read as the relay reads it (its in-body errors).
             Ok(resp) => Ok(crate::relay::adaptor::receive(
                 channel.channel_type,
@@ -161,6 +163,12 @@ pub async fn test(
             .await),
             Err(e) => Err(transport_error(&e, TEST_TIMEOUT)),
         },
+        // Spark's WebSocket conversation, as the relay has it.
+        Ok(adaptor::Outbound::Conversation(talk)) => {
+            crate::relay::pipeline::attempt::converse(talk, TEST_TIMEOUT)
+                .await
+                .map_err(|(message, _)| message)
+        }
         Err(message) => Err(message),
     };
     let (status, error) = match sent {

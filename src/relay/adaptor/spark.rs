@@ -1,0 +1,598 @@
+//! iFlytek Spark's transport: its chat is a WebSocket conversation, not an HTTP exchange
+//! (<https://xfyun.cn/doc/spark/Web.html>). The key is `APPID|APISecret|APIKey` (the
+//! incumbent's format); the URL is signed ([`signed_url`], "WebSocket协议通用鉴权URL生成说明",
+//! <https://xfyun.cn/doc/spark/general_url_authentication.html>: HMAC-SHA256 under the
+//! APISecret of `host`, `date` and the request line, `authorization` base64 in the query; the
+//! tests reproduce the page's example byte for byte). The model version — and with it the path
+//! and the `domain` — comes from a `SparkDesk-vX.Y` model name, else the channel's `other`,
+//! else v2.1 (spec 02 §5), as the incumbent chooses it ([`endpoint`]).
+//!
+//! [`Adaptor::request`] converts the OpenAI chat body the relay builds into Spark's request frame
+//! ([`crate::relay::wire::spark`]) and carries it, with the signed URL, in a request builder
+//! that is never sent over HTTP: [`Adaptor::outbound`] turns it into the conversation
+//! ([`converse`]) — connect, handshake, send the frame, read the first answer frame — whose
+//! answer is an OpenAI one: a `chat.completion`, a `chat.completion.chunk` stream (the usage
+//! chunk and `[DONE]` only after Spark's last frame, so a cut stream is billed as cut), or an
+//! error of the status its documented code means, the code in `error.code` where the attempt
+//! loop reads every provider's ([`crate::channel_types::errors`]). A handshake Spark refuses
+//! (a bad signature, a date out of its 300 s window) answers with its HTTP status.
+//!
+//! Outbound policy: a channel's base URL is the operator's (as for every type, the HTTP
+//! clients do not filter its addresses: Ollama on localhost); no redirect is followed. A
+//! channel with a proxy is refused with a message: the WebSocket is dialed directly.
+
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::http::{HeaderValue, StatusCode, header};
+use base64::Engine;
+use futures_util::{SinkExt, StreamExt};
+use hmac::{Hmac, Mac};
+use serde_json::json;
+use sha2::Sha256;
+use tokio_tungstenite::tungstenite::{self, Message};
+use tollgate_actors::channel_pool::routing_table::RoutedChannel;
+
+use super::{Adaptor, AuthFailure, Authorizing, Conversation, Credential, Outbound, count};
+use crate::channel_types::effective_base_url;
+use crate::error::RelayError;
+use crate::relay::wire::{self, EncodeCtx, Piece, Wire, hub, spark};
+use crate::upstream::HttpClients;
+
+/// The channel type.
+const TYPE: i32 = 18;
+
+/// How long connecting and the handshake may take (the HTTP clients' connect timeout).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The largest answer frame read.
+const FRAME_MAX: usize = 4 << 20;
+
+/// Spark's adaptor: OpenAI chat bodies in, a WebSocket conversation out; chat is its only route.
+pub struct Spark;
+
+impl Adaptor for Spark {
+    fn name(&self) -> &'static str {
+        "spark"
+    }
+
+    fn wire(&self, _channel_type: i32, _model: &str) -> Option<Wire> {
+        Some(Wire::OpenAi)
+    }
+
+    fn authorize<'k, 'f>(
+        &self,
+        _http: &'f HttpClients,
+        _channel: &'f RoutedChannel,
+        key: &'k str,
+    ) -> Authorizing<'k, 'f>
+    where
+        'k: 'f,
+    {
+        Authorizing::Ready(
+            SparkKey::parse(key)
+                .map(|_| Credential::Key(key))
+                .map_err(|message| AuthFailure {
+                    status: Some(401),
+                    message,
+                }),
+        )
+    }
+
+    fn openai_url(
+        &self,
+        _channel: &RoutedChannel,
+        base: &str,
+        path: &str,
+        _model: &str,
+    ) -> Option<String> {
+        (path == "/v1/chat/completions").then(|| base.to_owned())
+    }
+
+    fn generate_url(
+        &self,
+        channel: &RoutedChannel,
+        _credential: &Credential<'_>,
+        wire: Wire,
+        _model: &str,
+        _stream: bool,
+    ) -> Option<String> {
+        let c = &channel.channel;
+        (wire == Wire::OpenAi).then(|| effective_base_url(c.channel_type, &c.base_url))
+    }
+
+    fn gemini_url(&self, _channel: &RoutedChannel, _model: &str, _action: &str) -> Option<String> {
+        None
+    }
+
+    fn bytes_only(&self, _wire: Wire) -> bool {
+        false
+    }
+
+    fn authenticate(
+        &self,
+        _req: reqwest::RequestBuilder,
+        _organization: &str,
+        _wire: Wire,
+        _credential: &Credential<'_>,
+    ) -> Result<reqwest::RequestBuilder, RelayError> {
+        Err(RelayError::Internal(
+            "a Spark request is a signed WebSocket conversation".into(),
+        ))
+    }
+
+    /// `url` is the channel's base URL ([`Adaptor::generate_url`]); the body an OpenAI chat
+    /// request whose `model` is the upstream's.
+    fn request(
+        &self,
+        http: &HttpClients,
+        channel: &RoutedChannel,
+        _wire: Wire,
+        url: String,
+        key: &Credential<'_>,
+        _headers: &[(&'static str, HeaderValue)],
+        body: Bytes,
+    ) -> Result<reqwest::RequestBuilder, RelayError> {
+        let c = &channel.channel;
+        if !c.proxy.trim().is_empty() {
+            return Err(RelayError::Unreachable(
+                "a Spark channel cannot use a proxy: its WebSocket API is dialed directly".into(),
+            ));
+        }
+        let key = SparkKey::parse(key.text()).map_err(|message| RelayError::Upstream {
+            status: 401,
+            message,
+        })?;
+        let bad = |e: serde_json::Error| {
+            RelayError::BadRequest(format!("the request body is not valid JSON: {e}"))
+        };
+        let model: Model<'_> = serde_json::from_slice(&body).map_err(bad)?;
+        let hub: hub::Request<'_> = serde_json::from_slice(&body).map_err(bad)?;
+        spark::check(&hub).map_err(|e| RelayError::BadRequest(e.0))?;
+        let (path, domain) = endpoint(&version(model.model.or_empty(), &c.other));
+        let frame = spark::request_from_hub(&hub, key.app_id, &domain);
+        let frame = serde_json::to_vec(&frame).map_err(|e| RelayError::Internal(e.to_string()))?;
+        let date = httpdate::fmt_http_date(std::time::SystemTime::now());
+        let url = signed_url(&url, &path, &key, &date).map_err(RelayError::Unreachable)?;
+        Ok(http.direct().get(url).body(frame))
+    }
+
+    fn count(
+        &self,
+        _channel: &RoutedChannel,
+        _wire: Wire,
+        _credential: &Credential<'_>,
+        _upstream_model: &str,
+        _asked: &count::Asked<'_>,
+    ) -> Option<count::CountCall> {
+        None
+    }
+
+    fn outbound(&self, req: Box<reqwest::RequestBuilder>, model: &str, stream: bool) -> Outbound {
+        let (_, built) = req.build_split();
+        let model = model.to_owned();
+        let talk: Conversation = Box::pin(async move {
+            let built = built.map_err(|e| (format!("the Spark request: {e}"), "network"))?;
+            let frame = built
+                .body()
+                .and_then(reqwest::Body::as_bytes)
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default();
+            converse(built.url().clone(), frame, model, stream).await
+        });
+        Outbound::Conversation(talk)
+    }
+}
+
+/// What the conversion reads of the OpenAI body beside the hub view.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct Model<'a> {
+    /// The upstream model.
+    #[serde(borrow)]
+    model: wire::typed::Str<'a>,
+}
+
+/// A Spark key line, split. Holds secrets: it has no `Debug`.
+pub struct SparkKey<'a> {
+    /// The application (`header.app_id`).
+    pub app_id: &'a str,
+    /// The APISecret, which signs.
+    pub api_secret: &'a str,
+    /// The APIKey, named in the authorization.
+    pub api_key: &'a str,
+}
+
+impl<'a> SparkKey<'a> {
+    /// Reads `APPID|APISecret|APIKey`; the message never holds the key.
+    pub fn parse(line: &'a str) -> Result<SparkKey<'a>, String> {
+        let mut parts = line.trim().split('|').map(str::trim);
+        match (parts.next(), parts.next(), parts.next(), parts.next()) {
+            (Some(app_id), Some(api_secret), Some(api_key), None)
+                if !app_id.is_empty() && !api_secret.is_empty() && !api_key.is_empty() =>
+            {
+                Ok(SparkKey {
+                    app_id,
+                    api_secret,
+                    api_key,
+                })
+            }
+            _ => Err("a Spark key is APPID|APISecret|APIKey".into()),
+        }
+    }
+}
+
+/// The model version: a `SparkDesk-vX.Y` model's, else the channel's `other`, else v2.1.
+pub fn version(model: &str, other: &str) -> String {
+    if let Some(v) = model
+        .strip_prefix("SparkDesk-")
+        .filter(|v| !v.is_empty() && !v.contains('/'))
+    {
+        return v.to_owned();
+    }
+    let other = other.trim();
+    if other.is_empty() || other.contains('/') {
+        "v2.1".to_owned()
+    } else {
+        other.to_owned()
+    }
+}
+
+/// The path and `domain` of a model version, as Spark's documentation lists them (v1.1 Lite,
+/// v2.1, v3.1 Pro, v3.5 Max, v4.0 4.0 Ultra, pro-128k and max-32k under `/chat/`); another
+/// `vX.Y` goes to `/vX.Y/chat` with the domain `generalvX.Y`.
+pub fn endpoint(version: &str) -> (String, String) {
+    let domain = match version {
+        "v1.1" => "lite",
+        "v2.1" => "generalv2",
+        "v3.1" => "generalv3",
+        "v3.5" => "generalv3.5",
+        "v4.0" => "4.0Ultra",
+        "pro-128k" | "max-32k" => return (format!("/chat/{version}"), version.to_owned()),
+        other => return (format!("/{other}/chat"), format!("general{other}")),
+    };
+    (format!("/{version}/chat"), domain.to_owned())
+}
+
+/// HMAC-SHA256 of `message` under `key`, base64.
+fn hmac_base64(key: &[u8], message: &[u8]) -> String {
+    // HMAC takes keys of any length: `new_from_slice` cannot fail for it.
+    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key) else {
+        return String::new();
+    };
+    mac.update(message);
+    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+}
+
+/// The `authorization` query parameter for `host`, `date` and the GET of `path`.
+pub fn authorization(key: &SparkKey<'_>, host: &str, date: &str, path: &str) -> String {
+    let signed = format!("host: {host}\ndate: {date}\nGET {path} HTTP/1.1");
+    let signature = hmac_base64(key.api_secret.as_bytes(), signed.as_bytes());
+    let origin = format!(
+        "api_key=\"{}\", algorithm=\"hmac-sha256\", headers=\"host date request-line\", signature=\"{signature}\"",
+        key.api_key
+    );
+    base64::engine::general_purpose::STANDARD.encode(origin)
+}
+
+/// The signed WebSocket URL of `path` under `base` (an `http(s)` base becomes `ws(s)`) at
+/// `date` (RFC 1123, GMT).
+pub fn signed_url(
+    base: &str,
+    path: &str,
+    key: &SparkKey<'_>,
+    date: &str,
+) -> Result<reqwest::Url, String> {
+    let base = base.trim_end_matches('/');
+    let base = if let Some(rest) = base.strip_prefix("https://") {
+        format!("wss://{rest}")
+    } else if let Some(rest) = base.strip_prefix("http://") {
+        format!("ws://{rest}")
+    } else {
+        base.to_owned()
+    };
+    let mut url = reqwest::Url::parse(&format!("{base}{path}"))
+        .map_err(|e| format!("the channel's base URL does not make a valid URL: {e}"))?;
+    if !matches!(url.scheme(), "ws" | "wss") {
+        return Err("a Spark base URL is wss://, ws://, https:// or http://".into());
+    }
+    let host = match (url.host_str(), url.port()) {
+        (Some(host), Some(port)) => format!("{host}:{port}"),
+        (Some(host), None) => host.to_owned(),
+        (None, _) => return Err("the channel's base URL has no host".into()),
+    };
+    let authorization = authorization(key, &host, date, url.path());
+    url.query_pairs_mut()
+        .append_pair("authorization", &authorization)
+        .append_pair("date", date)
+        .append_pair("host", &host);
+    Ok(url)
+}
+
+/// The TLS settings of `wss://` (rustls with ring and the Mozilla roots, as reqwest's).
+static TLS: LazyLock<Option<Arc<rustls::ClientConfig>>> = LazyLock::new(|| {
+    let roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .ok()
+        .map(|b| Arc::new(b.with_root_certificates(roots).with_no_client_auth()))
+});
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The conversation: connects to `url`, sends `frame`, and answers as OpenAI would (see the
+/// module header). `Err`: no answer at all (a description and the attempt's error class).
+async fn converse(
+    url: reqwest::Url,
+    frame: String,
+    model: String,
+    stream: bool,
+) -> Result<reqwest::Response, (String, &'static str)> {
+    let mut ws = match tokio::time::timeout(CONNECT_TIMEOUT, dial(&url)).await {
+        Ok(Ok(ws)) => ws,
+        Ok(Err(Dialed::Refused(resp))) => return Ok(resp),
+        Ok(Err(Dialed::Failed(e))) => return Err(e),
+        Err(_) => return Err(("could not connect to the upstream".into(), "connect")),
+    };
+    if ws.send(Message::text(frame)).await.is_err() {
+        return Err(("the upstream request failed".into(), "network"));
+    }
+    let mut decoder = spark::Decoder::default();
+    // The first frame decides between an answer and an error.
+    let first = match next_text(&mut ws).await {
+        Some(text) => text,
+        None => return Err(("Spark closed the conversation unanswered".into(), "network")),
+    };
+    if let Ok(frame) = serde_json::from_str::<spark::Frame<'_>>(&first)
+        && let Some((code, message)) = spark::frame_error(&frame)
+    {
+        let _ = ws.close(None).await;
+        return Ok(error(&code.to_string(), &message));
+    }
+    let pieces = decoder.frame(&first);
+    if stream {
+        return Ok(streamed(ws, decoder, pieces, model));
+    }
+    Ok(whole(ws, decoder, pieces, &model).await)
+}
+
+/// Why no conversation began.
+enum Dialed {
+    /// Spark answered the handshake with an HTTP error: that answer, OpenAI-shaped.
+    Refused(reqwest::Response),
+    /// Nothing usable came back.
+    Failed((String, &'static str)),
+}
+
+/// Connects and shakes hands.
+async fn dial(url: &reqwest::Url) -> Result<Socket, Dialed> {
+    let failed = |m: &str, class| Dialed::Failed((m.to_owned(), class));
+    let host = url
+        .host_str()
+        .ok_or_else(|| failed("the channel's base URL has no host", "connect"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let port = url.port_or_known_default().unwrap_or(443);
+    let tcp = tokio::net::TcpStream::connect((host, port))
+        .await
+        .map_err(|_| failed("could not connect to the upstream", "connect"))?;
+    let _ = tcp.set_nodelay(true);
+    let connector = match url.scheme() {
+        "wss" => match TLS.as_ref() {
+            Some(tls) => tokio_tungstenite::Connector::Rustls(Arc::clone(tls)),
+            None => return Err(failed("TLS is not available", "connect")),
+        },
+        _ => tokio_tungstenite::Connector::Plain,
+    };
+    let config = tungstenite::protocol::WebSocketConfig::default()
+        .max_message_size(Some(FRAME_MAX))
+        .max_frame_size(Some(FRAME_MAX));
+    match tokio_tungstenite::client_async_tls_with_config(
+        url.as_str(),
+        tcp,
+        Some(config),
+        Some(connector),
+    )
+    .await
+    {
+        Ok((ws, _)) => Ok(ws),
+        Err(tungstenite::Error::Http(resp)) => {
+            let status = resp.status().as_u16();
+            let body = resp.body().as_deref().unwrap_or_default();
+            let message = serde_json::from_slice::<serde_json::Value>(body)
+                .ok()
+                .and_then(|v| v["message"].as_str().map(str::to_owned))
+                .unwrap_or_else(|| format!("the handshake was refused with {status}"));
+            let body = json!({"error": {"message": format!("Spark: {message}"),
+                "type": "upstream_error", "code": status.to_string()}});
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+            Err(Dialed::Refused(json_response(
+                status,
+                body.to_string().into(),
+            )))
+        }
+        Err(_) => Err(failed(
+            "the upstream's WebSocket handshake failed",
+            "connect",
+        )),
+    }
+}
+
+/// The next text frame, `None` when the conversation ended (closed, broken).
+async fn next_text(ws: &mut Socket) -> Option<String> {
+    loop {
+        match ws.next().await? {
+            Ok(Message::Text(text)) => return Some(text.as_str().to_owned()),
+            Ok(Message::Binary(bytes)) => return String::from_utf8(bytes.to_vec()).ok(),
+            Ok(Message::Close(_)) | Err(_) => return None,
+            Ok(_) => {}
+        }
+    }
+}
+
+/// A response of `status` with a JSON `body`.
+fn json_response(status: StatusCode, body: Bytes) -> reqwest::Response {
+    let builder = axum::http::Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json");
+    match builder.body(reqwest::Body::from(body)) {
+        Ok(resp) => reqwest::Response::from(resp),
+        Err(_) => {
+            reqwest::Response::from(axum::http::Response::new(reqwest::Body::from(Bytes::new())))
+        }
+    }
+}
+
+/// An OpenAI-shaped error answer for Spark's error `code`: the status its documented meaning
+/// gives ([`crate::channel_types::errors`]: a spent allocation 403, a refused application
+/// 401, a rate limit 429, the client's mistake 400), else 502 (Spark's own failures).
+fn error(code: &str, message: &str) -> reqwest::Response {
+    use crate::channel_types::errors::{ErrorKind, classify};
+    let body = json!({"error": {"message": format!("Spark: {code}: {message}"),
+        "type": "upstream_error", "code": code}})
+    .to_string();
+    let status = match classify(TYPE, &body) {
+        Some(ErrorKind::Balance) => StatusCode::FORBIDDEN,
+        Some(ErrorKind::Auth) => StatusCode::UNAUTHORIZED,
+        Some(ErrorKind::RateLimit) => StatusCode::TOO_MANY_REQUESTS,
+        Some(ErrorKind::Client) => StatusCode::BAD_REQUEST,
+        None => StatusCode::BAD_GATEWAY,
+    };
+    json_response(status, body.into())
+}
+
+/// Reads the rest of the conversation into one `chat.completion` naming `model`.
+async fn whole(
+    mut ws: Socket,
+    mut decoder: spark::Decoder,
+    mut pieces: Vec<Piece>,
+    model: &str,
+) -> reqwest::Response {
+    let mut id = String::new();
+    let mut text = String::new();
+    let mut usage = None;
+    loop {
+        for piece in pieces.drain(..) {
+            match piece {
+                Piece::Start { id: sid, .. } => id = sid,
+                Piece::Text(t) => text.push_str(&t),
+                Piece::Usage(u) => usage = Some(u),
+                Piece::Error(message) => {
+                    let _ = ws.close(None).await;
+                    let rest = message.strip_prefix("Spark: ").unwrap_or(&message);
+                    let (code, text) = rest.split_once(": ").unwrap_or(("", rest));
+                    return error(code, text);
+                }
+                _ => {}
+            }
+        }
+        if decoder.done() {
+            break;
+        }
+        match next_text(&mut ws).await {
+            Some(frame) => pieces = decoder.frame(&frame),
+            None => {
+                let body = json!({"error": {"message": "Spark: the answer was cut short",
+                    "type": "upstream_error"}});
+                return json_response(StatusCode::BAD_GATEWAY, body.to_string().into());
+            }
+        }
+    }
+    let _ = ws.close(None).await;
+    let usage = usage.unwrap_or_default();
+    let body = json!({
+        "id": format!("chatcmpl-{id}"),
+        "object": "chat.completion",
+        "created": crate::clock::now_unix(),
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+            "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.prompt_tokens.saturating_add(usage.completion_tokens)},
+    });
+    json_response(StatusCode::OK, body.to_string().into())
+}
+
+/// The rest of the conversation as OpenAI `chat.completion.chunk` events naming `model`,
+/// beginning with `first` (the first frame's pieces); the usage chunk and `[DONE]` follow only
+/// after Spark's last frame, so a cut conversation stays cut for the meter.
+fn streamed(
+    ws: Socket,
+    decoder: spark::Decoder,
+    first: Vec<Piece>,
+    model: String,
+) -> reqwest::Response {
+    struct State {
+        ws: Socket,
+        decoder: spark::Decoder,
+        encoder: Box<dyn wire::Encode>,
+        first: Option<Vec<Piece>>,
+        ended: bool,
+    }
+    fn encode(state: &mut State, pieces: &[Piece]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for piece in pieces {
+            state.encoder.piece(piece, &mut out);
+            if matches!(piece, Piece::Error(_)) {
+                state.ended = true;
+            }
+        }
+        if state.decoder.done() && !state.ended {
+            state.encoder.end(&mut out);
+            state.ended = true;
+        }
+        out
+    }
+    let state = State {
+        ws,
+        decoder,
+        encoder: wire::encoder(
+            Wire::OpenAi,
+            EncodeCtx {
+                model,
+                prompt_estimate: 0,
+                include_usage: true,
+            },
+        ),
+        first: Some(first),
+        ended: false,
+    };
+    let body = futures_util::stream::unfold(state, |mut state| async move {
+        loop {
+            if state.ended {
+                let _ = state.ws.close(None).await;
+                return None;
+            }
+            let pieces = match state.first.take() {
+                Some(pieces) => pieces,
+                None => match next_text(&mut state.ws).await {
+                    Some(frame) => state.decoder.frame(&frame),
+                    // Closed before the last frame: cut (no usage chunk, no `[DONE]`).
+                    None => return None,
+                },
+            };
+            let out = encode(&mut state, &pieces);
+            if !out.is_empty() {
+                return Some((Ok::<Bytes, std::io::Error>(Bytes::from(out)), state));
+            }
+        }
+    });
+    let resp = axum::http::Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .body(reqwest::Body::wrap_stream(body));
+    match resp {
+        Ok(resp) => reqwest::Response::from(resp),
+        Err(_) => {
+            reqwest::Response::from(axum::http::Response::new(reqwest::Body::from(Bytes::new())))
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "spark_tests.rs"]
+mod tests;
