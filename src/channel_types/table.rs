@@ -346,7 +346,8 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         id: 18,
         name: "Spark",
         family: Some(Family::Spark),
-        default_base_url: "wss://spark-api.xf-yun.com",
+        // Dialed as wss:// (the console takes http(s) base URLs only).
+        default_base_url: "https://spark-api.xf-yun.com",
         base_url_required: false,
         auth: Auth::ProviderSigned,
         // The incumbent's key format (reference §5.1); the APISecret signs the URL.
