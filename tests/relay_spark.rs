@@ -161,6 +161,45 @@ async fn a_stream_reaches_openai_clients_as_chunks_with_usage_and_a_cut_one_is_p
 }
 
 #[tokio::test]
+async fn an_error_frame_after_text_ends_a_stream_unfinished_and_fails_a_whole_answer() {
+    let mock = MockSpark::start().await;
+    let (server, _, payer, key) = setup(&[spark_channel(&mock, KEY)]).await;
+    // Streamed: the text so far, then the error in OpenAI's shape, no [DONE]; billed partial.
+    mock.push(Answer::TextThenError {
+        pieces: vec!["半".into()],
+        code: 10014,
+    });
+    let body = json!({"model": "spark-test", "stream": true,
+        "messages": [{"role": "user", "content": "hi"}]});
+    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert!(text.contains("半"), "{text}");
+    assert!(text.contains("10014"), "{text}");
+    assert!(!text.contains("[DONE]"), "{text}");
+    let (_, _, _, logs) = balances(&server, payer.id).await;
+    assert_eq!(
+        other(&logs[0])["usage_source"],
+        "partial",
+        "{:?}",
+        logs[0].other
+    );
+    // Whole: the client's 400 with Spark's code (an output refusal: no failover).
+    mock.push(Answer::TextThenError {
+        pieces: vec!["半".into()],
+        code: 10014,
+    });
+    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("10014"),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
 async fn anthropic_clients_reach_spark_channels() {
     let mock = MockSpark::start().await;
     mock.push_text("Hi.", 4, 2);

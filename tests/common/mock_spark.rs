@@ -48,6 +48,13 @@ pub enum Answer {
         /// Ends with the last frame.
         complete: bool,
     },
+    /// Text pieces, then an error frame (Spark's output audit: 10014).
+    TextThenError {
+        /// The pieces.
+        pieces: Vec<String>,
+        /// The code.
+        code: i64,
+    },
     /// An error frame with this `header.code`.
     Error {
         /// The code (11200, …).
@@ -207,6 +214,18 @@ async fn serve(shared: Arc<Shared>, tcp: tokio::net::TcpStream, host: String) {
                     return;
                 }
             }
+        }
+        Answer::TextThenError { pieces, code } => {
+            for (i, piece) in pieces.iter().enumerate() {
+                let seq = i64::try_from(i).expect("small");
+                let f = frame(i64::from(i > 0), seq, piece, None);
+                if ws.send(Message::text(f)).await.is_err() {
+                    return;
+                }
+            }
+            let f = json!({"header": {"code": code, "message": "output audit failed",
+                "sid": "cht000mock@dx0003", "status": 2}});
+            let _ = ws.send(Message::text(f.to_string())).await;
         }
         Answer::Error { code, message } => {
             let f = json!({"header": {"code": code, "message": message,
