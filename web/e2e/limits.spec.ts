@@ -149,7 +149,7 @@ test("a key's RPM from the token editor and a channel key's row from the channel
 test('rules are edited as rows, and the rate-limit tab and the channel editor fit a 390 px screen', async ({
   page,
   server,
-}) => {
+}, testInfo) => {
   const upstream = await startMockUpstream();
   try {
     await setUp(server);
@@ -187,6 +187,7 @@ test('rules are edited as rows, and the rate-limit tab and the channel editor fi
     await added.getByLabel('分组').fill('vip');
     await page.getByRole('button', { name: '保存限流规则' }).click();
     await expect(page.getByText('限流规则已保存！', { exact: true })).toBeVisible();
+    await page.screenshot({ path: testInfo.outputPath('rules-390.png'), fullPage: true });
     const stored = (
       (await root.call('/api/option/')).data as { key: string; value: string }[]
     ).find((o) => o.key === 'RateLimitRules')?.value;
@@ -219,6 +220,7 @@ test('rules are edited as rows, and the rate-limit tab and the channel editor fi
       "(() => { const d = document.querySelector('[role=dialog]'); return d.scrollWidth - d.clientWidth; })()",
     );
     expect(drawerOverflow, 'the drawer scrolls sideways').toBeLessThanOrEqual(0);
+    await page.screenshot({ path: testInfo.outputPath('channel-390.png') });
   } finally {
     await upstream.stop();
   }
