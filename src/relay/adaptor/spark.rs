@@ -49,6 +49,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest answer frame read.
 const FRAME_MAX: usize = 4 << 20;
 
+/// The longest whole answer gathered (a chat answer, as the native types' `ANSWER_MAX`).
+const ANSWER_MAX: usize = 32 << 20;
+
 /// Spark's adaptor: OpenAI chat bodies in, a WebSocket conversation out; chat is its only route.
 pub struct Spark;
 
@@ -478,6 +481,12 @@ async fn whole(
         for piece in pieces.drain(..) {
             match piece {
                 Piece::Start { id: sid, .. } => id = sid,
+                Piece::Text(t) if text.len() + t.len() > ANSWER_MAX => {
+                    let _ = ws.close(None).await;
+                    let body = json!({"error": {"message": "Spark: the answer is too large",
+                        "type": "upstream_error"}});
+                    return json_response(StatusCode::BAD_GATEWAY, body.to_string().into());
+                }
                 Piece::Text(t) => text.push_str(&t),
                 Piece::Usage(u) => usage = Some(u),
                 Piece::Error(message) => {
