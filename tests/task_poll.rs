@@ -4,8 +4,8 @@
 //! from a failing upstream, an admin's audited refund, and the /metrics families.
 //!
 //! These tests start from tasks already submitted: their rows and charges are written from the
-//! harness with `tasks::insert_charged` (the submit routes, which settle through the quota
-//! ledger, are tested end to end in `tests/task_relay.rs` and the console's
+//! harness ([`TaskBed::charged_task`], `tasks::insert_charged`; the submit routes, which settle
+//! through the quota ledger, are tested end to end in `tests/task_relay.rs` and the console's
 //! `web/e2e/tasks.spec.ts`). The harness's charge does not pass through the in-memory quota
 //! ledger, so billing is checked in storage (balances, used quota, credited total, consume
 //! rows). Timeouts are driven by the tasks' submit times (set in the past), and the poll
@@ -21,128 +21,19 @@ mod common;
 
 use std::time::Duration;
 
-use common::mock_json::MockJson;
-use common::relay_fixture::fixture;
-use common::{Actor, TestServer};
+use common::TestServer;
+use common::task_fixture::{TaskBed, tune};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tollgate::clock::now_unix;
 use tollgate_storage::logs::{self, LOG_CONSUME, LogEntry};
 use tollgate_storage::tasks::{self, FAILURE, SUBMITTED, SUCCESS, Task, TaskKind, query};
-use tollgate_storage::usage::BalanceChange;
-use tollgate_storage::{ChannelId, StorageError, TokenId, UserId, audit, tokens, users};
+use tollgate_storage::{StorageError, TokenId, UserId, audit, tokens, users};
 
 /// What each test task costs.
 const PRICE: i64 = 50_000;
 /// The payer's starting balance and key limit.
 const QUOTA: i64 = 1_000_000;
-
-/// A server polling every 50 ms, with `/metrics` on its own listener.
-async fn server() -> TestServer {
-    TestServer::start_with(tempfile::tempdir().expect("tempdir"), |c| {
-        c.task_poll_interval_ms = 50;
-        c.metrics_listen = Some("127.0.0.1:0".parse().expect("addr"));
-    })
-    .await
-}
-
-/// A channel of `kind`'s type on `mock`; returns its id.
-async fn channel(root: &Actor, mock: &MockJson, kind: TaskKind) -> i64 {
-    let (ty, model) = match kind {
-        TaskKind::Midjourney => (2, "mj_imagine"),
-        TaskKind::Suno => (36, "suno_music"),
-        TaskKind::Video => (1, "sora-2"),
-    };
-    let (status, body) = root
-        .post(
-            "/api/channel/",
-            json!({"name": format!("{kind:?}"), "type": ty, "key": "task-secret",
-                   "base_url": mock.base, "models": model, "group": "default"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "channel: {body}");
-    let (_, list) = root.get("/api/channel/?p=1&page_size=100").await;
-    list["data"]["items"]
-        .as_array()
-        .expect("channels")
-        .iter()
-        .filter(|c| c["name"] == format!("{kind:?}"))
-        .filter_map(|c| c["id"].as_i64())
-        .max()
-        .expect("channel id")
-}
-
-/// The payer's token id.
-async fn token_of(payer: &Actor) -> TokenId {
-    let (_, body) = payer.get("/api/token/?p=1&size=10").await;
-    TokenId(body["data"]["items"][0]["id"].as_i64().expect("token id"))
-}
-
-/// A submitted task of `kind` on `channel`, charged [`PRICE`] with its consume row, as a
-/// submit's settlement writes them.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "a test helper naming every field it sets"
-)]
-fn submit(
-    server: &TestServer,
-    user: i64,
-    token: TokenId,
-    kind: TaskKind,
-    channel: i64,
-    upstream_id: &str,
-    submitted_at: i64,
-    progress: &str,
-) -> Task {
-    let (action, model, platform) = match kind {
-        TaskKind::Midjourney => ("IMAGINE", "mj_imagine", "midjourney"),
-        TaskKind::Suno => ("MUSIC", "suno_music", "suno"),
-        TaskKind::Video => ("GENERATE", "sora-2", "openai"),
-    };
-    let task = Task {
-        kind,
-        platform: platform.into(),
-        user_id: UserId(user),
-        token_id: Some(token),
-        token_name: "k".into(),
-        username: "payer".into(),
-        group: "default".into(),
-        model_name: model.into(),
-        channel_id: ChannelId(channel),
-        action: action.into(),
-        upstream_id: upstream_id.into(),
-        code: 1,
-        status: SUBMITTED.into(),
-        progress: progress.into(),
-        prompt: "a cat".into(),
-        created_at: submitted_at,
-        submit_time: submitted_at,
-        ..Task::default()
-    };
-    let change = BalanceChange {
-        user_id: UserId(user),
-        token_id: Some(token),
-        charged: PRICE,
-        is_request: true,
-        at: submitted_at,
-    };
-    let log = LogEntry {
-        created_at: submitted_at,
-        log_type: LOG_CONSUME,
-        user_id: UserId(user),
-        username: "payer".into(),
-        token_id: token.0,
-        token_name: "k".into(),
-        model_name: model.into(),
-        channel_id: channel,
-        group: "default".into(),
-        ..LogEntry::default()
-    };
-    server
-        .store()
-        .write_blocking(|wtx| tasks::insert_charged(wtx, task, change, log))
-        .expect("insert task")
-}
 
 /// The task with local id `id` as stored.
 fn stored(server: &TestServer, id: i64) -> Task {
@@ -209,12 +100,10 @@ fn consume_rows(server: &TestServer, user: i64) -> Vec<LogEntry> {
 
 #[tokio::test]
 async fn a_midjourney_task_is_polled_to_success_keeps_its_charge_and_is_listed() {
-    let mock = MockJson::start().await;
-    let server = server().await;
-    let (root, payer, _key) = fixture(&server, &[], QUOTA, QUOTA).await;
-    let ch = channel(&root, &mock, TaskKind::Midjourney).await;
-    let token = token_of(&payer).await;
-    mock.answer(
+    let bed = TaskBed::of(QUOTA, &[TaskKind::Midjourney]).await;
+    let (server, mock, root, payer) = (&bed.server, &bed.mock, &bed.root, &bed.payer);
+    let ch = bed.channels[0];
+    mock.json(
         "/mj/task/list-by-condition",
         200,
         json!([{"id": "mj-1", "action": "IMAGINE", "status": "SUCCESS", "progress": "100%",
@@ -222,30 +111,22 @@ async fn a_midjourney_task_is_polled_to_success_keeps_its_charge_and_is_listed()
                 "submitTime": 1_700_000_000_000_i64, "finishTime": 1_700_000_042_000_i64,
                 "buttons": [{"customId": "MJ::JOB::upsample::1"}]}]),
     );
-    let task = submit(
-        &server,
-        payer.id,
-        token,
-        TaskKind::Midjourney,
-        ch,
-        "mj-1",
-        now_unix(),
-        "0%",
-    );
-    let done = finished(&server, task.id).await;
+    let task = bed.charged_task(TaskKind::Midjourney, ch, "mj-1", now_unix(), "0%", PRICE);
+    let done = finished(server, task.id).await;
     assert_eq!(done.status, SUCCESS);
     assert_eq!(done.image_url, "https://cdn.example/mj-1.png");
     assert!(!done.refunded);
     let call = mock
         .calls()
         .into_iter()
-        .find(|c| c.uri == "/mj/task/list-by-condition")
+        .find(|c| c.path == "/mj/task/list-by-condition")
         .expect("the poller asked the channel");
     assert_eq!(
-        call.auth, None,
+        call.headers.get("authorization"),
+        None,
         "Midjourney-proxy takes the key in mj-api-secret"
     );
-    let (quota, used, remain) = books(&server, payer.id, token).await;
+    let (quota, used, remain) = books(server, payer.id, bed.token).await;
     assert_eq!((quota, used, remain), (QUOTA - PRICE, PRICE, QUOTA - PRICE));
 
     // The owner's drawing log (times in milliseconds, no channel).
@@ -281,12 +162,10 @@ async fn a_midjourney_task_is_polled_to_success_keeps_its_charge_and_is_listed()
 
 #[tokio::test]
 async fn a_failed_suno_task_is_refunded_once_to_the_user_and_the_key() {
-    let mock = MockJson::start().await;
-    let server = server().await;
-    let (root, payer, _key) = fixture(&server, &[], QUOTA, QUOTA).await;
-    let ch = channel(&root, &mock, TaskKind::Suno).await;
-    let token = token_of(&payer).await;
-    mock.answer(
+    let bed = TaskBed::of(QUOTA, &[TaskKind::Suno]).await;
+    let (server, mock, root, payer) = (&bed.server, &bed.mock, &bed.root, &bed.payer);
+    let ch = bed.channels[0];
+    mock.json(
         "/suno/fetch",
         200,
         json!({"code": "success", "message": "", "data": [
@@ -298,28 +177,10 @@ async fn a_failed_suno_task_is_refunded_once_to_the_user_and_the_key() {
              "fail_reason": "lyrics rejected", "submit_time": 1_700_000_000, "data": null}]}),
     );
     let now = now_unix();
-    let ok = submit(
-        &server,
-        payer.id,
-        token,
-        TaskKind::Suno,
-        ch,
-        "song-ok",
-        now,
-        "",
-    );
-    let bad = submit(
-        &server,
-        payer.id,
-        token,
-        TaskKind::Suno,
-        ch,
-        "song-bad",
-        now,
-        "",
-    );
-    let ok = finished(&server, ok.id).await;
-    let bad = finished(&server, bad.id).await;
+    let ok = bed.charged_task(TaskKind::Suno, ch, "song-ok", now, "", PRICE);
+    let bad = bed.charged_task(TaskKind::Suno, ch, "song-bad", now, "", PRICE);
+    let ok = finished(server, ok.id).await;
+    let bad = finished(server, bad.id).await;
     assert_eq!(ok.status, SUCCESS);
     assert_eq!(ok.result_url, "https://cdn.example/song.mp3");
     assert_eq!(ok.progress, "100%");
@@ -329,15 +190,18 @@ async fn a_failed_suno_task_is_refunded_once_to_the_user_and_the_key() {
     let call = mock
         .calls()
         .into_iter()
-        .find(|c| c.uri == "/suno/fetch")
+        .find(|c| c.path == "/suno/fetch")
         .expect("asked");
-    assert_eq!(call.auth.as_deref(), Some("Bearer task-secret"));
+    assert_eq!(
+        call.headers.get("authorization").map(String::as_str),
+        Some("Bearer task-secret")
+    );
 
     // Let a few more rounds pass: the refund happened once.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let (quota, used, remain) = books(&server, payer.id, token).await;
+    let (quota, used, remain) = books(server, payer.id, bed.token).await;
     assert_eq!((quota, used, remain), (QUOTA - PRICE, PRICE, QUOTA - PRICE));
-    let rows = consume_rows(&server, payer.id);
+    let rows = consume_rows(server, payer.id);
     let refunds: Vec<_> = rows.iter().filter(|l| l.quota < 0).collect();
     assert_eq!(refunds.len(), 1, "one refund row: {rows:?}");
     assert_eq!(refunds[0].quota, -PRICE);
@@ -361,96 +225,76 @@ async fn a_failed_suno_task_is_refunded_once_to_the_user_and_the_key() {
 
 #[tokio::test]
 async fn an_openai_video_is_polled_per_task_to_success() {
-    let mock = MockJson::start().await;
-    let server = server().await;
-    let (root, payer, _key) = fixture(&server, &[], QUOTA, QUOTA).await;
-    let ch = channel(&root, &mock, TaskKind::Video).await;
-    let token = token_of(&payer).await;
-    mock.answer(
+    let bed = TaskBed::of(QUOTA, &[TaskKind::Video]).await;
+    let (server, mock, payer) = (&bed.server, &bed.mock, &bed.payer);
+    let ch = bed.channels[0];
+    mock.json(
         "/v1/videos/video_1",
         200,
         json!({"id": "video_1", "object": "video", "model": "sora-2", "status": "in_progress",
                "progress": 40, "created_at": 1_700_000_000, "seconds": "8", "size": "720x1280"}),
     );
-    let task = submit(
-        &server,
-        payer.id,
-        token,
-        TaskKind::Video,
-        ch,
-        "video_1",
-        now_unix(),
-        "",
-    );
+    let task = bed.charged_task(TaskKind::Video, ch, "video_1", now_unix(), "", PRICE);
     for _ in 0..250 {
-        if stored(&server, task.id).progress == "40%" {
+        if stored(server, task.id).progress == "40%" {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(stored(&server, task.id).status, "IN_PROGRESS");
-    mock.answer(
+    assert_eq!(stored(server, task.id).status, "IN_PROGRESS");
+    mock.json(
         "/v1/videos/video_1",
         200,
         json!({"id": "video_1", "object": "video", "model": "sora-2", "status": "completed",
                "progress": 100, "created_at": 1_700_000_000, "completed_at": 1_700_000_100,
                "seconds": "8", "size": "720x1280"}),
     );
-    let done = finished(&server, task.id).await;
+    let done = finished(server, task.id).await;
     assert_eq!(done.status, SUCCESS);
     assert_eq!(done.finish_time, 1_700_000_100);
     assert_eq!(done.result_url, "/v1/videos/video_1/content");
     let call = mock.calls().into_iter().next().expect("asked");
-    assert_eq!(call.auth.as_deref(), Some("Bearer task-secret"));
+    assert_eq!(
+        call.headers.get("authorization").map(String::as_str),
+        Some("Bearer task-secret")
+    );
     let (_, body) = payer.get("/api/task/self").await;
     assert_eq!(body["data"]["items"][0]["platform"], "openai");
-    books(&server, payer.id, token).await;
+    books(server, payer.id, bed.token).await;
 }
 
 #[tokio::test]
 async fn timeouts_the_midjourney_hour_and_a_deleted_channel_fail_and_refund() {
-    let mock = MockJson::start().await;
-    let server = server().await;
-    let (root, payer, _key) = fixture(&server, &[], QUOTA, QUOTA).await;
-    let mj = channel(&root, &mock, TaskKind::Midjourney).await;
-    let suno = channel(&root, &mock, TaskKind::Suno).await;
-    let token = token_of(&payer).await;
+    let bed = TaskBed::of(QUOTA, &[TaskKind::Midjourney, TaskKind::Suno]).await;
+    let (server, mock, root, payer) = (&bed.server, &bed.mock, &bed.root, &bed.payer);
+    let [mj, suno] = bed.channels[..] else {
+        panic!("two channels");
+    };
     // The upstreams keep saying "still running".
-    mock.answer(
+    mock.json(
         "/mj/task/list-by-condition",
         200,
         json!([{"id": "mj-slow", "status": "IN_PROGRESS", "progress": "50%"}]),
     );
-    mock.answer(
+    mock.json(
         "/suno/fetch",
         200,
         json!({"code": "success", "data": [{"task_id": "song-old", "status": "processing"}]}),
     );
     let now = now_unix();
     // Submitted 61 minutes ago at 50 %: past the Midjourney hour.
-    let slow = submit(
-        &server,
-        payer.id,
-        token,
+    let slow = bed.charged_task(
         TaskKind::Midjourney,
         mj,
         "mj-slow",
         now - 3_660,
         "50%",
+        PRICE,
     );
     // Submitted a day and a minute ago: past TaskTimeoutMinutes (1,440).
-    let old = submit(
-        &server,
-        payer.id,
-        token,
-        TaskKind::Suno,
-        suno,
-        "song-old",
-        now - 86_460,
-        "",
-    );
-    let slow = finished(&server, slow.id).await;
-    let old = finished(&server, old.id).await;
+    let old = bed.charged_task(TaskKind::Suno, suno, "song-old", now - 86_460, "", PRICE);
+    let slow = finished(server, slow.id).await;
+    let old = finished(server, old.id).await;
     assert_eq!(
         (slow.status.as_str(), slow.fail_reason.as_str()),
         (FAILURE, "no result within 1 hour")
@@ -460,41 +304,23 @@ async fn timeouts_the_midjourney_hour_and_a_deleted_channel_fail_and_refund() {
 
     // A shorter TaskTimeoutMinutes applies to the next round.
     server
-        .set_option(&root, "TaskTimeoutMinutes", json!("10"))
+        .set_option(root, "TaskTimeoutMinutes", json!("10"))
         .await;
-    let recent = submit(
-        &server,
-        payer.id,
-        token,
-        TaskKind::Suno,
-        suno,
-        "song-old",
-        now - 660,
-        "",
-    );
+    let recent = bed.charged_task(TaskKind::Suno, suno, "song-old", now - 660, "", PRICE);
     assert_eq!(
-        finished(&server, recent.id).await.fail_reason,
+        finished(server, recent.id).await.fail_reason,
         "timed out after 10 minutes"
     );
 
     // A task whose channel was deleted.
-    let orphan = submit(
-        &server,
-        payer.id,
-        token,
-        TaskKind::Suno,
-        suno,
-        "song-orphan",
-        now,
-        "",
-    );
+    let orphan = bed.charged_task(TaskKind::Suno, suno, "song-orphan", now, "", PRICE);
     let (status, body) = root.delete(&format!("/api/channel/{suno}")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let orphan = finished(&server, orphan.id).await;
+    let orphan = finished(server, orphan.id).await;
     assert_eq!(orphan.fail_reason, "channel deleted");
     assert!(orphan.refunded);
 
-    let (quota, used, remain) = books(&server, payer.id, token).await;
+    let (quota, used, remain) = books(server, payer.id, bed.token).await;
     assert_eq!(
         (quota, used, remain),
         (QUOTA, 0, QUOTA),
@@ -504,23 +330,25 @@ async fn timeouts_the_midjourney_hour_and_a_deleted_channel_fail_and_refund() {
 
 #[tokio::test]
 async fn a_restart_in_the_middle_of_polling_loses_no_task() {
-    let mock = MockJson::start().await;
-    let server = server().await;
-    let (root, payer, _key) = fixture(&server, &[], QUOTA, QUOTA).await;
-    let ch = channel(&root, &mock, TaskKind::Midjourney).await;
-    let token = token_of(&payer).await;
+    let bed = TaskBed::of(QUOTA, &[TaskKind::Midjourney]).await;
     // The upstream is down while the first server runs: the task stays open, leased or not.
-    mock.answer("/mj/task/list-by-condition", 503, json!({"error": "down"}));
-    let task = submit(
-        &server,
-        payer.id,
-        token,
+    bed.mock
+        .json("/mj/task/list-by-condition", 503, json!({"error": "down"}));
+    let task = bed.charged_task(
         TaskKind::Midjourney,
-        ch,
+        bed.channels[0],
         "mj-r",
         now_unix(),
         "0%",
+        PRICE,
     );
+    let TaskBed {
+        server,
+        mock,
+        payer,
+        token,
+        ..
+    } = bed;
     for _ in 0..250 {
         if !mock.calls().is_empty() {
             break;
@@ -547,13 +375,13 @@ async fn a_restart_in_the_middle_of_polling_loses_no_task() {
     );
     drop(store);
 
-    mock.answer(
+    mock.json(
         "/mj/task/list-by-condition",
         200,
         json!([{"id": "mj-r", "status": "SUCCESS", "progress": "100%",
                 "imageUrl": "https://cdn.example/r.png"}]),
     );
-    let server = TestServer::start_with(dir, |c| c.task_poll_interval_ms = 50).await;
+    let server = TestServer::start_with(dir, tune).await;
     let done = finished(&server, task.id).await;
     assert_eq!(
         done.status, SUCCESS,
@@ -565,33 +393,22 @@ async fn a_restart_in_the_middle_of_polling_loses_no_task() {
 
 #[tokio::test]
 async fn a_failing_upstream_is_backed_off_from() {
-    let mock = MockJson::start().await;
-    let server = server().await;
-    let (root, payer, _key) = fixture(&server, &[], QUOTA, QUOTA).await;
-    let ch = channel(&root, &mock, TaskKind::Midjourney).await;
-    let token = token_of(&payer).await;
-    mock.answer("/mj/task/list-by-condition", 500, json!({}));
-    let task = submit(
-        &server,
-        payer.id,
-        token,
-        TaskKind::Midjourney,
-        ch,
-        "mj-b",
-        now_unix(),
-        "0%",
-    );
+    let bed = TaskBed::of(QUOTA, &[TaskKind::Midjourney]).await;
+    let (server, mock) = (&bed.server, &bed.mock);
+    let ch = bed.channels[0];
+    mock.json("/mj/task/list-by-condition", 500, json!({}));
+    let task = bed.charged_task(TaskKind::Midjourney, ch, "mj-b", now_unix(), "0%", PRICE);
     // 20 rounds of 50 ms; backing off (100, 200, 400, 800 ms) asks at most about 4 times.
     tokio::time::sleep(Duration::from_millis(1_000)).await;
     let calls = mock.calls().len();
     assert!((1..=5).contains(&calls), "asked {calls} times in 1 s");
-    let open = stored(&server, task.id);
+    let open = stored(server, task.id);
     assert_eq!(open.status, SUBMITTED, "an upstream error changes nothing");
     assert!(!open.refunded);
     // Between rounds the lease is returned (a round may hold it for a moment).
     let mut returned = false;
     for _ in 0..50 {
-        if stored(&server, task.id).lease_owner.is_empty() {
+        if stored(server, task.id).lease_owner.is_empty() {
             returned = true;
             break;
         }
@@ -602,28 +419,17 @@ async fn a_failing_upstream_is_backed_off_from() {
 
 #[tokio::test]
 async fn an_admin_refund_is_audited_once_and_users_may_not() {
-    let mock = MockJson::start().await;
-    let server = server().await;
-    let (root, payer, _key) = fixture(&server, &[], QUOTA, QUOTA).await;
-    let ch = channel(&root, &mock, TaskKind::Suno).await;
-    let token = token_of(&payer).await;
-    mock.answer(
+    let bed = TaskBed::of(QUOTA, &[TaskKind::Suno]).await;
+    let (server, mock, root, payer) = (&bed.server, &bed.mock, &bed.root, &bed.payer);
+    let ch = bed.channels[0];
+    mock.json(
         "/suno/fetch",
         200,
         json!({"code": "success", "data": [{"task_id": "song-x", "status": "SUCCESS",
                "data": [{"audio_url": "https://cdn.example/x.mp3"}]}]}),
     );
-    let task = submit(
-        &server,
-        payer.id,
-        token,
-        TaskKind::Suno,
-        ch,
-        "song-x",
-        now_unix(),
-        "",
-    );
-    finished(&server, task.id).await;
+    let task = bed.charged_task(TaskKind::Suno, ch, "song-x", now_unix(), "", PRICE);
+    finished(server, task.id).await;
 
     let path = format!("/api/task/{}/refund", task.id);
     let (status, _) = payer.post(&path, json!({})).await;
@@ -640,7 +446,7 @@ async fn an_admin_refund_is_audited_once_and_users_may_not() {
     let (status, _) = root.post("/api/task/999999/refund", json!({})).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 
-    let (quota, used, remain) = books(&server, payer.id, token).await;
+    let (quota, used, remain) = books(server, payer.id, bed.token).await;
     assert_eq!((quota, used, remain), (QUOTA, 0, QUOTA));
     let rows = server
         .store()
@@ -668,27 +474,16 @@ async fn an_admin_refund_is_audited_once_and_users_may_not() {
 
 #[tokio::test]
 async fn metrics_show_tasks_by_state_and_the_poller_lag() {
-    let mock = MockJson::start().await;
-    let server = server().await;
-    let (root, payer, _key) = fixture(&server, &[], QUOTA, QUOTA).await;
-    let ch = channel(&root, &mock, TaskKind::Midjourney).await;
-    let token = token_of(&payer).await;
-    mock.answer(
+    let bed = TaskBed::of(QUOTA, &[TaskKind::Midjourney]).await;
+    let (server, mock) = (&bed.server, &bed.mock);
+    let ch = bed.channels[0];
+    mock.json(
         "/mj/task/list-by-condition",
         200,
         json!([{"id": "mj-m", "status": "SUCCESS", "progress": "100%"}]),
     );
-    let task = submit(
-        &server,
-        payer.id,
-        token,
-        TaskKind::Midjourney,
-        ch,
-        "mj-m",
-        now_unix(),
-        "0%",
-    );
-    finished(&server, task.id).await;
+    let task = bed.charged_task(TaskKind::Midjourney, ch, "mj-m", now_unix(), "0%", PRICE);
+    finished(server, task.id).await;
     let base = server.metrics_base.clone().expect("metrics listener");
     let mut text = String::new();
     for _ in 0..100 {
@@ -712,28 +507,28 @@ async fn metrics_show_tasks_by_state_and_the_poller_lag() {
 
 #[tokio::test]
 async fn a_refunded_task_frees_the_budget_windows_it_had_used() {
-    let mock = MockJson::start().await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let server = TestServer::start_with(dir, |c| c.task_poll_interval_ms = 50).await;
-    let (root, payer, _key) = fixture(&server, &[], QUOTA, QUOTA).await;
-    let ch = channel(&root, &mock, TaskKind::Suno).await;
-    let token = token_of(&payer).await;
-    mock.answer(
+    let bed = TaskBed::of(QUOTA, &[TaskKind::Suno]).await;
+    bed.mock.json(
         "/suno/fetch",
         200,
         json!({"code": "success", "data": [{"task_id": "song-b", "status": "SUCCESS",
                "data": [{"audio_url": "https://cdn.example/b.mp3"}]}]}),
     );
-    let task = submit(
-        &server,
-        payer.id,
-        token,
+    let task = bed.charged_task(
         TaskKind::Suno,
-        ch,
+        bed.channels[0],
         "song-b",
         now_unix(),
         "",
+        PRICE,
     );
+    let TaskBed {
+        server,
+        root,
+        payer,
+        token,
+        ..
+    } = bed;
     finished(&server, task.id).await;
     // Budgets set after the charge: the user's and the key's books load the stored spend.
     let window = json!({"windows": [{"period": "month", "rolling": true, "limit": 10 * PRICE}]});

@@ -4,6 +4,7 @@
 //! error shape, the five Mj* switches (each test fails when its switch is ignored), an action's
 //! origin task scoped to its owner, the fetch routes over the local task table, the image
 //! proxy by unguessable id, Suno and per-second video billing, and unpriced task models.
+//! The set-up (server, mock upstream, channels, payer and key) is `common::task_fixture`'s.
 
 #![expect(
     clippy::expect_used,
@@ -12,92 +13,32 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use axum::body::Bytes;
 use common::books::assert_books;
 use common::mock_tasks::MockTasks;
-use common::relay_fixture::{balances, fixture, new_key, wait_until};
+use common::relay_fixture::{balances, wait_until};
+use common::task_fixture::{
+    TaskBed, bearer_post, channel_on, channel_used, get_key, mj_post, other_key, stored,
+};
 use common::{Actor, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tollgate::outbound::Overrides;
 use tollgate_storage::UserId;
-use tollgate_storage::tasks::{List, Task, query};
+use tollgate_storage::tasks::{List, Task};
 
 /// QuotaPerUnit's default: US$ 1.
 const QPU: i64 = 500_000;
 /// The payer's balance.
 const QUOTA: i64 = 10_000_000;
 
-/// A server polling tasks every 50 ms; `images.test` resolves to 127.0.0.1 and is trusted
-/// (the image proxy's upstream in these tests).
-async fn server() -> TestServer {
-    let overrides = Overrides {
-        hosts: [(
-            "images.test".to_owned(),
-            vec!["127.0.0.1".parse().expect("ip")],
-        )]
-        .into_iter()
-        .collect(),
-        trusted: vec!["images.test".to_owned()],
-    };
-    TestServer::start_with(tempfile::tempdir().expect("tempdir"), |c| {
-        c.task_poll_interval_ms = 50;
-        c.outbound_overrides = Arc::new(overrides);
-    })
-    .await
-}
-
-/// A channel body of `ty` on `mock` serving `models`.
-fn channel(mock: &MockTasks, ty: i32, models: &str) -> Value {
-    json!({"name": format!("t{ty}"), "type": ty, "key": "task-secret", "base_url": mock.base,
-           "models": models, "group": "default"})
-}
-
-/// The user's tasks of `list` in storage, newest first.
-fn stored(server: &TestServer, user: i64, list: List) -> Vec<Task> {
-    let filter = query::TaskFilter {
-        user: Some(UserId(user)),
-        ..query::TaskFilter::default()
-    };
-    server
-        .store()
-        .read_blocking(move |rtx| query::page(rtx, list, &filter, 0, 100))
-        .expect("read")
-        .0
-}
-
-/// POST `path` with JSON `body`, the key in `mj-api-secret` (no Authorization).
-async fn mj_post(server: &TestServer, key: &str, path: &str, body: Value) -> (StatusCode, Value) {
-    server
-        .send(
-            server
-                .client
-                .post(server.url(path))
-                .header("mj-api-secret", key)
-                .json(&body),
-        )
-        .await
-}
-
-/// GET `path` with `key` as a Bearer key.
-async fn get_key(server: &TestServer, key: &str, path: &str) -> (StatusCode, Value) {
-    server
-        .send(server.client.get(server.url(path)).bearer_auth(key))
-        .await
-}
-
-async fn mj_setup(server: &TestServer, mock: &MockTasks) -> (Actor, Actor, String) {
-    let models = "mj_imagine,mj_upscale,mj_variation";
-    fixture(server, &[channel(mock, 2, models)], QUOTA, QUOTA).await
+/// A bed whose Midjourney channel serves imagine, upscale and variation.
+async fn mj_bed() -> TaskBed {
+    TaskBed::start(QUOTA, &[(2, "mj_imagine,mj_upscale,mj_variation")]).await
 }
 
 #[tokio::test]
 async fn midjourney_submit_is_billed_with_its_task_and_fetched_by_its_owner_only() {
-    let server = server().await;
-    let mock = MockTasks::start().await;
-    let (root, payer, key) = mj_setup(&server, &mock).await;
+    let (server, mock, root, payer, key) = mj_bed().await.parts();
     mock.json(
         "/mj/submit/imagine",
         200,
@@ -159,10 +100,8 @@ async fn midjourney_submit_is_billed_with_its_task_and_fetched_by_its_owner_only
     assert_eq!(status, StatusCode::OK, "{list}");
     assert_eq!(list.as_array().map(Vec::len), Some(1));
     // Another user's key: 404 in Midjourney-proxy's error shape.
-    server.create_user(&root, "other", "password1").await;
-    let other = server.client_for("other", "password1").await;
-    let other_key = new_key(&other, QUOTA, json!({})).await;
-    let (status, err) = get_key(&server, &other_key, "/mj/task/mj-1/fetch").await;
+    let others = other_key(&server, &root, QUOTA).await;
+    let (status, err) = get_key(&server, &others, "/mj/task/mj-1/fetch").await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{err}");
     assert_eq!(err["code"], 3, "{err}");
     assert!(
@@ -182,9 +121,7 @@ async fn midjourney_submit_is_billed_with_its_task_and_fetched_by_its_owner_only
 
 #[tokio::test]
 async fn midjourney_switches_shape_the_forwarded_body() {
-    let server = server().await;
-    let mock = MockTasks::start().await;
-    let (root, _payer, key) = mj_setup(&server, &mock).await;
+    let (server, mock, root, _, key) = mj_bed().await.parts();
     for (name, value) in [
         ("MjNotifyEnabled", "true"),
         ("MjAccountFilterEnabled", "true"),
@@ -222,9 +159,7 @@ async fn midjourney_switches_shape_the_forwarded_body() {
 
 #[tokio::test]
 async fn midjourney_actions_need_an_own_successful_origin() {
-    let server = server().await;
-    let mock = MockTasks::start().await;
-    let (root, payer, key) = mj_setup(&server, &mock).await;
+    let (server, mock, root, payer, key) = mj_bed().await.parts();
     mock.json(
         "/mj/submit/imagine",
         200,
@@ -247,13 +182,8 @@ async fn midjourney_actions_need_an_own_successful_origin() {
         "refused before forwarding"
     );
     // Another user cannot act on it at all.
-    server.create_user(&root, "other", "password1").await;
-    let other = server.client_for("other", "password1").await;
-    let (_, _) = root
-        .put("/api/user/", json!({"id": other.id, "quota": QUOTA}))
-        .await;
-    let other_key = new_key(&other, QUOTA, json!({})).await;
-    let (status, err) = mj_post(&server, &other_key, "/mj/submit/change", change.clone()).await;
+    let others = other_key(&server, &root, QUOTA).await;
+    let (status, err) = mj_post(&server, &others, "/mj/submit/change", change.clone()).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{err}");
     // With the check off, the owner's action goes to the origin's channel and is billed.
     server
@@ -273,9 +203,7 @@ async fn midjourney_actions_need_an_own_successful_origin() {
 
 #[tokio::test]
 async fn a_refused_submit_is_not_billed() {
-    let server = server().await;
-    let mock = MockTasks::start().await;
-    let (_root, payer, key) = mj_setup(&server, &mock).await;
+    let (server, mock, _, payer, key) = mj_bed().await.parts();
     mock.json(
         "/mj/submit/imagine",
         200,
@@ -301,9 +229,7 @@ async fn a_refused_submit_is_not_billed() {
 
 #[tokio::test]
 async fn forwarded_image_urls_point_at_the_image_proxy_by_unguessable_id() {
-    let server = server().await;
-    let mock = MockTasks::start().await;
-    let (root, _payer, key) = mj_setup(&server, &mock).await;
+    let (server, mock, root, _, key) = mj_bed().await.parts();
     server
         .set_option(&root, "ServerAddress", json!("https://gw.example"))
         .await;
@@ -374,29 +300,21 @@ async fn forwarded_image_urls_point_at_the_image_proxy_by_unguessable_id() {
 
 #[tokio::test]
 async fn suno_submit_and_fetch() {
-    let server = server().await;
-    let mock = MockTasks::start().await;
-    let (_root, payer, key) = fixture(
-        &server,
-        &[channel(&mock, 36, "suno_music,suno_lyrics")],
-        QUOTA,
-        QUOTA,
-    )
-    .await;
+    let (server, mock, _, payer, key) = TaskBed::start(QUOTA, &[(36, "suno_music,suno_lyrics")])
+        .await
+        .parts();
     mock.json(
         "/suno/submit/music",
         200,
         json!({"code": "success", "message": "", "data": "song-1"}),
     );
-    let (status, body) = server
-        .send(
-            server
-                .client
-                .post(server.url("/suno/submit/music"))
-                .bearer_auth(&key)
-                .json(&json!({"prompt": "[Verse] hello", "mv": "chirp-v3-5", "title": "t"})),
-        )
-        .await;
+    let (status, body) = bearer_post(
+        &server,
+        &key,
+        "/suno/submit/music",
+        json!({"prompt": "[Verse] hello", "mv": "chirp-v3-5", "title": "t"}),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["data"], "song-1");
     let sent = mock.calls_to("/suno/submit/music");
@@ -410,15 +328,8 @@ async fn suno_submit_and_fetch() {
     assert_eq!(status, StatusCode::OK, "{one}");
     assert_eq!(one["data"]["task_id"], "song-1");
     assert_eq!(one["data"]["action"], "MUSIC");
-    let (status, many) = server
-        .send(
-            server
-                .client
-                .post(server.url("/suno/fetch"))
-                .bearer_auth(&key)
-                .json(&json!({"ids": ["song-1"]})),
-        )
-        .await;
+    let (status, many) =
+        bearer_post(&server, &key, "/suno/fetch", json!({"ids": ["song-1"]})).await;
     assert_eq!(status, StatusCode::OK, "{many}");
     assert_eq!(many["data"][0]["task_id"], "song-1");
     let (status, err) = get_key(&server, &key, "/suno/fetch/nope").await;
@@ -429,9 +340,7 @@ async fn suno_submit_and_fetch() {
 
 #[tokio::test]
 async fn videos_are_billed_per_second_and_read_back() {
-    let server = server().await;
-    let mock = MockTasks::start().await;
-    let (_root, payer, key) = fixture(&server, &[channel(&mock, 1, "sora-2")], QUOTA, QUOTA).await;
+    let (server, mock, _, payer, key) = TaskBed::start(QUOTA, &[(1, "sora-2")]).await.parts();
     mock.json(
         "/v1/videos",
         200,
@@ -444,15 +353,13 @@ async fn videos_are_billed_per_second_and_read_back() {
         "video/mp4",
         Bytes::from_static(b"mp4-bytes"),
     );
-    let (status, body) = server
-        .send(
-            server
-                .client
-                .post(server.url("/v1/videos"))
-                .bearer_auth(&key)
-                .json(&json!({"model": "sora-2", "prompt": "waves", "seconds": "8"})),
-        )
-        .await;
+    let (status, body) = bearer_post(
+        &server,
+        &key,
+        "/v1/videos",
+        json!({"model": "sora-2", "prompt": "waves", "seconds": "8"}),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["id"], "video_1");
     // sora-2 at $0.3 per second × 8 s.
@@ -475,28 +382,20 @@ async fn videos_are_billed_per_second_and_read_back() {
 
 #[tokio::test]
 async fn an_unpriced_task_model_is_refused_unless_self_use() {
-    let server = server().await;
-    let mock = MockTasks::start().await;
-    let (root, payer, key) = fixture(&server, &[channel(&mock, 1, "video-x")], QUOTA, QUOTA).await;
+    let (server, mock, root, payer, key) = TaskBed::start(QUOTA, &[(1, "video-x")]).await.parts();
     mock.json(
         "/v1/videos",
         200,
         json!({"id": "video_x", "object": "video", "status": "queued", "seconds": "4"}),
     );
-    let post = || {
-        server
-            .client
-            .post(server.url("/v1/videos"))
-            .bearer_auth(&key)
-            .json(&json!({"model": "video-x", "prompt": "p"}))
-    };
-    let (status, err) = server.send(post()).await;
+    let ask = json!({"model": "video-x", "prompt": "p"});
+    let (status, err) = bearer_post(&server, &key, "/v1/videos", ask.clone()).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
     assert!(mock.calls_to("/v1/videos").is_empty(), "never forwarded");
     server
         .set_option(&root, "SelfUseModeEnabled", json!("true"))
         .await;
-    let (status, body) = server.send(post()).await;
+    let (status, body) = bearer_post(&server, &key, "/v1/videos", ask).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let (_, used, _, _) = balances(&server, payer.id).await;
     assert_eq!(
@@ -518,9 +417,7 @@ async fn a_task_settlement_journalled_before_a_crash_is_replayed_with_its_task()
     use tollgate_storage::usage::BalanceChange;
     use tollgate_storage::{ChannelId, TokenId};
 
-    let server = server().await;
-    let mock = MockTasks::start().await;
-    let (_root, payer, _key) = mj_setup(&server, &mock).await;
+    let (server, _, _, payer, _) = mj_bed().await.parts();
     let (_, tokens) = payer.get("/api/token/?p=1&size=10").await;
     let token = TokenId(tokens["data"]["items"][0]["id"].as_i64().expect("token id"));
     let channel = ChannelId(
@@ -591,11 +488,10 @@ async fn a_task_settlement_journalled_before_a_crash_is_replayed_with_its_task()
 #[tokio::test]
 async fn an_upstream_refusal_never_shows_the_channels_key() {
     const UPSTREAM_KEY: &str = "sk-mj-upstream-0123456789abcdef";
-    let server = server().await;
     let mock = MockTasks::start().await;
-    let mut ch = channel(&mock, 2, "mj_imagine");
+    let mut ch = channel_on(&mock, 2, "mj_imagine");
     ch["key"] = json!(UPSTREAM_KEY);
-    let (_root, _payer, key) = fixture(&server, &[ch], QUOTA, QUOTA).await;
+    let (server, mock, _, _, key) = TaskBed::on(mock, QUOTA, QUOTA, &[ch]).await.parts();
     // A refusal answered 200 goes back as it came, and an error status too: both quote the key.
     mock.json(
         "/mj/submit/imagine",
@@ -625,25 +521,17 @@ async fn an_upstream_refusal_never_shows_the_channels_key() {
 
 #[tokio::test]
 async fn a_model_whose_channels_cannot_take_the_task_is_a_client_error() {
-    let server = server().await;
-    let mock = MockTasks::start().await;
     // A Gemini channel (type 24) serves the model, but videos go to OpenAI channels only.
-    let (_root, _payer, key) = fixture(
+    let (server, mock, _, _, key) = TaskBed::start(QUOTA, &[(24, "gemini-2.5-flash")])
+        .await
+        .parts();
+    let (status, body) = bearer_post(
         &server,
-        &[channel(&mock, 24, "gemini-2.5-flash")],
-        QUOTA,
-        QUOTA,
+        &key,
+        "/v1/videos",
+        json!({"model": "gemini-2.5-flash", "prompt": "a cat"}),
     )
     .await;
-    let (status, body) = server
-        .send(
-            server
-                .client
-                .post(server.url("/v1/videos"))
-                .bearer_auth(&key)
-                .json(&json!({"model": "gemini-2.5-flash", "prompt": "a cat"})),
-        )
-        .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(
         body.to_string().contains("no channel whose type can serve"),
@@ -665,18 +553,10 @@ async fn key_limits(payer: &Actor, limits: Value) -> i64 {
 
 #[tokio::test]
 async fn task_submits_count_against_a_keys_rpm_limit_and_are_refused_in_the_family_shape() {
-    let server = server().await;
-    let mock = MockTasks::start().await;
-    let (_root, payer, key) = fixture(
-        &server,
-        &[
-            channel(&mock, 2, "mj_imagine"),
-            channel(&mock, 36, "suno_music"),
-        ],
-        QUOTA,
-        QUOTA,
-    )
-    .await;
+    let (server, mock, _, payer, key) =
+        TaskBed::start(QUOTA, &[(2, "mj_imagine"), (36, "suno_music")])
+            .await
+            .parts();
     key_limits(&payer, json!({"rpm_limit": 1})).await;
     mock.json(
         "/mj/submit/imagine",
@@ -711,15 +591,13 @@ async fn task_submits_count_against_a_keys_rpm_limit_and_are_refused_in_the_fami
         "{body}"
     );
     // Suno's shape.
-    let (status, body) = server
-        .send(
-            server
-                .client
-                .post(server.url("/suno/submit/music"))
-                .bearer_auth(&key)
-                .json(&json!({"prompt": "a song"})),
-        )
-        .await;
+    let (status, body) = bearer_post(
+        &server,
+        &key,
+        "/suno/submit/music",
+        json!({"prompt": "a song"}),
+    )
+    .await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
     assert_eq!(body["code"], "rate_limit_exceeded", "{body}");
     assert!(body["data"].is_null(), "{body}");
@@ -739,16 +617,17 @@ async fn task_submits_count_against_a_keys_rpm_limit_and_are_refused_in_the_fami
 
 #[tokio::test]
 async fn a_failing_task_channel_is_reported_and_the_next_one_takes_the_submit() {
-    let server = server().await;
     let failing = MockTasks::start().await;
     let healthy = MockTasks::start().await;
-    let mut first = channel(&failing, 2, "mj_imagine");
+    let mut first = channel_on(&failing, 2, "mj_imagine");
     first["priority"] = json!(10);
     first["auto_ban"] = json!(1);
-    let mut second = channel(&healthy, 2, "mj_imagine");
+    let mut second = channel_on(&healthy, 2, "mj_imagine");
     second["name"] = json!("backup");
     second["priority"] = json!(0);
-    let (root, payer, key) = fixture(&server, &[first, second], QUOTA, QUOTA).await;
+    let (server, failing, root, payer, key) = TaskBed::on(failing, QUOTA, QUOTA, &[first, second])
+        .await
+        .parts();
     server.set_option(&root, "RetryTimes", json!("1")).await;
     server
         .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
@@ -797,45 +676,9 @@ async fn a_failing_task_channel_is_reported_and_the_next_one_takes_the_submit() 
     assert_books(&server, payer.id).await;
 }
 
-/// A second user with a key of their own.
-async fn other_key(server: &TestServer, root: &Actor) -> String {
-    server.create_user(root, "other", "password1").await;
-    let other = server.client_for("other", "password1").await;
-    let (_, _) = root
-        .put("/api/user/", json!({"id": other.id, "quota": QUOTA}))
-        .await;
-    new_key(&other, QUOTA, json!({})).await
-}
-
-/// The used quota of channel `id` (the sum of its consume rows).
-fn channel_used(server: &TestServer, id: i64) -> i64 {
-    server
-        .store()
-        .read_blocking(|rtx| {
-            tollgate_storage::channel_usage::used(rtx, tollgate_storage::ChannelId(id))
-        })
-        .expect("read")
-        .0
-}
-
-/// POSTs a video request of JSON `body` with `key`.
-async fn video_post(server: &TestServer, key: &str, body: Value) -> (StatusCode, Value) {
-    server
-        .send(
-            server
-                .client
-                .post(server.url("/v1/videos"))
-                .bearer_auth(key)
-                .json(&body),
-        )
-        .await
-}
-
 #[tokio::test]
 async fn a_video_is_charged_for_the_seconds_it_finished_at_once() {
-    let server = server().await;
-    let mock = MockTasks::start().await;
-    let (_root, payer, key) = fixture(&server, &[channel(&mock, 1, "sora-2")], QUOTA, QUOTA).await;
+    let (server, mock, _, payer, key) = TaskBed::start(QUOTA, &[(1, "sora-2")]).await.parts();
     let per_second = QPU * 3 / 10;
     // Asked for 4 s (charged 4 s at submit), finished at 8 s: 4 s more are charged.
     mock.json(
@@ -850,9 +693,10 @@ async fn a_video_is_charged_for_the_seconds_it_finished_at_once() {
         json!({"id": "video_long", "object": "video", "status": "completed", "progress": 100,
                "completed_at": 1_700_000_100, "seconds": "8"}),
     );
-    let (status, body) = video_post(
+    let (status, body) = bearer_post(
         &server,
         &key,
+        "/v1/videos",
         json!({"model": "sora-2", "prompt": "waves", "seconds": "4"}),
     )
     .await;
@@ -891,9 +735,10 @@ async fn a_video_is_charged_for_the_seconds_it_finished_at_once() {
         json!({"id": "video_short", "object": "video", "status": "completed", "progress": 100,
                "seconds": "2"}),
     );
-    let (status, body) = video_post(
+    let (status, body) = bearer_post(
         &server,
         &key,
+        "/v1/videos",
         json!({"model": "sora-2", "prompt": "a cat", "seconds": "8"}),
     )
     .await;
@@ -920,18 +765,12 @@ async fn a_video_is_charged_for_the_seconds_it_finished_at_once() {
 
 #[tokio::test]
 async fn a_ratio_priced_task_reserves_its_whole_price_and_never_goes_into_debt() {
-    let server = server().await;
     let mock = MockTasks::start().await;
     // A video model priced by ratio (0.2): ratio / 2 = US$ 0.1 a second, so 4 s cost 200,000.
     // A request without tokens at that ratio would reserve PreConsumedQuota × 0.2 = 100.
     let price = QPU / 10 * 4;
-    let (root, payer, key) = fixture(
-        &server,
-        &[channel(&mock, 1, "sora-ratio")],
-        price - 1,
-        QUOTA,
-    )
-    .await;
+    let ch = channel_on(&mock, 1, "sora-ratio");
+    let (server, mock, root, payer, key) = TaskBed::on(mock, price - 1, QUOTA, &[ch]).await.parts();
     server
         .set_option(&root, "ModelRatio", json!(r#"{"sora-ratio": 0.2}"#))
         .await;
@@ -942,7 +781,7 @@ async fn a_ratio_priced_task_reserves_its_whole_price_and_never_goes_into_debt()
     );
     let ask = json!({"model": "sora-ratio", "prompt": "waves", "seconds": "4"});
     // One unit short of the price: refused before the upstream hears of it, no debt.
-    let (status, err) = video_post(&server, &key, ask.clone()).await;
+    let (status, err) = bearer_post(&server, &key, "/v1/videos", ask.clone()).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{err}");
     assert_eq!(err["error"]["code"], "insufficient_user_quota", "{err}");
     assert!(
@@ -957,7 +796,7 @@ async fn a_ratio_priced_task_reserves_its_whole_price_and_never_goes_into_debt()
         .put("/api/user/", json!({"id": payer.id, "quota": price}))
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let (status, body) = video_post(&server, &key, ask).await;
+    let (status, body) = bearer_post(&server, &key, "/v1/videos", ask).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let (quota, used, _, _) = balances(&server, payer.id).await;
     assert_eq!((quota, used), (0, price));
@@ -967,11 +806,10 @@ async fn a_ratio_priced_task_reserves_its_whole_price_and_never_goes_into_debt()
 
 #[tokio::test]
 async fn a_multipart_video_gets_the_channels_model_name() {
-    let server = server().await;
     let mock = MockTasks::start().await;
-    let mut ch = channel(&mock, 1, "sora-2");
+    let mut ch = channel_on(&mock, 1, "sora-2");
     ch["model_mapping"] = json!(r#"{"sora-2": "sora-2-2025-10-06"}"#);
-    let (_root, payer, key) = fixture(&server, &[ch], QUOTA, QUOTA).await;
+    let (server, mock, _, payer, key) = TaskBed::on(mock, QUOTA, QUOTA, &[ch]).await.parts();
     mock.json(
         "/v1/videos",
         200,
@@ -1043,19 +881,11 @@ async fn a_multipart_video_gets_the_channels_model_name() {
 
 #[tokio::test]
 async fn continuations_go_to_the_origin_tasks_channel_and_are_the_owners_only() {
-    let server = server().await;
-    let first = MockTasks::start().await;
     let preferred = MockTasks::start().await;
-    let (root, payer, key) = fixture(
-        &server,
-        &[
-            channel(&first, 36, "suno_music"),
-            channel(&first, 2, "mj_imagine,mj_video"),
-        ],
-        QUOTA,
-        QUOTA,
-    )
-    .await;
+    let (server, first, root, payer, key) =
+        TaskBed::start(QUOTA, &[(36, "suno_music"), (2, "mj_imagine,mj_video")])
+            .await
+            .parts();
     first.json(
         "/suno/submit/music",
         200,
@@ -1066,20 +896,19 @@ async fn continuations_go_to_the_origin_tasks_channel_and_are_the_owners_only() 
         200,
         json!({"code": 1, "description": "ok", "result": "img-1"}),
     );
-    let suno = |key: &str, body: Value| {
-        server
-            .client
-            .post(server.url("/suno/submit/music"))
-            .bearer_auth(key.to_owned())
-            .json(&body)
-    };
-    let (status, body) = server.send(suno(&key, json!({"prompt": "a song"}))).await;
+    let (status, body) = bearer_post(
+        &server,
+        &key,
+        "/suno/submit/music",
+        json!({"prompt": "a song"}),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let (status, body) = mj_post(&server, &key, "/mj/submit/imagine", json!({"prompt": "x"})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     // Channels of higher priority now take new submits.
     for (ty, models) in [(36, "suno_music"), (2, "mj_imagine,mj_video")] {
-        let mut ch = channel(&preferred, ty, models);
+        let mut ch = channel_on(&preferred, ty, models);
         ch["name"] = json!(format!("preferred{ty}"));
         ch["priority"] = json!(10);
         let (status, body) = root.post("/api/channel/", ch).await;
@@ -1103,8 +932,8 @@ async fn continuations_go_to_the_origin_tasks_channel_and_are_the_owners_only() 
     let extend = json!({"prompt": "more", "continue_clip_id": "clip-9", "continue_at": 30,
                         "task_id": "song-1"});
     // Another user's key: the origin is not theirs.
-    let other = other_key(&server, &root).await;
-    let (status, err) = server.send(suno(&other, extend.clone())).await;
+    let other = other_key(&server, &root, QUOTA).await;
+    let (status, err) = bearer_post(&server, &other, "/suno/submit/music", extend.clone()).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{err}");
     assert_eq!(err["code"], "task_not_found", "{err}");
     let video = json!({"customId": "MJ::JOB::video::1::img-1", "prompt": "move"});
@@ -1112,18 +941,19 @@ async fn continuations_go_to_the_origin_tasks_channel_and_are_the_owners_only() 
     assert_eq!(status, StatusCode::NOT_FOUND, "{err}");
     assert_eq!(err["code"], 3, "{err}");
     // A continuation without its task, a video without any: refused before forwarding.
-    let (status, err) = server
-        .send(suno(
-            &key,
-            json!({"prompt": "more", "continue_clip_id": "clip-9"}),
-        ))
-        .await;
+    let (status, err) = bearer_post(
+        &server,
+        &key,
+        "/suno/submit/music",
+        json!({"prompt": "more", "continue_clip_id": "clip-9"}),
+    )
+    .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
     let (status, err) = mj_post(&server, &key, "/mj/submit/video", json!({"prompt": "move"})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
     assert_eq!(err["code"], 4, "{err}");
     // The owner's continuation and video go to the origin's channel, not the preferred one.
-    let (status, body) = server.send(suno(&key, extend)).await;
+    let (status, body) = bearer_post(&server, &key, "/suno/submit/music", extend).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let (status, body) = mj_post(&server, &key, "/mj/submit/video", video).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -1132,7 +962,13 @@ async fn continuations_go_to_the_origin_tasks_channel_and_are_the_owners_only() 
     assert!(preferred.calls_to("/suno/submit/music").is_empty());
     assert!(preferred.calls_to("/mj/submit/video").is_empty());
     // A plain submit goes to the preferred channel.
-    let (status, body) = server.send(suno(&key, json!({"prompt": "new"}))).await;
+    let (status, body) = bearer_post(
+        &server,
+        &key,
+        "/suno/submit/music",
+        json!({"prompt": "new"}),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(preferred.calls_to("/suno/submit/music").len(), 1);
     assert_books(&server, payer.id).await;
@@ -1140,18 +976,10 @@ async fn continuations_go_to_the_origin_tasks_channel_and_are_the_owners_only() 
 
 #[tokio::test]
 async fn submitted_tasks_are_polled_to_success_and_to_failure_with_a_refund() {
-    let server = server().await;
-    let mock = MockTasks::start().await;
-    let (_root, payer, key) = fixture(
-        &server,
-        &[
-            channel(&mock, 2, "mj_imagine"),
-            channel(&mock, 36, "suno_music"),
-        ],
-        QUOTA,
-        QUOTA,
-    )
-    .await;
+    let (server, mock, _, payer, key) =
+        TaskBed::start(QUOTA, &[(2, "mj_imagine"), (36, "suno_music")])
+            .await
+            .parts();
     // A drawing the upstream fails, a song it finishes.
     mock.json(
         "/mj/submit/imagine",
@@ -1180,15 +1008,13 @@ async fn submitted_tasks_are_polled_to_success_and_to_failure_with_a_refund() {
     );
     let (status, body) = mj_post(&server, &key, "/mj/submit/imagine", json!({"prompt": "x"})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let (status, body) = server
-        .send(
-            server
-                .client
-                .post(server.url("/suno/submit/music"))
-                .bearer_auth(&key)
-                .json(&json!({"prompt": "a song"})),
-        )
-        .await;
+    let (status, body) = bearer_post(
+        &server,
+        &key,
+        "/suno/submit/music",
+        json!({"prompt": "a song"}),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     wait_until("the drawing failed and the song finished", || {
         stored(&server, payer.id, List::Drawing)

@@ -31,6 +31,7 @@ pub mod relay_fixture;
 pub mod smtp;
 pub mod socks;
 pub mod sql_servers;
+pub mod task_fixture;
 pub mod two_factor;
 pub mod webhook;
 
