@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use common::mock_spark::{APP_ID, Answer, KEY, MockSpark};
 use common::relay_fixture::{balances, chat_request, fixture, other, raw, sse_events};
+use common::socks::SocksProxy;
 use common::{Actor, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -373,4 +374,35 @@ async fn the_channel_test_goes_through_the_conversation() {
             .contains("11200"),
         "{answer}"
     );
+}
+
+#[tokio::test]
+async fn a_socks5_proxy_carries_the_conversation_and_an_http_proxy_is_refused() {
+    let mock = MockSpark::start().await;
+    let socks = SocksProxy::start(Some(("alice", "s3cret"))).await;
+    let mut channel = spark_channel(&mock, KEY);
+    channel["proxy"] = json!(format!("socks5h://alice:s3cret@{}", socks.addr));
+    let (server, _, _, key) = setup(&[channel]).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(
+        socks.relayed() >= 1,
+        "the conversation went through the proxy"
+    );
+    assert!(mock.last().signed);
+
+    let mut channel = spark_channel(&mock, KEY);
+    channel["proxy"] = json!("http://127.0.0.1:9");
+    let (server, _, _, key) = setup(&[channel]).await;
+    let before = mock.calls().len();
+    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    assert!(!status.is_success(), "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("socks5"),
+        "{answer}"
+    );
+    assert_eq!(mock.calls().len(), before, "nothing was sent");
 }

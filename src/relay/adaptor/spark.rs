@@ -19,7 +19,10 @@
 //!
 //! Outbound policy: a channel's base URL is the operator's (as for every type, the HTTP
 //! clients do not filter its addresses: Ollama on localhost); no redirect is followed. A
-//! channel with a proxy is refused with a message: the WebSocket is dialed directly.
+//! channel's `socks5://` (names resolved here) or `socks5h://` proxy (names resolved by the
+//! proxy), with its `user:pass@`, carries the WebSocket as it carries HTTP channels' requests
+//! (hyper-util's SOCKS5 connector, reqwest's own); an `http(s)://` proxy is refused with a
+//! message.
 
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
@@ -45,6 +48,9 @@ const TYPE: i32 = 18;
 
 /// How long connecting and the handshake may take (the HTTP clients' connect timeout).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The header of the request builder that carries the channel's proxy to [`converse`].
+const PROXY: &str = "x-tollgate-proxy";
 
 /// The largest answer frame read.
 const FRAME_MAX: usize = 4 << 20;
@@ -138,9 +144,13 @@ impl Adaptor for Spark {
         body: Bytes,
     ) -> Result<reqwest::RequestBuilder, RelayError> {
         let c = &channel.channel;
-        if !c.proxy.trim().is_empty() {
+        let proxy = c.proxy.trim();
+        if !proxy.is_empty() && !proxy.starts_with("socks5://") && !proxy.starts_with("socks5h://")
+        {
             return Err(RelayError::Unreachable(
-                "a Spark channel cannot use a proxy: its WebSocket API is dialed directly".into(),
+                "a Spark channel's proxy must be socks5:// or socks5h://: its WebSocket API \
+                 cannot go through an HTTP proxy"
+                    .into(),
             ));
         }
         let key = SparkKey::parse(key.text()).map_err(|message| RelayError::Upstream {
@@ -158,7 +168,12 @@ impl Adaptor for Spark {
         let frame = serde_json::to_vec(&frame).map_err(|e| RelayError::Internal(e.to_string()))?;
         let date = httpdate::fmt_http_date(std::time::SystemTime::now());
         let url = signed_url(&url, &path, &key, &date).map_err(RelayError::Unreachable)?;
-        Ok(http.direct().get(url).body(frame))
+        // The proxy rides along as a header of the builder, which is never sent.
+        let mut req = http.direct().get(url).body(frame);
+        if !proxy.is_empty() {
+            req = req.header(PROXY, proxy);
+        }
+        Ok(req)
     }
 
     fn count(
@@ -182,7 +197,12 @@ impl Adaptor for Spark {
                 .and_then(reqwest::Body::as_bytes)
                 .map(|b| String::from_utf8_lossy(b).into_owned())
                 .unwrap_or_default();
-            converse(built.url().clone(), frame, model, stream).await
+            let proxy = built
+                .headers()
+                .get(PROXY)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            converse(built.url().clone(), proxy, frame, model, stream).await
         });
         Outbound::Conversation(talk)
     }
@@ -331,11 +351,12 @@ type Socket =
 /// module header). `Err`: no answer at all (a description and the attempt's error class).
 async fn converse(
     url: reqwest::Url,
+    proxy: Option<String>,
     frame: String,
     model: String,
     stream: bool,
 ) -> Result<reqwest::Response, (String, &'static str)> {
-    let mut ws = match tokio::time::timeout(CONNECT_TIMEOUT, dial(&url)).await {
+    let mut ws = match tokio::time::timeout(CONNECT_TIMEOUT, dial(&url, proxy.as_deref())).await {
         Ok(Ok(ws)) => ws,
         Ok(Err(Dialed::Refused(resp))) => return Ok(resp),
         Ok(Err(Dialed::Failed(e))) => return Err(e),
@@ -371,17 +392,70 @@ enum Dialed {
     Failed((String, &'static str)),
 }
 
-/// Connects and shakes hands.
-async fn dial(url: &reqwest::Url) -> Result<Socket, Dialed> {
+/// A TCP connection to `host`:`port` through the SOCKS5 `proxy` ([`validate_proxy`]'s form).
+///
+/// [`validate_proxy`]: crate::outbound::proxy::validate_proxy
+async fn through_socks(
+    proxy: &str,
+    host: &str,
+    port: u16,
+) -> Result<tokio::net::TcpStream, String> {
+    use tower_service::Service;
+    let proxy = crate::outbound::proxy::validate_proxy(proxy).map_err(|e| e.to_string())?;
+    let at = format!(
+        "socks5://{}:{}",
+        proxy.host_str().unwrap_or_default(),
+        proxy.port().unwrap_or(1080)
+    );
+    let at: axum::http::Uri = at
+        .parse()
+        .map_err(|_| "the proxy URL is not valid".to_owned())?;
+    let mut inner = hyper_util::client::legacy::connect::HttpConnector::new();
+    inner.enforce_http(false);
+    let mut socks = hyper_util::client::legacy::connect::proxy::SocksV5::new(at, inner)
+        .local_dns(proxy.scheme() == "socks5");
+    if !proxy.username().is_empty() {
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        };
+        socks = socks.with_auth(
+            decode(proxy.username()),
+            decode(proxy.password().unwrap_or_default()),
+        );
+    }
+    let dst: axum::http::Uri = format!("http://{host}:{port}")
+        .parse()
+        .map_err(|_| "the channel's base URL has no valid host".to_owned())?;
+    std::future::poll_fn(|cx| socks.poll_ready(cx))
+        .await
+        .map_err(|_| "the proxy cannot be used".to_owned())?;
+    let io = socks
+        .call(dst)
+        .await
+        .map_err(|_| "could not connect to the upstream through the proxy".to_owned())?;
+    Ok(io.into_inner())
+}
+
+/// Connects (directly, or through the channel's SOCKS5 `proxy`) and shakes hands.
+async fn dial(url: &reqwest::Url, proxy: Option<&str>) -> Result<Socket, Dialed> {
     let failed = |m: &str, class| Dialed::Failed((m.to_owned(), class));
     let host = url
         .host_str()
         .ok_or_else(|| failed("the channel's base URL has no host", "connect"))?;
-    let host = host.trim_start_matches('[').trim_end_matches(']');
     let port = url.port_or_known_default().unwrap_or(443);
-    let tcp = tokio::net::TcpStream::connect((host, port))
-        .await
-        .map_err(|_| failed("could not connect to the upstream", "connect"))?;
+    let tcp = match proxy {
+        Some(proxy) => through_socks(proxy, host, port)
+            .await
+            .map_err(|m| failed(&m, "connect"))?,
+        None => {
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            tokio::net::TcpStream::connect((host, port))
+                .await
+                .map_err(|_| failed("could not connect to the upstream", "connect"))?
+        }
+    };
     let _ = tcp.set_nodelay(true);
     let connector = match url.scheme() {
         "wss" => match TLS.as_ref() {
