@@ -211,6 +211,7 @@ impl App {
             channel_pool.table().clone(),
             writer_stats,
             Arc::clone(task_poller.stats()),
+            limits.clone(),
         );
         let janitor = LogJanitor::new(store.clone());
         let retention_task = janitor.spawn_auto(options.clone(), now_unix);

@@ -7,9 +7,16 @@
 //! reservation ([`tollgate_actors::quota::Hold::keep_limits`]), so a stream's concurrency place
 //! is given back at its last byte and its tokens per minute are corrected at settlement; the
 //! `x-ratelimit-*` values of the caller's rules go on the answer.
+//!
+//! A refused request gets an error row (log type 5, ErrorLogEnabled) whose `other.limit` names
+//! the rule ([`log_limit`]): written through the quota book's log queue by
+//! [`crate::relay::pipeline::failure::record`], for a caller's refusal here and for the pick's
+//! (every candidate full) by the attempt loop. Refusals and queue waits are counted by scope and
+//! kind for `/metrics` ([`tollgate_actors::limiter::LimiterStats`]).
 
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::Response;
+use serde_json::{Value, json};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 use tollgate_actors::limiter::{self, Admission, Refusal, Scope};
 use tollgate_storage::secret::Secret;
@@ -43,7 +50,18 @@ pub async fn admit(
         .limits
         .admit_queued(&limits, options.limit_rules())
         .await
-        .map_err(|refusal| refused(&refusal))
+        .map_err(|refusal| {
+            let error = refused(&refusal);
+            crate::relay::pipeline::failure::record(
+                state,
+                caller,
+                ask.model,
+                &[],
+                Vec::new(),
+                &error,
+            );
+            error
+        })
 }
 
 /// The client's answer to `refusal`: 429 naming the rule, with `Retry-After`.
@@ -51,8 +69,38 @@ pub fn refused(refusal: &Refusal) -> RelayError {
     RelayError::Limited {
         message: refusal.to_string(),
         retry_after: refusal.retry_after_secs(),
-        kind: refusal.kind.as_str(),
+        refusal: Box::new(refusal.clone()),
     }
+}
+
+/// The rule that refused a request, as its error row's `other.limit` says it (read by the
+/// console's log page): `scope` (`user`, `token`, `rule`, `channel`, `channel_key`), `kind`
+/// (`concurrency`, `rpm`, `tpm`, `rpd`), `limit`, and the owner (`user_id`, `token_id`,
+/// `channel_id` with `key_index`, the key's 0-based line) or the rule's `group` and `model`.
+pub fn log_limit(refusal: &Refusal) -> Value {
+    let mut limit = json!({
+        "scope": refusal.scope.label(),
+        "kind": refusal.kind.as_str(),
+        "limit": refusal.limit,
+    });
+    match &refusal.scope {
+        Scope::User(user) => limit["user_id"] = json!(user.0),
+        Scope::Token(token) => limit["token_id"] = json!(token.0),
+        Scope::Channel(channel) => limit["channel_id"] = json!(channel.0),
+        Scope::ChannelKey(channel, line) => {
+            limit["channel_id"] = json!(channel.0);
+            limit["key_index"] = json!(line);
+        }
+        Scope::Rule { group, model } => {
+            if let Some(group) = group {
+                limit["group"] = json!(group);
+            }
+            if let Some(model) = model {
+                limit["model"] = json!(model);
+            }
+        }
+    }
+    limit
 }
 
 /// Tokens an attempt reserves on its channel's tokens-per-minute limits: the prompt estimate

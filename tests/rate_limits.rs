@@ -6,7 +6,7 @@
 mod common;
 
 use common::TestServer;
-use common::relay_fixture::{chat_request, fixture, openai_channel, raw};
+use common::relay_fixture::{balances, chat_request, fixture, openai_channel, other, raw};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -185,7 +185,7 @@ async fn put_limits(actor: &common::Actor, path: &str, body: serde_json::Value) 
 async fn a_keys_rpm_limit_answers_429_naming_it_in_each_format_with_ratelimit_headers() {
     let mock = common::mock_upstream::MockUpstream::start().await;
     let server = TestServer::start().await;
-    let (_root, payer, key) = fixture(
+    let (root, payer, key) = fixture(
         &server,
         &[openai_channel(&mock.base, "claude-test")],
         100_000_000,
@@ -253,6 +253,49 @@ async fn a_keys_rpm_limit_answers_429_naming_it_in_each_format_with_ratelimit_he
     assert!(headers.contains_key("retry-after"));
     let error: serde_json::Value = serde_json::from_str(&text).expect("json");
     assert_eq!(error["error"]["status"], "RESOURCE_EXHAUSTED", "{error}");
+
+    // Each refusal has its error row naming the rule, and /metrics counts them by rule.
+    let (_, _, _, logs) = balances(&server, payer.id).await;
+    let refused: Vec<_> = logs
+        .iter()
+        .filter(|row| row.log_type == tollgate_storage::logs::LOG_ERROR)
+        .collect();
+    assert_eq!(refused.len(), 3, "one error row per refusal");
+    for row in refused {
+        let o = other(row);
+        assert_eq!(o["error_code"], "rate_limit_exceeded", "{o}");
+        assert_eq!(
+            o["limit"],
+            json!({"scope": "token", "kind": "rpm", "limit": 2, "token_id": token}),
+            "{o}"
+        );
+        assert!(row.content.contains("rpm"), "{}", row.content);
+    }
+    let exposition = metrics(&server, &root).await;
+    assert!(
+        exposition.contains(r#"tollgate_rate_limit_refusals_total{scope="token",kind="rpm"} 3"#),
+        "{exposition}"
+    );
+}
+
+/// The `/metrics` exposition, read with root's system access token.
+#[expect(
+    clippy::expect_used,
+    reason = "test helper: a failed call fails the test"
+)]
+async fn metrics(server: &TestServer, root: &common::Actor) -> String {
+    let (_, token) = root.get("/api/user/token").await;
+    let token = token["data"].as_str().expect("access token");
+    server
+        .client
+        .get(server.url("/metrics"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("sent")
+        .text()
+        .await
+        .expect("body")
 }
 
 #[tokio::test]
@@ -400,6 +443,14 @@ async fn a_channel_at_its_concurrency_limit_is_skipped_for_the_next_and_all_full
         refused.2
     );
     assert_eq!((a.chat_calls(), b.chat_calls()), (2, 3));
+    let exposition = metrics(&server, &root).await;
+    assert!(
+        !exposition.contains(
+            r#"tollgate_rate_limit_refusals_total{scope="channel",kind="concurrency"} 0"#
+        ) && exposition
+            .contains(r#"tollgate_rate_limit_refusals_total{scope="channel",kind="concurrency"}"#),
+        "the pick's skips are counted: {exposition}"
+    );
 }
 
 #[tokio::test]

@@ -362,8 +362,9 @@ pub enum RelayError {
         message: String,
         /// Seconds until the request would fit (the `Retry-After` header).
         retry_after: u64,
-        /// `concurrency`, `rpm`, `tpm` or `rpd`.
-        kind: &'static str,
+        /// The rule that refused (the error row's `other.limit`:
+        /// [`crate::rate_limit::log_limit`]).
+        refusal: Box<tollgate_actors::limiter::Refusal>,
     },
     /// The request bodies in flight would pass the memory budget (RelayBodyBudgetMB).
     #[error("{0}")]

@@ -9,6 +9,7 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use tollgate_actors::channel_pool::routing_table::RoutingTable;
+use tollgate_actors::limiter::{Kind, Limiter, Scope};
 use tollgate_actors::snapshot::Published;
 use tollgate_actors::stats::{Histogram, WriterStats};
 
@@ -211,6 +212,41 @@ impl Collector for TaskCollector {
                 let labels: [(&'static str, &str); 2] = [("list", list.as_str()), ("state", state)];
                 (labels, i64::try_from(*n).unwrap_or(i64::MAX))
             }),
+        )?;
+        Ok(())
+    }
+}
+
+/// The rate limits' families (P15).
+#[derive(Debug)]
+pub struct LimiterCollector(pub Limiter);
+
+impl Collector for LimiterCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let stats = self.0.stats();
+        let cells = || {
+            Scope::LABELS
+                .into_iter()
+                .flat_map(|scope| Kind::ALL.into_iter().map(move |kind| (scope, kind)))
+        };
+        let labels = |scope: &'static str, kind: Kind| -> [(&'static str, &'static str); 2] {
+            [("scope", scope), ("kind", kind.as_str())]
+        };
+        counters(
+            &mut encoder,
+            "tollgate_rate_limit_refusals",
+            "Requests a rate limit refused, by the refusing rule's scope (user, token, rule, \
+             channel, channel_key: at the pick, each candidate channel or key skipped counts) \
+             and kind (concurrency, rpm, tpm, rpd); a request that waited in a queue first \
+             counts once.",
+            cells().map(|(scope, kind)| (labels(scope, kind), stats.refused(scope, kind))),
+        )?;
+        counters(
+            &mut encoder,
+            "tollgate_rate_limit_queue_waits",
+            "Requests that waited in a rule's queue, by the scope and kind of the limit that \
+             made them wait.",
+            cells().map(|(scope, kind)| (labels(scope, kind), stats.queued(scope, kind))),
         )?;
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! `GET /metrics`: Prometheus text exposition of the relay (requests, durations, time to first
 //! token, quota, retries, active streams, errors by class) and of the log writer (queue depth,
-//! commit durations) and of the task poller (its lag, tasks by list and state).
+//! commit durations), of the task poller (its lag, tasks by list and state) and of the rate
+//! limits (refusals and queue waits by the refusing rule's scope and kind).
 //!
 //! Recording is on the hot path and costs atomics only ([`relay`]); the exposition is built
 //! on a scrape ([`collect`], through `prometheus-client`'s encoder) and served either on its own
@@ -15,10 +16,11 @@ use std::sync::Arc;
 
 use prometheus_client::registry::Registry;
 use tollgate_actors::channel_pool::routing_table::RoutingTable;
+use tollgate_actors::limiter::Limiter;
 use tollgate_actors::snapshot::Published;
 use tollgate_actors::stats::WriterStats;
 
-use self::collect::{RelayCollector, TaskCollector, WriterCollector};
+use self::collect::{LimiterCollector, RelayCollector, TaskCollector, WriterCollector};
 use self::relay::RelayMetrics;
 use crate::task_poll::stats::TaskStats;
 
@@ -39,14 +41,17 @@ impl Metrics {
     /// Measurements whose relay labels come from the routing table `table` publishes, with the
     /// log writer's `writer` stats.
     pub fn new(table: Published<RoutingTable>, writer: Arc<WriterStats>) -> Metrics {
-        Metrics::with_tasks(table, writer, Arc::default())
+        let limits = Limiter::new(Arc::new(tollgate_actors::limiter::system_millis));
+        Metrics::with_tasks(table, writer, Arc::default(), limits)
     }
 
-    /// [`Metrics::new`] with the task poller's `tasks` stats (its lag, tasks by state).
+    /// [`Metrics::new`] with the task poller's `tasks` stats (its lag, tasks by state) and the
+    /// rate limits' engine `limits` (its refusals and queue waits).
     pub fn with_tasks(
         table: Published<RoutingTable>,
         writer: Arc<WriterStats>,
         tasks: Arc<TaskStats>,
+        limits: Limiter,
     ) -> Metrics {
         let relay = Arc::new(RelayMetrics::default());
         let mut registry = Registry::default();
@@ -56,6 +61,7 @@ impl Metrics {
         }));
         registry.register_collector(Box::new(WriterCollector(writer)));
         registry.register_collector(Box::new(TaskCollector(tasks)));
+        registry.register_collector(Box::new(LimiterCollector(limits)));
         Metrics(Arc::new(Inner { relay, registry }))
     }
 

@@ -93,6 +93,26 @@ pub enum Scope {
     },
 }
 
+impl Scope {
+    /// Every scope's label, in the order of [`Scope::index`].
+    pub const LABELS: [&'static str; 5] = ["user", "token", "rule", "channel", "channel_key"];
+
+    /// `user`, `token`, `rule`, `channel` or `channel_key` (metrics labels, log rows).
+    pub fn label(&self) -> &'static str {
+        Scope::LABELS[self.index()]
+    }
+
+    fn index(&self) -> usize {
+        match self {
+            Scope::User(_) => 0,
+            Scope::Token(_) => 1,
+            Scope::Rule { .. } => 2,
+            Scope::Channel(_) => 3,
+            Scope::ChannelKey(..) => 4,
+        }
+    }
+}
+
 impl fmt::Display for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -176,10 +196,34 @@ struct Table {
 /// Refusals and queue waits by kind, for `/metrics`.
 #[derive(Debug, Default)]
 pub struct LimiterStats {
-    /// Refusals by [`Kind`] (concurrency, rpm, tpm, rpd).
-    pub refused: [AtomicU64; 4],
-    /// Requests that waited in a queue, by the kind that made them wait.
-    pub queued: [AtomicU64; 4],
+    /// Refusals by scope ([`Scope::LABELS`]) and [`Kind`]: each request (or, at the pick,
+    /// each candidate channel or key) turned away once, whatever it waited in a queue before.
+    refused: [[AtomicU64; 4]; 5],
+    /// Requests that waited in a queue, by the scope and kind that made them wait.
+    queued: [[AtomicU64; 4]; 5],
+}
+
+impl LimiterStats {
+    /// Refusals of scope `scope` ([`Scope::label`]) by a `kind` limit.
+    pub fn refused(&self, scope: &str, kind: Kind) -> u64 {
+        Self::read(&self.refused, scope, kind)
+    }
+
+    /// Queue waits of scope `scope` ([`Scope::label`]) for a `kind` limit.
+    pub fn queued(&self, scope: &str, kind: Kind) -> u64 {
+        Self::read(&self.queued, scope, kind)
+    }
+
+    fn read(cells: &[[AtomicU64; 4]; 5], scope: &str, kind: Kind) -> u64 {
+        Scope::LABELS
+            .iter()
+            .position(|l| *l == scope)
+            .map_or(0, |i| cells[i][kind.index()].load(Ordering::Relaxed))
+    }
+
+    fn count(cells: &[[AtomicU64; 4]; 5], refusal: &Refusal) {
+        cells[refusal.scope.index()][refusal.kind.index()].fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// The engine. Cheap to clone.
@@ -310,7 +354,6 @@ impl Limiter {
                     for (counter, taken) in admission.taken.drain(..) {
                         counter.undo(&taken);
                     }
-                    self.inner.stats.refused[kind.index()].fetch_add(1, Ordering::Relaxed);
                     let refusal = Refusal {
                         scope,
                         kind,
@@ -355,7 +398,13 @@ impl Limiter {
     /// with the first rule that has no room.
     pub fn admit(&self, ask: &Ask<'_>, rules: &[Rule]) -> Result<Admission, Refusal> {
         self.take_all(self.caller_rules(ask, rules), ask.tokens)
-            .map_err(|(refusal, ..)| refusal)
+            .map_err(|(refusal, ..)| self.refused(refusal))
+    }
+
+    /// Counts `refusal` (a final one: not a queued request's retry) and hands it back.
+    fn refused(&self, refusal: Refusal) -> Refusal {
+        LimiterStats::count(&self.inner.stats.refused, &refusal);
+        refusal
     }
 
     /// Like [`Limiter::admit`], but a refusal by a rule with a queue waits in it (when it has a
@@ -371,20 +420,19 @@ impl Limiter {
                     Err(refused) => refused,
                 };
             if queue.size == 0 {
-                return Err(refusal);
+                return Err(self.refused(refusal));
             }
             if place.is_none() {
                 match counter::Place::join(&counter, queue.size) {
                     Some(p) => {
-                        self.inner.stats.queued[refusal.kind.index()]
-                            .fetch_add(1, Ordering::Relaxed);
+                        LimiterStats::count(&self.inner.stats.queued, &refusal);
                         place = Some(p);
                         deadline = Some(
                             tokio::time::Instant::now()
                                 + Duration::from_millis(u64::from(queue.wait_ms)),
                         );
                     }
-                    None => return Err(refusal),
+                    None => return Err(self.refused(refusal)),
                 }
             }
             let end = deadline.unwrap_or_else(tokio::time::Instant::now);
@@ -392,7 +440,7 @@ impl Limiter {
                 Duration::from_millis(u64::try_from(refusal.retry_after_ms.max(1)).unwrap_or(1));
             let wake = (tokio::time::Instant::now() + retry).min(end);
             if tokio::time::Instant::now() >= end {
-                return Err(refusal);
+                return Err(self.refused(refusal));
             }
             tokio::select! {
                 () = counter.freed() => {}
@@ -425,7 +473,7 @@ impl Limiter {
         }
         drop(table);
         self.take_all(rules, tokens)
-            .map_err(|(refusal, ..)| refusal)
+            .map_err(|(refusal, ..)| self.refused(refusal))
     }
 }
 

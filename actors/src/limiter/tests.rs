@@ -56,7 +56,7 @@ fn a_keys_rpm_holds_exactly_and_resets_a_minute_later() {
     );
     now.fetch_add(1, Ordering::SeqCst);
     assert!(l.admit(&ask(10), &[]).is_ok());
-    assert_eq!(l.stats().refused[1].load(Ordering::Relaxed), 2);
+    assert_eq!(l.stats().refused("token", Kind::Rpm), 2);
 }
 
 #[test]
@@ -197,7 +197,7 @@ async fn a_queued_request_gets_in_when_a_place_frees_and_gives_up_at_its_wait() 
         waiter.await.unwrap().is_ok(),
         "the waiter got the freed place"
     );
-    assert_eq!(l.stats().queued[0].load(Ordering::Relaxed), 1);
+    assert_eq!(l.stats().queued("rule", Kind::Concurrency), 1);
 
     let _held = l.admit(&ask(0), &rules).unwrap();
     let started = tokio::time::Instant::now();

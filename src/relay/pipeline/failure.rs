@@ -1,7 +1,9 @@
 //! The error row of a relay request that failed after admission (every channel tried failed,
 //! or none could be tried): log type 5 with the client-facing message, the channels tried and
 //! the attempt timeline, so admins can see failures in /log (ErrorLogEnabled, on by default).
-//! Refusals before admission (bad key, quota, price) are not logged: nothing was attempted.
+//! A rate limit's refusal gets one too, naming its rule in `other.limit`
+//! ([`crate::rate_limit::log_limit`]); other refusals before admission (bad key, quota, price)
+//! are not logged: nothing was attempted.
 //!
 //! An upstream's error body is read by [`error_body`]: at most [`ERROR_BODY_MAX`] bytes within
 //! the relay timeout, cut there before anything (message extraction, redaction, the channel's
@@ -37,7 +39,7 @@ pub fn record(
         RelayError::Upstream { status, .. } => *status,
         other => other.code().status().as_u16(),
     };
-    let other = json!({
+    let mut other = json!({
         "status_code": status,
         "error_code": error.code().as_str(),
         "admin_info": {
@@ -45,6 +47,9 @@ pub fn record(
             "attempts": attempts,
         },
     });
+    if let RelayError::Limited { refusal, .. } = error {
+        other["limit"] = crate::rate_limit::log_limit(refusal);
+    }
     state.quota.log(LogEntry {
         created_at: now_unix(),
         log_type: LOG_ERROR,
