@@ -137,9 +137,23 @@ test("a key's RPM from the token editor and a channel key's row from the channel
     const full = await chat(server.baseURL, otherKey);
     expect(full.status, 'another key finds the only channel at its RPM').toBe(429);
     expect(upstream.calls(), 'nor did the one the channel refused').toBe(1);
+    // Both refusals have their error row, each naming its limit.
     await page.goto('/log');
-    const refused = page.getByRole('row', { name: /^log / }).filter({ hasText: '限流' });
-    await expect(refused.first()).toBeVisible();
+    const refused = page.getByRole('row', { name: /^log / }).filter({ hasText: '限流 · RPM' });
+    await expect(refused).toHaveCount(2);
+    const refusedBy = async (tokenName: string) => {
+      const row = refused.filter({ hasText: tokenName });
+      await row.getByRole('button', { name: '展开详情' }).click();
+      const details = page.getByRole('row', { name: '日志详情' });
+      const fact = details
+        .locator('dt', { hasText: '拒绝请求的限制' })
+        .locator('xpath=following-sibling::dd');
+      const text = await fact.textContent();
+      await row.getByRole('button', { name: '收起详情' }).click();
+      return text;
+    };
+    expect(await refusedBy('limited-key')).toBe(`令牌 #${tokenId}的每分钟请求数限制（1）`);
+    expect(await refusedBy('other-key')).toBe(`渠道 #${channelId}的每分钟请求数限制（1）`);
     await page.screenshot({ path: testInfo.outputPath('log.png') });
   } finally {
     await upstream.stop();
