@@ -55,6 +55,11 @@ async fn midjourney_submit_is_billed_with_its_task_and_fetched_by_its_owner_only
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["code"], 1, "code 22 is answered as 1: {body}");
+    // DrawingEnabled and TaskEnabled stay off by default (README: they only show the pages in
+    // the menu); the relays answer anyway.
+    let (_, shown) = server.get("/api/status").await;
+    assert_eq!(shown["data"]["enable_drawing"], false, "{shown}");
+    assert_eq!(shown["data"]["enable_task"], false, "{shown}");
     assert_eq!(body["result"], "mj-1");
     // What went upstream: the channel's key in mj-api-secret; the switches' defaults
     // (MjNotifyEnabled off, MjAccountFilterEnabled off, MjModeClearEnabled off).
@@ -229,7 +234,7 @@ async fn a_refused_submit_is_not_billed() {
 
 #[tokio::test]
 async fn forwarded_image_urls_point_at_the_image_proxy_by_unguessable_id() {
-    let (server, mock, root, _, key) = mj_bed().await.parts();
+    let (server, mock, root, payer, key) = mj_bed().await.parts();
     server
         .set_option(&root, "ServerAddress", json!("https://gw.example"))
         .await;
@@ -290,6 +295,52 @@ async fn forwarded_image_urls_point_at_the_image_proxy_by_unguessable_id() {
         let (status, _) = server.get(&format!("/mj/image/{forged}")).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{forged}");
     }
+    // A stored URL on a private address (not trusted), or one that answers no image, is not
+    // served: the guarded fetcher and the image-type rule hold.
+    let private_url = format!("http://127.0.0.1:{}/cat.png", mock.port);
+    let page_url = format!("http://images.test:{}/page.html", mock.port);
+    mock.bytes(
+        "/page.html",
+        200,
+        "text/html",
+        Bytes::from_static(b"<html></html>"),
+    );
+    mock.json(
+        "/mj/task/list-by-condition",
+        200,
+        json!([{"id": "mj-img", "status": "SUCCESS", "progress": "100%", "imageUrl": image_url},
+               {"id": "mj-private", "status": "SUCCESS", "progress": "100%", "imageUrl": private_url},
+               {"id": "mj-page", "status": "SUCCESS", "progress": "100%", "imageUrl": page_url}]),
+    );
+    for id in ["mj-private", "mj-page"] {
+        mock.json(
+            "/mj/submit/imagine",
+            200,
+            json!({"code": 1, "description": "ok", "result": id}),
+        );
+        let (status, body) =
+            mj_post(&server, &key, "/mj/submit/imagine", json!({"prompt": "x"})).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    wait_until("both finished", || {
+        stored(&server, payer.id, List::Drawing)
+            .iter()
+            .all(|t| t.status == "SUCCESS")
+    })
+    .await;
+    for id in ["mj-private", "mj-page"] {
+        let (_, task) = get_key(&server, &key, &format!("/mj/task/{id}/fetch")).await;
+        let url = task["imageUrl"].as_str().expect("image url");
+        let path = url.strip_prefix("https://gw.example").expect("rewritten");
+        let (status, err) = server.get(path).await;
+        assert_eq!(status, StatusCode::BAD_GATEWAY, "{id}: {err}");
+        assert_eq!(
+            err["code"], 9,
+            "{id}: Midjourney-proxy's failure code: {err}"
+        );
+    }
+    let served = mock.calls_to("/page.html").len() + mock.calls_to("/cat.png").len();
+    assert_eq!(served, 2, "the private address was never asked");
     // With the switch off, the stored URL is shown.
     server
         .set_option(&root, "MjForwardUrlEnabled", json!("false"))
@@ -324,6 +375,28 @@ async fn suno_submit_and_fetch() {
     );
     let (_, used, _, _) = balances(&server, payer.id).await;
     assert_eq!(used, QPU / 10, "suno_music $0.1");
+    mock.json(
+        "/suno/submit/lyrics",
+        200,
+        json!({"code": "success", "message": "", "data": "lyrics-1"}),
+    );
+    let (status, body) = bearer_post(
+        &server,
+        &key,
+        "/suno/submit/lyrics",
+        json!({"prompt": "a song about cats"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"], "lyrics-1");
+    assert_eq!(mock.calls_to("/suno/submit/lyrics").len(), 1);
+    let (_, used, _, _) = balances(&server, payer.id).await;
+    assert_eq!(used, QPU / 10 + QPU / 100, "suno_lyrics $0.01");
+    let lyrics = &stored(&server, payer.id, List::Tasks)[0];
+    assert_eq!(
+        (lyrics.action.as_str(), lyrics.model_name.as_str()),
+        ("LYRICS", "suno_lyrics")
+    );
     let (status, one) = get_key(&server, &key, "/suno/fetch/song-1").await;
     assert_eq!(status, StatusCode::OK, "{one}");
     assert_eq!(one["data"]["task_id"], "song-1");
@@ -759,6 +832,207 @@ async fn a_video_is_charged_for_the_seconds_it_finished_at_once() {
             .count(),
         2,
         "each video corrected once"
+    );
+    assert_books(&server, payer.id).await;
+}
+
+#[tokio::test]
+async fn every_midjourney_route_and_speed_prefix_is_relayed_at_its_priced_model() {
+    let models = "mj_imagine,mj_upscale,mj_variation,mj_describe,mj_blend,mj_modal,mj_shorten,\
+                  mj_upload,mj_edits,mj_video,swap_face";
+    let (server, mock, root, payer, key) = TaskBed::start(QUOTA, &[(2, models)]).await.parts();
+    server
+        .set_option(&root, "MjActionCheckSuccessEnabled", json!("false"))
+        .await;
+    mock.json(
+        "/mj/submit/imagine",
+        200,
+        json!({"code": 1, "description": "ok", "result": "origin"}),
+    );
+    // `Authorization: midjourney-proxy` says nothing: the key is the mj-api-secret.
+    let (status, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/mj/submit/imagine"))
+                .header("authorization", "midjourney-proxy")
+                .header("mj-api-secret", &key)
+                .json(&json!({"prompt": "origin"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let image = "data:image/png;base64,iVBORw0KGgo=";
+    // (route after /mj/, body, priced model)
+    let routes = [
+        ("submit/imagine", json!({"prompt": "a cat"}), "mj_imagine"),
+        (
+            "submit/change",
+            json!({"action": "UPSCALE", "index": 1, "taskId": "origin"}),
+            "mj_upscale",
+        ),
+        (
+            "submit/simple-change",
+            json!({"content": "origin V1"}),
+            "mj_variation",
+        ),
+        ("submit/describe", json!({"base64": image}), "mj_describe"),
+        (
+            "submit/blend",
+            json!({"base64Array": [image, image], "dimensions": "SQUARE"}),
+            "mj_blend",
+        ),
+        (
+            "submit/action",
+            json!({"customId": "MJ::JOB::upsample::1::origin", "taskId": "origin"}),
+            "mj_upscale",
+        ),
+        (
+            "submit/modal",
+            json!({"taskId": "origin", "prompt": "more"}),
+            "mj_modal",
+        ),
+        (
+            "submit/shorten",
+            json!({"prompt": "a long prompt"}),
+            "mj_shorten",
+        ),
+        (
+            "submit/upload-discord-images",
+            json!({"base64Array": [image]}),
+            "mj_upload",
+        ),
+        (
+            "submit/edits",
+            json!({"prompt": "recolour", "image": image}),
+            "mj_edits",
+        ),
+        (
+            "submit/video",
+            json!({"taskId": "origin", "prompt": "move"}),
+            "mj_video",
+        ),
+        (
+            "insight-face/swap",
+            json!({"sourceBase64": image, "targetBase64": image}),
+            "swap_face",
+        ),
+    ];
+    let mut submitted = 1;
+    for prefix in ["", "/mj-fast", "/mj-turbo", "/mj-relax"] {
+        for (route, body, model) in &routes {
+            submitted += 1;
+            let path = format!("{prefix}/mj/{route}");
+            let id = format!("task-{submitted}");
+            mock.json(
+                &path,
+                200,
+                json!({"code": 1, "description": "ok", "result": id}),
+            );
+            let before = mock.calls_to(&path).len();
+            let (status, answer) = mj_post(&server, &key, &path, body.clone()).await;
+            assert_eq!(status, StatusCode::OK, "{path}: {answer}");
+            assert_eq!(answer["result"], id.as_str(), "{path}: {answer}");
+            let sent = mock.calls_to(&path);
+            assert_eq!(
+                sent.len(),
+                before + 1,
+                "{path} is forwarded to the same path"
+            );
+            let forwarded = sent.last().map(common::mock_tasks::Call::json);
+            assert_eq!(
+                forwarded.map(|b| b["base64Array"].clone()),
+                Some(body["base64Array"].clone()),
+                "{path}"
+            );
+            let (_, _, _, rows) = balances(&server, payer.id).await;
+            assert_eq!(rows[0].model_name, *model, "{path} is billed as {model}");
+        }
+    }
+    assert_eq!(stored(&server, payer.id, List::Drawing).len(), submitted);
+    // The image seed is asked of the task's channel, under any prefix, by its owner only.
+    mock.json(
+        "/mj-turbo/mj/task/origin/image-seed",
+        200,
+        json!({"code": 1, "description": "ok", "result": "seed-42"}),
+    );
+    let (status, seed) = get_key(&server, &key, "/mj-turbo/mj/task/origin/image-seed").await;
+    assert_eq!(status, StatusCode::OK, "{seed}");
+    assert_eq!(seed["result"], "seed-42");
+    let others = other_key(&server, &root, QUOTA).await;
+    let (status, err) = get_key(&server, &others, "/mj/task/origin/image-seed").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{err}");
+    assert_eq!(err["code"], 3, "{err}");
+    assert_books(&server, payer.id).await;
+}
+
+#[tokio::test]
+async fn upstream_error_statuses_and_quota_refusals_take_each_familys_shape() {
+    let (server, mock, root, payer, key) =
+        TaskBed::start(QUOTA, &[(2, "mj_imagine"), (36, "suno_music")])
+            .await
+            .parts();
+    // Midjourney-proxy's own error answer, {code, description}: the client reads it in the
+    // same shape, with the upstream's description.
+    mock.json(
+        "/mj/submit/imagine",
+        400,
+        json!({"code": 4, "description": "prompt has a banned word", "result": null}),
+    );
+    let (status, err) = mj_post(&server, &key, "/mj/submit/imagine", json!({"prompt": "x"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    assert_eq!(err["code"], 4, "{err}");
+    assert!(err["type"].is_string(), "{err}");
+    assert!(
+        err["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("banned word")),
+        "the upstream's description: {err}"
+    );
+    assert!(err.get("error").is_none(), "not OpenAI's shape: {err}");
+    // Suno's, {code, message, data}.
+    mock.json(
+        "/suno/submit/music",
+        400,
+        json!({"code": "param_error", "message": "lyrics too long", "data": null}),
+    );
+    let (status, err) =
+        bearer_post(&server, &key, "/suno/submit/music", json!({"prompt": "a"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    assert!(err["code"].is_string(), "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("lyrics too long")),
+        "{err}"
+    );
+    assert!(err["data"].is_null() && err.get("error").is_none(), "{err}");
+    // A client error is not tried on another channel, and nothing is billed.
+    assert_eq!(mock.calls_to("/mj/submit/imagine").len(), 1);
+    assert_eq!(mock.calls_to("/suno/submit/music").len(), 1);
+    let (quota, used, _, _) = balances(&server, payer.id).await;
+    assert_eq!((quota, used), (QUOTA, 0));
+    // A balance below the price: the quota error, in each family's shape.
+    let (status, body) = root
+        .put("/api/user/", json!({"id": payer.id, "quota": QPU / 10 - 1}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, err) = mj_post(&server, &key, "/mj/submit/imagine", json!({"prompt": "x"})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{err}");
+    assert_eq!(
+        (err["type"].as_str(), err["code"].as_i64()),
+        (Some("insufficient_user_quota"), Some(4)),
+        "{err}"
+    );
+    assert!(err["description"].is_string(), "{err}");
+    let (status, err) =
+        bearer_post(&server, &key, "/suno/submit/music", json!({"prompt": "a"})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{err}");
+    assert_eq!(err["code"], "insufficient_user_quota", "{err}");
+    assert!(err["message"].is_string() && err["data"].is_null(), "{err}");
+    assert_eq!(
+        mock.calls_to("/mj/submit/imagine").len(),
+        1,
+        "never forwarded"
     );
     assert_books(&server, payer.id).await;
 }

@@ -25,7 +25,7 @@ pub(in crate::relay) fn mapped_status(channel: &RoutedChannel, status: u16) -> u
 }
 
 /// The upstream's error message (OpenAI's `error.message`, or a top-level `message` as Cohere
-/// answers), with every recognisable part of
+/// and Suno answer, or Midjourney-proxy's `description`), with every recognisable part of
 /// the channel's keys masked ([`crate::relay::pipeline::redact`]). This is the one place upstream error text
 /// enters Tollgate: the client's error, the error log row and the channel's stored error are
 /// all made from it.
@@ -40,6 +40,7 @@ pub(in crate::relay) fn upstream_message(
             .as_str()
             .or_else(|| v["message"].as_str())
             .or_else(|| v["Message"].as_str())
+            .or_else(|| v["description"].as_str())
             .map(str::to_owned)
     });
     match parsed {
