@@ -344,9 +344,15 @@ impl App {
         let _ = self.retention_task.await;
         self.alert_task.abort();
         let _ = self.alert_task.await;
-        // The poller holds store handles; a round cut here leaves leases the next start returns.
-        self.poll_task.abort();
-        let _ = self.poll_task.await;
+        // The poller holds store handles: it ends after its current round (whose writes must
+        // finish before the file closes); a round still waiting on an upstream at the end of
+        // the grace period is cut, leaving leases the next start returns.
+        self.state.task_poller.stop();
+        let mut poll_task = self.poll_task;
+        if tokio::time::timeout(grace, &mut poll_task).await.is_err() {
+            poll_task.abort();
+            let _ = poll_task.await;
+        }
         self.state.janitor.stop().await;
         // The pool actor holds a store handle: stop it and wait, so the file is closed on return.
         self.state.channel_pool.stop();

@@ -22,6 +22,7 @@ pub mod wire;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -69,16 +70,20 @@ pub struct PollerDeps {
 pub struct TaskPoller {
     /// Published for `/metrics`.
     stats: Arc<TaskStats>,
-    /// Wakes the loop for a round at once.
+    /// Wakes the loop for a round at once (and to see `stopping`).
     wake: Arc<Notify>,
+    /// Set by [`TaskPoller::stop`]; the loop ends after its current round.
+    stopping: Arc<AtomicBool>,
 }
 
 impl TaskPoller {
-    /// Starts the loop; it runs until the returned task is aborted.
+    /// Starts the loop; it runs until [`TaskPoller::stop`] (the returned task then ends after
+    /// its current round) or until the task is aborted.
     pub fn spawn(deps: PollerDeps) -> (TaskPoller, JoinHandle<()>) {
         let poller = TaskPoller {
             stats: Arc::new(TaskStats::default()),
             wake: Arc::new(Notify::new()),
+            stopping: Arc::new(AtomicBool::new(false)),
         };
         let task = tokio::spawn(run(deps, poller.clone()));
         (poller, task)
@@ -91,6 +96,14 @@ impl TaskPoller {
 
     /// Asks for a round now (a submit just made a task; tests).
     pub fn poll_now(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Asks the loop to end after its current round: a round's storage writes run on the
+    /// blocking pool, so aborting it mid-round would leave one holding the database after
+    /// shutdown returned.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::Release);
         self.wake.notify_one();
     }
 }
@@ -115,10 +128,11 @@ async fn run(deps: PollerDeps, poller: TaskPoller) {
         Err(e) => tracing::warn!(error = %e, "cannot return the task leases of the last run"),
     }
     let mut backoff: HashMap<ChannelId, Backoff> = HashMap::new();
-    loop {
+    while !poller.stopping.load(Ordering::Acquire) {
         if let Err(e) = round(&deps, &poller.stats, &mut backoff).await {
             tracing::warn!(error = %e, "task poll round failed");
         }
+        // A stop during the round left a permit: the wait ends at once.
         tokio::select! {
             () = tokio::time::sleep(deps.interval) => {}
             () = poller.wake.notified() => {}
