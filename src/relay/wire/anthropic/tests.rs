@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::relay::wire::{Encode, EncodeCtx, Piece};
+use serde_json::json;
 
 /// Golden: Anthropic usage, cache reads and writes beside `input_tokens`, writes split
 /// by TTL.

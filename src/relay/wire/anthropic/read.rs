@@ -1,0 +1,337 @@
+//! The shapes the Anthropic converters read, every field lenient (a field of an unexpected type
+//! reads as absent, see [`crate::relay::wire::typed`]) and strings borrowed from the value
+//! read: an Anthropic Messages request and whole answer (their content blocks), and the hub
+//! request and answer as the hub → Anthropic converters read them (ids and names copied
+//! verbatim, whatever their type, and the hub's `thinking_blocks`). Fields the converters do
+//! not read are skipped, not kept: nothing passes from one format to the other unconverted.
+
+use serde::{Deserialize, Deserializer};
+
+use crate::relay::wire::hub::Part;
+use crate::relay::wire::typed::{Int, List, Obj, Shape, Str, Verbatim};
+
+/// A field copied as indexing a `Value` copies it: absent and `null` are told apart (a tool is
+/// kept when its `input_schema` is present, even `null`).
+#[derive(Debug, Default)]
+pub enum Raw<'a> {
+    /// The field is absent.
+    #[default]
+    Absent,
+    /// The field, `null` included.
+    Given(Verbatim<'a>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Verbatim::deserialize(d).map(Raw::Given)
+    }
+}
+
+/// An Anthropic Messages request.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Request<'a> {
+    /// The model, verbatim.
+    #[serde(borrow)]
+    pub model: Option<Verbatim<'a>>,
+    /// A string or text blocks.
+    #[serde(borrow)]
+    pub system: Shape<'a, Block<'a>>,
+    /// The conversation.
+    #[serde(borrow)]
+    pub messages: List<Message<'a>>,
+    /// The output limit, verbatim.
+    #[serde(borrow)]
+    pub max_tokens: Option<Verbatim<'a>>,
+    /// Sampling temperature, verbatim.
+    #[serde(borrow)]
+    pub temperature: Option<Verbatim<'a>>,
+    /// Nucleus sampling, verbatim.
+    #[serde(borrow)]
+    pub top_p: Option<Verbatim<'a>>,
+    /// Stop sequences, verbatim.
+    #[serde(borrow)]
+    pub stop_sequences: Option<Verbatim<'a>>,
+    /// Streaming, verbatim.
+    #[serde(borrow)]
+    pub stream: Option<Verbatim<'a>>,
+    /// Tools.
+    #[serde(borrow)]
+    pub tools: List<Tool<'a>>,
+    /// `{"type": "auto" | "any" | "none" | "tool", "name"}`.
+    #[serde(borrow)]
+    pub tool_choice: Shape<'a, ToolChoice<'a>>,
+    /// `{"user_id"}`.
+    #[serde(borrow)]
+    pub metadata: Obj<Metadata<'a>>,
+}
+
+/// A message of a request.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Message<'a> {
+    /// `user` or `assistant`.
+    #[serde(borrow)]
+    pub role: Str<'a>,
+    /// A string or content blocks.
+    #[serde(borrow)]
+    pub content: Shape<'a, Block<'a>>,
+}
+
+/// A content block (of a message, an answer, a tool result or a custom document).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Block<'a> {
+    /// `text`, `image`, `document`, `thinking`, `redacted_thinking`, `tool_use`,
+    /// `tool_result`, …
+    #[serde(borrow, rename = "type")]
+    pub kind: Str<'a>,
+    /// A text block's text, verbatim.
+    #[serde(borrow)]
+    pub text: Option<Verbatim<'a>>,
+    /// An image's or a document's source.
+    #[serde(borrow)]
+    pub source: Obj<Source<'a>>,
+    /// A document's title.
+    #[serde(borrow)]
+    pub title: Str<'a>,
+    /// A thinking block's text.
+    #[serde(borrow)]
+    pub thinking: Str<'a>,
+    /// A thinking block's signature.
+    #[serde(borrow)]
+    pub signature: Str<'a>,
+    /// A redacted thinking block's data.
+    #[serde(borrow)]
+    pub data: Str<'a>,
+    /// A tool use's id, verbatim.
+    #[serde(borrow)]
+    pub id: Option<Verbatim<'a>>,
+    /// A tool use's name, verbatim.
+    #[serde(borrow)]
+    pub name: Option<Verbatim<'a>>,
+    /// A tool use's input, verbatim.
+    #[serde(borrow)]
+    pub input: Option<Verbatim<'a>>,
+    /// The tool use a tool result answers, verbatim.
+    #[serde(borrow)]
+    pub tool_use_id: Option<Verbatim<'a>>,
+    /// A tool result's content: a string or blocks.
+    #[serde(borrow)]
+    pub content: Shape<'a, Box<Block<'a>>>,
+}
+
+/// An image's or a document's `source`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Source<'a> {
+    /// `base64`, `url`, `text`, `content` or `file`.
+    #[serde(borrow, rename = "type")]
+    pub kind: Str<'a>,
+    /// The MIME type of base64 data.
+    #[serde(borrow)]
+    pub media_type: Str<'a>,
+    /// Base64 data (or, for a text source, the text, verbatim).
+    #[serde(borrow)]
+    pub data: Option<Verbatim<'a>>,
+    /// A URL, verbatim.
+    #[serde(borrow)]
+    pub url: Option<Verbatim<'a>>,
+    /// A Files API id.
+    #[serde(borrow)]
+    pub file_id: Str<'a>,
+    /// A custom document's content: a string or blocks.
+    #[serde(borrow)]
+    pub content: Shape<'a, Box<Block<'a>>>,
+}
+
+impl Source<'_> {
+    /// The base64 data as a string (`""` when it is none).
+    pub fn data_str(&self) -> &str {
+        self.data
+            .as_ref()
+            .and_then(Verbatim::as_str)
+            .unwrap_or_default()
+    }
+}
+
+/// A tool of a request.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Tool<'a> {
+    /// Its name, verbatim.
+    #[serde(borrow)]
+    pub name: Option<Verbatim<'a>>,
+    /// What it does.
+    #[serde(borrow)]
+    pub description: Str<'a>,
+    /// Its input's JSON schema (a client tool has one; server tools have none).
+    #[serde(borrow)]
+    pub input_schema: Raw<'a>,
+}
+
+/// A `tool_choice` object.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ToolChoice<'a> {
+    /// `auto`, `any`, `none` or `tool`.
+    #[serde(borrow, rename = "type")]
+    pub kind: Str<'a>,
+    /// The tool of `tool`, verbatim.
+    #[serde(borrow)]
+    pub name: Option<Verbatim<'a>>,
+}
+
+/// `metadata`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Metadata<'a> {
+    /// The end user's id.
+    #[serde(borrow)]
+    pub user_id: Str<'a>,
+}
+
+/// A whole Anthropic answer (its usage is read in place by `usage_of`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Answer<'a> {
+    /// The message id.
+    #[serde(borrow)]
+    pub id: Str<'a>,
+    /// The model that answered, verbatim.
+    #[serde(borrow)]
+    pub model: Option<Verbatim<'a>>,
+    /// The content blocks.
+    #[serde(borrow)]
+    pub content: List<Block<'a>>,
+    /// Why it stopped.
+    #[serde(borrow)]
+    pub stop_reason: Str<'a>,
+}
+
+/// A hub request, as the hub → Anthropic converter reads it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubRequest<'a> {
+    /// The conversation.
+    #[serde(borrow)]
+    pub messages: List<HubMessage<'a>>,
+    /// `max_tokens`.
+    pub max_tokens: Int,
+    /// `max_completion_tokens` (OpenAI's newer name).
+    pub max_completion_tokens: Int,
+    /// Sampling temperature, verbatim.
+    #[serde(borrow)]
+    pub temperature: Option<Verbatim<'a>>,
+    /// Nucleus sampling, verbatim.
+    #[serde(borrow)]
+    pub top_p: Option<Verbatim<'a>>,
+    /// Stop sequences: a string or a list, verbatim.
+    #[serde(borrow)]
+    pub stop: Option<Verbatim<'a>>,
+    /// Function tools.
+    #[serde(borrow)]
+    pub tools: List<HubTool<'a>>,
+    /// A mode string or `{"type": "function", "function": {"name"}}`.
+    #[serde(borrow)]
+    pub tool_choice: Shape<'a, HubToolChoice<'a>>,
+    /// The end user's id.
+    #[serde(borrow)]
+    pub user: Str<'a>,
+}
+
+/// A hub message.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubMessage<'a> {
+    /// `system`, `developer`, `user`, `assistant` or `tool`.
+    #[serde(borrow)]
+    pub role: Str<'a>,
+    /// A string or content parts.
+    #[serde(borrow)]
+    pub content: Shape<'a, Part<'a>>,
+    /// The tool call a `tool` message answers, verbatim.
+    #[serde(borrow)]
+    pub tool_call_id: Option<Verbatim<'a>>,
+    /// An assistant message's tool calls.
+    #[serde(borrow)]
+    pub tool_calls: List<HubCall<'a>>,
+    /// An assistant message's reasoning text.
+    #[serde(borrow)]
+    pub reasoning_content: Str<'a>,
+    /// An assistant message's thinking blocks (see [`crate::relay::wire`]).
+    #[serde(borrow)]
+    pub thinking_blocks: List<Block<'a>>,
+}
+
+/// A tool call of a hub assistant message.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubCall<'a> {
+    /// The call's id, verbatim.
+    #[serde(borrow)]
+    pub id: Option<Verbatim<'a>>,
+    /// The function called.
+    #[serde(borrow)]
+    pub function: Obj<HubFunction<'a>>,
+}
+
+/// The function of a hub tool call or tool (`tool_choice`'s too).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubFunction<'a> {
+    /// Its name, verbatim.
+    #[serde(borrow)]
+    pub name: Option<Verbatim<'a>>,
+    /// A call's arguments (JSON text).
+    #[serde(borrow)]
+    pub arguments: Str<'a>,
+    /// A tool's description.
+    #[serde(borrow)]
+    pub description: Str<'a>,
+    /// A tool's JSON schema, verbatim.
+    #[serde(borrow)]
+    pub parameters: Option<Verbatim<'a>>,
+}
+
+/// A hub tool.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubTool<'a> {
+    /// The function.
+    #[serde(borrow)]
+    pub function: Obj<HubFunction<'a>>,
+}
+
+/// A hub `tool_choice` object.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubToolChoice<'a> {
+    /// The function named.
+    #[serde(borrow)]
+    pub function: Obj<HubFunction<'a>>,
+}
+
+/// A hub answer (`chat.completion`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubAnswer<'a> {
+    /// The completion's id.
+    #[serde(borrow)]
+    pub id: Str<'a>,
+    /// The answers (the first is converted).
+    #[serde(borrow)]
+    pub choices: List<HubChoice<'a>>,
+}
+
+/// One answer of a hub answer.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubChoice<'a> {
+    /// The assistant's message.
+    #[serde(borrow)]
+    pub message: Obj<HubMessage<'a>>,
+    /// Why it stopped.
+    #[serde(borrow)]
+    pub finish_reason: Str<'a>,
+}
