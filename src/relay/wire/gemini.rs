@@ -7,87 +7,29 @@
 //! result finds its function name through the id of the call it answers.
 
 mod stream;
+pub mod usage;
 
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
-use tollgate_actors::options::component_prices::Tool;
 
+use self::usage::UsageOut;
 use super::openai::usage_json;
-use super::{ConvertError, content_text, either, int, now};
+use super::{ConvertError, content_text, either, now};
 use crate::relay::measure::price::Usage;
 
 pub use stream::{Decoder, Encoder};
+pub use usage::usage_of;
 
-/// A `usageMetadata` object as [`Usage`]: `promptTokenCount` counts the cached content
-/// (`cachedContentTokenCount`) inside; thinking tokens (`thoughtsTokenCount`) are billed as
-/// output; the tool-use prompt (`toolUsePromptTokenCount`: what a server tool such as Google
-/// Search fed the model) is counted outside `promptTokenCount` and billed as prompt; audio is
-/// read from the per-modality lists `promptTokensDetails` / `candidatesTokensDetails` (and
-/// `toolUsePromptTokensDetails`), each `[{modality, tokenCount}]`
-/// (<https://ai.google.dev/api/generate-content#UsageMetadata>).
-pub fn usage_of(meta: &Value) -> Usage {
-    let thoughts = int(&meta["thoughtsTokenCount"]);
-    let tool_use = int(&meta["toolUsePromptTokenCount"]).max(0);
-    Usage {
-        prompt_tokens: int(&meta["promptTokenCount"]).saturating_add(tool_use),
-        completion_tokens: int(&meta["candidatesTokenCount"]).saturating_add(thoughts),
-        cached_tokens: int(&meta["cachedContentTokenCount"]),
-        reasoning_tokens: thoughts,
-        audio_prompt_tokens: audio_in(&meta["promptTokensDetails"])
-            .saturating_add(audio_in(&meta["toolUsePromptTokensDetails"])),
-        audio_completion_tokens: audio_in(&meta["candidatesTokensDetails"]),
-        cache_in_prompt: true,
-        ..Usage::default()
-    }
-}
-
-/// The `AUDIO` entry of a `ModalityTokenCount` list.
-fn audio_in(details: &Value) -> i64 {
-    details
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|d| d["modality"].as_str() == Some("AUDIO"))
-        .map(|d| int(&d["tokenCount"]).max(0))
-        .fold(0, i64::saturating_add)
-}
-
-/// Whether a response (or stream chunk) was grounded with Google Search: a candidate's
-/// `groundingMetadata` lists the queries run (`webSearchQueries`). Gemini 2.x bills Grounding
-/// with Google Search per grounded prompt (<https://ai.google.dev/gemini-api/docs/pricing>), so
-/// a grounded answer counts one call.
-fn grounded(response: &Value) -> bool {
-    response["candidates"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| {
-            either(c, "groundingMetadata", "grounding_metadata").is_some_and(|g| {
-                either(g, "webSearchQueries", "web_search_queries")
-                    .and_then(Value::as_array)
-                    .is_some_and(|q| !q.is_empty())
-            })
-        })
-}
-
-/// The usage a whole `generateContent` answer reports, with its Google Search call.
+/// The usage a whole `generateContent` answer reports, with its Google Search call (see
+/// [`stream`]).
 pub fn answer_usage(answer: &Value) -> Option<Usage> {
-    let mut usage = usage_of(answer.get("usageMetadata")?);
-    if grounded(answer) {
-        usage.tool_calls[Tool::GeminiGoogleSearch.index()] = 1;
-    }
-    Some(usage)
+    stream::answer_usage(answer)
 }
 
 /// A `usageMetadata` object for [`Usage`].
 pub fn usage_json_of(usage: &Usage) -> Value {
-    json!({
-        "promptTokenCount": usage.prompt_tokens,
-        "candidatesTokenCount": usage.completion_tokens,
-        "totalTokenCount": usage.prompt_tokens.saturating_add(usage.completion_tokens),
-        "cachedContentTokenCount": usage.cached_tokens,
-    })
+    super::hub::to_value(&UsageOut::from(usage))
 }
 
 /// Gemini `finishReason` → OpenAI `finish_reason`.

@@ -1,69 +1,201 @@
 //! The `streamGenerateContent?alt=sse` chunks, both ways: each chunk is a partial
-//! `GenerateContentResponse` and the stream has no end marker.
+//! `GenerateContentResponse` and the stream has no end marker. The decoder reads each chunk
+//! into lenient structs whose strings borrow from the chunk's text (no `Value` tree per
+//! chunk); the encoder writes each chunk from structs declared in key order, the bytes a
+//! `Value` would write.
 
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 
 use tollgate_actors::options::component_prices::Tool;
 
-use super::{finish_of, grounded, reason_of, signature_of, usage_json_of, usage_of};
+use super::usage::{UsageIn, UsageOut};
+use super::{finish_of, reason_of};
 use crate::relay::measure::price::Usage;
-use crate::relay::wire::{Decode, Encode, EncodeCtx, Piece, either, sse};
+use crate::relay::wire::typed::{List, Obj, Shape, Str, sse_typed, view};
+use crate::relay::wire::{Decode, Encode, EncodeCtx, Piece};
+
+/// `a`, else `b` (Gemini accepts both camelCase and snake_case field names), as
+/// [`crate::relay::wire::either`] reads a value: a present camelCase field hides the snake_case
+/// one, and `null` is none.
+pub(super) fn either<'s, 'a, T>(
+    a: &'s Shape<'a, T>,
+    b: &'s Shape<'a, T>,
+) -> Option<&'s Shape<'a, T>> {
+    let field = if matches!(a, Shape::Absent) { b } else { a };
+    field.given().then_some(field)
+}
+
+/// A chunk as the decoder reads it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Chunk<'a> {
+    #[serde(borrow)]
+    error: Obj<ErrorBody<'a>>,
+    #[serde(borrow, rename = "responseId")]
+    response_id: Str<'a>,
+    #[serde(borrow, rename = "modelVersion")]
+    model_version: Str<'a>,
+    #[serde(borrow)]
+    candidates: List<Candidate<'a>>,
+    #[serde(borrow, rename = "usageMetadata")]
+    usage_metadata: Shape<'a, UsageIn<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ErrorBody<'a> {
+    #[serde(borrow)]
+    message: Str<'a>,
+}
+
+/// A candidate of a chunk.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct Candidate<'a> {
+    #[serde(borrow)]
+    content: Obj<Content<'a>>,
+    #[serde(borrow, rename = "finishReason")]
+    finish_reason: Str<'a>,
+    #[serde(borrow, rename = "groundingMetadata")]
+    grounding_camel: Shape<'a, Grounding<'a>>,
+    #[serde(borrow, rename = "grounding_metadata")]
+    grounding_snake: Shape<'a, Grounding<'a>>,
+}
+
+impl Candidate<'_> {
+    /// Whether Google Search grounded it: its `groundingMetadata` lists the queries run
+    /// (`webSearchQueries`). Gemini 2.x bills Grounding with Google Search per grounded prompt
+    /// (<https://ai.google.dev/gemini-api/docs/pricing>), so a grounded answer counts one call.
+    pub(super) fn grounded(&self) -> bool {
+        let Some(Shape::Obj(g)) = either(&self.grounding_camel, &self.grounding_snake) else {
+            return false;
+        };
+        matches!(either(&g.queries_camel, &g.queries_snake), Some(Shape::List(q)) if !q.is_empty())
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct Grounding<'a> {
+    #[serde(borrow, rename = "webSearchQueries")]
+    queries_camel: Shape<'a, IgnoredAny>,
+    #[serde(borrow, rename = "web_search_queries")]
+    queries_snake: Shape<'a, IgnoredAny>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Content<'a> {
+    #[serde(borrow)]
+    parts: List<Part<'a>>,
+}
+
+/// A part of a chunk's content.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Part<'a> {
+    #[serde(borrow)]
+    text: Str<'a>,
+    #[serde(borrow)]
+    thought: Shape<'a, IgnoredAny>,
+    #[serde(borrow, rename = "functionCall")]
+    call_camel: Shape<'a, Call<'a>>,
+    #[serde(borrow, rename = "function_call")]
+    call_snake: Shape<'a, Call<'a>>,
+    #[serde(borrow, rename = "thoughtSignature")]
+    signature_camel: Shape<'a, IgnoredAny>,
+    #[serde(borrow, rename = "thought_signature")]
+    signature_snake: Shape<'a, IgnoredAny>,
+}
+
+/// A `functionCall`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Call<'a> {
+    #[serde(borrow)]
+    name: Str<'a>,
+    /// Its arguments, as a `Value` (its text is written with keys in name order, as before);
+    /// `Some(Null)` for `null`, `None` when absent.
+    #[serde(deserialize_with = "present")]
+    args: Option<Value>,
+}
+
+/// A field that is present (`null` included) as `Some`.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// The usage a whole `generateContent` answer reports (`None`: it has no `usageMetadata`), with
+/// its Google Search call when a candidate was grounded.
+pub(super) fn answer_usage(answer: &Value) -> Option<Usage> {
+    let read: Chunk = view(answer);
+    let mut usage = match &read.usage_metadata {
+        Shape::Absent => return None,
+        Shape::Obj(meta) => meta.usage(),
+        _ => UsageIn::default().usage(),
+    };
+    if read.candidates.iter().any(Candidate::grounded) {
+        usage.tool_calls[Tool::GeminiGoogleSearch.index()] = 1;
+    }
+    Some(usage)
+}
 
 /// Decodes `streamGenerateContent?alt=sse` chunks.
 #[derive(Debug, Default)]
 pub struct Decoder {
     started: bool,
     calls: usize,
-    /// A chunk so far was grounded with Google Search (one call, see [`grounded`]).
+    /// A chunk so far was grounded with Google Search (one call, see [`Candidate::grounded`]).
     grounded: bool,
 }
 
 impl Decode for Decoder {
     fn event(&mut self, _event: &str, data: &str) -> Vec<Piece> {
-        let Ok(chunk) = serde_json::from_str::<Value>(data) else {
+        let Ok(Obj(chunk)) = serde_json::from_str::<Obj<Chunk>>(data) else {
             return Vec::new();
         };
         let mut pieces = Vec::new();
-        if let Some(message) = chunk["error"]["message"].as_str() {
+        if let Some(message) = chunk.error.message.get() {
             pieces.push(Piece::Error(message.to_owned()));
             return pieces;
         }
         if !self.started {
             self.started = true;
             pieces.push(Piece::Start {
-                id: chunk["responseId"].as_str().unwrap_or_default().to_owned(),
-                model: chunk["modelVersion"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
+                id: chunk.response_id.or_empty().to_owned(),
+                model: chunk.model_version.or_empty().to_owned(),
             });
         }
-        let candidate = &chunk["candidates"][0];
-        for part in candidate["content"]["parts"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            if let Some(t) = part["text"].as_str().filter(|t| !t.is_empty()) {
-                pieces.push(if part["thought"] == true {
+        let first = chunk.candidates.iter().next();
+        for part in first.into_iter().flat_map(|c| c.content.parts.iter()) {
+            if let Some(t) = part.text.non_empty() {
+                pieces.push(if matches!(part.thought, Shape::Bool(true)) {
                     Piece::Thinking(t.to_owned())
                 } else {
                     Piece::Text(t.to_owned())
                 });
-            } else if let Some(call) = either(part, "functionCall", "function_call") {
+            } else if let Some(call) = either(&part.call_camel, &part.call_snake) {
                 let index = self.calls;
                 self.calls += 1;
+                let (name, args) = match call {
+                    Shape::Obj(call) => (call.name.or_empty(), call.args.as_ref()),
+                    _ => ("", None),
+                };
                 pieces.push(Piece::ToolStart {
                     index,
                     id: format!("call_{index}"),
-                    name: call["name"].as_str().unwrap_or_default().to_owned(),
+                    name: name.to_owned(),
                 });
-                let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
                 pieces.push(Piece::ToolArgs {
                     index,
-                    json: args.to_string(),
+                    json: args.map_or_else(|| "{}".to_owned(), Value::to_string),
                 });
-                if let Some(signature) = signature_of(part) {
+                let signature = either(&part.signature_camel, &part.signature_snake)
+                    .and_then(Shape::str)
+                    .filter(|s| !s.is_empty());
+                if let Some(signature) = signature {
                     pieces.push(Piece::ToolSignature {
                         index,
                         signature: signature.to_owned(),
@@ -71,12 +203,12 @@ impl Decode for Decoder {
                 }
             }
         }
-        if let Some(reason) = candidate["finishReason"].as_str() {
+        if let Some(reason) = first.and_then(|c| c.finish_reason.get()) {
             pieces.push(Piece::Stop(finish_of(reason, self.calls > 0).to_owned()));
         }
-        self.grounded |= grounded(&chunk);
-        if let Some(meta) = chunk.get("usageMetadata").filter(|m| m.is_object()) {
-            let mut usage = usage_of(meta);
+        self.grounded |= chunk.candidates.iter().any(Candidate::grounded);
+        if let Shape::Obj(meta) = &chunk.usage_metadata {
+            let mut usage = meta.usage();
             usage.tool_calls[Tool::GeminiGoogleSearch.index()] = i64::from(self.grounded);
             pieces.push(Piece::Usage(usage));
         }
@@ -86,6 +218,75 @@ impl Decode for Decoder {
     fn done(&self) -> bool {
         false
     }
+}
+
+/// A chunk as written (keys in name order).
+#[derive(Serialize)]
+struct ChunkOut<'a, P> {
+    candidates: [CandidateOut<P>; 1],
+    #[serde(rename = "modelVersion")]
+    model_version: &'a str,
+    #[serde(rename = "responseId")]
+    response_id: &'a str,
+    #[serde(rename = "usageMetadata", skip_serializing_if = "Option::is_none")]
+    usage_metadata: Option<UsageOut>,
+}
+
+#[derive(Serialize)]
+struct CandidateOut<P> {
+    content: ContentOut<P>,
+    #[serde(rename = "finishReason", skip_serializing_if = "Option::is_none")]
+    finish_reason: Option<&'static str>,
+    index: u32,
+}
+
+#[derive(Serialize)]
+struct ContentOut<P> {
+    parts: P,
+    role: &'static str,
+}
+
+/// A text part as written.
+#[derive(Serialize)]
+struct TextOut<'a> {
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thought: Option<bool>,
+}
+
+/// A function call part as written.
+#[derive(Serialize)]
+struct CallOut<'a> {
+    #[serde(rename = "functionCall")]
+    function_call: CallBodyOut<'a>,
+    #[serde(rename = "thoughtSignature", skip_serializing_if = "Option::is_none")]
+    thought_signature: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct CallBodyOut<'a> {
+    args: Value,
+    name: &'a str,
+}
+
+/// The last chunk's parts: the tool calls, else one empty text.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum EndParts<'a> {
+    Calls(Vec<CallOut<'a>>),
+    Empty([TextOut<'static>; 1]),
+}
+
+#[derive(Serialize)]
+struct ErrorOut<'a> {
+    error: ErrorBodyOut<'a>,
+}
+
+#[derive(Serialize)]
+struct ErrorBodyOut<'a> {
+    code: u16,
+    message: &'a str,
+    status: &'static str,
 }
 
 /// Encodes pieces as `streamGenerateContent?alt=sse` chunks. Tool calls are sent whole (Gemini
@@ -111,9 +312,24 @@ impl Encoder {
         }
     }
 
-    fn chunk(&self, parts: Vec<Value>) -> Value {
-        json!({"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}],
-            "modelVersion": self.ctx.model, "responseId": self.id})
+    fn chunk<P>(&self, parts: P) -> ChunkOut<'_, P> {
+        ChunkOut {
+            candidates: [CandidateOut {
+                content: ContentOut {
+                    parts,
+                    role: "model",
+                },
+                finish_reason: None,
+                index: 0,
+            }],
+            model_version: &self.ctx.model,
+            response_id: &self.id,
+            usage_metadata: None,
+        }
+    }
+
+    fn text(&self, text: &str, thought: Option<bool>, out: &mut Vec<u8>) {
+        sse_typed(out, "", &self.chunk([TextOut { text, thought }]));
     }
 }
 
@@ -121,14 +337,8 @@ impl Encode for Encoder {
     fn piece(&mut self, piece: &Piece, out: &mut Vec<u8>) {
         match piece {
             Piece::Start { id, .. } => self.id = id.trim_start_matches("chatcmpl-").to_owned(),
-            Piece::Text(text) => {
-                let chunk = self.chunk(vec![json!({"text": text})]);
-                sse(out, "", &chunk);
-            }
-            Piece::Thinking(text) => {
-                let chunk = self.chunk(vec![json!({"text": text, "thought": true})]);
-                sse(out, "", &chunk);
-            }
+            Piece::Text(text) => self.text(text, None, out),
+            Piece::Thinking(text) => self.text(text, Some(true), out),
             Piece::ToolStart { index, name, .. } => {
                 if self.calls.len() <= *index {
                     self.calls
@@ -153,34 +363,43 @@ impl Encode for Encoder {
             Piece::ThinkingSignature(_) | Piece::RedactedThinking(_) => {}
             Piece::Stop(reason) => self.stop = Some(reason.clone()),
             Piece::Usage(usage) => self.usage = Some(*usage),
-            Piece::Error(message) => sse(
+            Piece::Error(message) => sse_typed(
                 out,
                 "",
-                &json!({"error": {"code": 502, "message": message, "status": "UNAVAILABLE"}}),
+                &ErrorOut {
+                    error: ErrorBodyOut {
+                        code: 502,
+                        message,
+                        status: "UNAVAILABLE",
+                    },
+                },
             ),
         }
     }
 
     fn end(&mut self, out: &mut Vec<u8>) {
-        let mut parts: Vec<Value> = self
-            .calls
-            .iter()
-            .map(|(name, args, signature)| {
-                let args: Value = serde_json::from_str(args).unwrap_or_else(|_| json!({}));
-                let mut part = json!({"functionCall": {"name": name, "args": args}});
-                if !signature.is_empty() {
-                    part["thoughtSignature"] = json!(signature);
-                }
-                part
-            })
-            .collect();
-        if parts.is_empty() {
-            parts.push(json!({"text": ""}));
-        }
+        let parts = if self.calls.is_empty() {
+            EndParts::Empty([TextOut {
+                text: "",
+                thought: None,
+            }])
+        } else {
+            EndParts::Calls(
+                self.calls
+                    .iter()
+                    .map(|(name, args, signature)| CallOut {
+                        function_call: CallBodyOut {
+                            args: serde_json::from_str(args).unwrap_or_else(|_| json!({})),
+                            name,
+                        },
+                        thought_signature: (!signature.is_empty()).then_some(signature.as_str()),
+                    })
+                    .collect(),
+            )
+        };
         let mut chunk = self.chunk(parts);
-        chunk["candidates"][0]["finishReason"] =
-            json!(reason_of(self.stop.as_deref().unwrap_or("stop")));
-        chunk["usageMetadata"] = usage_json_of(&self.usage.unwrap_or_default());
-        sse(out, "", &chunk);
+        chunk.candidates[0].finish_reason = Some(reason_of(self.stop.as_deref().unwrap_or("stop")));
+        chunk.usage_metadata = Some(UsageOut::from(&self.usage.unwrap_or_default()));
+        sse_typed(out, "", &chunk);
     }
 }
