@@ -364,27 +364,21 @@ impl OutputItems {
         let OutputItems::Items(items) = self else {
             return;
         };
-        let calls = items
-            .iter()
-            .filter(|i| i.kind.as_ref().and_then(Value::as_str) == Some("web_search_call"))
-            .count();
-        usage.tool_calls[Tool::OpenAiWebSearch.index()] = i64::try_from(calls).unwrap_or(i64::MAX);
+        web_searches_into(
+            items
+                .iter()
+                .map(|i| i.kind.as_ref().and_then(Value::as_str)),
+            usage,
+        );
     }
 }
 
-/// A Responses API `response` object's usage with its web search calls (the converting path,
-/// which holds the answer as a value).
-pub fn responses_usage(response: &Value) -> Option<Usage> {
-    let mut usage =
-        crate::relay::wire::openai::usage_of(response.get("usage").filter(|u| u.is_object())?);
-    let calls = response["output"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|i| i["type"] == "web_search_call")
-        .count();
+/// Sets the OpenAI web search calls of `usage` from the types of a Responses answer's output
+/// items: each `web_search_call` item is one call. The one counting of them, for answers passed
+/// through ([`OutputItems`]) and answers converted (`wire::responses`).
+pub fn web_searches_into<'a>(kinds: impl Iterator<Item = Option<&'a str>>, usage: &mut Usage) {
+    let calls = kinds.filter(|k| *k == Some("web_search_call")).count();
     usage.tool_calls[Tool::OpenAiWebSearch.index()] = i64::try_from(calls).unwrap_or(i64::MAX);
-    Some(usage)
 }
 
 #[cfg(test)]

@@ -272,7 +272,7 @@ pub fn from_hub_answer(wire: Wire, hub: &Value, model: &str) -> Value {
 pub fn answer_usage(wire: Wire, answer: &Value) -> Option<Usage> {
     match wire {
         Wire::OpenAi => answer.get("usage").map(openai::usage_of),
-        Wire::Responses => crate::relay::measure::components::responses_usage(answer),
+        Wire::Responses => responses::answer_usage(answer),
         Wire::Anthropic => answer.get("usage").map(anthropic::usage_of),
         Wire::Gemini => gemini::answer_usage(answer),
         Wire::Converse => answer.get("usage").map(converse::usage_of),

@@ -7,6 +7,8 @@ use serde_json::Value;
 
 use super::read::Response;
 use super::write::{IncompleteOut, ItemOut, PartOut, ResponseOut, UsageOut};
+use crate::relay::measure::components::web_searches_into;
+use crate::relay::measure::price::Usage;
 use crate::relay::wire::hub::{
     self, AnswerOut, ChoiceOut, ContentOut, MessageOut, ToolCallOut, content_text,
 };
@@ -21,6 +23,22 @@ pub(super) fn finish_of<U>(response: &Response<'_, U>, called: bool) -> &'static
         _ if called => "tool_calls",
         _ => "stop",
     }
+}
+
+/// A response object's usage (`usage`: its `usage` field, read by the one OpenAI usage reader)
+/// with its web search calls (OpenAI bills each `web_search_call` output item); `None` when it
+/// reports none. The one reading of a Responses usage: whole answers ([`answer_usage`]) and the
+/// stream's final events alike.
+pub(super) fn usage_of<U>(response: &Response<'_, U>, usage: Option<&Value>) -> Option<Usage> {
+    let mut usage = openai::usage_of(usage.filter(|u| u.is_object())?);
+    web_searches_into(response.output.iter().map(|i| i.kind.get()), &mut usage);
+    Some(usage)
+}
+
+/// The usage a whole Responses answer reports, with its web search calls (see [`usage_of`]).
+pub fn answer_usage(answer: &Value) -> Option<Usage> {
+    let response: Response<'_, IgnoredAny> = view(answer);
+    usage_of(&response, answer.get("usage"))
 }
 
 /// A whole Responses answer as a hub `chat.completion`.

@@ -3,26 +3,12 @@
 
 use std::collections::HashMap;
 
-use super::answer::{finish_of, item_id, status_of};
-use super::read::{Event, Response};
+use super::answer::{finish_of, item_id, status_of, usage_of};
+use super::read::Event;
 use super::write::{EventOut, IncompleteOut, ItemOut, PartOut, ResponseOut, UsageOut};
 use crate::relay::measure::price::Usage;
 use crate::relay::wire::typed::sse_typed;
-use crate::relay::wire::{Decode, Encode, EncodeCtx, Piece, now, openai};
-use tollgate_actors::options::component_prices::Tool;
-
-/// A response object's usage with its web search calls (as
-/// [`crate::relay::measure::components::responses_usage`] reads a value).
-fn usage_of(response: &Response) -> Option<Usage> {
-    let mut usage = openai::usage_of(response.usage.as_ref().filter(|u| u.is_object())?);
-    let calls = response
-        .output
-        .iter()
-        .filter(|i| i.kind.get() == Some("web_search_call"))
-        .count();
-    usage.tool_calls[Tool::OpenAiWebSearch.index()] = i64::try_from(calls).unwrap_or(i64::MAX);
-    Some(usage)
-}
+use crate::relay::wire::{Decode, Encode, EncodeCtx, Piece, now};
 
 /// Decodes Responses stream events (the type is the data's `type`, else the `event:` line).
 /// `response.completed`, `response.incomplete` and `response.failed` end the stream.
@@ -98,7 +84,7 @@ impl Decode for Decoder {
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
                 let response = &value.response;
-                if let Some(usage) = usage_of(response) {
+                if let Some(usage) = usage_of(response, response.usage.as_ref()) {
                     pieces.push(Piece::Usage(usage));
                 }
                 if kind == "response.failed" {
