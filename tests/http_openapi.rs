@@ -61,3 +61,33 @@ async fn the_document_is_openapi_3_1_and_describes_every_declared_route() {
         .map(|e| e.access);
     assert_eq!(this, Some(Access::Public));
 }
+
+#[tokio::test]
+async fn rate_limit_bodies_are_typed_as_the_limits_schema() {
+    let server = TestServer::start().await;
+    let (status, doc) = server.get("/api/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    for path in [
+        "/api/token/{id}/limits",
+        "/api/user/{id}/limits",
+        "/api/channel/{id}/limits",
+    ] {
+        let schema =
+            &doc["paths"][path]["put"]["requestBody"]["content"]["application/json"]["schema"];
+        assert_eq!(
+            schema["$ref"], "#/components/schemas/Limits",
+            "{path}: {schema}"
+        );
+    }
+    let limits = &doc["components"]["schemas"]["Limits"];
+    for field in ["concurrency_limit", "rpm_limit", "tpm_limit", "rpd_limit"] {
+        assert_eq!(limits["properties"][field]["type"], "integer", "{limits}");
+        assert_eq!(limits["properties"][field]["minimum"], 0.0, "{limits}");
+    }
+    let key = &limits["properties"]["key_limits"]["items"];
+    assert_eq!(key["required"], serde_json::json!(["index"]), "{limits}");
+    assert_eq!(
+        key["properties"]["rpm_limit"]["type"], "integer",
+        "{limits}"
+    );
+}

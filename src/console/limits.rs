@@ -9,7 +9,7 @@ use tollgate_storage::{ChannelId, TokenId, UserId};
 use super::service::audit::{AuditIp, Auditor};
 use super::service::limits::{self, LimitsBody};
 use crate::error::ConsoleError;
-use crate::http::api::{Access, ApiRouter, get};
+use crate::http::api::{Access, ApiRouter, Body, get};
 use crate::http::envelope::{Envelope, ok};
 use crate::http::extract::{AdminSession, ApiJson, Session};
 use crate::state::AppState;
@@ -19,15 +19,21 @@ pub fn routes() -> ApiRouter {
     ApiRouter::new()
         .route(
             "/api/token/{id}/limits",
-            get(Access::User, get_token_limits).put(Access::User, put_token_limits),
+            get(Access::User, get_token_limits)
+                .put(Access::User, put_token_limits)
+                .body(Body::Limits),
         )
         .route(
             "/api/user/{id}/limits",
-            get(Access::Admin, get_user_limits).put(Access::Admin, put_user_limits),
+            get(Access::Admin, get_user_limits)
+                .put(Access::Admin, put_user_limits)
+                .body(Body::Limits),
         )
         .route(
             "/api/channel/{id}/limits",
-            get(Access::Admin, get_channel_limits).put(Access::Admin, put_channel_limits),
+            get(Access::Admin, get_channel_limits)
+                .put(Access::Admin, put_channel_limits)
+                .body(Body::Limits),
         )
 }
 

@@ -101,6 +101,9 @@ pub enum Body {
     Multipart,
     /// A form or query-string style body (`application/x-www-form-urlencoded`).
     Form,
+    /// A JSON body of rate limits (P15): typed in the document as the `Limits` schema
+    /// ([`crate::http::openapi`]).
+    Limits,
 }
 
 /// One declared (method, path) pair.

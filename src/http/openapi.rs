@@ -5,7 +5,7 @@
 //! a system access token, each with the `New-Api-User` header, and name the least role as the
 //! requirement's scope (`user`, `admin`, `root`, OpenAPI 3.1 "role names"); relay operations
 //! need an API key; public operations have no `security`. Bodies are loosely typed (any JSON)
-//! except where a route says otherwise.
+//! except where a route says otherwise: rate limits are the `Limits` schema ([`limits_schema`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,11 +17,15 @@ use bytes::Bytes;
 use utoipa::openapi::path::{Operation, Parameter, ParameterIn, PathItem};
 use utoipa::openapi::request_body::RequestBody;
 use utoipa::openapi::response::{Response as ApiResponse, Responses};
-use utoipa::openapi::schema::{Object, Schema, SchemaFormat, SchemaType, Type};
+use utoipa::openapi::schema::{
+    Array, Object, ObjectBuilder, Schema, SchemaFormat, SchemaType, Type,
+};
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityRequirement, SecurityScheme,
 };
-use utoipa::openapi::{Components, Content, HttpMethod, Info, OpenApi, Paths, RefOr, Required};
+use utoipa::openapi::{
+    Components, Content, HttpMethod, Info, OpenApi, Paths, Ref, RefOr, Required,
+};
 
 use super::api::{Access, Body, Endpoint, Method};
 use crate::console::service::session::SESSION_COOKIE;
@@ -174,22 +178,86 @@ fn tag(path: &str) -> String {
 fn request_body(body: Body) -> Option<RequestBody> {
     let content_type = match body {
         Body::None => return None,
-        Body::Json => "application/json",
+        Body::Json | Body::Limits => "application/json",
         Body::Multipart => "multipart/form-data",
         Body::Form => "application/x-www-form-urlencoded",
     };
     let schema = match body {
-        Body::Json => Object::builder().build(),
-        _ => Object::builder()
-            .schema_type(SchemaType::Type(Type::Object))
-            .build(),
+        Body::Limits => RefOr::Ref(Ref::from_schema_name(LIMITS_SCHEMA)),
+        Body::Json => RefOr::T(Schema::Object(Object::builder().build())),
+        _ => RefOr::T(Schema::Object(
+            Object::builder()
+                .schema_type(SchemaType::Type(Type::Object))
+                .build(),
+        )),
     };
     let mut request = RequestBody::new();
     request.content.insert(
         content_type.to_owned(),
-        RefOr::T(Content::new(Some(RefOr::T(Schema::Object(schema))))),
+        RefOr::T(Content::new(Some(schema))),
     );
     Some(request)
+}
+
+/// The name of the rate limits' schema.
+pub const LIMITS_SCHEMA: &str = "Limits";
+
+/// One limit: a whole number, 0 meaning none.
+fn limit_field(description: &str) -> Object {
+    Object::builder()
+        .schema_type(SchemaType::Type(Type::Integer))
+        .minimum(Some(0.0))
+        .description(Some(description))
+        .build()
+}
+
+/// The four limits of an owner (user, API key, channel, channel key, RateLimitRules rule).
+fn four_limits(builder: ObjectBuilder) -> ObjectBuilder {
+    builder
+        .property(
+            "concurrency_limit",
+            limit_field("Requests in flight at once (0: none)."),
+        )
+        .property("rpm_limit", limit_field("Requests per minute (0: none)."))
+        .property(
+            "tpm_limit",
+            limit_field(
+                "Tokens per minute, reserved from the estimate and corrected at settlement (0: none).",
+            ),
+        )
+        .property(
+            "rpd_limit",
+            limit_field("Requests per day, the last 24 hours (0: none)."),
+        )
+}
+
+/// `PUT /api/{token,user,channel}/{id}/limits`' body (P15): the four limits and, for a channel,
+/// its upstream keys' own (`key_limits`, by the key's 0-based line).
+pub fn limits_schema() -> Schema {
+    let key = four_limits(
+        Object::builder()
+            .schema_type(SchemaType::Type(Type::Object))
+            .property(
+                "index",
+                limit_field("The key's line in the channel's key list, 0 being the first."),
+            )
+            .required("index"),
+    )
+    .build();
+    let key_limits = Array::builder()
+        .items(key)
+        .description(Some(
+            "A channel's upstream keys' own limits (channels only; at most one entry per key).",
+        ))
+        .build();
+    Schema::Object(
+        four_limits(Object::builder().schema_type(SchemaType::Type(Type::Object)))
+            .property("key_limits", key_limits)
+            .description(Some(
+                "Rate limits; the strictest applicable one wins (README, Rate limits).",
+            ))
+            .build(),
+    )
 }
 
 fn security(access: Access) -> Option<Vec<SecurityRequirement>> {
@@ -213,6 +281,9 @@ fn security(access: Access) -> Option<Vec<SecurityRequirement>> {
 
 fn components() -> Components {
     let mut components = Components::new();
+    components
+        .schemas
+        .insert(LIMITS_SCHEMA.to_owned(), RefOr::T(limits_schema()));
     let schemes = [
         (
             SCHEME_SESSION,
