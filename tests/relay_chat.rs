@@ -823,12 +823,11 @@ async fn channels_of_types_not_relayed_yet_are_never_picked_nor_blamed() {
     let mock = MockUpstream::start().await;
     let server = TestServer::start().await;
     let (root, _, key) = fixture(&server, &mock, 1_000_000, 500_000).await;
-    // Baidu Qianfan (15): a provider-signed protocol the relay does not speak, so no route can
-    // use it.
+    // Midjourney Proxy (2): a task type with no chat route, so no chat request can use it.
     let (status, body) = root
         .put(
             "/api/channel/",
-            json!({"id": 1, "type": 15, "key": "baidu-api-key|baidu-secret-key"}),
+            json!({"id": 1, "type": 2, "key": "mj-proxy-secret"}),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");

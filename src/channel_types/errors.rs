@@ -100,6 +100,27 @@ pub const PROVIDER_ERRORS: &[ProviderErrors] = &[
         ],
     },
     ProviderErrors {
+        // Baidu's AI platform codes, which Qianfan v1 answers as `error_code` in HTTP 200
+        // bodies: the account's total and daily request allowances used up (19, 17), the
+        // per-second and cluster limits (18, 4), the access token or key refused (110, 111,
+        // 14, 6), the request's parameters (100, 336001): the error-code table of the ERNIE
+        // chat pages and of Baidu AI's common codes.
+        types: &[15],
+        doc: "https://cloud.baidu.com/doc/WENXINWORKSHOP/s/jlil56u11",
+        rules: &[
+            rule("17", Balance),
+            rule("19", Balance),
+            rule("6", Auth),
+            rule("14", Auth),
+            rule("110", Auth),
+            rule("111", Auth),
+            rule("4", RateLimit),
+            rule("18", RateLimit),
+            rule("100", Client),
+            rule("336001", Client),
+        ],
+    },
+    ProviderErrors {
         // Workers AI's errors (in Cloudflare's `errors[]` envelope).
         types: &[39],
         doc: "https://developers.cloudflare.com/workers-ai/platform/errors/",

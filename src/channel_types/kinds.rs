@@ -111,9 +111,18 @@ pub enum Family {
     /// iFlytek Spark's WebSocket chat (a signed URL), reached as an OpenAI-compatible upstream
     /// through `relay::adaptor::spark`.
     Spark,
+    /// Baidu Qianfan v1 ERNIE chat (an OAuth access token from `APIKey|SecretKey`), reached as
+    /// an OpenAI-compatible upstream through `relay::adaptor::native`.
+    Baidu,
 }
 
 impl Family {
+    /// Whether the family's chat takes tools (passed through or converted): all but Baidu
+    /// Qianfan v1's text-only chat and Spark's WebSocket chat, relayed without functions.
+    pub const fn tools(self) -> bool {
+        !matches!(self, Family::Baidu | Family::Spark)
+    }
+
     /// Whether the family takes OpenAI's bodies (so OpenAI-format routes reach it as they are).
     pub const fn openai_bodies(self) -> bool {
         matches!(

@@ -112,9 +112,8 @@ fn provider_table() -> String {
             row.name,
             mark(chat),
             mark(has(Serve::ChatStream)),
-            // Tools travel with chat on every family (passed through or converted) but Spark's,
-            // whose WebSocket chat is relayed without functions.
-            mark(chat && row.family != Some(Family::Spark)),
+            // Tools travel with chat (passed through or converted) except on text-only types.
+            mark(chat && row.family.is_some_and(Family::tools)),
             mark(has(Serve::Completions)),
             mark(has(Serve::Images)),
             mark(has(Serve::Embeddings) || has(Serve::GeminiEmbeddings)),

@@ -322,9 +322,32 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         models: CLAUDE_MODELS,
     },
     ChannelType {
+        id: 15,
+        name: "Baidu Qianfan",
+        family: Some(Family::Baidu),
+        default_base_url: "https://aip.baidubce.com",
+        base_url_required: false,
         auth: Auth::ProviderSigned,
+        // The incumbent's key format (reference §5.1), exchanged for an access token.
         key_format: KeyFormat::Parts(&["APIKey", "SecretKey"]),
-        ..unsupported(15, "Baidu Qianfan", "https://aip.baidubce.com")
+        key_hint: "",
+        fields: &[],
+        // ERNIE chat, streamed, through `wenxinworkshop/chat/{endpoint}` (`relay::adaptor::baidu`,
+        // `relay::wire::baidu`; https://cloud.baidu.com/doc/WENXINWORKSHOP/s/jlil56u11). Its
+        // documented error codes are in `errors`.
+        caps: CHAT_STREAM,
+        openai_prefix: "/v1",
+        openai_paths: &[],
+        native_responses: false,
+        test: TestRequest::Chat,
+        balance: None,
+        models_api: None,
+        models: &[
+            "ERNIE-4.0-8K",
+            "ERNIE-3.5-8K",
+            "ERNIE-Speed-8K",
+            "ERNIE-Lite-8K",
+        ],
     },
     ChannelType {
         models: &["glm-4", "glm-4-flash"],

@@ -84,6 +84,9 @@ const QIANFAN_KEY: &str = "bce-v3/ALTAK-conf/secret";
 const QIANFAN_APP: &str = "app-conf";
 const HUNYUAN_ID: &str = "AKIDconformance0001";
 const HUNYUAN_SECRET: &str = "hunyuan-conformance-secret";
+const BAIDU_AK: &str = "baidu-conformance-ak";
+const BAIDU_SK: &str = "baidu-conformance-sk";
+const BAIDU_TOKEN: &str = "24.baidu-conformance-token";
 const AWS_ACCESS: &str = "AKIDCONFORMANCE1";
 const AWS_SECRET: &str = "conformance/Secret+Key/EXAMPLE";
 const AWS_REGION: &str = "us-west-2";
@@ -155,10 +158,12 @@ pub enum Upstream {
     QianfanV2,
     /// Tencent Hunyuan (23).
     Hunyuan,
+    /// Baidu Qianfan v1 (15), ERNIE chat with an OAuth access token.
+    Baidu,
 }
 
 /// All upstreams, in the matrix's order.
-pub const UPSTREAMS: [Upstream; 14] = [
+pub const UPSTREAMS: [Upstream; 15] = [
     Upstream::OpenAi,
     Upstream::Azure,
     Upstream::Claude,
@@ -173,6 +178,7 @@ pub const UPSTREAMS: [Upstream; 14] = [
     Upstream::Cloudflare,
     Upstream::QianfanV2,
     Upstream::Hunyuan,
+    Upstream::Baidu,
 ];
 
 /// An upstream's body format.
@@ -194,6 +200,8 @@ pub enum Format {
     Cohere,
     /// Hunyuan `ChatCompletions`.
     Hunyuan,
+    /// Baidu Qianfan v1 ERNIE chat.
+    Baidu,
 }
 
 impl Upstream {
@@ -214,6 +222,7 @@ impl Upstream {
             Upstream::Cloudflare => "conf-cloudflare",
             Upstream::QianfanV2 => "conf-qianfan",
             Upstream::Hunyuan => "conf-hunyuan",
+            Upstream::Baidu => "conf-baidu",
         }
     }
 
@@ -233,6 +242,7 @@ impl Upstream {
             Upstream::Cloudflare => "@cf/meta/llama-3.1-8b-instruct",
             Upstream::QianfanV2 => "ernie-4.0-8k",
             Upstream::Hunyuan => "hunyuan-turbo",
+            Upstream::Baidu => "ERNIE-4.0-8K",
         }
     }
 
@@ -257,6 +267,7 @@ impl Upstream {
             Upstream::Cloudflare => (39, CLOUDFLARE_KEY.to_owned(), CLOUDFLARE_ACCOUNT),
             Upstream::QianfanV2 => (46, format!("{QIANFAN_KEY}|{QIANFAN_APP}"), ""),
             Upstream::Hunyuan => (23, format!("1300000000|{HUNYUAN_ID}|{HUNYUAN_SECRET}"), ""),
+            Upstream::Baidu => (15, format!("{BAIDU_AK}|{BAIDU_SK}"), ""),
         };
         json!({"name": format!("{self:?}"), "type": kind, "key": key, "base_url": base,
             "other": other, "models": self.model(), "group": "default",
@@ -279,6 +290,7 @@ impl Upstream {
                 Format::Chat
             }
             Upstream::Hunyuan => Format::Hunyuan,
+            Upstream::Baidu => Format::Baidu,
         }
     }
 
@@ -335,6 +347,10 @@ impl Upstream {
             ),
             Upstream::QianfanV2 => ("/v2/chat/completions".into(), None),
             Upstream::Hunyuan => ("/".into(), None),
+            Upstream::Baidu => (
+                "/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/completions_pro".into(),
+                Some(format!("access_token={BAIDU_TOKEN}")),
+            ),
         }
     }
 
@@ -381,6 +397,8 @@ impl Upstream {
             }
             Upstream::Hunyuan => auth("authorization")
                 .starts_with(&format!("TC3-HMAC-SHA256 Credential={HUNYUAN_ID}/")),
+            // The access token is in the query (checked with the path above).
+            Upstream::Baidu => auth("authorization").is_empty(),
         };
         if !ok {
             return Err("upstream auth header missing or wrong".into());
@@ -501,6 +519,17 @@ fn check_body(
                 "Stream: true on a stream",
             )?;
         }
+        Format::Baidu => {
+            require(
+                find(&body["messages"], &has_marker),
+                "the user text in messages",
+            )?;
+            require(body.get("model").is_none(), "no model in the body")?;
+            require(
+                !stream || body["stream"] == true,
+                "stream: true on a stream",
+            )?;
+        }
     }
     let named = |v: &Value| v.as_str() == Some("get_weather");
     match scenario {
@@ -526,6 +555,8 @@ fn check_body(
                 Format::Converse => &body["toolConfig"]["tools"][0]["toolSpec"],
                 // Checked above, in Hunyuan's own field names.
                 Format::Hunyuan => return Ok(()),
+                // Refused before the upstream (no tools in Qianfan v1's chat here).
+                Format::Baidu => return Err("tools reached Baidu".into()),
                 Format::Gemini => {
                     let t = &body["tools"][0];
                     if t["functionDeclarations"].is_array() {
@@ -557,6 +588,8 @@ fn check_body(
                 Format::Hunyuan => find(body, &|v| {
                     v["Type"] == "image_url" && v["ImageUrl"]["Url"] == url.as_str()
                 }),
+                // Refused before the upstream (Qianfan v1's chat takes text only).
+                Format::Baidu => false,
                 Format::Responses => find(body, &|v| {
                     v["type"] == "input_image" && v["image_url"] == url.as_str()
                 }),
@@ -608,6 +641,40 @@ pub fn answer(req: &Recorded) -> Answer {
     let streamed = body["stream"] == true;
     let auth = req.header("authorization").unwrap_or_default();
     let refuse = |what: &str| Answer::Json(401, json!({"error": {"message": what}}));
+    if path == "/oauth/2.0/token" {
+        let asked = |p: &str| req.query.split('&').any(|q| q == p);
+        return if asked("grant_type=client_credentials")
+            && asked(&format!("client_id={BAIDU_AK}"))
+            && asked(&format!("client_secret={BAIDU_SK}"))
+        {
+            Answer::Json(
+                200,
+                json!({"access_token": BAIDU_TOKEN, "expires_in": 2_592_000}),
+            )
+        } else {
+            Answer::Json(
+                401,
+                json!({"error": "invalid_client", "error_description": "unknown client id"}),
+            )
+        };
+    }
+    if path.starts_with("/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/") {
+        if !req
+            .query
+            .split('&')
+            .any(|q| q == format!("access_token={BAIDU_TOKEN}"))
+        {
+            return Answer::Json(
+                200,
+                json!({"error_code": 110, "error_msg": "Access token invalid or no longer valid"}),
+            );
+        }
+        return if streamed {
+            Answer::Chunks("text/event-stream", vec![sse(&baidu_events())])
+        } else {
+            Answer::Json(200, baidu_chunk(TEXT, COMPLETION, None))
+        };
+    }
     if path == "/" && req.header("x-tc-action").is_some() {
         let get = |name: &str| req.header(name).unwrap_or_default();
         if !signed_by(&get, &req.body, HUNYUAN_ID, HUNYUAN_SECRET) {
@@ -1337,4 +1404,27 @@ fn hunyuan_events(scenario: Scenario) -> Vec<(&'static str, Value)> {
             ),
         ]
     }
+}
+
+// ---- Baidu Qianfan v1 ERNIE chat ----
+
+/// A whole answer, or (with `end`) one stream chunk: text and the usage so far.
+fn baidu_chunk(text: &str, completion: i64, end: Option<bool>) -> Value {
+    let mut v = json!({"id": "as-conf", "object": "chat.completion", "created": 1_715_000_000,
+        "result": text, "is_truncated": false, "need_clear_history": false,
+        "finish_reason": "normal", "usage": {"prompt_tokens": PROMPT,
+            "completion_tokens": completion, "total_tokens": PROMPT + completion}});
+    if let Some(end) = end {
+        v["is_end"] = json!(end);
+        v["sentence_id"] = json!(usize::from(end));
+    }
+    v
+}
+
+/// Two sentences, the last with `is_end`.
+fn baidu_events() -> Vec<(&'static str, Value)> {
+    vec![
+        ("", baidu_chunk("Hi ", 3, Some(false))),
+        ("", baidu_chunk("there", COMPLETION, Some(true))),
+    ]
 }

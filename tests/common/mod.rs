@@ -16,6 +16,7 @@ pub mod import_fixture;
 pub mod log_capture;
 pub mod mock_anthropic;
 pub mod mock_audio;
+pub mod mock_baidu;
 pub mod mock_cloud;
 pub mod mock_compatible;
 pub mod mock_gemini;

@@ -16,15 +16,15 @@ use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::native::Native;
+use super::native::{self, Native};
 use super::{Adaptor, AuthFailure, Authorizing, Credential, count};
 use crate::channel_types::effective_base_url;
 use crate::error::RelayError;
 use crate::relay::wire::{Wire, hunyuan};
 use crate::upstream::HttpClients;
 
-/// Hunyuan's adaptor: OpenAI chat bodies in ([`Native::Hunyuan`] converts them), signed
-/// `ChatCompletions` out, at the endpoint's root; chat is its only route.
+/// Hunyuan's adaptor: OpenAI chat bodies in, converted and signed into `ChatCompletions` at the
+/// endpoint's root ([`Native::Hunyuan`] converts the answers back); chat is its only route.
 pub struct Hunyuan;
 
 impl Adaptor for Hunyuan {
@@ -109,7 +109,22 @@ impl Adaptor for Hunyuan {
         _headers: &[(&'static str, HeaderValue)],
         body: Bytes,
     ) -> Result<reqwest::RequestBuilder, RelayError> {
-        Native::Hunyuan.request(http, channel, url, key.text(), &body)
+        let c = &channel.channel;
+        let client = http.for_proxy(&c.proxy).map_err(RelayError::Unreachable)?;
+        let url = http.url(&url).map_err(RelayError::Unreachable)?;
+        let key = TencentKey::parse(key.text()).map_err(|m| RelayError::Upstream {
+            status: 401,
+            message: m,
+        })?;
+        let (head, hub) = native::read(&body)?;
+        hunyuan::check(&hub).map_err(|e| RelayError::BadRequest(e.0))?;
+        let request = hunyuan::request_from_hub(&hub, head.model.or_empty(), head.stream);
+        let payload = native::to_body(&request)?;
+        let mut req = client.post(url.clone());
+        for (name, value) in headers(&key, &url, &payload, crate::clock::now_unix()) {
+            req = req.header(name, value);
+        }
+        Ok(req.body(payload))
     }
 
     fn count(

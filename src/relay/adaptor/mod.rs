@@ -40,6 +40,7 @@
 //!   `Transport::of` or the adaptor lookup.
 
 pub mod azure;
+pub mod baidu;
 pub mod bedrock;
 pub mod channel_test;
 pub mod cloud_embed;
@@ -84,6 +85,7 @@ fn of(channel_type: i32) -> &'static dyn Adaptor {
         Some(Family::QianfanV2) => &qianfan::QianfanV2,
         Some(Family::Hunyuan) => &hunyuan::Hunyuan,
         Some(Family::Spark) => &spark::Spark,
+        Some(Family::Baidu) => &baidu::Baidu,
         Some(Family::OpenAi | Family::Anthropic | Family::Gemini | Family::Cohere) | None => {
             &Direct
         }
@@ -114,6 +116,8 @@ pub enum Credential<'a> {
     },
     /// AWS credentials (SigV4) or a Bedrock API key, with the region.
     Aws(bedrock::AwsKey),
+    /// An access token exchanged for the key (Baidu Qianfan v1's client credentials grant).
+    Token(std::sync::Arc<str>),
 }
 
 impl<'a> Credential<'a> {
@@ -125,7 +129,7 @@ impl<'a> Credential<'a> {
     fn text(&self) -> &str {
         match self {
             Credential::Key(line) => line,
-            Credential::Google { token, .. } => token,
+            Credential::Google { token, .. } | Credential::Token(token) => token,
             Credential::Aws(_) => "",
         }
     }

@@ -1,8 +1,8 @@
-//! Channel types with wire formats of their own (Tencent Hunyuan, …), reached through the hub
-//! as if they were OpenAI-compatible upstreams: their transport takes the OpenAI chat body the
-//! relay builds for any OpenAI channel (model mapped, system prompt, output limit, overrides
-//! applied), converts it to the provider's request and signs it ([`Native::request`]), and
-//! turns the provider's answer back into OpenAI's ([`Native::answer`]): a whole answer into a
+//! Channel types with wire formats of their own (Tencent Hunyuan, Baidu Qianfan v1, …),
+//! reached through the hub as if they were OpenAI-compatible upstreams: their adaptor's
+//! `Adaptor::request` takes the OpenAI chat body the relay builds for any OpenAI channel (model
+//! mapped, system prompt, output limit, overrides applied; read here by [`read`]), converts it
+//! to the provider's request and signs it, and this module turns the provider's answer back into OpenAI's ([`Native::answer`]): a whole answer into a
 //! `chat.completion`, a stream — event by event, through the provider's [`Decode`] and the
 //! OpenAI [`Encode`]r — into `chat.completion.chunk` events ending with the usage chunk and
 //! `[DONE]` only when the provider's own end was read, and an error the provider reports in a
@@ -20,14 +20,11 @@ use axum::body::Bytes;
 use axum::http::{StatusCode, header};
 use futures_util::StreamExt;
 use serde_json::json;
-use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::hunyuan::TencentKey;
 use crate::channel_types::Family;
 use crate::error::RelayError;
 use crate::relay::pipeline::sse::SseReader;
-use crate::relay::wire::{self, Decode, Encode, EncodeCtx, hub, hunyuan};
-use crate::upstream::HttpClients;
+use crate::relay::wire::{self, Decode, Encode, EncodeCtx, baidu, hub, hunyuan};
 
 /// The largest whole answer read (a chat answer, not a file).
 const ANSWER_MAX: usize = 32 << 20;
@@ -37,6 +34,8 @@ const ANSWER_MAX: usize = 32 << 20;
 pub enum Native {
     /// Tencent Hunyuan (`ChatCompletions`, TC3-HMAC-SHA256).
     Hunyuan,
+    /// Baidu Qianfan v1 (ERNIE `wenxinworkshop` chat, an OAuth access token).
+    Baidu,
 }
 
 impl Native {
@@ -44,6 +43,7 @@ impl Native {
     pub fn of(channel_type: i32) -> Option<Native> {
         match crate::channel_types::family(channel_type)? {
             Family::Hunyuan => Some(Native::Hunyuan),
+            Family::Baidu => Some(Native::Baidu),
             _ => None,
         }
     }
@@ -52,6 +52,7 @@ impl Native {
     pub fn channel_type(self) -> i32 {
         match self {
             Native::Hunyuan => 23,
+            Native::Baidu => 15,
         }
     }
 
@@ -59,45 +60,7 @@ impl Native {
     pub fn name(self) -> &'static str {
         match self {
             Native::Hunyuan => "Hunyuan",
-        }
-    }
-
-    /// The upstream request for `body`, an OpenAI chat completions request (its `model` the
-    /// upstream's), to `url` on `channel` with the key line `key`: converted and signed.
-    pub fn request(
-        self,
-        http: &HttpClients,
-        channel: &RoutedChannel,
-        url: String,
-        key: &str,
-        body: &Bytes,
-    ) -> Result<reqwest::RequestBuilder, RelayError> {
-        let c = &channel.channel;
-        let client = http.for_proxy(&c.proxy).map_err(RelayError::Unreachable)?;
-        let url = http.url(&url).map_err(RelayError::Unreachable)?;
-        let bad = |e: serde_json::Error| {
-            RelayError::BadRequest(format!("the request body is not valid JSON: {e}"))
-        };
-        let head: Head<'_> = serde_json::from_slice(body).map_err(bad)?;
-        let hub: hub::Request<'_> = serde_json::from_slice(body).map_err(bad)?;
-        match self {
-            Native::Hunyuan => {
-                let key = TencentKey::parse(key).map_err(|m| RelayError::Upstream {
-                    status: 401,
-                    message: m,
-                })?;
-                hunyuan::check(&hub).map_err(|e| RelayError::BadRequest(e.0))?;
-                let request = hunyuan::request_from_hub(&hub, head.model.or_empty(), head.stream);
-                let payload = serde_json::to_vec(&request)
-                    .map(Bytes::from)
-                    .map_err(|e| RelayError::Internal(e.to_string()))?;
-                let now = crate::clock::now_unix();
-                let mut req = client.post(url.clone());
-                for (name, value) in super::hunyuan::headers(&key, &url, &payload, now) {
-                    req = req.header(name, value);
-                }
-                Ok(req.body(payload))
-            }
+            Native::Baidu => "Baidu Qianfan",
         }
     }
 
@@ -147,25 +110,59 @@ impl Native {
                 hub["model"] = serde_json::Value::String(model.to_owned());
                 json_response(StatusCode::OK, hub.to_string().into())
             }
+            Native::Baidu => {
+                let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                    return rebuilt(status, bytes);
+                };
+                let answer: baidu::Answer<'_> = wire::typed::view(&value);
+                if let Some((code, message)) = answer.error() {
+                    return error(self, &code.to_string(), message);
+                }
+                if !status.is_success() {
+                    return rebuilt(status, bytes);
+                }
+                let mut hub = baidu::answer_to_hub(&answer);
+                hub["model"] = serde_json::Value::String(model.to_owned());
+                json_response(StatusCode::OK, hub.to_string().into())
+            }
         }
     }
 
     fn decoder(self) -> Box<dyn Decode> {
         match self {
             Native::Hunyuan => Box::new(hunyuan::Decoder::default()),
+            Native::Baidu => Box::new(baidu::Decoder::default()),
         }
     }
 }
 
-/// What the conversion reads of the OpenAI body beside the hub view.
+/// What a conversion reads of the OpenAI body beside the hub view.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
-struct Head<'a> {
+pub struct Head<'a> {
     /// The upstream model.
     #[serde(borrow)]
-    model: wire::typed::Str<'a>,
+    pub model: wire::typed::Str<'a>,
     /// Streamed.
-    stream: bool,
+    pub stream: bool,
+}
+
+/// The OpenAI chat body the relay built (its `model` the upstream's), read for a native
+/// type's conversion: its head and its hub view. Not JSON: the client's 400.
+pub fn read(body: &Bytes) -> Result<(Head<'_>, hub::Request<'_>), RelayError> {
+    let bad = |e: serde_json::Error| {
+        RelayError::BadRequest(format!("the request body is not valid JSON: {e}"))
+    };
+    let head: Head<'_> = serde_json::from_slice(body).map_err(bad)?;
+    let hub: hub::Request<'_> = serde_json::from_slice(body).map_err(bad)?;
+    Ok((head, hub))
+}
+
+/// A provider request's JSON body.
+pub fn to_body<T: serde::Serialize>(request: &T) -> Result<Bytes, RelayError> {
+    serde_json::to_vec(request)
+        .map(Bytes::from)
+        .map_err(|e| RelayError::Internal(e.to_string()))
 }
 
 /// Reads a whole body, refusing one past [`ANSWER_MAX`].
@@ -217,6 +214,7 @@ fn error(native: Native, code: &str, message: &str) -> reqwest::Response {
         Some(ErrorKind::Client) => 400,
         None => match native {
             Native::Hunyuan => hunyuan::error_status(code),
+            Native::Baidu => baidu::error_status(code),
         },
     };
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);

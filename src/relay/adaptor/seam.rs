@@ -161,7 +161,7 @@ pub trait Adaptor: Sync {
         credential: &Credential<'_>,
     ) -> Result<reqwest::RequestBuilder, RelayError> {
         Ok(match credential {
-            Credential::Google { token, .. } => req.bearer_auth(token),
+            Credential::Google { token, .. } | Credential::Token(token) => req.bearer_auth(token),
             Credential::Aws(aws) => match aws.bearer() {
                 Some(api_key) => req.bearer_auth(api_key),
                 None => {

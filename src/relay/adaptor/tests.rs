@@ -124,6 +124,9 @@ async fn every_type_that_relays_builds_its_channel_test() {
             Some(Family::Hunyuan) => ("1300000000|AKIDtest|secret", "hunyuan-lite"),
             // Spark signs its URL with `APPID|APISecret|APIKey`.
             Some(Family::Spark) => ("app|secret|key", "SparkDesk-v3.5"),
+            // Baidu Qianfan v1 exchanges its key for a token first, over the network: its
+            // channel test is tested through HTTP against the mock (tests/relay_baidu.rs).
+            Some(Family::Baidu) => continue,
             _ => ("test-key", "test-model"),
         };
         let result = test_request(&http, &channel, key, model, row.test).await;

@@ -138,7 +138,7 @@ fn method_url(
             host(channel, true),
             super::segment(model),
         )),
-        Credential::Key(_) | Credential::Aws(_) => None,
+        Credential::Key(_) | Credential::Aws(_) | Credential::Token(_) => None,
     }
 }
 

@@ -19,6 +19,7 @@
 //!   (https://ai.google.dev/gemini-api/docs/thought-signatures).
 
 pub mod anthropic;
+pub mod baidu;
 pub mod cohere;
 pub mod converse;
 pub mod gemini;
@@ -69,7 +70,7 @@ impl Wire {
             Family::Gemini => Some(Wire::Gemini),
             Family::Cohere => Some(Wire::Cohere),
             // Reached as OpenAI-compatible upstreams (`relay::adaptor::native`).
-            Family::Hunyuan | Family::Spark => Some(Wire::OpenAi),
+            Family::Hunyuan | Family::Spark | Family::Baidu => Some(Wire::OpenAi),
             Family::Azure | Family::Bedrock | Family::Vertex => None,
         }
     }

@@ -1,0 +1,107 @@
+"""The official `openai` SDK through Tollgate to the channel types with wire formats of their own
+(one case per type, whole and streamed): the upstream is a mock speaking the provider's documented
+format and checking its credential as the provider would; each case checks what the SDK got,
+what the upstream was sent, and what the caller was billed (the key's used quota)."""
+
+import json
+import threading
+from http.server import ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+import openai
+import pytest
+
+from conftest import MockProvider, signed_in_root
+
+BAIDU_AK, BAIDU_SK, BAIDU_TOKEN = "sdk-baidu-ak", "sdk-baidu-sk", "24.sdk-baidu-token"
+
+
+class MockBaidu(MockProvider):
+    """Baidu Qianfan v1: the OAuth client-credentials token endpoint and ERNIE chat
+    (`wenxinworkshop/chat/{endpoint}?access_token=`), whole and SSE, errors in 200 bodies."""
+
+    sent = []
+
+    def do_POST(self):
+        url = urlparse(self.path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"null")
+        if url.path == "/oauth/2.0/token":
+            if (query.get("grant_type"), query.get("client_id"), query.get("client_secret")) != (
+                    "client_credentials", BAIDU_AK, BAIDU_SK):
+                return self._json({"error": "invalid_client", "error_description": "unknown client id"}, 401)
+            return self._json({"access_token": BAIDU_TOKEN, "expires_in": 2592000})
+        if url.path != "/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/completions" \
+                or query.get("access_token") != BAIDU_TOKEN:
+            return self._json({"error_code": 110, "error_msg": "Access token invalid or no longer valid"})
+        MockBaidu.sent.append(body)
+        usage = lambda c: {"prompt_tokens": 5, "completion_tokens": c, "total_tokens": 5 + c}
+        if not body.get("stream"):
+            return self._json({"id": "as-1", "object": "chat.completion", "created": 1, "result": "Hello",
+                               "is_truncated": False, "need_clear_history": False,
+                               "finish_reason": "normal", "usage": usage(2)})
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for i, (text, end) in enumerate([("Hel", False), ("lo", True)]):
+            chunk = {"id": "as-2", "object": "chat.completion", "created": 1, "sentence_id": i,
+                     "is_end": end, "is_truncated": False, "result": text,
+                     "need_clear_history": False, "usage": usage(i + 1)}
+            self._chunk(f"data: {json.dumps(chunk)}\n\n")
+        self._chunk("")
+
+
+@pytest.fixture(scope="module")
+def native():
+    """Yields (base_url, console client, key, key id) of a Tollgate with one channel per type."""
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), MockBaidu)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    with signed_in_root("tollgate-sdk-native-") as (base, api, uid):
+        api.headers["New-Api-User"] = uid
+        for key, value in [("ModelRatio", {"ERNIE-3.5-8K": 1}), ("CompletionRatio", {"ERNIE-3.5-8K": 2})]:
+            assert api.put("/api/option/", json={"key": key, "value": json.dumps(value)}).json()["success"]
+        channel = {"name": "baidu", "type": 15, "key": f"{BAIDU_AK}|{BAIDU_SK}", "models": "ERNIE-3.5-8K",
+                   "group": "default", "base_url": f"http://127.0.0.1:{upstream.server_port}"}
+        assert api.post("/api/channel/", json=channel).json()["success"]
+        token = api.post("/api/token/", json={"name": "native", "remain_quota": 1_000_000}).json()["data"]
+        key = api.post(f"/api/token/{token['id']}/key").json()["data"]["key"]
+        try:
+            yield base, api, key, token["id"]
+        finally:
+            upstream.shutdown()
+
+
+def billed(api, token_id, before, cost):
+    """Waits until the key's used quota has grown by `cost` (settlement is asynchronous)."""
+    used = lambda: api.get(f"/api/token/{token_id}").json()["data"]["used_quota"]
+    for _ in range(100):
+        if used() - before == cost:
+            break
+        threading.Event().wait(0.05)
+    assert used() - before == cost
+
+
+def test_baidu_qianfan_v1_whole_and_streamed(native):
+    """Baidu Qianfan v1 (type 15): the key exchanged for an access token, ERNIE's format both ways."""
+    base, api, key, token_id = native
+    client = openai.OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0)
+    before = api.get(f"/api/token/{token_id}").json()["data"]["used_quota"]
+    answer = client.chat.completions.create(
+        model="ERNIE-3.5-8K", messages=[{"role": "system", "content": "be brief"},
+                                        {"role": "user", "content": "Hi"}])
+    assert answer.choices[0].message.content == "Hello"
+    assert answer.usage.prompt_tokens == 5 and answer.usage.completion_tokens == 2
+    assert MockBaidu.sent[-1]["system"] == "be brief"
+    assert MockBaidu.sent[-1]["messages"] == [{"role": "user", "content": "Hi"}]
+    billed(api, token_id, before, 5 + 2 * 2)
+
+    before = api.get(f"/api/token/{token_id}").json()["data"]["used_quota"]
+    stream = client.chat.completions.create(
+        model="ERNIE-3.5-8K", messages=[{"role": "user", "content": "Hi"}], stream=True,
+        stream_options={"include_usage": True})
+    chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Hello"
+    assert chunks[-1].usage.completion_tokens == 2
+    billed(api, token_id, before, 5 + 2 * 2)
