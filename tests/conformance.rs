@@ -1,7 +1,7 @@
 //! The conformance matrix of #19: every inbound format {OpenAI chat, Responses, Anthropic
 //! Messages, Gemini} × every upstream {OpenAI, Azure, Claude, Bedrock-Claude, Bedrock-Converse,
 //! Vertex-Gemini, Vertex-Claude, Gemini, Cohere, MiniMax, Zhipu, Cloudflare, Qianfan v2,
-//! Hunyuan, Baidu Qianfan v1} × {whole, streamed}, per scenario (text, tools, images, reasoning), through the public
+//! Hunyuan, Baidu Qianfan v1, Dify} × {whole, streamed}, per scenario (text, tools, images, reasoning), through the public
 //! HTTP API against one mock of all the upstreams
 //! (tests/common/conformance_upstreams.rs); iFlytek Spark's column runs against its WebSocket
 //! mock (tests/common/mock_spark.rs: text and reasoning answered, tools and images refused). Each cell asserts (a) the upstream request the mock
@@ -373,7 +373,12 @@ fn check_seen(
     }
     // Hunyuan's ChatCompletions and Qianfan v1's chat have no reasoning output: their answer
     // is the text alone.
-    if scenario == Scenario::Reasoning && !matches!(upstream, Upstream::Hunyuan | Upstream::Baidu) {
+    if scenario == Scenario::Reasoning
+        && !matches!(
+            upstream,
+            Upstream::Hunyuan | Upstream::Baidu | Upstream::Dify
+        )
+    {
         if seen.thinking != THINKING {
             return Err(format!(
                 "thinking {:?}, expected {THINKING:?}",
@@ -388,11 +393,12 @@ fn check_seen(
 }
 
 /// A cell the relay cannot honour by design: the 400 it answers instead, and a piece of its
-/// message. Baidu Qianfan v1's chat takes text only (`relay::wire::baidu::check`).
+/// message. Baidu Qianfan v1's and Dify's chats take text only (`relay::wire::baidu::check`,
+/// `relay::wire::dify::check`).
 fn refused(_inbound: Inbound, upstream: Upstream, scenario: Scenario) -> Option<&'static str> {
     match (upstream, scenario) {
-        (Upstream::Baidu, Scenario::Tools) => Some("tools cannot be sent"),
-        (Upstream::Baidu, Scenario::Image) => Some("part cannot be sent"),
+        (Upstream::Baidu | Upstream::Dify, Scenario::Tools) => Some("tools cannot be sent"),
+        (Upstream::Baidu | Upstream::Dify, Scenario::Image) => Some("part cannot be sent"),
         _ => None,
     }
 }
@@ -687,7 +693,11 @@ fn check_coding_agent_body(upstream: Upstream, client: &Value, sent: &Value) -> 
                 v["inlineData"]["mimeType"] == "application/pdf" && v["inlineData"]["data"] == PDF
             }) && upstreams::find(sent, &|v| v["functionResponse"]["name"] == "get_weather")
         }
-        Upstream::BedrockConverse | Upstream::Cohere | Upstream::Hunyuan | Upstream::Baidu => true,
+        Upstream::BedrockConverse
+        | Upstream::Cohere
+        | Upstream::Hunyuan
+        | Upstream::Baidu
+        | Upstream::Dify => true,
     };
     if ok {
         Ok(())

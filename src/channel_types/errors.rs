@@ -121,6 +121,19 @@ pub const PROVIDER_ERRORS: &[ProviderErrors] = &[
         ],
     },
     ProviderErrors {
+        // Dify's Chat App API errors (`code` beside `message` and `status`): the hosted model's
+        // quota used up, the app unusable (its configuration or model credentials), the
+        // request's parameters; a refused key is HTTP 401 and a rate limit 429.
+        types: &[37],
+        doc: "https://github.com/langgenius/dify/blob/main/web/app/components/develop/template/template_chat.en.mdx",
+        rules: &[
+            rule("provider_quota_exceeded", Balance),
+            rule("app_unavailable", Auth),
+            rule("provider_not_initialize", Auth),
+            rule("invalid_param", Client),
+        ],
+    },
+    ProviderErrors {
         // Workers AI's errors (in Cloudflare's `errors[]` envelope).
         types: &[39],
         doc: "https://developers.cloudflare.com/workers-ai/platform/errors/",

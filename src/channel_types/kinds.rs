@@ -114,13 +114,16 @@ pub enum Family {
     /// Baidu Qianfan v1 ERNIE chat (an OAuth access token from `APIKey|SecretKey`), reached as
     /// an OpenAI-compatible upstream through `relay::adaptor::native`.
     Baidu,
+    /// A Dify chat app (`chat-messages`, the app's key as bearer), reached as an
+    /// OpenAI-compatible upstream through `relay::adaptor::native`.
+    Dify,
 }
 
 impl Family {
     /// Whether the family's chat takes tools (passed through or converted): all but Baidu
-    /// Qianfan v1's text-only chat and Spark's WebSocket chat, relayed without functions.
+    /// Qianfan v1's and Dify's text-only chats and Spark's WebSocket chat, relayed without functions.
     pub const fn tools(self) -> bool {
-        !matches!(self, Family::Baidu | Family::Spark)
+        !matches!(self, Family::Baidu | Family::Spark | Family::Dify)
     }
 
     /// Whether the family takes OpenAI's bodies (so OpenAI-format routes reach it as they are).

@@ -532,7 +532,28 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         ..openai(35, "MiniMax", "https://api.minimaxi.com")
     },
     unsupported(36, "Suno", ""),
-    unsupported(37, "Dify", "https://api.dify.ai"),
+    ChannelType {
+        id: 37,
+        name: "Dify",
+        family: Some(Family::Dify),
+        default_base_url: "https://api.dify.ai",
+        base_url_required: false,
+        auth: Auth::Bearer,
+        key_format: KeyFormat::Lines,
+        key_hint: "",
+        fields: &[],
+        // A chat app's `POST /v1/chat-messages`, blocking or streamed (`relay::adaptor::dify`,
+        // `relay::wire::dify`; the "Chat App API" page every Dify app shows). Its documented
+        // error codes are in `errors`.
+        caps: CHAT_STREAM,
+        openai_prefix: "/v1",
+        openai_paths: &[],
+        native_responses: false,
+        test: TestRequest::Chat,
+        balance: None,
+        models_api: None,
+        models: &[],
+    },
     ChannelType {
         models: &["jina-embeddings-v3", "jina-reranker-v2-base-multilingual"],
         // Jina's Search Foundation API (https://jina.ai/embeddings/, https://jina.ai/reranker/):

@@ -87,6 +87,7 @@ const HUNYUAN_SECRET: &str = "hunyuan-conformance-secret";
 const BAIDU_AK: &str = "baidu-conformance-ak";
 const BAIDU_SK: &str = "baidu-conformance-sk";
 const BAIDU_TOKEN: &str = "24.baidu-conformance-token";
+const DIFY_KEY: &str = "app-dify-conformance";
 const AWS_ACCESS: &str = "AKIDCONFORMANCE1";
 const AWS_SECRET: &str = "conformance/Secret+Key/EXAMPLE";
 const AWS_REGION: &str = "us-west-2";
@@ -160,10 +161,12 @@ pub enum Upstream {
     Hunyuan,
     /// Baidu Qianfan v1 (15), ERNIE chat with an OAuth access token.
     Baidu,
+    /// A Dify chat app (37).
+    Dify,
 }
 
 /// All upstreams, in the matrix's order.
-pub const UPSTREAMS: [Upstream; 15] = [
+pub const UPSTREAMS: [Upstream; 16] = [
     Upstream::OpenAi,
     Upstream::Azure,
     Upstream::Claude,
@@ -179,6 +182,7 @@ pub const UPSTREAMS: [Upstream; 15] = [
     Upstream::QianfanV2,
     Upstream::Hunyuan,
     Upstream::Baidu,
+    Upstream::Dify,
 ];
 
 /// An upstream's body format.
@@ -202,6 +206,8 @@ pub enum Format {
     Hunyuan,
     /// Baidu Qianfan v1 ERNIE chat.
     Baidu,
+    /// Dify chat-messages.
+    Dify,
 }
 
 impl Upstream {
@@ -223,6 +229,7 @@ impl Upstream {
             Upstream::QianfanV2 => "conf-qianfan",
             Upstream::Hunyuan => "conf-hunyuan",
             Upstream::Baidu => "conf-baidu",
+            Upstream::Dify => "conf-dify",
         }
     }
 
@@ -243,6 +250,7 @@ impl Upstream {
             Upstream::QianfanV2 => "ernie-4.0-8k",
             Upstream::Hunyuan => "hunyuan-turbo",
             Upstream::Baidu => "ERNIE-4.0-8K",
+            Upstream::Dify => "dify-app",
         }
     }
 
@@ -268,6 +276,7 @@ impl Upstream {
             Upstream::QianfanV2 => (46, format!("{QIANFAN_KEY}|{QIANFAN_APP}"), ""),
             Upstream::Hunyuan => (23, format!("1300000000|{HUNYUAN_ID}|{HUNYUAN_SECRET}"), ""),
             Upstream::Baidu => (15, format!("{BAIDU_AK}|{BAIDU_SK}"), ""),
+            Upstream::Dify => (37, DIFY_KEY.to_owned(), ""),
         };
         json!({"name": format!("{self:?}"), "type": kind, "key": key, "base_url": base,
             "other": other, "models": self.model(), "group": "default",
@@ -291,6 +300,7 @@ impl Upstream {
             }
             Upstream::Hunyuan => Format::Hunyuan,
             Upstream::Baidu => Format::Baidu,
+            Upstream::Dify => Format::Dify,
         }
     }
 
@@ -351,6 +361,7 @@ impl Upstream {
                 "/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/completions_pro".into(),
                 Some(format!("access_token={BAIDU_TOKEN}")),
             ),
+            Upstream::Dify => ("/v1/chat-messages".into(), None),
         }
     }
 
@@ -399,6 +410,7 @@ impl Upstream {
                 .starts_with(&format!("TC3-HMAC-SHA256 Credential={HUNYUAN_ID}/")),
             // The access token is in the query (checked with the path above).
             Upstream::Baidu => auth("authorization").is_empty(),
+            Upstream::Dify => auth("authorization") == format!("Bearer {DIFY_KEY}"),
         };
         if !ok {
             return Err("upstream auth header missing or wrong".into());
@@ -519,6 +531,13 @@ fn check_body(
                 "Stream: true on a stream",
             )?;
         }
+        Format::Dify => {
+            require(has_marker(&body["query"]), "the user text in the query")?;
+            require(
+                body["response_mode"] == if stream { "streaming" } else { "blocking" },
+                "response_mode",
+            )?;
+        }
         Format::Baidu => {
             require(
                 find(&body["messages"], &has_marker),
@@ -557,6 +576,7 @@ fn check_body(
                 Format::Hunyuan => return Ok(()),
                 // Refused before the upstream (no tools in Qianfan v1's chat here).
                 Format::Baidu => return Err("tools reached Baidu".into()),
+                Format::Dify => return Err("tools reached Dify".into()),
                 Format::Gemini => {
                     let t = &body["tools"][0];
                     if t["functionDeclarations"].is_array() {
@@ -589,7 +609,7 @@ fn check_body(
                     v["Type"] == "image_url" && v["ImageUrl"]["Url"] == url.as_str()
                 }),
                 // Refused before the upstream (Qianfan v1's chat takes text only).
-                Format::Baidu => false,
+                Format::Baidu | Format::Dify => false,
                 Format::Responses => find(body, &|v| {
                     v["type"] == "input_image" && v["image_url"] == url.as_str()
                 }),
@@ -656,6 +676,19 @@ pub fn answer(req: &Recorded) -> Answer {
                 401,
                 json!({"error": "invalid_client", "error_description": "unknown client id"}),
             )
+        };
+    }
+    if path == "/v1/chat-messages" {
+        if auth != format!("Bearer {DIFY_KEY}") {
+            return Answer::Json(
+                401,
+                json!({"code": "unauthorized", "message": "Access token is invalid", "status": 401}),
+            );
+        }
+        return if body["response_mode"] == "streaming" {
+            Answer::Chunks("text/event-stream", vec![sse(&dify_events())])
+        } else {
+            Answer::Json(200, dify_message(TEXT, true))
         };
     }
     if path.starts_with("/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/") {
@@ -1426,5 +1459,33 @@ fn baidu_events() -> Vec<(&'static str, Value)> {
     vec![
         ("", baidu_chunk("Hi ", 3, Some(false))),
         ("", baidu_chunk("there", COMPLETION, Some(true))),
+    ]
+}
+
+// ---- Dify chat-messages ----
+
+/// A blocking answer (`with_usage`), or a stream's `message` event.
+fn dify_message(text: &str, with_usage: bool) -> Value {
+    let mut v = json!({"event": "message", "task_id": "t-conf", "message_id": "m-conf",
+        "conversation_id": "c-conf", "answer": text, "created_at": 1_705_398_420});
+    if with_usage {
+        v["metadata"] = json!({"usage": {"prompt_tokens": PROMPT, "completion_tokens": COMPLETION,
+            "total_tokens": PROMPT + COMPLETION, "currency": "USD"}});
+    }
+    v
+}
+
+/// Two `message` events, a ping and `message_end` with the usage.
+fn dify_events() -> Vec<(&'static str, Value)> {
+    vec![
+        ("", dify_message("Hi ", false)),
+        ("", dify_message("there", false)),
+        ("", json!({"event": "ping"})),
+        (
+            "",
+            json!({"event": "message_end", "message_id": "m-conf", "conversation_id": "c-conf",
+                "metadata": {"usage": {"prompt_tokens": PROMPT, "completion_tokens": COMPLETION,
+                    "total_tokens": PROMPT + COMPLETION}}}),
+        ),
     ]
 }

@@ -24,7 +24,7 @@ use serde_json::json;
 use crate::channel_types::Family;
 use crate::error::RelayError;
 use crate::relay::pipeline::sse::SseReader;
-use crate::relay::wire::{self, Decode, Encode, EncodeCtx, baidu, hub, hunyuan};
+use crate::relay::wire::{self, Decode, Encode, EncodeCtx, baidu, dify, hub, hunyuan};
 
 /// The largest whole answer read (a chat answer, not a file).
 const ANSWER_MAX: usize = 32 << 20;
@@ -36,6 +36,8 @@ pub enum Native {
     Hunyuan,
     /// Baidu Qianfan v1 (ERNIE `wenxinworkshop` chat, an OAuth access token).
     Baidu,
+    /// A Dify chat app (`chat-messages`).
+    Dify,
 }
 
 impl Native {
@@ -44,6 +46,7 @@ impl Native {
         match crate::channel_types::family(channel_type)? {
             Family::Hunyuan => Some(Native::Hunyuan),
             Family::Baidu => Some(Native::Baidu),
+            Family::Dify => Some(Native::Dify),
             _ => None,
         }
     }
@@ -53,6 +56,7 @@ impl Native {
         match self {
             Native::Hunyuan => 23,
             Native::Baidu => 15,
+            Native::Dify => 37,
         }
     }
 
@@ -61,6 +65,7 @@ impl Native {
         match self {
             Native::Hunyuan => "Hunyuan",
             Native::Baidu => "Baidu Qianfan",
+            Native::Dify => "Dify",
         }
     }
 
@@ -125,6 +130,19 @@ impl Native {
                 hub["model"] = serde_json::Value::String(model.to_owned());
                 json_response(StatusCode::OK, hub.to_string().into())
             }
+            Native::Dify => {
+                // Dify's errors come with their status and `{code, message}` as they are.
+                if !status.is_success() {
+                    return rebuilt(status, bytes);
+                }
+                let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                    return rebuilt(status, bytes);
+                };
+                let answer: dify::Event<'_> = wire::typed::view(&value);
+                let mut hub = dify::answer_to_hub(&answer);
+                hub["model"] = serde_json::Value::String(model.to_owned());
+                json_response(StatusCode::OK, hub.to_string().into())
+            }
         }
     }
 
@@ -132,6 +150,7 @@ impl Native {
         match self {
             Native::Hunyuan => Box::new(hunyuan::Decoder::default()),
             Native::Baidu => Box::new(baidu::Decoder::default()),
+            Native::Dify => Box::new(dify::Decoder::default()),
         }
     }
 }
@@ -145,6 +164,10 @@ pub struct Head<'a> {
     pub model: wire::typed::Str<'a>,
     /// Streamed.
     pub stream: bool,
+    /// The provider conversation a client continues (Dify's `conversation_id`, a field of the
+    /// client's body beside OpenAI's).
+    #[serde(borrow)]
+    pub conversation_id: wire::typed::Str<'a>,
 }
 
 /// The OpenAI chat body the relay built (its `model` the upstream's), read for a native
@@ -215,6 +238,8 @@ fn error(native: Native, code: &str, message: &str) -> reqwest::Response {
         None => match native {
             Native::Hunyuan => hunyuan::error_status(code),
             Native::Baidu => baidu::error_status(code),
+            // Dify answers its errors with their HTTP status, never in a 200 body.
+            Native::Dify => 500,
         },
     };
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
