@@ -14,6 +14,7 @@ import pytest
 from conftest import MockProvider, signed_in_root
 
 BAIDU_AK, BAIDU_SK, BAIDU_TOKEN = "sdk-baidu-ak", "sdk-baidu-sk", "24.sdk-baidu-token"
+DIFY_KEY = "app-sdk-dify"
 
 
 class MockBaidu(MockProvider):
@@ -53,17 +54,51 @@ class MockBaidu(MockProvider):
         self._chunk("")
 
 
+class MockDify(MockProvider):
+    """A Dify chat app: `POST /v1/chat-messages` with the app key as bearer, blocking or SSE
+    (`message` events, `message_end` with the usage)."""
+
+    sent = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.path != "/v1/chat-messages" or self.headers.get("Authorization") != f"Bearer {DIFY_KEY}":
+            return self._json({"code": "unauthorized", "message": "Access token is invalid", "status": 401}, 401)
+        MockDify.sent.append(body)
+        usage = {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7, "currency": "USD"}
+        if body["response_mode"] == "blocking":
+            return self._json({"event": "message", "message_id": "m1", "conversation_id": "c1",
+                               "mode": "chat", "answer": "Hello", "metadata": {"usage": usage},
+                               "created_at": 1})
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for text in ["Hel", "lo"]:
+            event = {"event": "message", "message_id": "m2", "conversation_id": "c1", "answer": text}
+            self._chunk(f"data: {json.dumps(event)}\n\n")
+        end = {"event": "message_end", "message_id": "m2", "conversation_id": "c1", "metadata": {"usage": usage}}
+        self._chunk(f"data: {json.dumps(end)}\n\n")
+        self._chunk("")
+
+
 @pytest.fixture(scope="module")
 def native():
     """Yields (base_url, console client, key, key id) of a Tollgate with one channel per type."""
     upstream = ThreadingHTTPServer(("127.0.0.1", 0), MockBaidu)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    dify = ThreadingHTTPServer(("127.0.0.1", 0), MockDify)
+    threading.Thread(target=dify.serve_forever, daemon=True).start()
     with signed_in_root("tollgate-sdk-native-") as (base, api, uid):
         api.headers["New-Api-User"] = uid
-        for key, value in [("ModelRatio", {"ERNIE-3.5-8K": 1}), ("CompletionRatio", {"ERNIE-3.5-8K": 2})]:
+        for key, value in [("ModelRatio", {"ERNIE-3.5-8K": 1, "dify-app": 1}),
+                           ("CompletionRatio", {"ERNIE-3.5-8K": 2, "dify-app": 2})]:
             assert api.put("/api/option/", json={"key": key, "value": json.dumps(value)}).json()["success"]
         channel = {"name": "baidu", "type": 15, "key": f"{BAIDU_AK}|{BAIDU_SK}", "models": "ERNIE-3.5-8K",
                    "group": "default", "base_url": f"http://127.0.0.1:{upstream.server_port}"}
+        assert api.post("/api/channel/", json=channel).json()["success"]
+        channel = {"name": "dify", "type": 37, "key": DIFY_KEY, "models": "dify-app", "group": "default",
+                   "base_url": f"http://127.0.0.1:{dify.server_port}"}
         assert api.post("/api/channel/", json=channel).json()["success"]
         token = api.post("/api/token/", json={"name": "native", "remain_quota": 1_000_000}).json()["data"]
         key = api.post(f"/api/token/{token['id']}/key").json()["data"]["key"]
@@ -71,6 +106,7 @@ def native():
             yield base, api, key, token["id"]
         finally:
             upstream.shutdown()
+            dify.shutdown()
 
 
 def billed(api, token_id, before, cost):
@@ -104,4 +140,24 @@ def test_baidu_qianfan_v1_whole_and_streamed(native):
     chunks = list(stream)
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Hello"
     assert chunks[-1].usage.completion_tokens == 2
+    billed(api, token_id, before, 5 + 2 * 2)
+
+
+def test_dify_whole_and_streamed(native):
+    """Dify (type 37): a chat app's chat-messages, blocking and streamed, billed from its usage."""
+    base, api, key, token_id = native
+    client = openai.OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0)
+    before = api.get(f"/api/token/{token_id}").json()["data"]["used_quota"]
+    answer = client.chat.completions.create(model="dify-app", messages=[{"role": "user", "content": "Hi"}])
+    assert answer.choices[0].message.content == "Hello"
+    assert MockDify.sent[-1]["query"] == "USER: \nHi\n" and MockDify.sent[-1]["response_mode"] == "blocking"
+    billed(api, token_id, before, 5 + 2 * 2)
+
+    before = api.get(f"/api/token/{token_id}").json()["data"]["used_quota"]
+    stream = client.chat.completions.create(
+        model="dify-app", messages=[{"role": "user", "content": "Hi"}], stream=True,
+        stream_options={"include_usage": True}, extra_body={"conversation_id": "c1"})
+    chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Hello"
+    assert MockDify.sent[-1]["conversation_id"] == "c1" and MockDify.sent[-1]["query"] == "Hi"
     billed(api, token_id, before, 5 + 2 * 2)
