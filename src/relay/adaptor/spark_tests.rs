@@ -13,7 +13,7 @@ fn the_documented_signed_url_is_reproduced_byte_for_byte() {
     let signed =
         "host: spark-api.xf-yun.com\ndate: Fri, 05 May 2023 10:43:39 GMT\nGET /v1.1/chat HTTP/1.1";
     assert_eq!(
-        hmac_base64(key.api_secret.as_bytes(), signed.as_bytes()),
+        sign::hmac_base64(key.api_secret.as_bytes(), signed.as_bytes()),
         "z5gHdu3pxVV4ADMyk467wOWDQ9q6BQzR3nfMTjc/DaQ="
     );
     let authorization = "YXBpX2tleT0iYWRkZDIyNzJiNmQ4YjdjOGFiZGQ3OTUzMTQyMGNhM2IiLCBhbGdvcml0aG09ImhtYWMtc2hhMjU2IiwgaGVhZGVycz0iaG9zdCBkYXRlIHJlcXVlc3QtbGluZSIsIHNpZ25hdHVyZT0iejVnSGR1M3B4VlY0QURNeWs0Njd3T1dEUTlxNkJRelIzbmZNVGpjL0RhUT0i";
