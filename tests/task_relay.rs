@@ -610,6 +610,8 @@ async fn a_model_whose_channels_cannot_take_the_task_is_a_client_error() {
         body.to_string().contains("no channel whose type can serve"),
         "{body}"
     );
+    // The refusal names the types the model's channels have (P7b: "naming the type and the route").
+    assert!(body.to_string().contains("types: Gemini (24)"), "{body}");
     assert!(mock.calls().is_empty(), "nothing was sent upstream");
 }
 

@@ -64,29 +64,57 @@ pub(in crate::relay) fn pick_stuck(
     pick(table, caller, model, need, attempt, tried)
 }
 
-/// Why no channel could be tried for `model`: a 400 naming the route and the model when the
-/// model has channels (or the pinned channel exists) but none of their types serves the route,
-/// else no channel at all.
+/// Why no channel could be tried for `model`: a 400 naming the route, the model and its
+/// channels' types when the model has channels (or the pinned channel exists) but none of their
+/// types serves the route, else no channel at all.
 pub(in crate::relay) fn no_channel(
     table: &RoutingTable,
     caller: &Caller,
     model: &str,
     need: Need,
 ) -> RelayError {
-    let has_channels = match caller.pinned {
-        Some(id) => table.channel(id).is_some(),
-        None => table.route(&caller.group, model).is_some(),
+    let types: Vec<i32> = match caller.pinned {
+        Some(id) => table
+            .channel(id)
+            .map(|c| vec![c.channel.channel_type])
+            .unwrap_or_default(),
+        None => table
+            .route(&caller.group, model)
+            .map(|route| {
+                route
+                    .tiers
+                    .iter()
+                    .flat_map(|tier| tier.channels.iter())
+                    .map(|c| c.channel.channel_type)
+                    .collect()
+            })
+            .unwrap_or_default(),
     };
-    if has_channels {
+    if !types.is_empty() {
         return RelayError::BadRequest(format!(
-            "model {model} has no channel whose type can serve {}",
-            need.route
+            "model {model} has no channel whose type can serve {} (its channels' types: {})",
+            need.route,
+            type_names(types)
         ));
     }
     RelayError::NoChannel {
         model: model.to_owned(),
         group: caller.group.clone(),
     }
+}
+
+/// The distinct names of `types` (channel type ids), in id order, as the type table names them.
+fn type_names(mut types: Vec<i32>) -> String {
+    types.sort_unstable();
+    types.dedup();
+    let names: Vec<String> = types
+        .into_iter()
+        .map(|id| match crate::channel_types::by_id(id) {
+            Some(row) => format!("{} ({id})", row.name),
+            None => format!("type {id}"),
+        })
+        .collect();
+    names.join(", ")
 }
 
 /// The channels serving `model` to `caller` whose `max_input_tokens` (> 0) is below `prompt`
