@@ -1,8 +1,10 @@
 //! What one channel change costs at 10,000 channels (P17 item 3): the channel pool re-reads
 //! the channels and republishes the routing table after every admin write. Measured: the pool's
 //! whole reload (`ChannelPool::reload`: the storage read, the record comparison and the table
-//! rebuild) after one channel's weight changed, and the routing table build alone, whole and
-//! from the previous table. Run: `cargo bench -p tollgate-actors --bench channel_change`.
+//! rebuild) after one channel's weight changed, its reload of the edited id only
+//! (`ChannelPool::reload_ids`, what the console's single-channel writers call: one record read,
+//! the table rebuilt from the previous one), and the routing table build alone, whole and from
+//! the previous table. Run: `cargo bench -p tollgate-actors --bench channel_change`.
 
 #![expect(
     clippy::expect_used,
@@ -110,6 +112,22 @@ fn bench(c: &mut Criterion) {
                 })
                 .expect("edit");
             runtime.block_on(pool.reload()).expect("reload");
+        });
+    });
+
+    group.bench_function("pool reload of the edited id after one edit", |b| {
+        b.iter(|| {
+            weight = weight % 50 + 1;
+            store
+                .write_blocking(|wtx| {
+                    let mut one = channels::get_rw(wtx, ChannelId(5_000))?.expect("channel");
+                    one.weight = weight;
+                    channels::update(wtx, &one)
+                })
+                .expect("edit");
+            runtime
+                .block_on(pool.reload_ids(&[ChannelId(5_000)]))
+                .expect("reload by ids");
         });
     });
 

@@ -128,6 +128,37 @@ impl ChannelPoolState {
         Ok(())
     }
 
+    /// Re-reads only the channels `ids`: a changed record replaces the kept one (its health
+    /// counter dropped when its status changed or it is no longer enabled, as
+    /// [`Self::reload`] does), a removed one is dropped with its counter and cursor.
+    async fn reload_ids(&mut self, ids: Vec<ChannelId>) -> Result<(), ActorError> {
+        let read = self
+            .store
+            .read(move |rtx| channels::get_many(rtx, &ids))
+            .await?;
+        for (id, record) in read {
+            let before = self.channels.get(&id).map(|b| b.status);
+            match record {
+                Some(c) => {
+                    if before != Some(c.status) || !c.is_enabled() {
+                        self.counters.retain(|other| other != id);
+                    }
+                    // An unchanged record keeps its `Arc`, so the rebuild keeps its entry.
+                    if self.channels.get(&id).is_none_or(|old| **old != c) {
+                        self.channels.insert(id, Arc::new(c));
+                    }
+                }
+                None => {
+                    self.counters.retain(|other| other != id);
+                    self.cursors.remove(&id);
+                    self.channels.remove(&id);
+                }
+            }
+        }
+        self.republish();
+        Ok(())
+    }
+
     /// The health policy of the current options.
     fn policy(&mut self) -> Arc<HealthPolicy> {
         let options = self.options.current();
@@ -327,6 +358,13 @@ impl Actor for ChannelPoolActor {
                     tracing::error!(error = %e, "reloading channels failed");
                 }
                 answer(reply, result);
+            }
+            ChannelPoolMsg::ReloadIds { ids, reply } => {
+                let result = state.reload_ids(ids).await;
+                if let Err(e) = &result {
+                    tracing::error!(error = %e, "reloading channels failed");
+                }
+                answer(Some(reply), result);
             }
             ChannelPoolMsg::Report(outcome) => {
                 if let Err(e) = state.apply(outcome).await {

@@ -9,7 +9,8 @@
 //! - `actor`: the actor itself (private; use the [`ChannelPool`] handle).
 //!
 //! Admin writes go to storage first (the console's service functions own those transactions),
-//! then [`ChannelPool::reload`] republishes. Status changes decided by the health rules are
+//! then [`ChannelPool::reload_ids`] (the channels written: reads only those) or
+//! [`ChannelPool::reload`] (bulk writes: reads every record) republishes. Status changes decided by the health rules are
 //! persisted by the actor itself.
 
 mod actor;
@@ -165,6 +166,21 @@ impl ChannelPool {
             .actor
             .call(
                 |reply| ChannelPoolMsg::Reload { reply: Some(reply) },
+                Some(CALL_TIMEOUT),
+            )
+            .await;
+        rpc_error(call)?
+    }
+
+    /// Re-reads only the channels `ids` from storage (created, edited or deleted ones: a
+    /// removed id is dropped) and returns once the new table is published. Equivalent to
+    /// [`ChannelPool::reload`] when nothing else changed in storage since the last reload.
+    pub async fn reload_ids(&self, ids: &[ChannelId]) -> Result<(), ActorError> {
+        let ids = ids.to_vec();
+        let call = self
+            .actor
+            .call(
+                |reply| ChannelPoolMsg::ReloadIds { ids, reply },
                 Some(CALL_TIMEOUT),
             )
             .await;

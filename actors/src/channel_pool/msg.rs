@@ -3,6 +3,7 @@
 
 use ractor::RpcReplyPort;
 use serde::Serialize;
+use tollgate_storage::ChannelId;
 
 use super::health::Verdict;
 use super::outcome::Outcome;
@@ -24,6 +25,14 @@ pub enum ChannelPoolMsg {
     Reload {
         /// Answered once the new table is published.
         reply: Option<RpcReplyPort<Result<(), ActorError>>>,
+    },
+    /// Re-read only the channels `ids` (a removed one is dropped) and republish: what a
+    /// single-channel admin write needs, proportional to the ids, not to the installation.
+    ReloadIds {
+        /// The channels written.
+        ids: Vec<ChannelId>,
+        /// Answered once the new table is published.
+        reply: RpcReplyPort<Result<(), ActorError>>,
     },
     /// An outcome of a relayed request, applied to the health rules (cast).
     Report(Outcome),

@@ -202,6 +202,16 @@ pub fn get(rtx: &ReadTransaction, id: ChannelId) -> Result<Option<Channel>> {
     load(&rtx.open_table(CHANNELS)?, id)
 }
 
+/// Reads the channels `ids` in one transaction, each with its record or `None` when it is gone
+/// (in the order given).
+pub fn get_many(
+    rtx: &ReadTransaction,
+    ids: &[ChannelId],
+) -> Result<Vec<(ChannelId, Option<Channel>)>> {
+    let table = rtx.open_table(CHANNELS)?;
+    ids.iter().map(|&id| Ok((id, load(&table, id)?))).collect()
+}
+
 /// Reads a channel inside a write transaction.
 pub fn get_rw(wtx: &WriteTransaction, id: ChannelId) -> Result<Option<Channel>> {
     load(&wtx.open_table(CHANNELS)?, id)

@@ -1,7 +1,8 @@
 //! Channel administration: list, search, read, create (single or batch), update, copy,
 //! delete, and ability-index repair. Every write goes to storage in one transaction (the
 //! record and its ability rows together) and then reloads the channel pool, so the routing
-//! table reflects the change when the call returns.
+//! table reflects the change when the call returns: a write of named channels (create, edit,
+//! status, copy, delete) re-reads only those records; bulk writes re-read every one.
 //!
 //! - [`input`]: the console's input shape and the validation rules.
 //! - [`view`]: what GETs return (never the key).
@@ -60,8 +61,14 @@ pub struct Created {
     pub ids: Vec<i64>,
 }
 
+/// Republishes after a bulk write (every record re-read).
 async fn reload(state: &AppState) -> Result<(), ConsoleError> {
     Ok(state.channel_pool.reload().await?)
+}
+
+/// Republishes after a write of the channels `ids` (only those re-read).
+async fn reload_ids(state: &AppState, ids: &[ChannelId]) -> Result<(), ConsoleError> {
+    Ok(state.channel_pool.reload_ids(ids).await?)
 }
 
 /// One page of channels matching `query` (its offset/limit are set from `page`/`page_size`).
@@ -144,7 +151,8 @@ pub async fn create(
             Ok::<_, tollgate_storage::StorageError>(ids)
         })
         .await?;
-    reload(state).await?;
+    let written: Vec<ChannelId> = ids.iter().copied().map(ChannelId).collect();
+    reload_ids(state, &written).await?;
     tracing::info!(count = ids.len(), ?ids, "channels created");
     Ok((Created { ids }, notices))
 }
@@ -186,7 +194,7 @@ pub async fn update(
             Ok::<_, ConsoleError>((next, notices, used))
         })
         .await?;
-    reload(state).await?;
+    reload_ids(state, &[id]).await?;
     tracing::info!(channel = %id, "channel updated");
     Ok((
         ChannelView::from(&updated.0).with_used(updated.2),
@@ -222,7 +230,7 @@ pub async fn copy(
             Ok::<_, ConsoleError>(created.id.0)
         })
         .await?;
-    reload(state).await?;
+    reload_ids(state, &[ChannelId(new_id)]).await?;
     tracing::info!(from = %id, to = new_id, "channel copied");
     Ok(new_id)
 }
@@ -242,7 +250,7 @@ pub async fn delete(state: &AppState, id: ChannelId, auditor: Auditor) -> Result
     if deleted.is_none() {
         return Err(ConsoleError::NotFound("channel"));
     }
-    reload(state).await?;
+    reload_ids(state, &[id]).await?;
     tracing::info!(channel = %id, "channel deleted");
     Ok(())
 }

@@ -133,21 +133,22 @@ pub async fn set_tag(state: &AppState, ids: Vec<i64>, tag: String) -> Result<usi
         return Err(ConsoleError::of(ErrorCode::SelectChannelsToTag));
     }
     let tag = require_tag(&tag)?;
-    let count = state
+    let tagged = state
         .store
         .write(move |wtx| {
-            let mut count = 0;
+            let mut tagged = Vec::new();
             for id in ids {
                 if let Some(mut c) = channels::get_rw(wtx, ChannelId(id))? {
                     c.tag.clone_from(&tag);
                     channels::update(wtx, &c)?;
-                    count += 1;
+                    tagged.push(c.id);
                 }
             }
-            Ok::<_, ConsoleError>(count)
+            Ok::<_, ConsoleError>(tagged)
         })
         .await?;
-    state.channel_pool.reload().await?;
+    state.channel_pool.reload_ids(&tagged).await?;
+    let count = tagged.len();
     tracing::info!(count, "channels tagged");
     Ok(count)
 }
