@@ -9,30 +9,36 @@
 //! ContentBlock, ToolConfiguration, InferenceConfiguration and TokenUsage
 //! (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_TokenUsage.html).
 
-use std::collections::{HashMap, HashSet};
+//!
+//! Typed: the hub request and the answer are read through the lenient views of [`read`], the
+//! bodies written from the shapes of [`write`]; the stream decoder is in [`stream`].
+
+mod read;
+mod stream;
+mod write;
+
+use std::collections::HashSet;
 
 use base64::Engine;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
+use super::hub::{Part, to_value};
 use super::openai::usage_json;
-use super::{ConvertError, Decode, Piece, int, now, parts};
+use super::typed::{Shape, Verbatim, view};
+use super::{ConvertError, now, parts};
 use crate::relay::measure::price::Usage;
+use read::{Answer, HubMessage, HubRequest, UsageIn, usage_of_shape};
+pub use stream::Decoder;
+use write::{
+    BlockOut, Body, Bytes, ChoiceOut, Config, Document, HubAnswer, HubCallOut, HubChoice,
+    HubFunctionOut, HubMessageOut, InputSchema, Media, MessageOut, Nothing, ReasoningOut, Schema,
+    Stop, ThinkingOut, ToolConfig, ToolOut, ToolResultOut, ToolSpec, ToolUseOut,
+};
 
 /// A Converse `usage` (TokenUsage) as [`Usage`]: cache reads and writes are counted beside
 /// `inputTokens`, as Anthropic counts them.
 pub fn usage_of(usage: &Value) -> Usage {
-    let read = int(&usage["cacheReadInputTokens"]);
-    let written = int(&usage["cacheWriteInputTokens"]);
-    Usage {
-        prompt_tokens: int(&usage["inputTokens"])
-            .saturating_add(read)
-            .saturating_add(written),
-        completion_tokens: int(&usage["outputTokens"]),
-        cached_tokens: read,
-        cache_write_5m_tokens: written,
-        cache_in_prompt: false,
-        ..Usage::default()
-    }
+    view::<UsageIn>(usage).usage()
 }
 
 /// Converse `stopReason` → OpenAI `finish_reason`.
@@ -100,50 +106,91 @@ impl Names {
     }
 }
 
+/// Where a part of the hub request is, to describe it in a refusal: its message and index.
+#[derive(Clone, Copy)]
+struct At<'v> {
+    hub: &'v Value,
+    message: usize,
+}
+
+impl At<'_> {
+    /// The part at `index` of this message's content, described (`parts::describe`).
+    fn describe(self, index: usize) -> String {
+        parts::describe(&self.hub["messages"][self.message]["content"][index])
+    }
+}
+
 /// A hub `file` part given by its bytes as a Converse `document` block (DocumentBlock, source
 /// `bytes`: base64 in JSON). Files Converse cannot take were refused by `parts::check`.
-fn document(part: &Value, names: &mut Names) -> Result<Value, ConvertError> {
+fn document<'a>(
+    part: &'a Part<'a>,
+    names: &mut Names,
+    at: At<'_>,
+    index: usize,
+) -> Result<BlockOut<'a>, ConvertError> {
     let refused = || {
         ConvertError(format!(
             "{} cannot be sent to a Bedrock Converse model: documents must be data: URLs of pdf, csv, doc, docx, xls, xlsx, html, txt or md",
-            parts::describe(part)
+            at.describe(index)
         ))
     };
-    let (mime, data) = parts::file_bytes(part).ok_or_else(refused)?;
+    let file = part.file.as_ref();
+    let (mime, data) = file
+        .and_then(|f| f.get("file_data"))
+        .and_then(Verbatim::as_str)
+        .and_then(parts::data_url)
+        .ok_or_else(refused)?;
     let format = parts::converse_document_format(mime).ok_or_else(refused)?;
     // Checked here so a broken document is the client's 400, not the upstream's.
     base64::engine::general_purpose::STANDARD
         .decode(data)
         .map_err(|_| refused())?;
-    let name = names.give(parts::file_name(part));
-    Ok(json!({"document": {"format": format, "name": name, "source": {"bytes": data}}}))
+    let file_name = file
+        .and_then(|f| f.get("filename"))
+        .and_then(Verbatim::as_str)
+        .filter(|n| !n.is_empty());
+    Ok(BlockOut::Document(Document {
+        format,
+        name: names.give(file_name),
+        source: Bytes { bytes: data },
+    }))
 }
 
 /// The content blocks of a hub message `content` (a string or OpenAI parts).
-fn blocks(content: &Value, names: &mut Names) -> Result<Vec<Value>, ConvertError> {
+fn blocks<'a>(
+    content: &'a Shape<'a, Part<'a>>,
+    names: &mut Names,
+    at: At<'_>,
+) -> Result<Vec<BlockOut<'a>>, ConvertError> {
     let mut out = Vec::new();
     match content {
-        Value::String(text) if !text.is_empty() => out.push(json!({"text": text})),
-        Value::Array(parts) => {
-            for part in parts {
-                match part["type"].as_str().unwrap_or_default() {
+        Shape::Str(text) if !text.is_empty() => out.push(BlockOut::Text(text.as_ref().into())),
+        Shape::List(parts) => {
+            for (index, part) in parts.iter().enumerate() {
+                match part.kind.or_empty() {
                     "text" => {
-                        if let Some(text) = part["text"].as_str().filter(|t| !t.is_empty()) {
-                            out.push(json!({"text": text}));
+                        if let Some(text) = part
+                            .text
+                            .as_ref()
+                            .and_then(Verbatim::as_str)
+                            .filter(|t| !t.is_empty())
+                        {
+                            out.push(BlockOut::Text(text.into()));
                         }
                     }
                     "image_url" => {
-                        let url = part["image_url"]["url"]
-                            .as_str()
-                            .or_else(|| part["image_url"].as_str())
-                            .unwrap_or_default();
-                        out.push(image(url)?);
+                        let url = match &part.image_url {
+                            Shape::Obj(image) => image.url.get(),
+                            Shape::Str(url) => Some(url.as_ref()),
+                            _ => None,
+                        };
+                        out.push(image(url.unwrap_or_default())?);
                     }
-                    "file" => out.push(document(part, names)?),
+                    "file" => out.push(document(part, names, at, index)?),
                     _ => {
                         return Err(ConvertError(format!(
                             "{} cannot be sent to a Bedrock Converse model",
-                            parts::describe(part)
+                            at.describe(index)
                         )));
                     }
                 }
@@ -155,7 +202,7 @@ fn blocks(content: &Value, names: &mut Names) -> Result<Vec<Value>, ConvertError
 }
 
 /// An `image` block from a `data:` URL (Converse takes the bytes, base64 in JSON).
-fn image(url: &str) -> Result<Value, ConvertError> {
+fn image(url: &str) -> Result<BlockOut<'_>, ConvertError> {
     let refused = || {
         ConvertError(
             "images for a Bedrock Converse model must be data: URLs of PNG, JPEG, GIF or WebP"
@@ -169,7 +216,10 @@ fn image(url: &str) -> Result<Value, ConvertError> {
     base64::engine::general_purpose::STANDARD
         .decode(data)
         .map_err(|_| refused())?;
-    Ok(json!({"image": {"format": format, "source": {"bytes": data}}}))
+    Ok(BlockOut::Image(Media {
+        format,
+        source: Bytes { bytes: data },
+    }))
 }
 
 /// The `reasoningContent` blocks of a hub assistant message's `thinking_blocks`
@@ -179,20 +229,23 @@ fn image(url: &str) -> Result<Value, ConvertError> {
 /// JSON, as Anthropic's `data` is). Thinking without a signature (reasoning another upstream
 /// wrote, or a client format that cannot carry signatures) is left out: Converse cannot check
 /// it, and the turn stays valid without it.
-fn reasoning_blocks(message: &Value) -> Vec<Value> {
+fn reasoning_blocks<'a>(message: &'a HubMessage<'a>) -> Vec<BlockOut<'a>> {
     let mut out = Vec::new();
-    for block in message["thinking_blocks"].as_array().into_iter().flatten() {
-        match block["type"].as_str().unwrap_or_default() {
+    for block in message.thinking_blocks.iter() {
+        match block.kind.or_empty() {
             "thinking" => {
-                if let Some(signature) = block["signature"].as_str().filter(|s| !s.is_empty()) {
-                    out.push(json!({"reasoningContent": {"reasoningText": {
-                        "text": block["thinking"].as_str().unwrap_or_default(),
-                        "signature": signature}}}));
+                if let Some(signature) = block.signature.non_empty() {
+                    out.push(BlockOut::ReasoningContent(ReasoningOut::ReasoningText {
+                        text: block.thinking.or_empty(),
+                        signature,
+                    }));
                 }
             }
             "redacted_thinking" => {
-                if let Some(data) = block["data"].as_str().filter(|d| !d.is_empty()) {
-                    out.push(json!({"reasoningContent": {"redactedContent": data}}));
+                if let Some(data) = block.data.non_empty() {
+                    out.push(BlockOut::ReasoningContent(ReasoningOut::RedactedContent(
+                        data,
+                    )));
                 }
             }
             _ => {}
@@ -203,255 +256,190 @@ fn reasoning_blocks(message: &Value) -> Vec<Value> {
 
 /// Appends `content` to `messages` as a message of `role`, merged into the last one when it has
 /// the same role (Converse wants user and assistant turns to alternate).
-fn push(messages: &mut Vec<Value>, role: &str, content: Vec<Value>) {
+fn push<'a>(messages: &mut Vec<MessageOut<'a>>, role: &'static str, content: Vec<BlockOut<'a>>) {
     if content.is_empty() {
         return;
     }
     if let Some(last) = messages.last_mut()
-        && last["role"] == role
-        && let Some(existing) = last["content"].as_array_mut()
+        && last.role == role
     {
-        existing.extend(content);
+        last.content.extend(content);
         return;
     }
-    messages.push(json!({"role": role, "content": content}));
+    messages.push(MessageOut { role, content });
 }
 
 /// A hub request as a Converse request body (the model is in the URL).
 pub fn request_from_hub(hub: &Value) -> Result<Value, ConvertError> {
+    let read: HubRequest = view(hub);
+    Ok(to_value(&body_of(hub, &read)?))
+}
+
+/// The Converse body of a hub request read as `read` (`hub`: the request, for refusals).
+fn body_of<'a>(hub: &Value, read: &'a HubRequest<'a>) -> Result<Body<'a>, ConvertError> {
     let mut system = Vec::new();
-    let mut messages: Vec<Value> = Vec::new();
+    let mut messages: Vec<MessageOut> = Vec::new();
     let mut names = Names::default();
-    for message in hub["messages"].as_array().into_iter().flatten() {
-        match message["role"].as_str().unwrap_or_default() {
-            "system" | "developer" => system.extend(blocks(&message["content"], &mut names)?),
+    for (index, message) in read.messages.iter().enumerate() {
+        let at = At {
+            hub,
+            message: index,
+        };
+        match message.role.or_empty() {
+            "system" | "developer" => system.extend(blocks(&message.content, &mut names, at)?),
             "assistant" => {
                 let mut content = reasoning_blocks(message);
-                content.extend(blocks(&message["content"], &mut names)?);
-                for call in message["tool_calls"].as_array().into_iter().flatten() {
-                    let input: Value = serde_json::from_str(
-                        call["function"]["arguments"].as_str().unwrap_or("{}"),
-                    )
-                    .unwrap_or_else(|_| json!({}));
-                    content.push(json!({"toolUse": {"toolUseId": call["id"],
-                        "name": call["function"]["name"], "input": input}}));
+                content.extend(blocks(&message.content, &mut names, at)?);
+                for call in message.tool_calls.iter() {
+                    let input: Value =
+                        serde_json::from_str(call.function.arguments.get().unwrap_or("{}"))
+                            .unwrap_or_else(|_| Value::Object(serde_json::Map::new()));
+                    content.push(BlockOut::ToolUse(ToolUseOut {
+                        tool_use_id: call.id.as_ref(),
+                        name: call.function.name.as_ref(),
+                        input,
+                    }));
                 }
                 push(&mut messages, "assistant", content);
             }
             "tool" => {
                 // ToolResultContentBlock takes text, images and documents
                 // (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ToolResultContentBlock.html).
-                let content = match &message["content"] {
-                    Value::Array(_) => blocks(&message["content"], &mut names)?,
-                    other => vec![json!({"text": super::content_text(other)})],
+                let content = match &message.content {
+                    Shape::List(_) => blocks(&message.content, &mut names, at)?,
+                    Shape::Str(text) => vec![BlockOut::Text(text.as_ref().into())],
+                    _ => vec![BlockOut::Text("".into())],
                 };
-                let result = json!({"toolResult": {"toolUseId": message["tool_call_id"],
-                    "content": content}});
+                let result = BlockOut::ToolResult(ToolResultOut {
+                    tool_use_id: message.tool_call_id.as_ref(),
+                    content,
+                });
                 push(&mut messages, "user", vec![result]);
             }
             _ => {
-                let content = blocks(&message["content"], &mut names)?;
+                let content = blocks(&message.content, &mut names, at)?;
                 push(&mut messages, "user", content);
             }
         }
     }
-    let mut body = Map::new();
-    body.insert("messages".into(), Value::Array(messages));
-    if !system.is_empty() {
-        body.insert("system".into(), Value::Array(system));
-    }
-    let mut config = Map::new();
-    let max = [&hub["max_completion_tokens"], &hub["max_tokens"]]
-        .into_iter()
-        .find_map(Value::as_i64);
-    if let Some(max) = max {
-        config.insert("maxTokens".into(), json!(max));
-    }
-    for (from, to) in [("temperature", "temperature"), ("top_p", "topP")] {
-        if let Some(v) = hub.get(from).filter(|v| v.is_number()) {
-            config.insert(to.into(), v.clone());
-        }
-    }
-    match &hub["stop"] {
-        Value::String(s) => {
-            config.insert("stopSequences".into(), json!([s]));
-        }
-        Value::Array(a) if !a.is_empty() => {
-            config.insert("stopSequences".into(), Value::Array(a.clone()));
-        }
-        _ => {}
-    }
-    if !config.is_empty() {
-        body.insert("inferenceConfig".into(), Value::Object(config));
-    }
-    if let Some(tools) = tool_config(hub) {
-        body.insert("toolConfig".into(), tools);
-    }
-    Ok(Value::Object(body))
+    let number = |v: &'a Option<Verbatim<'a>>| v.as_ref().filter(|v| matches!(v, Verbatim::Num(_)));
+    let stop_sequences = match &read.stop {
+        Some(Verbatim::Str(s)) => Some(Stop::One([s.as_ref()])),
+        Some(Verbatim::List(list)) if !list.is_empty() => Some(Stop::List(list)),
+        _ => None,
+    };
+    Ok(Body {
+        messages,
+        system,
+        inference_config: Config {
+            max_tokens: read.max_completion_tokens.0.or(read.max_tokens.0),
+            temperature: number(&read.temperature),
+            top_p: number(&read.top_p),
+            stop_sequences,
+        },
+        tool_config: tool_config(read),
+    })
 }
 
 /// The `toolConfig` of the hub's `tools` and `tool_choice`.
-fn tool_config(hub: &Value) -> Option<Value> {
-    let tools: Vec<Value> = hub["tools"]
-        .as_array()?
+fn tool_config<'a>(read: &'a HubRequest<'a>) -> Option<ToolConfig<'a>> {
+    let tools: Vec<ToolOut> = read
+        .tools
         .iter()
-        .filter(|t| t["type"] == "function")
+        .filter(|t| t.kind.get() == Some("function"))
         .map(|t| {
-            let f = &t["function"];
-            let mut spec = json!({"name": f["name"],
-                "inputSchema": {"json": f.get("parameters").cloned()
-                    .unwrap_or_else(|| json!({"type": "object", "properties": {}}))}});
-            if let Some(d) = f["description"].as_str() {
-                spec["description"] = json!(d);
+            let f = &t.function;
+            let json = match &f.parameters.0 {
+                Some(schema) => Schema::Given(schema),
+                None => Schema::Empty {
+                    kind: "object",
+                    properties: Nothing {},
+                },
+            };
+            ToolOut {
+                tool_spec: ToolSpec {
+                    name: f.name.as_ref(),
+                    input_schema: InputSchema { json },
+                    description: f.description.get(),
+                },
             }
-            json!({"toolSpec": spec})
         })
         .collect();
     if tools.is_empty() {
         return None;
     }
-    let mut config = json!({"tools": tools});
-    match &hub["tool_choice"] {
-        Value::String(c) if c == "required" => config["toolChoice"] = json!({"any": {}}),
-        Value::String(c) if c == "auto" => config["toolChoice"] = json!({"auto": {}}),
-        Value::Object(o) => {
-            if let Some(name) = o
-                .get("function")
-                .and_then(|f| f.get("name"))
-                .and_then(Value::as_str)
-            {
-                config["toolChoice"] = json!({"tool": {"name": name}});
-            }
-        }
-        _ => {}
-    }
-    Some(config)
+    let tool_choice = match &read.tool_choice {
+        Shape::Str(c) if c == "required" => Some(ChoiceOut::Any(Nothing {})),
+        Shape::Str(c) if c == "auto" => Some(ChoiceOut::Auto(Nothing {})),
+        Shape::Obj(choice) => choice
+            .function
+            .name
+            .as_ref()
+            .and_then(Verbatim::as_str)
+            .map(|name| ChoiceOut::Tool { name }),
+        _ => None,
+    };
+    Some(ToolConfig { tools, tool_choice })
 }
 
 /// A whole Converse answer as a hub `chat.completion`.
 pub fn answer_to_hub(answer: &Value) -> Value {
+    let read: Answer = view(answer);
     let mut text = String::new();
     let mut reasoning = String::new();
     let mut thinking = Vec::new();
     let mut tool_calls = Vec::new();
-    for block in answer["output"]["message"]["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let reasoned = &block["reasoningContent"];
-        if let Some(t) = block["text"].as_str() {
+    for block in read.output.message.content.iter() {
+        let reasoned = &block.reasoning_content;
+        if let Some(t) = block.text.get() {
             text.push_str(t);
-        } else if let Some(call) = block.get("toolUse") {
-            tool_calls.push(json!({"id": call["toolUseId"], "type": "function",
-                "function": {"name": call["name"],
-                    "arguments": call.get("input").cloned().unwrap_or_else(|| json!({})).to_string()}}));
-        } else if let Some(r) = reasoned["reasoningText"]["text"].as_str() {
+        } else if !matches!(block.tool_use, Shape::Absent) {
+            let call = match &block.tool_use {
+                Shape::Obj(call) => Some(call),
+                _ => None,
+            };
+            let arguments = match call.and_then(|c| c.input.0.as_ref()) {
+                Some(input) => input.to_json(),
+                None => "{}".to_owned(),
+            };
+            tool_calls.push(HubCallOut {
+                id: call.and_then(|c| c.tool_use_id.as_ref()),
+                kind: "function",
+                function: HubFunctionOut {
+                    name: call.and_then(|c| c.name.as_ref()),
+                    arguments,
+                },
+            });
+        } else if let Some(r) = reasoned.reasoning_text.text.get() {
             reasoning.push_str(r);
-            thinking.push(json!({"type": "thinking", "thinking": r,
-                "signature": reasoned["reasoningText"]["signature"].as_str().unwrap_or_default()}));
-        } else if let Some(data) = reasoned["redactedContent"].as_str() {
-            thinking.push(json!({"type": "redacted_thinking", "data": data}));
+            thinking.push(ThinkingOut::Thinking {
+                thinking: r,
+                signature: reasoned.reasoning_text.signature.or_empty(),
+            });
+        } else if let Some(data) = reasoned.redacted_content.get() {
+            thinking.push(ThinkingOut::RedactedThinking { data });
         }
     }
-    let finish = finish_of(answer["stopReason"].as_str().unwrap_or("end_turn"));
-    let mut message = json!({"role": "assistant",
-        "content": if text.is_empty() && !tool_calls.is_empty() { Value::Null } else { Value::String(text) }});
-    if !tool_calls.is_empty() {
-        message["tool_calls"] = Value::Array(tool_calls);
-    }
-    if !reasoning.is_empty() {
-        message["reasoning_content"] = Value::String(reasoning);
-    }
-    if !thinking.is_empty() {
-        message["thinking_blocks"] = Value::Array(thinking);
-    }
-    let mut hub = json!({
-        "id": "chatcmpl-bedrock", "object": "chat.completion", "created": now(), "model": "",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-    });
-    if let Some(usage) = answer.get("usage") {
-        hub["usage"] = usage_json(&usage_of(usage));
-    }
-    hub
-}
-
-/// Decodes ConverseStream events.
-#[derive(Debug, Default)]
-pub struct Decoder {
-    /// Content block index → tool call index.
-    tools: HashMap<u64, usize>,
-    done: bool,
-}
-
-impl Decode for Decoder {
-    fn event(&mut self, event: &str, data: &str) -> Vec<Piece> {
-        let Ok(value) = serde_json::from_str::<Value>(data) else {
-            return Vec::new();
-        };
-        let block = value["contentBlockIndex"].as_u64().unwrap_or(0);
-        let mut pieces = Vec::new();
-        match event {
-            "messageStart" => pieces.push(Piece::Start {
-                id: "chatcmpl-bedrock".into(),
-                model: String::new(),
-            }),
-            "contentBlockStart" => {
-                if let Some(tool) = value["start"].get("toolUse") {
-                    let index = self.tools.len();
-                    self.tools.insert(block, index);
-                    pieces.push(Piece::ToolStart {
-                        index,
-                        id: tool["toolUseId"].as_str().unwrap_or_default().to_owned(),
-                        name: tool["name"].as_str().unwrap_or_default().to_owned(),
-                    });
-                }
-            }
-            "contentBlockDelta" => {
-                let delta = &value["delta"];
-                if let Some(t) = delta["text"].as_str() {
-                    pieces.push(Piece::Text(t.to_owned()));
-                } else if let Some(json) = delta["toolUse"]["input"].as_str() {
-                    if let Some(index) = self.tools.get(&block) {
-                        pieces.push(Piece::ToolArgs {
-                            index: *index,
-                            json: json.to_owned(),
-                        });
-                    }
-                } else if let Some(r) = delta["reasoningContent"]["text"].as_str() {
-                    pieces.push(Piece::Thinking(r.to_owned()));
-                } else if let Some(s) = delta["reasoningContent"]["signature"].as_str() {
-                    // ReasoningContentBlockDelta: text, signature or redactedContent.
-                    pieces.push(Piece::ThinkingSignature(s.to_owned()));
-                } else if let Some(data) = delta["reasoningContent"]["redactedContent"].as_str() {
-                    pieces.push(Piece::RedactedThinking(data.to_owned()));
-                }
-            }
-            "messageStop" => {
-                let reason = value["stopReason"].as_str().unwrap_or("end_turn");
-                pieces.push(Piece::Stop(finish_of(reason).to_owned()));
-            }
-            "metadata" => {
-                if let Some(usage) = value.get("usage") {
-                    pieces.push(Piece::Usage(usage_of(usage)));
-                }
-                // The metadata event is the stream's last.
-                self.done = true;
-            }
-            "error" => pieces.push(Piece::Error(
-                value["error"]["message"]
-                    .as_str()
-                    .unwrap_or("the upstream stream failed")
-                    .to_owned(),
-            )),
-            _ => {}
-        }
-        pieces
-    }
-
-    fn done(&self) -> bool {
-        self.done
-    }
+    let finish = finish_of(read.stop_reason.get().unwrap_or("end_turn"));
+    let content = (!text.is_empty() || tool_calls.is_empty()).then_some(text);
+    to_value(&HubAnswer {
+        id: "chatcmpl-bedrock",
+        object: "chat.completion",
+        created: now(),
+        model: "",
+        choices: [HubChoice {
+            index: 0,
+            message: HubMessageOut {
+                role: "assistant",
+                content,
+                tool_calls,
+                reasoning_content: reasoning,
+                thinking_blocks: thinking,
+            },
+            finish_reason: finish,
+        }],
+        usage: usage_of_shape(&read.usage).map(|u| usage_json(&u)),
+    })
 }
 
 #[cfg(test)]

@@ -331,11 +331,6 @@ pub(crate) fn content_text(content: &Value) -> String {
     }
 }
 
-/// `n` as an i64 (0 when absent or not a number).
-pub(crate) fn int(value: &Value) -> i64 {
-    value.as_i64().unwrap_or(0)
-}
-
 /// Seconds since the epoch, for `created` fields.
 pub(crate) fn now() -> i64 {
     crate::clock::now_unix()

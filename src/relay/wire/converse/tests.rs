@@ -1,6 +1,9 @@
 //! Unit tests of the Bedrock Converse conversions.
 
+use serde_json::json;
+
 use super::*;
+use crate::relay::wire::{Decode, Piece};
 
 #[test]
 fn hub_requests_become_converse_requests() {
