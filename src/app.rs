@@ -95,6 +95,36 @@ pub struct App {
     poll_task: JoinHandle<()>,
     /// The `--metrics-listen` listener, if configured.
     metrics_listener: Option<TcpListener>,
+    /// Drops idle key entries and ledgers (aborted at shutdown).
+    sweep_task: JoinHandle<()>,
+}
+
+/// Every `period`, drops the API key entries no request used during the whole period that
+/// ended (their keys' digests stay: the next request reads the entry back) and the ledgers
+/// of users idle that long (rebuilt exactly on their next request).
+fn spawn_idle_sweep(
+    tokens: TokenIndex,
+    quota: QuotaBook,
+    period: std::time::Duration,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(period);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let index = tokens.clone();
+            match tokio::task::spawn_blocking(move || index.sweep()).await {
+                Ok(keys) if keys > 0 => tracing::debug!(keys, "idle key entries dropped"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "sweeping idle key entries failed"),
+            }
+            let ledgers = quota.evict_idle(period).await;
+            if ledgers > 0 {
+                tracing::debug!(ledgers, "idle ledgers dropped");
+            }
+        }
+    })
 }
 
 impl App {
@@ -212,9 +242,14 @@ impl App {
             writer_stats,
             Arc::clone(task_poller.stats()),
             limits.clone(),
+            crate::metrics::ResidentCollector {
+                tokens: tokens.clone(),
+                quota: Some(quota.clone()),
+            },
         );
         let janitor = LogJanitor::new(store.clone());
         let retention_task = janitor.spawn_auto(options.clone(), now_unix);
+        let sweep_task = spawn_idle_sweep(tokens.clone(), quota.clone(), config.idle_evict());
         let hash_queue = config.password_hash_queue;
         let state = AppState::new(Shared {
             janitor,
@@ -250,6 +285,7 @@ impl App {
             pool_task,
             writer_thread,
             retention_task,
+            sweep_task,
             alert_task,
             poll_task,
             metrics_listener,
@@ -344,6 +380,8 @@ impl App {
         let _ = self.retention_task.await;
         self.alert_task.abort();
         let _ = self.alert_task.await;
+        self.sweep_task.abort();
+        let _ = self.sweep_task.await;
         // The poller holds store handles: it ends after its current round (whose writes must
         // finish before the file closes); a round still waiting on an upstream at the end of
         // the grace period is cut, leaving leases the next start returns.

@@ -10,8 +10,10 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, NoLabelSet}
 use prometheus_client::metrics::MetricType;
 use tollgate_actors::channel_pool::routing_table::RoutingTable;
 use tollgate_actors::limiter::{Kind, Limiter, Scope};
+use tollgate_actors::quota::QuotaBook;
 use tollgate_actors::snapshot::Published;
 use tollgate_actors::stats::{Histogram, WriterStats};
+use tollgate_actors::token_index::TokenIndex;
 
 use super::relay::{Cell, RelayMetrics};
 use crate::task_poll::stats::TaskStats;
@@ -248,6 +250,75 @@ impl Collector for LimiterCollector {
              made them wait.",
             cells().map(|(scope, kind)| (labels(scope, kind), stats.queued(scope, kind))),
         )?;
+        Ok(())
+    }
+}
+
+/// What is kept in memory per API key and per user: loaded key entries, key digests and
+/// ledgers, and the reads and evictions that keep them to the keys and users in use.
+#[derive(Clone)]
+pub struct ResidentCollector {
+    /// The relay's key index.
+    pub tokens: TokenIndex,
+    /// The ledgers (none in a bare [`super::Metrics::new`]).
+    pub quota: Option<QuotaBook>,
+}
+
+impl std::fmt::Debug for ResidentCollector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResidentCollector").finish_non_exhaustive()
+    }
+}
+
+impl Collector for ResidentCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let size = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        let none: [(&'static str, &str); 0] = [];
+        gauges(
+            &mut encoder,
+            "tollgate_token_entries",
+            "API key entries in memory (the keys used lately).",
+            [(none, size(self.tokens.len()))],
+        )?;
+        gauges(
+            &mut encoder,
+            "tollgate_token_digests",
+            "API key digests in memory (every stored key's; an unknown key is refused without a read).",
+            [(none, size(self.tokens.digests()))],
+        )?;
+        let stats = self.tokens.stats();
+        counters(
+            &mut encoder,
+            "tollgate_token_loads",
+            "Storage reads of an API key's entry (its digest known, its entry not in memory).",
+            [(none, stats.loads())],
+        )?;
+        counters(
+            &mut encoder,
+            "tollgate_token_evictions",
+            "API key entries dropped from memory after an idle period.",
+            [(none, stats.evicted())],
+        )?;
+        if let Some(quota) = &self.quota {
+            gauges(
+                &mut encoder,
+                "tollgate_ledgers",
+                "Users' quota ledgers in memory (the users active lately).",
+                [(none, size(quota.ledgers_loaded()))],
+            )?;
+            counters(
+                &mut encoder,
+                "tollgate_ledger_loads",
+                "Users' ledgers read from storage (first use, or first use after eviction).",
+                [(none, quota.ledger_loads())],
+            )?;
+            counters(
+                &mut encoder,
+                "tollgate_ledger_evictions",
+                "Users' ledgers dropped from memory after an idle period.",
+                [(none, quota.ledger_evictions())],
+            )?;
+        }
         Ok(())
     }
 }

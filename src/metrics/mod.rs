@@ -20,6 +20,7 @@ use tollgate_actors::limiter::Limiter;
 use tollgate_actors::snapshot::Published;
 use tollgate_actors::stats::WriterStats;
 
+pub use self::collect::ResidentCollector;
 use self::collect::{LimiterCollector, RelayCollector, TaskCollector, WriterCollector};
 use self::relay::RelayMetrics;
 use crate::task_poll::stats::TaskStats;
@@ -42,16 +43,22 @@ impl Metrics {
     /// log writer's `writer` stats.
     pub fn new(table: Published<RoutingTable>, writer: Arc<WriterStats>) -> Metrics {
         let limits = Limiter::new(Arc::new(tollgate_actors::limiter::system_millis));
-        Metrics::with_tasks(table, writer, Arc::default(), limits)
+        let resident = ResidentCollector {
+            tokens: tollgate_actors::token_index::TokenIndex::default(),
+            quota: None,
+        };
+        Metrics::with_tasks(table, writer, Arc::default(), limits, resident)
     }
 
     /// [`Metrics::new`] with the task poller's `tasks` stats (its lag, tasks by state) and the
-    /// rate limits' engine `limits` (its refusals and queue waits).
+    /// rate limits' engine `limits` (its refusals and queue waits) and what is kept in memory
+    /// per key (`resident`).
     pub fn with_tasks(
         table: Published<RoutingTable>,
         writer: Arc<WriterStats>,
         tasks: Arc<TaskStats>,
         limits: Limiter,
+        resident: ResidentCollector,
     ) -> Metrics {
         let relay = Arc::new(RelayMetrics::default());
         let mut registry = Registry::default();
@@ -62,6 +69,7 @@ impl Metrics {
         registry.register_collector(Box::new(WriterCollector(writer)));
         registry.register_collector(Box::new(TaskCollector(tasks)));
         registry.register_collector(Box::new(LimiterCollector(limits)));
+        registry.register_collector(Box::new(resident));
         Metrics(Arc::new(Inner { relay, registry }))
     }
 

@@ -6,7 +6,7 @@
 //! configured, and the key index is then keyed by its HMAC ([`crate::sealing`]), so the file
 //! holds no key in the clear.
 
-use redb::{ReadTransaction, ReadableTable, ReadableTableMetadata, WriteTransaction};
+use redb::{ReadTransaction, ReadableTable, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
 use crate::tables::{TOKEN_BY_KEY, TOKENS, TOKENS_BY_USER};
@@ -182,13 +182,12 @@ pub fn count_for_user(wtx: &WriteTransaction, user: UserId) -> Result<usize> {
     Ok(n)
 }
 
-/// Every token (for building the in-memory key index at startup).
-pub fn all(rtx: &ReadTransaction) -> Result<Vec<Token>> {
-    let table = rtx.open_table(TOKENS)?;
-    let mut out = Vec::with_capacity(usize::try_from(table.len()?).unwrap_or(0));
-    for entry in table.iter()? {
+/// Calls `visit` with every token, one decoded at a time (the in-memory key index's startup
+/// pass over a million keys holds one record at a time, not all of them).
+pub fn each(rtx: &ReadTransaction, mut visit: impl FnMut(&Token)) -> Result<()> {
+    for entry in rtx.open_table(TOKENS)?.iter()? {
         let (_, bytes) = entry?;
-        out.push(codec::decode(bytes.value())?);
+        visit(&codec::decode(bytes.value())?);
     }
-    Ok(out)
+    Ok(())
 }

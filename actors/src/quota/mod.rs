@@ -7,17 +7,21 @@
 //! with a per-user mutex that is held for a few hundred nanoseconds and never across an
 //! `.await`: different users never contend, and a reservation costs no cross-thread hand-off
 //! (DESIGN.md measured those at tens of µs). A ledger is built from storage on a user's first
-//! request and kept for the life of the process.
+//! request and kept while used: [`QuotaBook::evict_idle`] drops idle ones ([`evict`]), and the
+//! next request builds the ledger again, exactly.
 
 pub mod budget;
+mod evict;
 pub mod ledger;
 pub mod output;
 pub mod rate;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use dashmap::DashMap;
+use dashmap::mapref::entry::Entry;
 use tollgate_storage::budgets::{self, KEEP_SECS, Owner};
 use tollgate_storage::logs::{self, LogEntry};
 use tollgate_storage::usage::{self, BalanceChange};
@@ -31,6 +35,7 @@ use crate::options::Options;
 use crate::options::rate_limit::RateLimit;
 use crate::storage_health::{StorageFault, StorageHealth};
 use budget::BudgetBook;
+use evict::Pinned;
 pub use ledger::{Billed, BudgetView, Refusal};
 use ledger::{HoldId, Ledger};
 pub use output::OutputAsk;
@@ -59,6 +64,12 @@ pub struct QuotaBook {
     watch: Arc<OnceLock<Arc<dyn SettleWatch>>>,
     /// The clock and time zone of budget windows, once installed (else the system clock, UTC).
     budget_env: Arc<OnceLock<BudgetEnv>>,
+    /// Sweeps that dropped ledgers so far (a load that saw it change is made again).
+    sweeps: Arc<AtomicU64>,
+    /// Ledgers read from storage.
+    loads: Arc<AtomicU64>,
+    /// Ledgers dropped by sweeps.
+    evicted: Arc<AtomicU64>,
 }
 
 /// Seconds since the Unix epoch, as a clock tells them.
@@ -112,6 +123,8 @@ pub struct Credit {
 /// request (client gone) never leaks reserved quota.
 pub struct Hold {
     book: QuotaBook,
+    /// The user's ledger, pinned while the request runs.
+    ledger: Pinned,
     user: UserId,
     token: Option<TokenId>,
     id: HoldId,
@@ -135,6 +148,9 @@ impl QuotaBook {
             ledgers: Arc::new(DashMap::new()),
             watch: Arc::new(OnceLock::new()),
             budget_env: Arc::new(OnceLock::new()),
+            sweeps: Arc::default(),
+            loads: Arc::default(),
+            evicted: Arc::default(),
         }
     }
 
@@ -164,57 +180,78 @@ impl QuotaBook {
         let _ = self.watch.set(watch);
     }
 
-    /// The ledger of `user`, loading it (and `token`) from storage on first use.
-    async fn ledger(
-        &self,
-        user: UserId,
-        token: Option<TokenId>,
-    ) -> Result<Arc<Mutex<Ledger>>, StorageError> {
-        let existing = self.ledgers.get(&user).map(|l| Arc::clone(l.value()));
-        let needs_token = |l: &Arc<Mutex<Ledger>>| token.is_some_and(|t| !lock(l).knows_token(t));
-        if let Some(ledger) = &existing
-            && !needs_token(ledger)
-        {
-            return Ok(Arc::clone(ledger));
-        }
-        let since = self.budget_clock().saturating_sub(KEEP_SECS);
-        let (balance, user_budget, token_row) = self
-            .store
-            .read(move |rtx| {
-                let user = users::get(rtx, user)?.ok_or(StorageError::NotFound { what: "user" })?;
-                let user_budget = budgets::load(rtx, Owner::User(user.id), since)?;
-                let token = match token {
-                    Some(id) => match tokens::get(rtx, id)? {
-                        Some(row) => Some((row, budgets::load(rtx, Owner::Token(id), since)?)),
+    /// The ledger of `user`, pinned, loading it (and `token`) from storage on first use (or
+    /// first use after a sweep dropped it).
+    async fn ledger(&self, user: UserId, token: Option<TokenId>) -> Result<Pinned, StorageError> {
+        let needs_token = |l: &Pinned| token.is_some_and(|t| !lock(l).knows_token(t));
+        loop {
+            // A ledger a sweep just dropped is not pinned: it is looked up (or loaded) again.
+            let existing = self
+                .ledgers
+                .get(&user)
+                .map(|l| Arc::clone(l.value()))
+                .and_then(Pinned::new);
+            let existing = match existing {
+                Some(ledger) if !needs_token(&ledger) => return Ok(ledger),
+                other => other,
+            };
+            let sweeps = self.sweeps.load(Ordering::Acquire);
+            let since = self.budget_clock().saturating_sub(KEEP_SECS);
+            self.loads.fetch_add(1, Ordering::Relaxed);
+            let (balance, user_budget, token_row) = self
+                .store
+                .read(move |rtx| {
+                    let user =
+                        users::get(rtx, user)?.ok_or(StorageError::NotFound { what: "user" })?;
+                    let user_budget = budgets::load(rtx, Owner::User(user.id), since)?;
+                    let token = match token {
+                        Some(id) => match tokens::get(rtx, id)? {
+                            Some(row) => Some((row, budgets::load(rtx, Owner::Token(id), since)?)),
+                            None => None,
+                        },
                         None => None,
-                    },
-                    None => None,
-                };
-                Ok::<_, StorageError>((user.quota.0, user_budget, token))
-            })
-            .await?;
-        let book =
-            |loaded: Option<budgets::Loaded>| loaded.map(|(b, spend)| BudgetBook::new(b, spend));
-        // Race-safe get-or-insert: whoever inserted first wins; the other's load is discarded.
-        let ledger = Arc::clone(
-            self.ledgers
-                .entry(user)
-                .or_insert_with(|| {
-                    Arc::new(Mutex::new(
-                        Ledger::new(balance).with_budget(book(user_budget)),
-                    ))
+                    };
+                    Ok::<_, StorageError>((user.quota.0, user_budget, token))
                 })
-                .value(),
-        );
-        if let Some((row, budget)) = token_row {
-            lock(&ledger).add_token(
-                row.id,
-                row.remain_quota.0,
-                row.unlimited_quota,
-                book(budget),
-            );
+                .await?;
+            let book = |loaded: Option<budgets::Loaded>| {
+                loaded.map(|(b, spend)| BudgetBook::new(b, spend))
+            };
+            let ledger = match existing {
+                Some(ledger) => ledger,
+                // Race-safe get-or-insert: whoever inserted first wins; the other's load is
+                // discarded. A load that read storage while a sweep ran is made again: the
+                // sweep may have dropped a ledger whose last change that read missed.
+                None => match self.ledgers.entry(user) {
+                    Entry::Occupied(kept) => match Pinned::new(Arc::clone(kept.get())) {
+                        Some(ledger) => ledger,
+                        None => continue,
+                    },
+                    Entry::Vacant(slot) => {
+                        if self.sweeps.load(Ordering::Acquire) != sweeps {
+                            continue;
+                        }
+                        let fresh = Arc::new(Mutex::new(
+                            Ledger::new(balance).with_budget(book(user_budget)),
+                        ));
+                        slot.insert(Arc::clone(&fresh));
+                        match Pinned::new(fresh) {
+                            Some(ledger) => ledger,
+                            None => continue,
+                        }
+                    }
+                },
+            };
+            if let Some((row, budget)) = token_row {
+                lock(&ledger).add_token(
+                    row.id,
+                    row.remain_quota.0,
+                    row.unlimited_quota,
+                    book(budget),
+                );
+            }
+            return Ok(ledger);
         }
-        Ok(ledger)
     }
 
     /// Reserves `amount` for a request of `user` with `token` (all of it must be available).
@@ -252,6 +289,7 @@ impl QuotaBook {
         };
         Ok(Hold {
             book: self.clone(),
+            ledger,
             user,
             token,
             id,
@@ -291,6 +329,7 @@ impl QuotaBook {
         Ok((
             Hold {
                 book: self.clone(),
+                ledger,
                 user,
                 token,
                 id,
@@ -626,24 +665,22 @@ impl Hold {
         at: i64,
     ) -> Billed {
         self.done = true;
-        let billed = self
-            .book
-            .with_ledger(self.user, |l| {
-                if let Some(limit) = &self.rate {
-                    l.rate_succeeded(limit, Instant::now());
-                }
-                let billed = l.settle(self.id, cost);
-                if let Some(b) = &billed {
-                    l.budget_spent(self.token, at, b.charged);
-                }
-                billed
-            })
-            .flatten()
-            .unwrap_or(Billed {
-                charged: 0,
-                balance: 0,
-                token_remain: None,
-            });
+        let billed = {
+            let mut l = lock(&self.ledger);
+            if let Some(limit) = &self.rate {
+                l.rate_succeeded(limit, Instant::now());
+            }
+            let billed = l.settle(self.id, cost);
+            if let Some(b) = &billed {
+                l.budget_spent(self.token, at, b.charged);
+            }
+            billed
+        }
+        .unwrap_or(Billed {
+            charged: 0,
+            balance: 0,
+            token_remain: None,
+        });
         let mut log = log(&billed);
         if let Some(log) = &mut log {
             log.quota = billed.charged;
@@ -680,7 +717,7 @@ impl Hold {
 
     /// Releases the reservation in the ledger and closes it in the journal.
     fn end_unsettled(&self) {
-        self.book.with_ledger(self.user, |l| l.release(self.id));
+        lock(&self.ledger).release(self.id);
         if let Some(hold) = self.journal {
             self.book.writer.hold_released(hold);
         }

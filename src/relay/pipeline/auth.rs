@@ -82,9 +82,13 @@ impl FromRequestParts<AppState> for Caller {
         }
         let (key, pin) = parse_key(&parts.headers).ok_or(RelayError::MissingKey)?;
         let max_cost = crate::relay::pipeline::max_cost::from_header(&parts.headers)?;
+        // A key not used lately is read back from storage; an unknown one is refused without a
+        // read (the index keeps every stored key's digest).
         let token = state
             .tokens
-            .get(&key)
+            .lookup(&key)
+            .await
+            .map_err(|e| RelayError::Internal(format!("loading the API key: {e}")))?
             .ok_or(RelayError::InvalidKey("invalid API key"))?;
         let now = now_unix();
         if token.status == tollgate_storage::tokens::STATUS_DISABLED {
