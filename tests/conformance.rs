@@ -1,7 +1,7 @@
 //! The conformance matrix of #19: every inbound format {OpenAI chat, Responses, Anthropic
 //! Messages, Gemini} × every upstream {OpenAI, Azure, Claude, Bedrock-Claude, Bedrock-Converse,
 //! Vertex-Gemini, Vertex-Claude, Gemini, Cohere, MiniMax, Zhipu, Cloudflare, Qianfan v2,
-//! Hunyuan, Baidu Qianfan v1, Dify} × {whole, streamed}, per scenario (text, tools, images, reasoning), through the public
+//! Hunyuan, Baidu Qianfan v1, Dify, Coze} × {whole, streamed}, per scenario (text, tools, images, reasoning), through the public
 //! HTTP API against one mock of all the upstreams
 //! (tests/common/conformance_upstreams.rs); iFlytek Spark's column runs against its WebSocket
 //! mock (tests/common/mock_spark.rs: text and reasoning answered, tools and images refused). Each cell asserts (a) the upstream request the mock
@@ -376,7 +376,7 @@ fn check_seen(
     if scenario == Scenario::Reasoning
         && !matches!(
             upstream,
-            Upstream::Hunyuan | Upstream::Baidu | Upstream::Dify
+            Upstream::Hunyuan | Upstream::Baidu | Upstream::Dify | Upstream::Coze
         )
     {
         if seen.thinking != THINKING {
@@ -393,12 +393,16 @@ fn check_seen(
 }
 
 /// A cell the relay cannot honour by design: the 400 it answers instead, and a piece of its
-/// message. Baidu Qianfan v1's and Dify's chats take text only (`relay::wire::baidu::check`,
-/// `relay::wire::dify::check`).
+/// message. Baidu Qianfan v1's, Dify's and Coze's chats take text only
+/// (`relay::wire::baidu::check`, `relay::wire::dify::check`, `relay::wire::coze::check`).
 fn refused(_inbound: Inbound, upstream: Upstream, scenario: Scenario) -> Option<&'static str> {
     match (upstream, scenario) {
-        (Upstream::Baidu | Upstream::Dify, Scenario::Tools) => Some("tools cannot be sent"),
-        (Upstream::Baidu | Upstream::Dify, Scenario::Image) => Some("part cannot be sent"),
+        (Upstream::Baidu | Upstream::Dify | Upstream::Coze, Scenario::Tools) => {
+            Some("tools cannot be sent")
+        }
+        (Upstream::Baidu | Upstream::Dify | Upstream::Coze, Scenario::Image) => {
+            Some("part cannot be sent")
+        }
         _ => None,
     }
 }
@@ -697,7 +701,8 @@ fn check_coding_agent_body(upstream: Upstream, client: &Value, sent: &Value) -> 
         | Upstream::Cohere
         | Upstream::Hunyuan
         | Upstream::Baidu
-        | Upstream::Dify => true,
+        | Upstream::Dify
+        | Upstream::Coze => true,
     };
     if ok {
         Ok(())

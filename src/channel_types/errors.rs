@@ -134,6 +134,31 @@ pub const PROVIDER_ERRORS: &[ProviderErrors] = &[
         ],
     },
     ProviderErrors {
+        // Coze's API codes (`{code, msg}` before a stream, an `error` event or a failed chat's
+        // `last_error` in it): the account's Coze token balance, pay-as-you-go balance or model
+        // service in arrears (4011, 4019, 4022); the personal access token invalid or without
+        // the permission (4100, 4101); the bot's daily limit, the system's and the purchased RPM
+        // (4008, 4009, 4020); the request's parameters, messages and prompt length (4000, 4004,
+        // 4005, 4010). Other codes (an unknown or unpublished bot, the model's error) → 502, the
+        // next channel; 5000 → 500.
+        types: &[49],
+        doc: "https://www.coze.cn/open/docs/developer_guides/coze_error_codes",
+        rules: &[
+            rule("4011", Balance),
+            rule("4019", Balance),
+            rule("4022", Balance),
+            rule("4100", Auth),
+            rule("4101", Auth),
+            rule("4008", RateLimit),
+            rule("4009", RateLimit),
+            rule("4020", RateLimit),
+            rule("4000", Client),
+            rule("4004", Client),
+            rule("4005", Client),
+            rule("4010", Client),
+        ],
+    },
+    ProviderErrors {
         // Workers AI's errors (in Cloudflare's `errors[]` envelope).
         types: &[39],
         doc: "https://developers.cloudflare.com/workers-ai/platform/errors/",

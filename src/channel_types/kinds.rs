@@ -117,13 +117,20 @@ pub enum Family {
     /// A Dify chat app (`chat-messages`, the app's key as bearer), reached as an
     /// OpenAI-compatible upstream through `relay::adaptor::native`.
     Dify,
+    /// A Coze bot (chat API v3's event stream, a personal access token as bearer), reached as
+    /// an OpenAI-compatible upstream through `relay::adaptor::coze`.
+    Coze,
 }
 
 impl Family {
     /// Whether the family's chat takes tools (passed through or converted): all but Baidu
-    /// Qianfan v1's and Dify's text-only chats and Spark's WebSocket chat, relayed without functions.
+    /// Qianfan v1's, Dify's and Coze's text-only chats and Spark's WebSocket chat, relayed
+    /// without functions.
     pub const fn tools(self) -> bool {
-        !matches!(self, Family::Baidu | Family::Spark | Family::Dify)
+        !matches!(
+            self,
+            Family::Baidu | Family::Spark | Family::Dify | Family::Coze
+        )
     }
 
     /// Whether the family takes OpenAI's bodies (so OpenAI-format routes reach it as they are).

@@ -694,7 +694,28 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         ..openai(48, "xAI", "https://api.x.ai")
     },
     ChannelType {
+        id: 49,
+        name: "Coze",
+        family: Some(Family::Coze),
+        default_base_url: "https://api.coze.cn",
+        base_url_required: false,
+        auth: Auth::Bearer,
+        key_format: KeyFormat::Lines,
+        key_hint: "",
         fields: COZE_FIELDS,
-        ..unsupported(49, "Coze", "https://api.coze.cn")
+        // A bot's chat API v3, `POST /v3/chat`, always as its event stream (whole answers
+        // gathered), a personal access token as bearer, the bot the channel's `other` else the
+        // model (`relay::adaptor::coze`, `relay::wire::coze`;
+        // https://www.coze.cn/open/docs/developer_guides/chat_v3, coze-py's
+        // `cozepy/chat/__init__.py`). Api.coze.com serves coze.com's bots. Its documented error
+        // codes (https://www.coze.cn/open/docs/developer_guides/coze_error_codes) are in `errors`.
+        caps: CHAT_STREAM,
+        openai_prefix: "/v1",
+        openai_paths: &[],
+        native_responses: false,
+        test: TestRequest::Chat,
+        balance: None,
+        models_api: None,
+        models: &[],
     },
 ];

@@ -88,7 +88,7 @@ fn the_relayed_types_are_those_the_relay_serves_today() {
         relayed,
         [
             1, 3, 4, 8, 11, 14, 15, 16, 17, 18, 19, 20, 22, 23, 24, 25, 26, 31, 33, 34, 35, 37, 39,
-            40, 41, 42, 43, 45, 46, 47, 48
+            40, 41, 42, 43, 45, 46, 47, 48, 49
         ]
     );
     let embeddings_only: Vec<i32> = CHANNEL_TYPES

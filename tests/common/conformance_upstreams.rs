@@ -88,6 +88,8 @@ const BAIDU_AK: &str = "baidu-conformance-ak";
 const BAIDU_SK: &str = "baidu-conformance-sk";
 const BAIDU_TOKEN: &str = "24.baidu-conformance-token";
 const DIFY_KEY: &str = "app-dify-conformance";
+const COZE_TOKEN: &str = "pat_coze_conformance";
+const COZE_BOT: &str = "7348293334";
 const AWS_ACCESS: &str = "AKIDCONFORMANCE1";
 const AWS_SECRET: &str = "conformance/Secret+Key/EXAMPLE";
 const AWS_REGION: &str = "us-west-2";
@@ -163,10 +165,12 @@ pub enum Upstream {
     Baidu,
     /// A Dify chat app (37).
     Dify,
+    /// A Coze bot (49), chat API v3.
+    Coze,
 }
 
 /// All upstreams, in the matrix's order.
-pub const UPSTREAMS: [Upstream; 16] = [
+pub const UPSTREAMS: [Upstream; 17] = [
     Upstream::OpenAi,
     Upstream::Azure,
     Upstream::Claude,
@@ -183,6 +187,7 @@ pub const UPSTREAMS: [Upstream; 16] = [
     Upstream::Hunyuan,
     Upstream::Baidu,
     Upstream::Dify,
+    Upstream::Coze,
 ];
 
 /// An upstream's body format.
@@ -208,6 +213,8 @@ pub enum Format {
     Baidu,
     /// Dify chat-messages.
     Dify,
+    /// Coze chat API v3.
+    Coze,
 }
 
 impl Upstream {
@@ -230,6 +237,7 @@ impl Upstream {
             Upstream::Hunyuan => "conf-hunyuan",
             Upstream::Baidu => "conf-baidu",
             Upstream::Dify => "conf-dify",
+            Upstream::Coze => "conf-coze",
         }
     }
 
@@ -251,6 +259,7 @@ impl Upstream {
             Upstream::Hunyuan => "hunyuan-turbo",
             Upstream::Baidu => "ERNIE-4.0-8K",
             Upstream::Dify => "dify-app",
+            Upstream::Coze => "coze-bot",
         }
     }
 
@@ -277,6 +286,7 @@ impl Upstream {
             Upstream::Hunyuan => (23, format!("1300000000|{HUNYUAN_ID}|{HUNYUAN_SECRET}"), ""),
             Upstream::Baidu => (15, format!("{BAIDU_AK}|{BAIDU_SK}"), ""),
             Upstream::Dify => (37, DIFY_KEY.to_owned(), ""),
+            Upstream::Coze => (49, COZE_TOKEN.to_owned(), COZE_BOT),
         };
         json!({"name": format!("{self:?}"), "type": kind, "key": key, "base_url": base,
             "other": other, "models": self.model(), "group": "default",
@@ -301,6 +311,7 @@ impl Upstream {
             Upstream::Hunyuan => Format::Hunyuan,
             Upstream::Baidu => Format::Baidu,
             Upstream::Dify => Format::Dify,
+            Upstream::Coze => Format::Coze,
         }
     }
 
@@ -362,6 +373,7 @@ impl Upstream {
                 Some(format!("access_token={BAIDU_TOKEN}")),
             ),
             Upstream::Dify => ("/v1/chat-messages".into(), None),
+            Upstream::Coze => ("/v3/chat".into(), None),
         }
     }
 
@@ -411,6 +423,7 @@ impl Upstream {
             // The access token is in the query (checked with the path above).
             Upstream::Baidu => auth("authorization").is_empty(),
             Upstream::Dify => auth("authorization") == format!("Bearer {DIFY_KEY}"),
+            Upstream::Coze => auth("authorization") == format!("Bearer {COZE_TOKEN}"),
         };
         if !ok {
             return Err("upstream auth header missing or wrong".into());
@@ -531,6 +544,15 @@ fn check_body(
                 "Stream: true on a stream",
             )?;
         }
+        Format::Coze => {
+            require(
+                find(&body["additional_messages"], &has_marker),
+                "the user text in additional_messages",
+            )?;
+            require(body["bot_id"] == COZE_BOT, "bot_id")?;
+            // Always a stream (whole answers are gathered from it).
+            require(body["stream"] == true, "stream: true")?;
+        }
         Format::Dify => {
             require(has_marker(&body["query"]), "the user text in the query")?;
             require(
@@ -577,6 +599,7 @@ fn check_body(
                 // Refused before the upstream (no tools in Qianfan v1's chat here).
                 Format::Baidu => return Err("tools reached Baidu".into()),
                 Format::Dify => return Err("tools reached Dify".into()),
+                Format::Coze => return Err("tools reached Coze".into()),
                 Format::Gemini => {
                     let t = &body["tools"][0];
                     if t["functionDeclarations"].is_array() {
@@ -609,7 +632,7 @@ fn check_body(
                     v["Type"] == "image_url" && v["ImageUrl"]["Url"] == url.as_str()
                 }),
                 // Refused before the upstream (Qianfan v1's chat takes text only).
-                Format::Baidu | Format::Dify => false,
+                Format::Baidu | Format::Dify | Format::Coze => false,
                 Format::Responses => find(body, &|v| {
                     v["type"] == "input_image" && v["image_url"] == url.as_str()
                 }),
@@ -677,6 +700,15 @@ pub fn answer(req: &Recorded) -> Answer {
                 json!({"error": "invalid_client", "error_description": "unknown client id"}),
             )
         };
+    }
+    if path == "/v3/chat" {
+        if auth != format!("Bearer {COZE_TOKEN}") {
+            return Answer::Json(
+                401,
+                json!({"code": 4100, "msg": "authentication is invalid"}),
+            );
+        }
+        return Answer::Chunks("text/event-stream", vec![sse(&coze_events())]);
     }
     if path == "/v1/chat-messages" {
         if auth != format!("Bearer {DIFY_KEY}") {
@@ -1487,5 +1519,51 @@ fn dify_events() -> Vec<(&'static str, Value)> {
                 "metadata": {"usage": {"prompt_tokens": PROMPT, "completion_tokens": COMPLETION,
                     "total_tokens": PROMPT + COMPLETION}}}),
         ),
+    ]
+}
+
+// ---- Coze chat API v3 ----
+
+/// A Message object of the answer.
+fn coze_message(event_id: &str, kind: &str, text: &str) -> Value {
+    json!({"id": event_id, "conversation_id": "c-conf", "bot_id": COZE_BOT, "role": "assistant",
+        "type": kind, "content": text, "content_type": "text", "chat_id": "chat-conf"})
+}
+
+/// The chat's start, two answer deltas, the whole message, a verbose one, the completed chat
+/// with its usage, done.
+fn coze_events() -> Vec<(&'static str, Value)> {
+    let chat = |status: &str| {
+        json!({"id": "chat-conf", "conversation_id": "c-conf", "bot_id": COZE_BOT,
+            "status": status, "usage": null, "last_error": {"code": 0, "msg": ""}})
+    };
+    let mut done = chat("completed");
+    done["usage"] = json!({"token_count": PROMPT + COMPLETION, "output_count": COMPLETION,
+        "input_count": PROMPT});
+    vec![
+        ("conversation.chat.created", chat("created")),
+        ("conversation.chat.in_progress", chat("in_progress")),
+        (
+            "conversation.message.delta",
+            coze_message("m-conf", "answer", "Hi "),
+        ),
+        (
+            "conversation.message.delta",
+            coze_message("m-conf", "answer", "there"),
+        ),
+        (
+            "conversation.message.completed",
+            coze_message("m-conf", "answer", TEXT),
+        ),
+        (
+            "conversation.message.completed",
+            coze_message(
+                "v-conf",
+                "verbose",
+                "{\"msg_type\":\"generate_answer_finish\"}",
+            ),
+        ),
+        ("conversation.chat.completed", done),
+        ("done", json!("[DONE]")),
     ]
 }

@@ -19,6 +19,7 @@ pub mod mock_audio;
 pub mod mock_baidu;
 pub mod mock_cloud;
 pub mod mock_compatible;
+pub mod mock_coze;
 pub mod mock_dify;
 pub mod mock_gemini;
 pub mod mock_hunyuan;

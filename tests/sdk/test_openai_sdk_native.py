@@ -15,6 +15,7 @@ from conftest import MockProvider, signed_in_root
 
 BAIDU_AK, BAIDU_SK, BAIDU_TOKEN = "sdk-baidu-ak", "sdk-baidu-sk", "24.sdk-baidu-token"
 DIFY_KEY = "app-sdk-dify"
+COZE_TOKEN, COZE_BOT = "pat_sdk_coze", "7348293334"
 
 
 class MockBaidu(MockProvider):
@@ -82,6 +83,38 @@ class MockDify(MockProvider):
         self._chunk("")
 
 
+class MockCoze(MockProvider):
+    """A Coze bot: `POST /v3/chat` (chat API v3) with a personal access token as bearer, always
+    asked for its event stream (`conversation.message.delta` answers, `conversation.chat.completed`
+    with the usage, `done`)."""
+
+    sent = []
+
+    def do_POST(self):
+        url = urlparse(self.path)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if url.path != "/v3/chat" or self.headers.get("Authorization") != f"Bearer {COZE_TOKEN}":
+            return self._json({"code": 4100, "msg": "authentication is invalid"}, 401)
+        MockCoze.sent.append((body, {k: v[0] for k, v in parse_qs(url.query).items()}))
+        if body.get("stream") is not True:
+            return self._json({"code": 4000, "msg": "the mock serves streams only"})
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        chat = {"id": "chat-1", "conversation_id": "c1", "bot_id": COZE_BOT, "status": "in_progress"}
+        self._chunk(f"event:conversation.chat.created\ndata:{json.dumps(chat)}\n\n")
+        message = {"id": "m1", "conversation_id": "c1", "bot_id": COZE_BOT, "role": "assistant",
+                   "type": "answer", "content_type": "text", "chat_id": "chat-1"}
+        for text in ["Hel", "lo"]:
+            self._chunk(f"event:conversation.message.delta\ndata:{json.dumps({**message, 'content': text})}\n\n")
+        self._chunk(f"event:conversation.message.completed\ndata:{json.dumps({**message, 'content': 'Hello'})}\n\n")
+        done = {**chat, "status": "completed", "usage": {"token_count": 7, "output_count": 2, "input_count": 5}}
+        self._chunk(f"event:conversation.chat.completed\ndata:{json.dumps(done)}\n\n")
+        self._chunk('event:done\ndata:"[DONE]"\n\n')
+        self._chunk("")
+
+
 @pytest.fixture(scope="module")
 def native():
     """Yields (base_url, console client, key, key id) of a Tollgate with one channel per type."""
@@ -89,16 +122,21 @@ def native():
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     dify = ThreadingHTTPServer(("127.0.0.1", 0), MockDify)
     threading.Thread(target=dify.serve_forever, daemon=True).start()
+    coze = ThreadingHTTPServer(("127.0.0.1", 0), MockCoze)
+    threading.Thread(target=coze.serve_forever, daemon=True).start()
     with signed_in_root("tollgate-sdk-native-") as (base, api, uid):
         api.headers["New-Api-User"] = uid
-        for key, value in [("ModelRatio", {"ERNIE-3.5-8K": 1, "dify-app": 1}),
-                           ("CompletionRatio", {"ERNIE-3.5-8K": 2, "dify-app": 2})]:
+        for key, value in [("ModelRatio", {"ERNIE-3.5-8K": 1, "dify-app": 1, "coze-bot": 1}),
+                           ("CompletionRatio", {"ERNIE-3.5-8K": 2, "dify-app": 2, "coze-bot": 2})]:
             assert api.put("/api/option/", json={"key": key, "value": json.dumps(value)}).json()["success"]
         channel = {"name": "baidu", "type": 15, "key": f"{BAIDU_AK}|{BAIDU_SK}", "models": "ERNIE-3.5-8K",
                    "group": "default", "base_url": f"http://127.0.0.1:{upstream.server_port}"}
         assert api.post("/api/channel/", json=channel).json()["success"]
         channel = {"name": "dify", "type": 37, "key": DIFY_KEY, "models": "dify-app", "group": "default",
                    "base_url": f"http://127.0.0.1:{dify.server_port}"}
+        assert api.post("/api/channel/", json=channel).json()["success"]
+        channel = {"name": "coze", "type": 49, "key": COZE_TOKEN, "other": COZE_BOT, "models": "coze-bot",
+                   "group": "default", "base_url": f"http://127.0.0.1:{coze.server_port}"}
         assert api.post("/api/channel/", json=channel).json()["success"]
         token = api.post("/api/token/", json={"name": "native", "remain_quota": 1_000_000}).json()["data"]
         key = api.post(f"/api/token/{token['id']}/key").json()["data"]["key"]
@@ -107,6 +145,7 @@ def native():
         finally:
             upstream.shutdown()
             dify.shutdown()
+            coze.shutdown()
 
 
 def billed(api, token_id, before, cost):
@@ -160,4 +199,30 @@ def test_dify_whole_and_streamed(native):
     chunks = list(stream)
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Hello"
     assert MockDify.sent[-1]["conversation_id"] == "c1" and MockDify.sent[-1]["query"] == "Hi"
+    billed(api, token_id, before, 5 + 2 * 2)
+
+
+def test_coze_whole_and_streamed(native):
+    """Coze (type 49): a bot's chat API v3, always its event stream (gathered for a whole answer),
+    billed from its usage; a conversation continued through extra_body's conversation_id."""
+    base, api, key, token_id = native
+    client = openai.OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0)
+    before = api.get(f"/api/token/{token_id}").json()["data"]["used_quota"]
+    answer = client.chat.completions.create(model="coze-bot", messages=[{"role": "user", "content": "Hi"}])
+    assert answer.choices[0].message.content == "Hello"
+    assert answer.usage.prompt_tokens == 5 and answer.usage.completion_tokens == 2
+    sent, query = MockCoze.sent[-1]
+    assert sent["bot_id"] == COZE_BOT and sent["stream"] is True and query == {}
+    assert sent["additional_messages"] == [{"role": "user", "type": "question", "content": "Hi",
+                                            "content_type": "text"}]
+    billed(api, token_id, before, 5 + 2 * 2)
+
+    before = api.get(f"/api/token/{token_id}").json()["data"]["used_quota"]
+    stream = client.chat.completions.create(
+        model="coze-bot", messages=[{"role": "user", "content": "Hi"}], stream=True,
+        stream_options={"include_usage": True}, extra_body={"conversation_id": "c1"})
+    chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Hello"
+    assert chunks[-1].usage.completion_tokens == 2
+    assert MockCoze.sent[-1][1] == {"conversation_id": "c1"}
     billed(api, token_id, before, 5 + 2 * 2)

@@ -46,6 +46,7 @@ pub mod channel_test;
 pub mod cloud_embed;
 pub mod cloudflare;
 pub mod count;
+pub mod coze;
 pub mod dify;
 pub mod eventstream;
 pub mod hunyuan;
@@ -88,6 +89,7 @@ fn of(channel_type: i32) -> &'static dyn Adaptor {
         Some(Family::Spark) => &spark::Spark,
         Some(Family::Baidu) => &baidu::Baidu,
         Some(Family::Dify) => &dify::Dify,
+        Some(Family::Coze) => &coze::Coze,
         Some(Family::OpenAi | Family::Anthropic | Family::Gemini | Family::Cohere) | None => {
             &Direct
         }

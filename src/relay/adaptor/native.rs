@@ -24,7 +24,7 @@ use serde_json::json;
 use crate::channel_types::Family;
 use crate::error::RelayError;
 use crate::relay::pipeline::sse::SseReader;
-use crate::relay::wire::{self, Decode, Encode, EncodeCtx, baidu, dify, hub, hunyuan};
+use crate::relay::wire::{self, Decode, Encode, EncodeCtx, Piece, baidu, coze, dify, hub, hunyuan};
 
 /// The largest whole answer read (a chat answer, not a file).
 const ANSWER_MAX: usize = 32 << 20;
@@ -38,6 +38,8 @@ pub enum Native {
     Baidu,
     /// A Dify chat app (`chat-messages`).
     Dify,
+    /// A Coze bot (chat API v3, always streamed: [`Native::gather`] for whole answers).
+    Coze,
 }
 
 impl Native {
@@ -47,6 +49,7 @@ impl Native {
             Family::Hunyuan => Some(Native::Hunyuan),
             Family::Baidu => Some(Native::Baidu),
             Family::Dify => Some(Native::Dify),
+            Family::Coze => Some(Native::Coze),
             _ => None,
         }
     }
@@ -57,6 +60,7 @@ impl Native {
             Native::Hunyuan => 23,
             Native::Baidu => 15,
             Native::Dify => 37,
+            Native::Coze => 49,
         }
     }
 
@@ -66,6 +70,7 @@ impl Native {
             Native::Hunyuan => "Hunyuan",
             Native::Baidu => "Baidu Qianfan",
             Native::Dify => "Dify",
+            Native::Coze => "Coze",
         }
     }
 
@@ -143,6 +148,18 @@ impl Native {
                 hub["model"] = serde_json::Value::String(model.to_owned());
                 json_response(StatusCode::OK, hub.to_string().into())
             }
+            Native::Coze => {
+                // Asked for a stream, Coze answers an error as `{code, msg}` (HTTP 200 or not).
+                let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                    return rebuilt(status, bytes);
+                };
+                let answer: coze::ErrorIn<'_> = wire::typed::view(&value);
+                match answer.error() {
+                    Some((code, message)) => error(self, &code.to_string(), message),
+                    None if !status.is_success() => rebuilt(status, bytes),
+                    None => failed(self, StatusCode::BAD_GATEWAY, "the answer is not a stream"),
+                }
+            }
         }
     }
 
@@ -151,7 +168,119 @@ impl Native {
             Native::Hunyuan => Box::new(hunyuan::Decoder::default()),
             Native::Baidu => Box::new(baidu::Decoder::default()),
             Native::Dify => Box::new(dify::Decoder::default()),
+            Native::Coze => Box::new(coze::Decoder::default()),
         }
+    }
+
+    /// The provider's streamed answer `resp` gathered into one OpenAI `chat.completion` naming
+    /// `model`, for a client that did not stream (Coze answers whole chats only through polling,
+    /// so the relay asks it for a stream): the text, the usage, the stream's error as the status
+    /// its code means; a stream cut before its end is a 502. An answer that is not a stream is
+    /// read as [`Native::answer`] reads it, within `timeout`.
+    pub async fn gather(
+        self,
+        resp: reqwest::Response,
+        model: &str,
+        timeout: Duration,
+    ) -> reqwest::Response {
+        let streamed = resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !streamed || !resp.status().is_success() {
+            return self.answer(resp, model, timeout).await;
+        }
+        let mut decoder = self.decoder();
+        let mut reader = SseReader::default();
+        let mut pieces = Vec::new();
+        let mut answer = Gathered::default();
+        let mut chunks = resp.bytes_stream();
+        loop {
+            let chunk = chunks.next().await;
+            let mut on_event = |event: crate::relay::pipeline::sse::Event<'_>, _: usize| {
+                pieces.extend(decoder.event(event.name, event.data));
+            };
+            let ended = match chunk {
+                Some(Ok(chunk)) => match reader.feed(&chunk, &mut on_event) {
+                    Ok(()) => false,
+                    Err(e) => return failed(self, StatusCode::BAD_GATEWAY, &e.to_string()),
+                },
+                Some(Err(e)) => {
+                    let message = format!("reading the upstream's stream failed: {e}");
+                    return failed(self, StatusCode::BAD_GATEWAY, &message);
+                }
+                None => {
+                    reader.finish(&mut on_event);
+                    true
+                }
+            };
+            if let Some(instead) = answer.take(self, pieces.drain(..)) {
+                return instead;
+            }
+            if decoder.done() {
+                return answer.completion(model);
+            }
+            if ended {
+                return failed(self, StatusCode::BAD_GATEWAY, "the answer was cut short");
+            }
+        }
+    }
+}
+
+/// A streamed answer gathered so far ([`Native::gather`]).
+#[derive(Default)]
+struct Gathered {
+    id: String,
+    text: String,
+    usage: crate::relay::measure::price::Usage,
+}
+
+impl Gathered {
+    /// Adds `pieces`; `Some`: the answer to give instead (the stream's error as the status its
+    /// code means, or an answer past [`ANSWER_MAX`]).
+    fn take(
+        &mut self,
+        native: Native,
+        pieces: impl Iterator<Item = Piece>,
+    ) -> Option<reqwest::Response> {
+        for piece in pieces {
+            match piece {
+                Piece::Start { id, .. } => self.id = id,
+                Piece::Text(t) if self.text.len() + t.len() > ANSWER_MAX => {
+                    return Some(failed(
+                        native,
+                        StatusCode::BAD_GATEWAY,
+                        "the answer is too large",
+                    ));
+                }
+                Piece::Text(t) => self.text.push_str(&t),
+                Piece::Usage(u) => self.usage = u,
+                Piece::Error(message) => {
+                    let (code, text) = message.split_once(": ").unwrap_or(("", &message));
+                    return Some(error(native, code, text));
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// The `chat.completion` naming `model`.
+    fn completion(&self, model: &str) -> reqwest::Response {
+        let usage = &self.usage;
+        let body = json!({
+            "id": format!("chatcmpl-{}", self.id),
+            "object": "chat.completion",
+            "created": crate::clock::now_unix(),
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": self.text},
+                "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+                "total_tokens": usage.prompt_tokens.saturating_add(usage.completion_tokens)},
+        });
+        json_response(StatusCode::OK, body.to_string().into())
     }
 }
 
@@ -240,6 +369,7 @@ fn error(native: Native, code: &str, message: &str) -> reqwest::Response {
             Native::Baidu => baidu::error_status(code),
             // Dify answers its errors with their HTTP status, never in a 200 body.
             Native::Dify => 500,
+            Native::Coze => coze::error_status(code),
         },
     };
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);

@@ -22,6 +22,7 @@ pub mod anthropic;
 pub mod baidu;
 pub mod cohere;
 pub mod converse;
+pub mod coze;
 pub mod dify;
 pub mod gemini;
 pub mod hub;
@@ -71,7 +72,9 @@ impl Wire {
             Family::Gemini => Some(Wire::Gemini),
             Family::Cohere => Some(Wire::Cohere),
             // Reached as OpenAI-compatible upstreams (`relay::adaptor::native`).
-            Family::Hunyuan | Family::Spark | Family::Baidu | Family::Dify => Some(Wire::OpenAi),
+            Family::Hunyuan | Family::Spark | Family::Baidu | Family::Dify | Family::Coze => {
+                Some(Wire::OpenAi)
+            }
             Family::Azure | Family::Bedrock | Family::Vertex => None,
         }
     }
