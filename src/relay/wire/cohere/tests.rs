@@ -1,6 +1,9 @@
 //! Unit tests of the Cohere conversions.
 
+use serde_json::json;
+
 use super::*;
+use crate::relay::wire::{Decode, Piece};
 
 /// Golden, from the non-streamed example of <https://docs.cohere.com/reference/chat>:
 /// billed units (5 in, 418 out) are billed, not the model's tokens (71 in).
