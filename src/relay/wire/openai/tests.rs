@@ -1,6 +1,7 @@
 //! Unit tests of the OpenAI chat wire.
 
 use super::*;
+use crate::relay::wire::{Decode, Piece};
 
 #[test]
 fn decoder_reads_text_tools_finish_and_usage() {
