@@ -1,6 +1,8 @@
 //! Criterion micro-benchmarks of the wire conversions (issue P19 item 4): per format, a
 //! representative request and whole answer converted to and from the hub (OpenAI chat
-//! completions), and a stream decoded from the format's events and encoded into them. Run the
+//! completions), a whole answer read from its bytes with its usage (`answer_read`, the relay's
+//! path) and its usage alone, and a stream decoded from the format's events and encoded into
+//! them. Run the
 //! same binary's `--save-baseline before` and `--baseline before` around a change to a format.
 //!
 //! `cargo bench --bench wire_formats` (add a filter, e.g. `-- responses`).
@@ -345,6 +347,15 @@ fn formats(c: &mut Criterion) {
         });
         group.bench_function("answer_to_hub", |b| {
             b.iter(|| wire::to_hub_answer(s.wire, black_box(&s.answer)));
+        });
+        // What the relay does with a whole upstream answer: its bytes to the hub and its usage.
+        let bytes = s.answer.to_string();
+        wire::read_answer(s.wire, bytes.as_bytes()).expect("reads");
+        group.bench_function("answer_read", |b| {
+            b.iter(|| wire::read_answer(s.wire, black_box(bytes.as_bytes())));
+        });
+        group.bench_function("answer_usage", |b| {
+            b.iter(|| wire::answer_usage(s.wire, black_box(&s.answer)));
         });
         if s.request.is_some() {
             group.bench_function("answer_from_hub", |b| {

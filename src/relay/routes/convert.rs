@@ -364,11 +364,10 @@ async fn answer(
     let status = resp.status();
     let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
     let bytes = read_whole(resp, timeout, &mut meter).await?;
-    let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
+    let Some((hub, usage)) = wire::read_answer(upstream, &bytes) else {
         return Err(not_json(&mut meter).await);
     };
-    let hub = wire::to_hub_answer(upstream, &value);
-    match wire::answer_usage(upstream, &value) {
+    match usage {
         Some(usage) => meter.reported(usage),
         None => meter.output(&wire::hub_answer_text(&hub)),
     }

@@ -26,7 +26,7 @@ use crate::relay::measure::price::Usage;
 
 pub use from_hub::{answer_from_hub, request_from_hub};
 pub use stream::{Decoder, Encoder};
-pub use to_hub::{answer_to_hub, request_to_hub};
+pub use to_hub::{answer_from_bytes, answer_to_hub, request_to_hub};
 
 /// max_tokens sent to Anthropic when an OpenAI request sets none (new-api's
 /// `claude.default_max_tokens`).

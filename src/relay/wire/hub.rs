@@ -218,25 +218,25 @@ pub struct JsonSchema<'a> {
     pub strict: Option<Verbatim<'a>>,
 }
 
-/// A hub answer (`chat.completion`), as the client-side converters read it.
+/// A hub answer (`chat.completion`), as the client-side converters read it: its message read
+/// as `M` (a converter that reads more of a message than [`Message`] names its own).
 #[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Answer<'a> {
+#[serde(default, bound(deserialize = "M: Deserialize<'de> + Default"))]
+pub struct Answer<'a, M = Message<'a>> {
     /// The completion's id.
     #[serde(borrow)]
     pub id: Str<'a>,
     /// The answers (converters read the first).
     #[serde(borrow)]
-    pub choices: List<Choice<'a>>,
+    pub choices: List<Choice<'a, M>>,
 }
 
 /// One answer of a hub answer.
 #[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Choice<'a> {
+#[serde(default, bound(deserialize = "M: Deserialize<'de> + Default"))]
+pub struct Choice<'a, M = Message<'a>> {
     /// The assistant's message.
-    #[serde(borrow)]
-    pub message: Obj<Message<'a>>,
+    pub message: Obj<M>,
     /// Why it stopped.
     #[serde(borrow)]
     pub finish_reason: Str<'a>,

@@ -4,7 +4,8 @@
 //! requests, Cohere → hub answers), so each format knows only itself and the hub.
 //!
 //! - Requests and whole answers convert as JSON values ([`to_hub_request`] / [`from_hub_request`],
-//!   [`to_hub_answer`] / [`from_hub_answer`]).
+//!   [`to_hub_answer`] / [`from_hub_answer`]); an upstream's whole answer is read from its bytes
+//!   ([`read_answer`]).
 //! - Streams convert event by event: a format's [`Decode`] turns its upstream SSE events into
 //!   [`Piece`]s, another format's [`Encode`] turns pieces into the client's SSE bytes.
 //!
@@ -271,6 +272,23 @@ pub fn from_hub_answer(wire: Wire, hub: &Value, model: &str) -> Value {
         Wire::Gemini => gemini::answer_from_hub(hub, model),
         Wire::Responses => responses::answer_from_hub(hub, model),
     }
+}
+
+/// A whole upstream answer in format `wire` read from its bytes: as a hub `chat.completion`
+/// ([`to_hub_answer`]) and the usage it reports ([`answer_usage`]). The typed formats read the
+/// bytes straight into their structs; the others, and a body those refuse (a field repeated),
+/// are parsed as a value first. `None` when the bytes are not JSON.
+pub fn read_answer(wire: Wire, bytes: &[u8]) -> Option<(Value, Option<Usage>)> {
+    let typed = match wire {
+        Wire::Anthropic => anthropic::answer_from_bytes(bytes),
+        Wire::Responses => responses::answer_from_bytes(bytes),
+        Wire::OpenAi | Wire::Gemini | Wire::Converse | Wire::Cohere => None,
+    };
+    if typed.is_some() {
+        return typed;
+    }
+    let answer = serde_json::from_slice::<Value>(bytes).ok()?;
+    Some((to_hub_answer(wire, &answer), answer_usage(wire, &answer)))
 }
 
 /// The usage a whole answer in format `wire` reports, if any.

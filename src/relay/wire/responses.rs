@@ -39,7 +39,7 @@ use super::hub::{
 use super::typed::{Shape, Str, Verbatim, view};
 use crate::relay::measure::price::Usage;
 
-pub use answer::{answer_from_hub, answer_to_hub, answer_usage};
+pub use answer::{answer_from_bytes, answer_from_hub, answer_to_hub, answer_usage};
 pub use stream::{Decoder, Encoder};
 
 fn refuse<T>(field: &str, why: &str) -> Result<T, ConvertError> {

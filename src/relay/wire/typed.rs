@@ -1,8 +1,10 @@
 //! Lenient field types for the typed wire formats: a body's field of an unexpected JSON type
 //! reads as absent (as indexing a `serde_json::Value` did), never as a refused body. Strings
 //! borrow from the parsed value or text where they can ([`Str`]); objects and lists of another
-//! type read as empty ([`Obj`], [`List`]). Serialisation to an SSE event without an
-//! intermediate `Value`: [`sse_typed`].
+//! type read as empty ([`Obj`], [`List`]); a field whose presence counts is a [`Present`]. A
+//! body is read from a parsed value ([`view`]) or straight from its bytes ([`parse`]; a
+//! [`Verbatim`] read so is written in a value's key order by [`Sorted`]). Serialisation to an
+//! SSE event without an intermediate `Value`: [`sse_typed`].
 
 use std::borrow::Cow;
 use std::fmt;
@@ -11,6 +13,12 @@ use std::marker::PhantomData;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Serialize, Serializer};
+
+mod present;
+mod sorted;
+
+pub use present::{Present, Raw};
+pub use sorted::Sorted;
 
 /// A string field: `None` when absent or of another type; borrowed when the input allows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -416,6 +424,13 @@ pub fn view<'a, T: Deserialize<'a> + Default>(value: &'a serde_json::Value) -> T
         .unwrap_or_default()
 }
 
+/// `T` read straight from a body's bytes, as [`view`] reads it from the body parsed: `None`
+/// when the bytes are not JSON, or repeat a field `T` reads (a `Value` keeps the last; the
+/// caller then reads the parsed value instead).
+pub fn parse<'a, T: Deserialize<'a> + Default>(bytes: &'a [u8]) -> Option<T> {
+    serde_json::from_slice::<Obj<T>>(bytes).ok().map(|o| o.0)
+}
+
 /// Appends one SSE event whose data is `data` serialised (`event:` line only when `name` is
 /// not empty), as [`super::sse`] does for a `Value`.
 pub fn sse_typed<T: Serialize>(out: &mut Vec<u8>, name: &str, data: &T) {
@@ -579,3 +594,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for Verbatim<'a> {
         d.deserialize_any(VerbatimVisitor(PhantomData))
     }
 }
+
+#[cfg(test)]
+mod tests;

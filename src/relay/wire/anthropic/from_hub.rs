@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::read::{HubAnswer, HubCall, HubChoice, HubMessage, HubRequest};
+use super::read::{HubCall, HubMessage, HubRequest};
 use super::usage::UsageOut;
 use super::{
     BlockOut, DEFAULT_MAX_TOKENS, ResultOut, SourceOut, TextOut, message_id, stop_reason_of,
@@ -327,8 +327,8 @@ pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
 
 /// A hub `chat.completion` as a whole Anthropic answer naming `model`.
 pub fn answer_from_hub(hub: &Value, model: &str) -> Value {
-    let answer: HubAnswer = view(hub);
-    let default = HubChoice::default();
+    let answer: hub::Answer<HubMessage> = view(hub);
+    let default = hub::Choice::default();
     let choice = answer.choices.iter().next().unwrap_or(&default);
     let message = &choice.message;
     // Signed thinking as the upstream signed it; reasoning from an upstream that signs nothing

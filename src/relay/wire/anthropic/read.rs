@@ -1,31 +1,17 @@
 //! The shapes the Anthropic converters read, every field lenient (a field of an unexpected type
 //! reads as absent, see [`crate::relay::wire::typed`]) and strings borrowed from the value
 //! read: an Anthropic Messages request and whole answer (their content blocks), and the hub
-//! request and answer as the hub → Anthropic converters read them (ids and names copied
-//! verbatim, whatever their type, and the hub's `thinking_blocks`). Fields the converters do
+//! request and message as the hub → Anthropic converters read them (ids and names copied
+//! verbatim, whatever their type, and the hub's `thinking_blocks`; a hub answer is a
+//! [`crate::relay::wire::hub::Answer`] of [`HubMessage`]s). Fields the converters do
 //! not read are skipped, not kept: nothing passes from one format to the other unconverted.
 
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 
+use super::usage::UsageIn;
 use crate::relay::wire::hub::Part;
-use crate::relay::wire::typed::{Int, List, Obj, Shape, Str, Verbatim};
-
-/// A field copied as indexing a `Value` copies it: absent and `null` are told apart (a tool is
-/// kept when its `input_schema` is present, even `null`).
-#[derive(Debug, Default)]
-pub enum Raw<'a> {
-    /// The field is absent.
-    #[default]
-    Absent,
-    /// The field, `null` included.
-    Given(Verbatim<'a>),
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Verbatim::deserialize(d).map(Raw::Given)
-    }
-}
+pub use crate::relay::wire::typed::Raw;
+use crate::relay::wire::typed::{Int, List, Obj, Present, Shape, Str, Verbatim};
 
 /// An Anthropic Messages request.
 #[derive(Debug, Default, Deserialize)]
@@ -191,7 +177,7 @@ pub struct Metadata<'a> {
     pub user_id: Str<'a>,
 }
 
-/// A whole Anthropic answer (its usage is read in place by `usage_of`).
+/// A whole Anthropic answer.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Answer<'a> {
@@ -207,6 +193,8 @@ pub struct Answer<'a> {
     /// Why it stopped.
     #[serde(borrow)]
     pub stop_reason: Str<'a>,
+    /// Its usage (present even when not an object, which reads as no figures).
+    pub usage: Present<UsageIn>,
 }
 
 /// A hub request, as the hub → Anthropic converter reads it.
@@ -310,28 +298,4 @@ pub struct HubToolChoice<'a> {
     /// The function named.
     #[serde(borrow)]
     pub function: Obj<HubFunction<'a>>,
-}
-
-/// A hub answer (`chat.completion`).
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubAnswer<'a> {
-    /// The completion's id.
-    #[serde(borrow)]
-    pub id: Str<'a>,
-    /// The answers (the first is converted).
-    #[serde(borrow)]
-    pub choices: List<HubChoice<'a>>,
-}
-
-/// One answer of a hub answer.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubChoice<'a> {
-    /// The assistant's message.
-    #[serde(borrow)]
-    pub message: Obj<HubMessage<'a>>,
-    /// Why it stopped.
-    #[serde(borrow)]
-    pub finish_reason: Str<'a>,
 }

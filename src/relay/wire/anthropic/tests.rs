@@ -123,3 +123,48 @@ fn encoder_emits_the_event_sequence() {
     assert!(text.contains(r#""stop_reason":"end_turn""#));
     assert!(text.contains(r#""output_tokens":2"#));
 }
+
+/// `created` aside (the clock), the hub answer.
+fn without_created(mut hub: serde_json::Value) -> serde_json::Value {
+    if let Some(map) = hub.as_object_mut() {
+        map.remove("created");
+    }
+    hub
+}
+
+#[test]
+fn an_answer_read_from_its_bytes_converts_as_its_parsed_value() {
+    // Keys out of name order and repeated inside the tool input, escapes in the text.
+    let text = r#"{"usage":{"output_tokens":40,"input_tokens":100,"cache_read_input_tokens":20},
+        "content":[{"type":"text","text":"a \u00e9\n"},{"input":{"z":{"y":1,"b":2},"a":[{"q":1,"c":2}],
+        "d":1,"d":2},"name":"w","type":"tool_use","id":"t"}],"model":"m","id":"msg_x",
+        "stop_reason":"tool_use"}"#;
+    let value: serde_json::Value = serde_json::from_str(text).expect("JSON");
+    let (hub, usage) = answer_from_bytes(text.as_bytes()).expect("read");
+    assert_eq!(
+        without_created(hub.clone()),
+        without_created(answer_to_hub(&value))
+    );
+    assert_eq!(
+        hub["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"],
+        r#"{"a":[{"c":2,"q":1}],"d":2,"z":{"b":2,"y":1}}"#
+    );
+    assert_eq!(usage, value.get("usage").map(usage_of));
+    assert_eq!(usage.map(|u| u.prompt_tokens), Some(120));
+    // A usage that is not an object is a usage of nothing, as before; none is none.
+    let (_, usage) = answer_from_bytes(br#"{"content":[],"usage":null}"#).expect("read");
+    assert_eq!(usage, Some(Usage::default()));
+    assert_eq!(
+        answer_from_bytes(br#"{"content":[]}"#).expect("read").1,
+        None
+    );
+    // A repeated field is left to the parsed value (which keeps the last), not JSON is none.
+    assert!(answer_from_bytes(br#"{"id":"a","id":"b"}"#).is_none());
+    let (hub, _) = crate::relay::wire::read_answer(
+        crate::relay::wire::Wire::Anthropic,
+        br#"{"id":"a","id":"b"}"#,
+    )
+    .expect("JSON");
+    assert_eq!(hub["id"], "chatcmpl-b");
+    assert!(crate::relay::wire::read_answer(crate::relay::wire::Wire::Anthropic, b"{").is_none());
+}

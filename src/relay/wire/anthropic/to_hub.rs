@@ -8,9 +8,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::read::{Answer, Block, Raw, Request};
-use super::{BlockOut, TextOut, finish_of, thinking_block, usage_of};
+use super::usage::UsageIn;
+use super::{BlockOut, TextOut, finish_of, thinking_block};
+use crate::relay::measure::price::Usage;
 use crate::relay::wire::openai::usage_json;
-use crate::relay::wire::typed::{Shape, Verbatim, view};
+use crate::relay::wire::typed::{Shape, Sorted, Verbatim, parse, view};
 use crate::relay::wire::{ConvertError, hub, now};
 
 /// A hub message as written.
@@ -330,7 +332,7 @@ fn tool_result_content<'a>(content: &'a Shape<'a, Box<Block<'a>>>) -> ContentOut
 }
 
 /// A tool use as a hub tool call (its input as JSON text, keys in name order as a `Value`
-/// writes them: the view of a `Value` reads them in that order).
+/// writes them, whether it was read from a `Value` or from the body's bytes).
 fn tool_call<'a>(block: &'a Block<'a>) -> CallOut<'a> {
     CallOut {
         id: block.id.as_ref(),
@@ -340,14 +342,18 @@ fn tool_call<'a>(block: &'a Block<'a>) -> CallOut<'a> {
             arguments: block
                 .input
                 .as_ref()
-                .map_or_else(|| "null".to_owned(), Verbatim::to_json),
+                .map_or_else(|| "null".to_owned(), |input| Sorted(input).to_json()),
         },
     }
 }
 
 /// An Anthropic Messages request as a hub request.
 pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
-    let request: Request = view(body);
+    hub_request(&view(body))
+}
+
+/// The hub request of a request read.
+fn hub_request(request: &Request) -> Result<Value, ConvertError> {
     let mut messages = Vec::new();
     let system = joined_text(&request.system);
     if !system.is_empty() {
@@ -461,7 +467,19 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
 
 /// A whole Anthropic answer as a hub `chat.completion`.
 pub fn answer_to_hub(answer: &Value) -> Value {
-    let read: Answer = view(answer);
+    hub_answer(&view(answer)).0
+}
+
+/// A whole Anthropic answer read straight from its bytes: the hub `chat.completion` and the
+/// usage it reports, as [`answer_to_hub`] and [`super::usage_of`] give them from the body
+/// parsed. `None` when the bytes are not JSON or repeat a field read (the caller then parses
+/// them as a value).
+pub fn answer_from_bytes(bytes: &[u8]) -> Option<(Value, Option<Usage>)> {
+    parse::<Answer>(bytes).map(|answer| hub_answer(&answer))
+}
+
+/// The hub `chat.completion` of an answer read, and its usage.
+fn hub_answer(read: &Answer) -> (Value, Option<Usage>) {
     let mut text = String::new();
     let mut reasoning = String::new();
     let mut thinking = Vec::new();
@@ -487,7 +505,8 @@ pub fn answer_to_hub(answer: &Value) -> Value {
     message.tool_calls = (!tool_calls.is_empty()).then_some(tool_calls);
     message.reasoning_content = (!reasoning.is_empty()).then_some(reasoning);
     message.thinking_blocks = (!thinking.is_empty()).then_some(thinking);
-    hub::to_value(&AnswerOut {
+    let usage = read.usage.0.as_ref().map(UsageIn::usage);
+    let hub = hub::to_value(&AnswerOut {
         id: format!("chatcmpl-{}", read.id.get().unwrap_or("tollgate")),
         object: "chat.completion",
         created: now(),
@@ -497,6 +516,7 @@ pub fn answer_to_hub(answer: &Value) -> Value {
             message,
             finish_reason: finish_of(read.stop_reason.or_empty()),
         }],
-        usage: answer.get("usage").map(|u| usage_json(&usage_of(u))),
-    })
+        usage: usage.as_ref().map(usage_json),
+    });
+    (hub, usage)
 }

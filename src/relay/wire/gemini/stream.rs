@@ -69,11 +69,36 @@ impl Candidate<'_> {
     /// (`webSearchQueries`). Gemini 2.x bills Grounding with Google Search per grounded prompt
     /// (<https://ai.google.dev/gemini-api/docs/pricing>), so a grounded answer counts one call.
     pub(super) fn grounded(&self) -> bool {
-        let Some(Shape::Obj(g)) = either(&self.grounding_camel, &self.grounding_snake) else {
-            return false;
-        };
-        matches!(either(&g.queries_camel, &g.queries_snake), Some(Shape::List(q)) if !q.is_empty())
+        grounded(&self.grounding_camel, &self.grounding_snake)
     }
+}
+
+/// Whether a candidate's `groundingMetadata` (camelCase or snake_case) lists the queries run.
+fn grounded<'a>(camel: &Shape<'a, Grounding<'a>>, snake: &Shape<'a, Grounding<'a>>) -> bool {
+    let Some(Shape::Obj(g)) = either(camel, snake) else {
+        return false;
+    };
+    matches!(either(&g.queries_camel, &g.queries_snake), Some(Shape::List(q)) if !q.is_empty())
+}
+
+/// A whole answer as its usage reads it: its candidates' grounding and its `usageMetadata`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct UsageView<'a> {
+    #[serde(borrow)]
+    candidates: List<Grounds<'a>>,
+    #[serde(borrow, rename = "usageMetadata")]
+    usage_metadata: Shape<'a, UsageIn<'a>>,
+}
+
+/// A candidate's grounding.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Grounds<'a> {
+    #[serde(borrow, rename = "groundingMetadata")]
+    grounding_camel: Shape<'a, Grounding<'a>>,
+    #[serde(borrow, rename = "grounding_metadata")]
+    grounding_snake: Shape<'a, Grounding<'a>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -130,13 +155,17 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
 /// The usage a whole `generateContent` answer reports (`None`: it has no `usageMetadata`), with
 /// its Google Search call when a candidate was grounded.
 pub(super) fn answer_usage(answer: &Value) -> Option<Usage> {
-    let read: Chunk = view(answer);
+    let read: UsageView = view(answer);
     let mut usage = match &read.usage_metadata {
         Shape::Absent => return None,
         Shape::Obj(meta) => meta.usage(),
         _ => UsageIn::default().usage(),
     };
-    if read.candidates.iter().any(Candidate::grounded) {
+    if read
+        .candidates
+        .iter()
+        .any(|c| grounded(&c.grounding_camel, &c.grounding_snake))
+    {
         usage.tool_calls[Tool::GeminiGoogleSearch.index()] = 1;
     }
     Some(usage)

@@ -2,17 +2,20 @@
 
 use std::borrow::Cow;
 
+use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::read::Response;
 use super::write::{IncompleteOut, ItemOut, PartOut, ResponseOut, UsageOut};
 use crate::relay::measure::components::web_searches_into;
 use crate::relay::measure::price::Usage;
+use crate::relay::measure::usage::OpenAiUsage;
 use crate::relay::wire::hub::{
     self, AnswerOut, ChoiceOut, ContentOut, MessageOut, ToolCallOut, content_text,
 };
-use crate::relay::wire::typed::{Str, Verbatim, view};
+use crate::relay::wire::typed::{List, Str, Verbatim, parse, view};
 use crate::relay::wire::{now, openai};
 
 /// The hub finish reason of a Responses object (its status, why it is incomplete, its calls).
@@ -30,21 +33,80 @@ pub(super) fn finish_of<U>(response: &Response<'_, U>, called: bool) -> &'static
 /// reports none. The one reading of a Responses usage: whole answers ([`answer_usage`]) and the
 /// stream's final events alike.
 pub(super) fn usage_of<U>(response: &Response<'_, U>, usage: Option<&Value>) -> Option<Usage> {
+    usage_with_searches(response.output.iter().map(|i| i.kind.get()), usage)
+}
+
+/// `usage` (when it is an object) with the web search calls among the output items of types
+/// `kinds`.
+fn usage_with_searches<'k>(
+    kinds: impl Iterator<Item = Option<&'k str>>,
+    usage: Option<&Value>,
+) -> Option<Usage> {
     let mut usage = openai::usage_of(usage.filter(|u| u.is_object())?);
-    web_searches_into(response.output.iter().map(|i| i.kind.get()), &mut usage);
+    web_searches_into(kinds, &mut usage);
     Some(usage)
 }
 
-/// The usage a whole Responses answer reports, with its web search calls (see [`usage_of`]).
+/// The output items of a response as its usage reads them: their types only.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Kinds<'a> {
+    #[serde(borrow)]
+    output: List<Kind<'a>>,
+}
+
+/// An output item's type.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Kind<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Str<'a>,
+}
+
+/// The usage a whole Responses answer reports, with its web search calls (see [`usage_of`]),
+/// reading only the output items' types.
 pub fn answer_usage(answer: &Value) -> Option<Usage> {
-    let response: Response<'_, IgnoredAny> = view(answer);
-    usage_of(&response, answer.get("usage"))
+    let kinds: Kinds = view(answer);
+    usage_with_searches(
+        kinds.output.iter().map(|i| i.kind.get()),
+        answer.get("usage"),
+    )
 }
 
 /// A whole Responses answer as a hub `chat.completion`.
 pub fn answer_to_hub(answer: &Value) -> Value {
     // The usage is read in place (`openai::usage_of` reads a value), not copied out.
     let response: Response<'_, IgnoredAny> = view(answer);
+    let usage = answer.get("usage").filter(|u| u.is_object());
+    hub_answer(&response, usage.map(openai::usage_of)).0
+}
+
+/// A whole Responses answer read straight from its bytes: the hub `chat.completion` and the
+/// usage it reports, as [`answer_to_hub`] and [`answer_usage`] give them from the body
+/// parsed. `None` when the bytes are not JSON or repeat a field read (the caller then parses
+/// them as a value).
+pub fn answer_from_bytes(bytes: &[u8]) -> Option<(Value, Option<Usage>)> {
+    let response: Response<'_, Option<&RawValue>> = parse(bytes)?;
+    let usage = (response.usage)
+        .filter(|raw| raw.get().starts_with('{'))
+        .map(|raw| usage_from_text(raw.get()));
+    Some(hub_answer(&response, usage))
+}
+
+/// An OpenAI `usage` object's text as [`openai::usage_of`] reads it parsed (a repeated key,
+/// which the typed reader refuses and a value keeps the last of, through a value).
+fn usage_from_text(text: &str) -> Usage {
+    match serde_json::from_str::<OpenAiUsage>(text) {
+        Ok(usage) => Usage::from(&usage),
+        Err(_) => serde_json::from_str::<Value>(text)
+            .map(|value| openai::usage_of(&value))
+            .unwrap_or_default(),
+    }
+}
+
+/// The hub `chat.completion` of a response read whose usage (without its web search calls,
+/// which a hub answer does not carry) is `usage`, and the usage with them.
+fn hub_answer<U>(response: &Response<'_, U>, usage: Option<Usage>) -> (Value, Option<Usage>) {
     let mut text = String::new();
     let mut reasoning = String::new();
     let mut refusal = String::new();
@@ -72,7 +134,7 @@ pub fn answer_to_hub(answer: &Value) -> Value {
             _ => {}
         }
     }
-    let finish = finish_of(&response, !tool_calls.is_empty());
+    let finish = finish_of(response, !tool_calls.is_empty());
     let content = if text.is_empty() && !tool_calls.is_empty() {
         None
     } else {
@@ -88,11 +150,7 @@ pub fn answer_to_hub(answer: &Value) -> Value {
     if !refusal.is_empty() {
         message.refusal = Some(refusal);
     }
-    let usage = answer
-        .get("usage")
-        .filter(|u| u.is_object())
-        .map(|u| openai::usage_json(&openai::usage_of(u)));
-    hub::to_value(&AnswerOut {
+    let hub = hub::to_value(&AnswerOut {
         id: format!("chatcmpl-{}", response.id.get().unwrap_or("tollgate")),
         object: "chat.completion",
         created: now(),
@@ -102,8 +160,13 @@ pub fn answer_to_hub(answer: &Value) -> Value {
             message,
             finish_reason: finish,
         }],
-        usage,
-    })
+        usage: usage.as_ref().map(openai::usage_json),
+    });
+    let usage = usage.map(|mut usage| {
+        web_searches_into(response.output.iter().map(|i| i.kind.get()), &mut usage);
+        usage
+    });
+    (hub, usage)
 }
 
 /// An id for a Responses object or item: `prefix` and the upstream's id without its own prefix.

@@ -164,6 +164,30 @@ fn whole_answers_convert_both_ways() {
         json!({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 4},
             "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 2}, "total_tokens": 15})
     );
+    // Read from its bytes (the relay's whole-answer path): the same hub and usage, its web
+    // search calls counted.
+    let mut searched = answer.clone();
+    searched["output"]
+        .as_array_mut()
+        .expect("output")
+        .push(json!({"type": "web_search_call", "id": "ws_1"}));
+    let (read, usage) = answer_from_bytes(searched.to_string().as_bytes()).expect("read");
+    let strip = |mut v: Value| {
+        v.as_object_mut().map(|m| m.remove("created"));
+        v
+    };
+    assert_eq!(strip(read), strip(answer_to_hub(&searched)));
+    assert_eq!(usage, answer_usage(&searched));
+    assert_eq!(
+        usage.map(|u| u.tool_calls
+            [tollgate_actors::options::component_prices::Tool::OpenAiWebSearch.index()]),
+        Some(1)
+    );
+    // A usage repeating a key is read as a value reads it (the last).
+    let (_, usage) =
+        answer_from_bytes(br#"{"output":[],"usage":{"input_tokens":4,"input_tokens":7}}"#)
+            .expect("read");
+    assert_eq!(usage.map(|u| u.prompt_tokens), Some(7));
     let cut = json!({"choices": [{"message": {"content": "abc"}, "finish_reason": "length"}]});
     let back = answer_from_hub(&cut, "m");
     assert_eq!(
