@@ -1,7 +1,9 @@
 //! The relay's use of the rate-limit engine ([`tollgate_actors::limiter`], P15 item 1): before
-//! the quota reservation, a request counts on its user's, its key's and every covering
-//! `RateLimitRules` rule's counters, waiting in a rule's queue when it has one, or is refused
-//! with a 429 naming the rule ([`RelayError::Limited`], `Retry-After`). At the pick, each
+//! the quota reservation, a request counts on every covering `RateLimitRules` rule's counters
+//! (atomic counters, no actor), waiting in a rule's queue when it has one ([`admit`]); its
+//! user's and its key's limits — the spec's model request limit is one more user-level rule —
+//! are checked inside the quota book's critical section, with the reservation ([`gate`]). A
+//! refusal is a 429 naming the rule ([`RelayError::Limited`], `Retry-After`). At the pick, each
 //! candidate channel counts on its own and its key's counters ([`admit_channel`]): a channel or
 //! key at its limit is skipped for the next candidate. The places are held with the
 //! reservation ([`tollgate_actors::quota::Hold::keep_limits`]), so a stream's concurrency place
@@ -26,42 +28,62 @@ use crate::relay::pipeline::admission::{Ask, Price};
 use crate::relay::pipeline::auth::Caller;
 use crate::state::AppState;
 
-/// Admits `ask` of `caller` under the rate limits, or refuses it naming the rule.
-pub async fn admit(
-    state: &AppState,
-    caller: &Caller,
-    ask: &Ask<'_>,
-) -> Result<Admission, RelayError> {
+/// What the engine reads of `ask` of `caller`: tokens per minute reserve the prompt estimate
+/// and the output limit of every answer.
+pub fn limits_ask<'a>(caller: &'a Caller, ask: &Ask<'a>) -> limiter::Ask<'a> {
     let output = ask
         .max_tokens
         .unwrap_or(0)
         .max(0)
         .saturating_mul(ask.answers.max(1));
     let tokens = u64::try_from(ask.prompt_estimate.max(0).saturating_add(output)).unwrap_or(0);
-    let options = state.options.current();
-    let limits = limiter::Ask {
+    limiter::Ask {
         user: caller.user.id,
         token: (!caller.playground).then_some(caller.token.id),
         group: &caller.group,
         model: ask.model,
         tokens,
-    };
+    }
+}
+
+/// Admits `ask` of `caller` under the covering `RateLimitRules` rules (waiting in a rule's
+/// queue), or refuses it naming the rule.
+pub async fn admit(
+    state: &AppState,
+    caller: &Caller,
+    ask: &Ask<'_>,
+) -> Result<Admission, RelayError> {
+    let options = state.options.current();
     state
         .limits
-        .admit_queued(&limits, options.limit_rules())
+        .admit_queued(&limits_ask(caller, ask), options.limit_rules())
         .await
-        .map_err(|refusal| {
-            let error = refused(&refusal);
-            crate::relay::pipeline::failure::record(
-                state,
-                caller,
-                ask.model,
-                &[],
-                Vec::new(),
-                &error,
-            );
-            error
-        })
+        .map_err(|refusal| refuse(state, caller, ask.model, &refusal))
+}
+
+/// The quota book's gate for `ask` of `caller` (run inside the user's critical section): the
+/// user's limits with the model request limit of the caller's group
+/// (ModelRequestRateLimit*, one user-level rule) and the key's limits.
+pub fn gate<'a>(
+    state: &'a AppState,
+    caller: &'a Caller,
+    ask: &Ask<'a>,
+) -> impl FnOnce() -> Result<Option<Admission>, Refusal> + 'a {
+    let limits = limits_ask(caller, ask);
+    let model = state
+        .options
+        .current()
+        .rate_limits()
+        .for_group(&caller.group);
+    move || state.limits.admit_caller(&limits, model).map(Some)
+}
+
+/// The client's answer to `refusal` of a request of `caller` for `model`, its error row queued
+/// (naming the rule, [`log_limit`]).
+pub fn refuse(state: &AppState, caller: &Caller, model: &str, refusal: &Refusal) -> RelayError {
+    let error = refused(refusal);
+    crate::relay::pipeline::failure::record(state, caller, model, &[], Vec::new(), &error);
+    error
 }
 
 /// The client's answer to `refusal`: 429 naming the rule, with `Retry-After`.
@@ -75,14 +97,18 @@ pub fn refused(refusal: &Refusal) -> RelayError {
 
 /// The rule that refused a request, as its error row's `other.limit` says it (read by the
 /// console's log page): `scope` (`user`, `token`, `rule`, `channel`, `channel_key`), `kind`
-/// (`concurrency`, `rpm`, `tpm`, `rpd`), `limit`, and the owner (`user_id`, `token_id`,
-/// `channel_id` with `key_index`, the key's 0-based line) or the rule's `group` and `model`.
+/// (`concurrency`, `rpm`, `tpm`, `rpd`, `model_requests`, `model_successes` — these two with
+/// `window_minutes`), `limit`, and the owner (`user_id`, `token_id`, `channel_id` with
+/// `key_index`, the key's 0-based line) or the rule's `group` and `model`.
 pub fn log_limit(refusal: &Refusal) -> Value {
     let mut limit = json!({
         "scope": refusal.scope.label(),
         "kind": refusal.kind.as_str(),
         "limit": refusal.limit,
     });
+    if let Some(minutes) = refusal.kind.window_minutes() {
+        limit["window_minutes"] = json!(minutes);
+    }
     match &refusal.scope {
         Scope::User(user) => limit["user_id"] = json!(user.0),
         Scope::Token(token) => limit["token_id"] = json!(token.0),

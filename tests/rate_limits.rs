@@ -635,3 +635,106 @@ async fn one_conversation_sticks_to_one_channel_and_moves_when_it_answers_429() 
         "the 20 after it went to one other channel: {after:?}"
     );
 }
+
+#[tokio::test]
+async fn the_model_request_limit_is_a_user_rule_with_headers_a_log_row_and_metrics() {
+    let mock = common::mock_upstream::MockUpstream::start().await;
+    let server = TestServer::start().await;
+    let (root, payer, key) = fixture(
+        &server,
+        &[openai_channel(&mock.base, "claude-test")],
+        100_000_000,
+        100_000_000,
+    )
+    .await;
+    for (k, v) in [
+        ("ModelRequestRateLimitEnabled", "true"),
+        ("ModelRequestRateLimitCount", "2"),
+        ("ModelRequestRateLimitDurationMinutes", "1"),
+    ] {
+        server.set_option(&root, k, json!(v)).await;
+    }
+    let body = json!({"model": "claude-test", "max_tokens": 5,
+                      "messages": [{"role": "user", "content": "hi"}]});
+    for remaining in ["1", "0"] {
+        let (status, headers, text) = raw(chat_request(&server, &key, &body)).await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+        assert_eq!(headers["x-ratelimit-limit-requests"], "2");
+        assert_eq!(headers["x-ratelimit-remaining-requests"], remaining);
+        assert!(headers.contains_key("x-ratelimit-reset-requests"));
+    }
+    let (status, headers, text) = raw(chat_request(&server, &key, &body)).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{text}");
+    let retry: u64 = headers
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!((1..=60).contains(&retry), "Retry-After {retry}: {text}");
+    let error: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let message = error["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&format!("user {}", payer.id))
+            && message.contains("at most 2 requests per 1 minute"),
+        "{message}"
+    );
+    assert_eq!(mock.chat_calls(), 2);
+
+    let (_, _, _, logs) = balances(&server, payer.id).await;
+    let refused: Vec<_> = logs
+        .iter()
+        .filter(|row| row.log_type == tollgate_storage::logs::LOG_ERROR)
+        .collect();
+    assert_eq!(refused.len(), 1, "one error row for the refusal");
+    assert_eq!(
+        other(refused[0])["limit"],
+        json!({"scope": "user", "kind": "model_requests", "limit": 2,
+               "user_id": payer.id, "window_minutes": 1}),
+    );
+    let exposition = metrics(&server, &root).await;
+    assert!(
+        exposition.contains(
+            r#"tollgate_rate_limit_refusals_total{scope="user",kind="model_requests"} 1"#
+        ),
+        "{exposition}"
+    );
+}
+
+#[tokio::test]
+async fn a_request_refused_for_its_balance_uses_nothing_of_its_keys_limits() {
+    let mock = common::mock_upstream::MockUpstream::start().await;
+    let server = TestServer::start().await;
+    // A balance of 1 passes the check before the body is read, not the reservation.
+    let (root, payer, key) = fixture(
+        &server,
+        &[openai_channel(&mock.base, "claude-test")],
+        1,
+        100_000_000,
+    )
+    .await;
+    let (_, list) = payer.get("/api/token/?p=1&page_size=10").await;
+    let token = list["data"]["items"][0]["id"].as_i64().expect("token id");
+    put_limits(
+        &payer,
+        &format!("/api/token/{token}/limits"),
+        json!({"rpm_limit": 1}),
+    )
+    .await;
+    let body = json!({"model": "claude-test", "max_tokens": 5,
+                      "messages": [{"role": "user", "content": "hello there"}]});
+    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{text}");
+    assert!(text.contains("insufficient user quota"), "{text}");
+    let (status, answer) = root
+        .put("/api/user/", json!({"id": payer.id, "quota": 100_000_000}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "the refused request did not use the key's one request per minute: {text}"
+    );
+    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{text}");
+}

@@ -239,8 +239,8 @@ impl Collector for LimiterCollector {
             "tollgate_rate_limit_refusals",
             "Requests a rate limit refused, by the refusing rule's scope (user, token, rule, \
              channel, channel_key: at the pick, each candidate channel or key skipped counts) \
-             and kind (concurrency, rpm, tpm, rpd); a request that waited in a queue first \
-             counts once.",
+             and kind (concurrency, rpm, tpm, rpd, model_requests, model_successes); a \
+             request that waited in a queue first counts once.",
             cells().map(|(scope, kind)| (labels(scope, kind), stats.refused(scope, kind))),
         )?;
         counters(

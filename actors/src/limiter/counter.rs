@@ -1,6 +1,7 @@
 //! One scope's counter: requests in flight (an atomic, given back without a lock) and the
-//! minute and day windows behind a short lock held for one check-and-add (never across an
-//! await), plus the places of its queue and the signal that wakes them.
+//! minute and day windows (and, on a user's counter, the model request limit's window,
+//! [`super::span`]) behind a short lock held for one check-and-add (never across an await),
+//! plus the places of its queue and the signal that wakes them.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -8,8 +9,10 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 use tollgate_storage::limits::Limits;
 
+use super::span::{Span, SpanFull};
 use super::window::Window;
 use super::{Headroom, Kind};
+use crate::options::rate_limit::RateLimit;
 
 /// What a refused check says: the kind, its limit, and milliseconds until it would fit.
 pub(super) type Full = (Kind, u64, i64);
@@ -32,6 +35,8 @@ struct Windows {
     rpm: Option<Window>,
     tpm: Option<Window>,
     rpd: Option<Window>,
+    /// The model request limit's requests and successes (a user's counter).
+    span: Option<Span>,
 }
 
 /// What one admission took from a counter.
@@ -49,6 +54,10 @@ pub(super) struct Taken {
     tpm: bool,
     /// Tokens counted in the tokens-per-minute window.
     tokens: u64,
+    /// Whether the model request limit's window counted this request.
+    span: bool,
+    /// The model request limit whose successes the settlement counts.
+    pub(super) success: Option<RateLimit>,
     /// The tightest request window's headroom after this request.
     pub(super) requests: Option<Headroom>,
     /// The token window's headroom after this request.
@@ -90,7 +99,13 @@ fn room(window: &mut Option<Window>, now: i64, limit: u32) -> Option<Headroom> {
 impl Counter {
     /// Checks every limit of `limits` at `now` for one request of `tokens` tokens and, when all
     /// have room, counts it on each.
-    pub(super) fn take(&self, now: i64, limits: &Limits, tokens: u64) -> Result<Taken, Full> {
+    /// `model` is the model request limit, checked and counted with them (a user's counter).
+    pub(super) fn take(
+        &self,
+        now: i64,
+        (limits, model): (&Limits, Option<&RateLimit>),
+        tokens: u64,
+    ) -> Result<Taken, Full> {
         let mut w = self
             .windows
             .lock()
@@ -116,6 +131,20 @@ impl Counter {
             Kind::Tpm,
         )?;
         check(&mut w.rpd, Window::day, now, 1, limits.rpd_limit, Kind::Rpd)?;
+        if let Some(model) = model {
+            let minutes = model.window.as_secs() / 60;
+            w.span
+                .get_or_insert_with(Span::default)
+                .check(model, now)
+                .map_err(|full| match full {
+                    SpanFull::Total(n, wait) => {
+                        (Kind::ModelRequests { minutes }, u64::from(n), wait)
+                    }
+                    SpanFull::Success(n, wait) => {
+                        (Kind::ModelSuccesses { minutes }, u64::from(n), wait)
+                    }
+                })?;
+        }
         let mut taken = Taken {
             concurrency: c > 0,
             at: now,
@@ -123,6 +152,8 @@ impl Counter {
             rpd: limits.rpd_limit > 0,
             tpm: false,
             tokens: 0,
+            span: false,
+            success: model.filter(|m| m.success > 0).copied(),
             requests: None,
             tokens_room: None,
         };
@@ -138,6 +169,18 @@ impl Counter {
                 .is_none_or(|r| day.is_some_and(|d| d.remaining < r.remaining))
             {
                 taken.requests = day;
+            }
+        }
+        if let Some((model, span)) = model.zip(w.span.as_mut())
+            && let Some((remaining, reset_ms)) = span.add(model, now)
+        {
+            taken.span = true;
+            if taken.requests.is_none_or(|r| remaining < r.remaining) {
+                taken.requests = Some(Headroom {
+                    limit: u64::from(model.total),
+                    remaining,
+                    reset_ms,
+                });
             }
         }
         if limits.tpm_limit > 0 {
@@ -184,6 +227,9 @@ impl Counter {
             if let Some(rpd) = w.rpd.as_mut().filter(|_| taken.rpd) {
                 rpd.adjust(now, taken.at, -1);
             }
+            if let Some(span) = w.span.as_mut().filter(|_| taken.span) {
+                span.undo(taken.at);
+            }
             if let Some(tpm) = w.tpm.as_mut().filter(|_| taken.tpm) {
                 tpm.adjust(
                     now,
@@ -193,6 +239,21 @@ impl Counter {
             }
         }
         self.release(taken);
+    }
+
+    /// Counts a successful request at `now` on the model request limit `taken` was admitted
+    /// under (when it has a success limit).
+    pub(super) fn succeeded(&self, now: i64, taken: &Taken) {
+        let Some(model) = &taken.success else {
+            return;
+        };
+        let mut w = self
+            .windows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        w.span
+            .get_or_insert_with(Span::default)
+            .succeeded(model, now);
     }
 
     /// Gives back the place in flight `taken` holds and wakes one waiting request.

@@ -1,7 +1,9 @@
 //! The rate-limit engine (P15 item 1): concurrent requests, requests per minute, tokens per
 //! minute and requests per day, for users, API keys, channels and channel keys (their
 //! [`Limits`], stored in `rate_limits.v1`) and for the group and model rules of the option
-//! `RateLimitRules` ([`Rule`]). Every applicable rule is checked and the strictest wins: a
+//! `RateLimitRules` ([`Rule`]); the spec's per-user model request limit (ModelRequestRateLimit*,
+//! [`RateLimit`]: requests and successful requests per N minutes) is one more user-level rule,
+//! counted on the user's counter ([`span`]). Every applicable rule is checked and the strictest wins: a
 //! request is admitted only when every counter has room, and then counts on all of them; a
 //! refusal names its rule ([`Refusal`]). Tokens per minute are reserved from the estimate at
 //! admission and corrected at settlement ([`Admission::settle`]). A rule with a queue holds up
@@ -15,6 +17,7 @@
 //! wire shape of a refusal.
 
 mod counter;
+mod span;
 pub mod sticky;
 pub mod window;
 
@@ -31,10 +34,14 @@ use tollgate_storage::{ChannelId, Store, TokenId, UserId};
 use self::counter::{Counter, Taken};
 use crate::ActorError;
 use crate::options::limit_rules::Rule;
+use crate::options::rate_limit::RateLimit;
 use crate::snapshot::Published;
 
 /// Reads the time in Unix milliseconds (injected in tests).
 pub type MillisClock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// How many kinds of limit there are.
+const KINDS: usize = 6;
 
 /// What a rule limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,19 +54,48 @@ pub enum Kind {
     Tpm,
     /// Requests per day.
     Rpd,
+    /// The model request limit (ModelRequestRateLimitCount): requests per `minutes`.
+    ModelRequests {
+        /// The window (ModelRequestRateLimitDurationMinutes).
+        minutes: u64,
+    },
+    /// The model request limit on successful requests (ModelRequestRateLimitSuccessCount).
+    ModelSuccesses {
+        /// The window (ModelRequestRateLimitDurationMinutes).
+        minutes: u64,
+    },
 }
 
 impl Kind {
     /// Every kind, in the order of [`Kind::index`].
-    pub const ALL: [Kind; 4] = [Kind::Concurrency, Kind::Rpm, Kind::Tpm, Kind::Rpd];
+    /// (The model request kinds' windows are not part of their label: 0 here.)
+    pub const ALL: [Kind; KINDS] = [
+        Kind::Concurrency,
+        Kind::Rpm,
+        Kind::Tpm,
+        Kind::Rpd,
+        Kind::ModelRequests { minutes: 0 },
+        Kind::ModelSuccesses { minutes: 0 },
+    ];
 
-    /// `concurrency`, `rpm`, `tpm`, `rpd` (metrics labels, log rows).
+    /// `concurrency`, `rpm`, `tpm`, `rpd`, `model_requests`, `model_successes` (metrics
+    /// labels, log rows).
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Concurrency => "concurrency",
             Kind::Rpm => "rpm",
             Kind::Tpm => "tpm",
             Kind::Rpd => "rpd",
+            Kind::ModelRequests { .. } => "model_requests",
+            Kind::ModelSuccesses { .. } => "model_successes",
+        }
+    }
+
+    /// The window of a model request kind, in minutes.
+    pub fn window_minutes(self) -> Option<u64> {
+        match self {
+            Kind::ModelRequests { minutes } | Kind::ModelSuccesses { minutes } => Some(minutes),
+            _ => None,
         }
     }
 
@@ -69,6 +105,8 @@ impl Kind {
             Kind::Rpm => 1,
             Kind::Tpm => 2,
             Kind::Rpd => 3,
+            Kind::ModelRequests { .. } => 4,
+            Kind::ModelSuccesses { .. } => 5,
         }
     }
 }
@@ -160,6 +198,20 @@ impl fmt::Display for Refusal {
             Kind::Rpm => "requests per minute",
             Kind::Tpm => "tokens per minute",
             Kind::Rpd => "requests per day",
+            Kind::ModelRequests { minutes } | Kind::ModelSuccesses { minutes } => {
+                let what = match self.kind {
+                    Kind::ModelRequests { .. } => "requests",
+                    _ => "successful requests",
+                };
+                return write!(
+                    f,
+                    "rate limit reached for {}: at most {} {what} per {minutes} minute(s) \
+                     (model request limit); retry after {} s",
+                    self.scope,
+                    self.limit,
+                    self.retry_after_secs()
+                );
+            }
         };
         write!(
             f,
@@ -198,9 +250,9 @@ struct Table {
 pub struct LimiterStats {
     /// Refusals by scope ([`Scope::LABELS`]) and [`Kind`]: each request (or, at the pick,
     /// each candidate channel or key) turned away once, whatever it waited in a queue before.
-    refused: [[AtomicU64; 4]; 5],
+    refused: [[AtomicU64; KINDS]; 5],
     /// Requests that waited in a queue, by the scope and kind that made them wait.
-    queued: [[AtomicU64; 4]; 5],
+    queued: [[AtomicU64; KINDS]; 5],
 }
 
 impl LimiterStats {
@@ -214,14 +266,14 @@ impl LimiterStats {
         Self::read(&self.queued, scope, kind)
     }
 
-    fn read(cells: &[[AtomicU64; 4]; 5], scope: &str, kind: Kind) -> u64 {
+    fn read(cells: &[[AtomicU64; KINDS]; 5], scope: &str, kind: Kind) -> u64 {
         Scope::LABELS
             .iter()
             .position(|l| *l == scope)
             .map_or(0, |i| cells[i][kind.index()].load(Ordering::Relaxed))
     }
 
-    fn count(cells: &[[AtomicU64; 4]; 5], refusal: &Refusal) {
+    fn count(cells: &[[AtomicU64; KINDS]; 5], refusal: &Refusal) {
         cells[refusal.scope.index()][refusal.kind.index()].fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -330,10 +382,10 @@ impl Limiter {
         )
     }
 
-    /// Takes a place on every `(scope, limits)` or on none; the first refusal is returned.
+    /// Takes a place on every rule's counter or on none; the first refusal is returned.
     fn take_all(
         &self,
-        rules: Vec<(Scope, Limits, Queue)>,
+        rules: Vec<Check>,
         tokens: u64,
     ) -> Result<Admission, (Refusal, Queue, Arc<Counter>)> {
         let now = (self.inner.clock)();
@@ -343,9 +395,15 @@ impl Limiter {
             requests: None,
             tokens: None,
         };
-        for (scope, limits, queue) in rules {
+        for Check {
+            scope,
+            limits,
+            model,
+            queue,
+        } in rules
+        {
             let counter = self.counter(&scope);
-            match counter.take(now, &limits, tokens) {
+            match counter.take(now, (&limits, model.as_ref()), tokens) {
                 Ok(taken) => {
                     admission.note_headroom(&taken);
                     admission.taken.push((counter, taken));
@@ -367,19 +425,35 @@ impl Limiter {
         Ok(admission)
     }
 
-    /// The user's, the key's and every covering rule's limits for `ask`.
-    fn caller_rules(&self, ask: &Ask<'_>, rules: &[Rule]) -> Vec<(Scope, Limits, Queue)> {
+    /// The user's (with the model request limit `model`) and the key's limits for `ask`.
+    fn owner_rules(&self, ask: &Ask<'_>, model: Option<RateLimit>) -> Vec<Check> {
         let table = self.inner.table.load();
         let mut out = Vec::new();
-        let mut owner = |owner: Owner, scope: Scope| {
-            if let Some(l) = table.owners.get(&owner).filter(|l| !l.limits.is_none()) {
-                out.push((scope, l.limits, Queue::NONE));
-            }
+        let limits = |owner: Owner| {
+            table
+                .owners
+                .get(&owner)
+                .map(|l| l.limits)
+                .filter(|l| !l.is_none())
         };
-        owner(Owner::User(ask.user), Scope::User(ask.user));
-        if let Some(t) = ask.token {
-            owner(Owner::Token(t), Scope::Token(t));
+        let user = limits(Owner::User(ask.user));
+        if user.is_some() || model.is_some() {
+            out.push(Check {
+                scope: Scope::User(ask.user),
+                limits: user.unwrap_or_default(),
+                model,
+                queue: Queue::NONE,
+            });
         }
+        if let Some((t, limits)) = ask.token.and_then(|t| Some((t, limits(Owner::Token(t))?))) {
+            out.push(Check::of(Scope::Token(t), limits, Queue::NONE));
+        }
+        out
+    }
+
+    /// Every `RateLimitRules` rule covering `ask`.
+    fn group_rules(ask: &Ask<'_>, rules: &[Rule]) -> Vec<Check> {
+        let mut out = Vec::new();
         for rule in rules.iter().filter(|r| r.covers(ask.group, ask.model)) {
             let scope = Scope::Rule {
                 group: rule.group.clone(),
@@ -389,15 +463,30 @@ impl Limiter {
                 size: rule.queue,
                 wait_ms: rule.queue_timeout_ms,
             };
-            out.push((scope, rule.limits(), queue));
+            out.push(Check::of(scope, rule.limits(), queue));
         }
         out
     }
 
-    /// Admits `ask` under the user's, the key's and the covering rules' limits, or refuses it
-    /// with the first rule that has no room.
+    /// Admits `ask` under the user's, the key's and the covering rules' limits at once (no
+    /// queue), or refuses it with the first rule that has no room.
     pub fn admit(&self, ask: &Ask<'_>, rules: &[Rule]) -> Result<Admission, Refusal> {
-        self.take_all(self.caller_rules(ask, rules), ask.tokens)
+        let mut all = self.owner_rules(ask, None);
+        all.extend(Self::group_rules(ask, rules));
+        self.take_all(all, ask.tokens)
+            .map_err(|(refusal, ..)| self.refused(refusal))
+    }
+
+    /// Admits `ask` under its user's limits, the model request limit `model` (a user-level
+    /// rule) and its key's limits, or refuses it naming the first that has no room. Never
+    /// waits: the quota book runs it inside the user's critical section, with the reservation
+    /// ([`crate::quota::QuotaBook::reserve_limited`]).
+    pub fn admit_caller(
+        &self,
+        ask: &Ask<'_>,
+        model: Option<RateLimit>,
+    ) -> Result<Admission, Refusal> {
+        self.take_all(self.owner_rules(ask, model), ask.tokens)
             .map_err(|(refusal, ..)| self.refused(refusal))
     }
 
@@ -407,15 +496,16 @@ impl Limiter {
         refusal
     }
 
-    /// Like [`Limiter::admit`], but a refusal by a rule with a queue waits in it (when it has a
-    /// free place) until the rule has room or the rule's wait is over. Dropping the future
-    /// leaves the queue.
+    /// Admits `ask` under the covering `RateLimitRules` rules (group and model; the user's and
+    /// the key's are [`Limiter::admit_caller`]'s): a refusal by a rule with a queue waits in it
+    /// (when it has a free place) until the rule has room or the rule's wait is over. Dropping
+    /// the future leaves the queue.
     pub async fn admit_queued(&self, ask: &Ask<'_>, rules: &[Rule]) -> Result<Admission, Refusal> {
         let mut place: Option<counter::Place> = None;
         let mut deadline: Option<tokio::time::Instant> = None;
         loop {
             let (refusal, queue, counter) =
-                match self.take_all(self.caller_rules(ask, rules), ask.tokens) {
+                match self.take_all(Self::group_rules(ask, rules), ask.tokens) {
                     Ok(admission) => return Ok(admission),
                     Err(refused) => refused,
                 };
@@ -463,17 +553,37 @@ impl Limiter {
         };
         let mut rules = Vec::new();
         if !limits.limits.is_none() {
-            rules.push((Scope::Channel(channel), limits.limits, Queue::NONE));
+            rules.push(Check::of(Scope::Channel(channel), limits.limits, Queue::NONE));
         }
         if let Some(k) = key
             .map(|k| (k, limits.key(k)))
             .filter(|(_, l)| !l.is_none())
         {
-            rules.push((Scope::ChannelKey(channel, k.0), k.1, Queue::NONE));
+            rules.push(Check::of(Scope::ChannelKey(channel, k.0), k.1, Queue::NONE));
         }
         drop(table);
         self.take_all(rules, tokens)
             .map_err(|(refusal, ..)| self.refused(refusal))
+    }
+}
+
+/// One rule to check: its scope (whose counter), its limits, the model request limit (on a
+/// user's counter) and its queue.
+struct Check {
+    scope: Scope,
+    limits: Limits,
+    model: Option<RateLimit>,
+    queue: Queue,
+}
+
+impl Check {
+    fn of(scope: Scope, limits: Limits, queue: Queue) -> Check {
+        Check {
+            scope,
+            limits,
+            model: None,
+            queue,
+        }
     }
 }
 
@@ -537,11 +647,6 @@ impl Admission {
     }
 
     fn note_headroom(&mut self, taken: &Taken) {
-        let tighter = |old: Option<Headroom>, new: Option<Headroom>| match (old, new) {
-            (Some(o), Some(n)) if o.remaining <= n.remaining => Some(o),
-            (o, None) => o,
-            (_, n) => n,
-        };
         self.requests = tighter(self.requests, taken.requests);
         self.tokens = tighter(self.tokens, taken.tokens_room);
     }
@@ -585,9 +690,38 @@ impl Admission {
         }
     }
 
-    /// Takes `other`'s places too (a channel's beside the caller's).
+    /// Takes `other`'s places too (a channel's beside the caller's); the headroom is the
+    /// tighter of the two.
     pub fn join(&mut self, mut other: Admission) {
         self.taken.append(&mut other.taken);
+        self.requests = tighter(self.requests, other.requests);
+        self.tokens = tighter(self.tokens, other.tokens);
+    }
+
+    /// Counts the request's success on the model request limit it was admitted under (the
+    /// settlement of an answer).
+    pub fn succeeded(&self) {
+        let now = (self.clock)();
+        for (counter, taken) in &self.taken {
+            counter.succeeded(now, taken);
+        }
+    }
+
+    /// Takes back everything the request counted (it was refused after all, e.g. by its
+    /// balance): a refused request uses no request or token of any window.
+    pub fn undo(mut self) {
+        for (counter, taken) in self.taken.drain(..) {
+            counter.undo(&taken);
+        }
+    }
+}
+
+/// The tighter (less remaining) of two headrooms.
+fn tighter(old: Option<Headroom>, new: Option<Headroom>) -> Option<Headroom> {
+    match (old, new) {
+        (Some(o), Some(n)) if o.remaining <= n.remaining => Some(o),
+        (o, None) => o,
+        (_, n) => n,
     }
 }
 

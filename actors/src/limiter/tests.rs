@@ -216,3 +216,52 @@ fn durations_read_as_openai_writes_them() {
     assert_eq!(duration_text(360_000), "6m0s");
     assert_eq!(duration_text(86_400_000), "24h0m0s");
 }
+
+#[test]
+fn the_model_request_limit_is_a_user_rule_counting_requests_and_successes() {
+    let (l, now) = limiter();
+    let model = RateLimit {
+        window: Duration::from_secs(120),
+        total: 2,
+        success: 1,
+    };
+    let first = l.admit_caller(&ask(0), Some(model)).unwrap();
+    assert_eq!(first.requests().unwrap().remaining, 1);
+    assert_eq!(first.requests().unwrap().limit, 2);
+    first.succeeded();
+    let refused = l.admit_caller(&ask(0), Some(model)).unwrap_err();
+    assert_eq!(refused.scope, Scope::User(UserId(1)));
+    assert_eq!(refused.kind, Kind::ModelSuccesses { minutes: 2 });
+    assert_eq!(refused.retry_after_secs(), 120);
+    assert!(
+        refused
+            .to_string()
+            .contains("at most 1 successful requests per 2 minute(s)"),
+        "{refused}"
+    );
+    now.fetch_add(120_000, Ordering::SeqCst);
+    let a = l.admit_caller(&ask(0), Some(model)).unwrap();
+    let b = l.admit_caller(&ask(0), Some(model)).unwrap();
+    let refused = l.admit_caller(&ask(0), Some(model)).unwrap_err();
+    assert_eq!(refused.kind, Kind::ModelRequests { minutes: 2 });
+    assert_eq!(refused.limit, 2);
+    assert_eq!(l.stats().refused("user", refused.kind), 1);
+    // A request refused after all (by its balance) gives its place back.
+    b.undo();
+    drop(a);
+    assert!(l.admit_caller(&ask(0), Some(model)).is_ok());
+    assert!(l.admit_caller(&ask(0), Some(model)).is_err());
+    assert!(
+        l.admit_caller(&ask(0), None).is_ok(),
+        "no limit when the option is off"
+    );
+}
+
+#[test]
+fn a_refused_request_undone_uses_nothing_of_any_window() {
+    let (l, _) = limiter();
+    l.set(Owner::Token(TokenId(7)), limits(1, 1, 100, 1));
+    l.admit_caller(&ask(50), None).unwrap().undo();
+    let again = l.admit_caller(&ask(100), None).unwrap();
+    assert_eq!(again.tokens().unwrap().remaining, 0);
+}

@@ -9,15 +9,11 @@
 
 use std::collections::HashMap;
 
-use std::time::Instant;
-
 use jiff::tz::TimeZone;
 use tollgate_storage::TokenId;
 
 use super::budget::{BudgetBook, WindowState};
 use super::output::OutputAsk;
-use super::rate::{RateKind, RequestWindow};
-use crate::options::rate_limit::RateLimit;
 
 /// Identifies one reservation inside a ledger.
 pub type HoldId = u64;
@@ -40,16 +36,6 @@ pub enum Refusal {
         available: i64,
         /// The reservation asked for.
         needed: i64,
-    },
-    /// The model request rate limit of the user's group was reached.
-    #[error("rate limit reached: at most {max} requests per {minutes} minute(s)")]
-    RateLimited {
-        /// Which limit.
-        kind: RateKind,
-        /// Its count.
-        max: u32,
-        /// Its window in minutes.
-        minutes: u64,
     },
     /// A budget window of the user or of the key is spent (or has less left than needed).
     #[error("{} budget reached", if *key { "key" } else { "user" })]
@@ -114,7 +100,6 @@ pub struct Ledger {
     tokens: HashMap<TokenId, TokenBook>,
     holds: HashMap<HoldId, Hold>,
     next_hold: HoldId,
-    rate: RequestWindow,
     budget: Option<BudgetBook>,
     /// What the tightest budget window has left for the reservation being made (P16 item 3
     /// counts it as available).
@@ -298,25 +283,6 @@ impl Ledger {
     /// The remaining quota of a known token.
     pub fn token_remain(&self, token: TokenId) -> Option<i64> {
         self.tokens.get(&token).map(|t| t.remain)
-    }
-
-    /// Counts one request against `limit` at `now`, or refuses it.
-    pub fn admit_rate(&mut self, limit: &RateLimit, now: Instant) -> Result<(), Refusal> {
-        self.rate
-            .admit(limit, now)
-            .map_err(|kind| Refusal::RateLimited {
-                kind,
-                max: match kind {
-                    RateKind::Total => limit.total,
-                    RateKind::Success => limit.success,
-                },
-                minutes: limit.window.as_secs() / 60,
-            })
-    }
-
-    /// Counts a successful request against `limit` at `now`.
-    pub fn rate_succeeded(&mut self, limit: &RateLimit, now: Instant) {
-        self.rate.succeeded(limit, now);
     }
 
     /// Reserves `amount` (≥ 0) for one request, admitted when at least `needed` (≤ `amount`) is

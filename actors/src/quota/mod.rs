@@ -14,11 +14,9 @@ pub mod budget;
 mod evict;
 pub mod ledger;
 pub mod output;
-pub mod rate;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
 
 use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
@@ -30,9 +28,9 @@ use tollgate_storage::{
 };
 
 use crate::journal::HoldStart;
+use crate::limiter;
 use crate::log_writer::LogWriter;
 use crate::options::Options;
-use crate::options::rate_limit::RateLimit;
 use crate::storage_health::{StorageFault, StorageHealth};
 use budget::BudgetBook;
 use evict::Pinned;
@@ -46,9 +44,24 @@ pub enum QuotaError {
     /// Not enough quota.
     #[error(transparent)]
     Refused(#[from] Refusal),
+    /// A rate limit of the user (the model request limit among them) or of the key.
+    #[error("{0}")]
+    Limited(Box<limiter::Refusal>),
     /// The user (or token) could not be loaded.
     #[error(transparent)]
     Storage(#[from] StorageError),
+}
+
+/// What a reservation checks inside the user's critical section before reserving: the user's
+/// and the key's rate limits ([`limiter::Limiter::admit_caller`]), whose places the hold then
+/// keeps (`None`: none apply).
+pub trait Gate: FnOnce() -> Result<Option<limiter::Admission>, limiter::Refusal> {}
+
+impl<F: FnOnce() -> Result<Option<limiter::Admission>, limiter::Refusal>> Gate for F {}
+
+/// A gate that checks nothing.
+pub fn no_gate() -> Result<Option<limiter::Admission>, limiter::Refusal> {
+    Ok(None)
 }
 
 /// Handle on all ledgers. Cheap to clone.
@@ -129,8 +142,6 @@ pub struct Hold {
     token: Option<TokenId>,
     id: HoldId,
     amount: i64,
-    /// The rate limit the request was admitted under (its success is counted on settle).
-    rate: Option<RateLimit>,
     /// Its number in the crash journal, once journalled ([`Hold::journal`]).
     journal: Option<u64>,
     /// The rate limits' places the request holds ([`Hold::keep_limits`]): given back when the
@@ -261,31 +272,34 @@ impl QuotaBook {
         token: Option<TokenId>,
         amount: i64,
     ) -> Result<Hold, QuotaError> {
-        self.reserve_limited(user, token, Reservation::whole(amount), None)
+        self.reserve_limited(user, token, Reservation::whole(amount), no_gate)
             .await
     }
 
-    /// Like [`QuotaBook::reserve`], after counting the request against the user's model
-    /// request rate `limit` (when one applies): a request over the limit is refused.
+    /// Like [`QuotaBook::reserve`], inside the user's critical section: first `gate` (the
+    /// user's and the key's rate limits, the model request limit among them: a request over a
+    /// limit is refused), then the budgets and the balance; a request refused by those takes
+    /// back what `gate` counted. The hold keeps the gate's places.
     pub async fn reserve_limited(
         &self,
         user: UserId,
         token: Option<TokenId>,
         ask: Reservation,
-        limit: Option<RateLimit>,
+        gate: impl Gate,
     ) -> Result<Hold, QuotaError> {
         let ledger = self.ledger(user, token).await?;
-        let id = {
+        let (id, limits) = {
             let mut guard = lock(&ledger);
-            if let Some(limit) = &limit {
-                guard.admit_rate(limit, Instant::now())?;
-            }
-            if guard.has_budgets(token) {
-                let (now, zone) = self.budget_now();
-                let needed = ask.needed.clamp(0, ask.amount.max(0));
-                guard.check_budgets(token, needed, now, &zone)?;
-            }
-            guard.reserve(token, ask.amount, ask.needed)?
+            let mut limits = gate().map_err(|r| QuotaError::Limited(Box::new(r)))?;
+            let reserved = (|| {
+                if guard.has_budgets(token) {
+                    let (now, zone) = self.budget_now();
+                    let needed = ask.needed.clamp(0, ask.amount.max(0));
+                    guard.check_budgets(token, needed, now, &zone)?;
+                }
+                guard.reserve(token, ask.amount, ask.needed)
+            })();
+            (undo_if_refused(reserved, &mut limits)?, limits)
         };
         Ok(Hold {
             book: self.clone(),
@@ -294,37 +308,37 @@ impl QuotaBook {
             token,
             id,
             amount: ask.amount,
-            rate: limit,
             journal: None,
-            limits: None,
+            limits,
             done: false,
         })
     }
 
     /// Reserves for a request priced by its output (see [`output`]): inside the user's critical
-    /// section, after counting it against `limit`, decides the output limit L the available
-    /// balance covers and holds the prompt and L. Returns the hold and L.
+    /// section, after `gate` (as [`QuotaBook::reserve_limited`]'s), decides the output limit L
+    /// the available balance covers and holds the prompt and L. Returns the hold and L.
     pub async fn reserve_output(
         &self,
         user: UserId,
         token: Option<TokenId>,
         ask: OutputAsk,
-        limit: Option<RateLimit>,
+        gate: impl Gate,
     ) -> Result<(Hold, i64), QuotaError> {
         let ledger = self.ledger(user, token).await?;
-        let (id, tokens, amount) = {
+        let ((id, tokens, amount), limits) = {
             let mut guard = lock(&ledger);
-            if let Some(limit) = &limit {
-                guard.admit_rate(limit, Instant::now())?;
-            }
-            let mut cap = None;
-            if guard.has_budgets(token) {
-                let (now, zone) = self.budget_now();
-                guard.check_budgets(token, ask.needed(), now, &zone)?;
-                cap = guard.budget_left(token, now, &zone);
-            }
-            guard.cap_by_budget(cap);
-            guard.reserve_output(token, &ask)?
+            let mut limits = gate().map_err(|r| QuotaError::Limited(Box::new(r)))?;
+            let reserved = (|| {
+                let mut cap = None;
+                if guard.has_budgets(token) {
+                    let (now, zone) = self.budget_now();
+                    guard.check_budgets(token, ask.needed(), now, &zone)?;
+                    cap = guard.budget_left(token, now, &zone);
+                }
+                guard.cap_by_budget(cap);
+                guard.reserve_output(token, &ask)
+            })();
+            (undo_if_refused(reserved, &mut limits)?, limits)
         };
         Ok((
             Hold {
@@ -334,9 +348,8 @@ impl QuotaBook {
                 token,
                 id,
                 amount,
-                rate: limit,
                 journal: None,
-                limits: None,
+                limits,
                 done: false,
             },
             tokens,
@@ -580,6 +593,19 @@ impl QuotaBook {
     }
 }
 
+/// `reserved`, or its refusal after taking back what the gate's `limits` counted.
+fn undo_if_refused<T>(
+    reserved: Result<T, Refusal>,
+    limits: &mut Option<limiter::Admission>,
+) -> Result<T, Refusal> {
+    if reserved.is_err()
+        && let Some(limits) = limits.take()
+    {
+        limits.undo();
+    }
+    reserved
+}
+
 /// Locks a ledger. Poisoning cannot leave a ledger half-updated (its methods do not panic), so
 /// a poisoned lock is taken as it is.
 fn lock(ledger: &Mutex<Ledger>) -> std::sync::MutexGuard<'_, Ledger> {
@@ -606,6 +632,14 @@ impl Hold {
             Some(held) => held.join(admission),
             None => self.limits = Some(admission),
         }
+    }
+
+    /// OpenAI's `x-ratelimit-*` headers for the strictest of the rate limits held.
+    pub fn limit_headers(&self) -> Vec<(&'static str, String)> {
+        self.limits
+            .as_ref()
+            .map(limiter::Admission::headers)
+            .unwrap_or_default()
     }
 
     /// Corrects the tokens-per-minute places held to the `tokens` the request really used.
@@ -667,9 +701,6 @@ impl Hold {
         self.done = true;
         let billed = {
             let mut l = lock(&self.ledger);
-            if let Some(limit) = &self.rate {
-                l.rate_succeeded(limit, Instant::now());
-            }
             let billed = l.settle(self.id, cost);
             if let Some(b) = &billed {
                 l.budget_spent(self.token, at, b.charged);
@@ -681,6 +712,9 @@ impl Hold {
             balance: 0,
             token_remain: None,
         });
+        if let Some(limits) = &self.limits {
+            limits.succeeded();
+        }
         let mut log = log(&billed);
         if let Some(log) = &mut log {
             log.quota = billed.charged;

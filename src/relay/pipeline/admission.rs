@@ -12,7 +12,6 @@
 use std::time::Duration;
 
 use tollgate_actors::options::pricing::ModelPricing;
-use tollgate_actors::quota::rate::RateKind;
 use tollgate_actors::quota::{Hold, OutputAsk, QuotaError, Refusal};
 
 use crate::error::RelayError;
@@ -141,8 +140,9 @@ impl<'a> Ask<'a> {
 /// Admission, the same for every relay route (called by [`crate::relay::pipeline::spine::run`] only): the key
 /// may use the model, the prompt has no sensitive words (CheckSensitiveOnPromptEnabled with
 /// StopOnSensitiveEnabled; `texts` is asked for the prompt's texts only then), the model has a
-/// price, and the user's quota actor counts the request against the model request rate limit
-/// and reserves the most it can cost (the playground reserves on the user only). A generating
+/// price, and the user's quota book checks the user's and the key's rate limits (the model
+/// request limit among them, [`crate::rate_limit::gate`]) and reserves the most it can cost in
+/// one critical section (the playground reserves on the user only). A generating
 /// request ([`Body::Writable`], [`Body::Fixed`]) has its output limit decided with the
 /// reservation ([`OutputLimit`]); with `global.pass_through_request_enabled` a writable body is
 /// fixed (never changed). Without `crash_charge` the reservation is journalled to charge
@@ -284,14 +284,19 @@ pub async fn admit<'t>(
             return Err(max_cost::refused(prompt_units, dollars, quota_per_unit));
         }
     }
-    let rate = options.rate_limits().for_group(&caller.group);
+    // The user's and the key's rate limits, checked with the reservation.
+    let gate = crate::rate_limit::gate(state, caller, &ask);
+    let refused = |e: QuotaError| match e {
+        QuotaError::Limited(refusal) => crate::rate_limit::refuse(state, caller, model, &refusal),
+        e => quota_error(e),
+    };
     let (mut hold, output) = match output_ask {
         Some(out) => {
             let (hold, tokens) = state
                 .quota
-                .reserve_output(caller.user.id, token, out, rate)
+                .reserve_output(caller.user.id, token, out, gate)
                 .await
-                .map_err(quota_error)?;
+                .map_err(refused)?;
             // The one mid-stream ceiling: min(reservation + DebtAllowance, max_cost).
             let debt = price::ceiling_tokens(&out, hold.amount(), options.int("DebtAllowance"));
             let ceiling = match max_units.and_then(|max| price::ceiling_tokens(&out, max, 0)) {
@@ -308,9 +313,9 @@ pub async fn admit<'t>(
         None => {
             let hold = state
                 .quota
-                .reserve_limited(caller.user.id, token, reservation, rate)
+                .reserve_limited(caller.user.id, token, reservation, gate)
                 .await
-                .map_err(quota_error)?;
+                .map_err(refused)?;
             (hold, OutputLimit::default())
         }
     };
@@ -400,21 +405,13 @@ pub(in crate::relay) fn quota_error(e: QuotaError) -> RelayError {
                  needs {needed} (its prompt and a share of its output); a lower max_tokens needs less"
             ))
         }
-        QuotaError::Refused(Refusal::RateLimited { kind, max, minutes }) => {
-            let what = match kind {
-                RateKind::Total => "requests",
-                RateKind::Success => "successful requests",
-            };
-            RelayError::RateLimited(format!(
-                "rate limit reached: at most {max} {what} per {minutes} minute(s); try again later"
-            ))
-        }
         QuotaError::Refused(Refusal::Budget {
             key,
             state,
             reserved,
             retry_after,
         }) => crate::relay::pipeline::budget::reached(key, &state, reserved, retry_after),
+        QuotaError::Limited(refusal) => crate::rate_limit::refused(&refusal),
         QuotaError::Storage(e) => RelayError::Internal(format!("loading the balance: {e}")),
     }
 }

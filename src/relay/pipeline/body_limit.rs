@@ -229,6 +229,8 @@ async fn available(
                 "insufficient user quota: {available} available"
             )))
         }
+        // Never: this check runs no rate limit.
+        Err(QuotaError::Limited(refusal)) => Err(crate::rate_limit::refused(&refusal)),
         Err(QuotaError::Storage(e)) => Err(RelayError::Internal(format!(
             "loading the caller's balance: {e}"
         ))),

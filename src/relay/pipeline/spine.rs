@@ -154,17 +154,26 @@ pub async fn run<P: Plan>(
 ) -> Result<Response, RelayError> {
     // Asked once: on the adaptor paths it estimates the prompt.
     let ask = plan.ask();
+    // The group and model rules (their queues); the user's and the key's limits are checked
+    // in the reservation's critical section.
     let limited = crate::rate_limit::admit(state, &caller, &ask).await?;
     let crash_charge = plan.crash_charge();
     let max_cost = caller.max_cost.or_else(|| plan.max_cost());
-    let Admission { price, mut hold } =
-        admission::admit(state, &caller, (ask, max_cost), crash_charge, || {
-            plan.texts()
-        })
-        .await?;
-    let headers = limited.headers();
+    let admitted = admission::admit(state, &caller, (ask, max_cost), crash_charge, || {
+        plan.texts()
+    })
+    .await;
+    let Admission { price, mut hold } = match admitted {
+        Ok(admitted) => admitted,
+        Err(e) => {
+            // A refused request uses nothing of the rules' windows.
+            limited.undo();
+            return Err(e);
+        }
+    };
     // The rate limits' places end with the reservation (a stream's at its last byte).
     hold.keep_limits(limited);
+    let headers = hold.limit_headers();
     let worker = state.clone();
     let mut response = detach::run(state, move |presence| async move {
         forward(worker, caller, plan, (price, hold), presence).await

@@ -85,8 +85,18 @@ export const attemptErrors = [
 
 /** Whose rate limit refused a request (P15; the limiter's scope). */
 export const limitScopes = ['user', 'token', 'channel', 'channel_key', 'rule'] as const;
-/** Which of its limits. */
-export const limitKinds = ['concurrency', 'rpm', 'tpm', 'rpd'] as const;
+/**
+ * Which of its limits; `model_requests` and `model_successes` are the model request limit
+ * (ModelRequestRateLimit*, a user's rule) with its window in `window_minutes`.
+ */
+export const limitKinds = [
+  'concurrency',
+  'rpm',
+  'tpm',
+  'rpd',
+  'model_requests',
+  'model_successes',
+] as const;
 
 /**
  * The rate limit that refused a request, in an error row's other.limit (P15): its scope, kind
@@ -96,6 +106,8 @@ export const limitRefusalSchema = z.looseObject({
   scope: z.catch(z.enum(limitScopes), 'rule'),
   kind: z.catch(z.optional(z.enum(limitKinds)), undefined),
   limit: optionalNumber,
+  /** The model request limit's window. */
+  window_minutes: optionalNumber,
   user_id: optionalNumber,
   token_id: optionalNumber,
   channel_id: optionalNumber,

@@ -41,6 +41,11 @@ const codeOnly = errorRow(24, 'channel 3 allows 1 concurrent requests', {
   status_code: 429,
   error_code: 'rate_limit_exceeded',
 });
+const byModelLimit = errorRow(26, 'at most 2 requests per 1 minute(s)', {
+  status_code: 429,
+  error_code: 'rate_limit_exceeded',
+  limit: { scope: 'user', kind: 'model_requests', limit: 2, user_id: 2, window_minutes: 1 },
+});
 const upstream = errorRow(25, 'upstream answered 502', {
   status_code: 502,
   error_code: 'upstream_error',
@@ -55,10 +60,10 @@ describe('a refused request in the log', () => {
     mockApi({
       'GET /api/status': { body: statusData() },
       'GET /api/log/': ok({
-        items: [byKey, byRule, byKeyLine, codeOnly, upstream],
+        items: [byKey, byRule, byKeyLine, codeOnly, upstream, byModelLimit],
         page: 1,
         page_size: 10,
-        total: 5,
+        total: 6,
       }),
       'GET /api/log/stat': ok({ quota: 0, rpm: 0, tpm: 0 }),
       'GET /api/group/': ok(['default']),
@@ -82,5 +87,8 @@ describe('a refused request in the log', () => {
     expect(await fact(21)).toBe('令牌 #12的每分钟请求数限制（60）');
     expect(await fact(22)).toBe('限流规则（分组：free，模型：全部模型）的并发请求数限制（2）');
     expect(await fact(23)).toBe('渠道 #3 第 2 行密钥的每分钟 Token 数限制（1000）');
+    const model = within(screen.getByRole('row', { name: 'log 26' })).getByText('限流 · 模型请求');
+    expect(model.getAttribute('title')).toBe('用户 #2的每 1 分钟模型请求数限制（2）');
+    expect(await fact(26)).toBe('用户 #2的每 1 分钟模型请求数限制（2）');
   });
 });

@@ -34,7 +34,9 @@ function scopeText(t: TFunction<'log'>, limit: LimitRefusal): string {
 
 /** The sentence naming the limit that refused the request. */
 export function refusalText(t: TFunction<'log'>, limit: LimitRefusal): string {
-  const kind = limit.kind ? t(`refusal.kind.${limit.kind}`) : t('refusal.kind.unknown');
+  const kind = limit.kind
+    ? t(`refusal.kind.${limit.kind}`, { minutes: limit.window_minutes ?? '?' })
+    : t('refusal.kind.unknown');
   return limit.limit === undefined
     ? t('refusal.textNoValue', { scope: scopeText(t, limit), kind })
     : t('refusal.text', { scope: scopeText(t, limit), kind, limit: limit.limit });
