@@ -124,8 +124,16 @@ export function updateChannel(payload: ChannelUpdate): Promise<string> {
 }
 
 /** POST /api/channel/: `{mode, channel}`; the answer's message carries notices. */
-export function createChannel(mode: 'single' | 'batch', channel: Record<string, unknown>) {
-  return apiRequestWithMessage('/api/channel/', 'POST', { mode, channel });
+const createdSchema = z.object({ ids: z.catch(z.array(z.int()), []) });
+
+/** POST /api/channel/: the server's notice and the new channels' ids (one per key in batch mode). */
+export async function createChannel(
+  mode: 'single' | 'batch',
+  channel: Record<string, unknown>,
+): Promise<{ message: string; ids: number[] }> {
+  const answer = await bareRequest('/api/channel/', 'POST', { mode, channel });
+  const created = createdSchema.safeParse(answer.data);
+  return { message: answer.message, ids: created.success ? created.data.ids : [] };
 }
 
 export function deleteChannel(id: number): Promise<void> {

@@ -2,6 +2,7 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ParseKeys } from 'i18next';
 import { Plus, X } from 'lucide-react';
+import { useEffect } from 'react';
 import { useFieldArray, useForm, useWatch } from 'react-hook-form';
 import type { Control, FieldError, UseFormRegister } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
@@ -60,6 +61,43 @@ export function LimitsSection({ owner, keyCount = 0 }: { owner: LimitsOwner; key
   );
 }
 
+/**
+ * The rate-limit section of a channel being created: the same form, whose valid values are
+ * handed to `onDraft` (`null` while invalid) and saved once the channel has its id.
+ */
+export function DraftLimitsSection({
+  keyCount,
+  onDraft,
+}: {
+  keyCount: number;
+  onDraft: (limits: OwnerLimits | null) => void;
+}) {
+  const { t } = useTranslation('limits');
+  return (
+    <section className="limits-section" aria-labelledby="limits-channel-new">
+      <h3 id="limits-channel-new" className="limits-section__title">
+        {t('rate.title')}
+      </h3>
+      <p className="limits-section__note">{t('rate.description')}</p>
+      <p className="limits-section__note">{t('rate.draftNote')}</p>
+      <LimitsForm
+        owner={{ kind: 'channel', id: 0 }}
+        limits={EMPTY_LIMITS}
+        keyCount={keyCount}
+        onDraft={onDraft}
+      />
+    </section>
+  );
+}
+
+const EMPTY_LIMITS: OwnerLimits = {
+  concurrency_limit: 0,
+  rpm_limit: 0,
+  tpm_limit: 0,
+  rpd_limit: 0,
+  key_limits: [],
+};
+
 const fieldMessage = (t: (key: ParseKeys<'limits'>) => string, error?: FieldError) =>
   error?.message ? t(error.message as ParseKeys<'limits'>) : undefined;
 
@@ -67,10 +105,13 @@ function LimitsForm({
   owner,
   limits,
   keyCount,
+  onDraft,
 }: {
   owner: LimitsOwner;
   limits: OwnerLimits;
   keyCount: number;
+  /** A draft (a channel being created): no save button, the values go here instead. */
+  onDraft?: (limits: OwnerLimits | null) => void;
 }) {
   const { t } = useTranslation('limits');
   const queryClient = useQueryClient();
@@ -84,6 +125,12 @@ function LimitsForm({
     defaultValues: limitsValues(limits),
     mode: 'onChange',
   });
+  const draft = useWatch({ control });
+  useEffect(() => {
+    if (!onDraft) return;
+    const parsed = limitsFormSchema(keyCount).safeParse(draft);
+    onDraft(parsed.success ? toLimits(parsed.data) : null);
+  }, [draft, keyCount, onDraft]);
   const save = useMutation({
     mutationFn: (values: LimitsFormValues) => saveLimits(owner, toLimits(values)),
     onSuccess: (saved) => {
@@ -115,14 +162,16 @@ function LimitsForm({
       {owner.kind === 'channel' ? (
         <KeyRows control={control} register={register} keyCount={keyCount} />
       ) : null}
-      <div className="limits-form__actions">
-        <Button
-          disabled={save.isPending}
-          onClick={() => void handleSubmit((values) => save.mutate(values))()}
-        >
-          {t('rate.save')}
-        </Button>
-      </div>
+      {onDraft ? null : (
+        <div className="limits-form__actions">
+          <Button
+            disabled={save.isPending}
+            onClick={() => void handleSubmit((values) => save.mutate(values))()}
+          >
+            {t('rate.save')}
+          </Button>
+        </div>
+      )}
     </div>
   );
 }

@@ -101,6 +101,56 @@ describe('channel editor', () => {
     await waitFor(() => expect(router.state.location.pathname).toBe('/channel'));
   });
 
+  it('sets the rate limits of a channel being created, saved once it has its id', async () => {
+    const calls = setUp({
+      'POST /api/channel/': ok({ ids: [9] }),
+      'PUT /api/channel/9/limits': ok({
+        concurrency_limit: 0,
+        rpm_limit: 60,
+        tpm_limit: 0,
+        rpd_limit: 0,
+        key_limits: [{ index: 1, concurrency_limit: 2, rpm_limit: 0, tpm_limit: 0, rpd_limit: 0 }],
+      }),
+    });
+    renderApp('/channel/add');
+    const user = userEvent.setup();
+    expect(await screen.findByRole('heading', { name: '添加渠道' })).toBeTruthy();
+    expect(await screen.findByText('这些限制在渠道创建后立即保存。')).toBeTruthy();
+    await user.type(screen.getByLabelText('名称'), 'limited');
+    await user.type(screen.getByRole('textbox', { name: '密钥' }), 'k1{Enter}k2');
+    await user.type(screen.getByPlaceholderText('输入模型名称'), 'gpt-4o{Enter}');
+    const rpm = screen.getByLabelText('每分钟最多请求数（RPM）');
+    await user.clear(rpm);
+    await user.type(rpm, '60');
+    await user.click(screen.getByRole('button', { name: '添加密钥限制' }));
+    const row = screen.getByRole('row', { name: '第 1 条' });
+    const line = within(row).getByLabelText('密钥行');
+    await user.clear(line);
+    await user.type(line, '3');
+    // Line 3 of two keys: said at once, and the channel is not created.
+    expect(await screen.findByText('密钥行必须是 1 到 2 之间的整数')).toBeTruthy();
+    await user.click(screen.getByRole('button', { name: '提交' }));
+    expect(await screen.findByText('请先修正速率限制')).toBeTruthy();
+    expect(sent(calls, 'POST', '/api/channel/')).toHaveLength(0);
+    await user.clear(line);
+    await user.type(line, '2');
+    const concurrency = within(row).getByLabelText('最大并发请求数');
+    await user.clear(concurrency);
+    await user.type(concurrency, '2');
+    await user.click(screen.getByRole('button', { name: '提交' }));
+
+    await waitFor(() => expect(sent(calls, 'PUT', '/api/channel/9/limits')).toHaveLength(1));
+    expect(sent(calls, 'POST', '/api/channel/')).toHaveLength(1);
+    expect(sent(calls, 'PUT', '/api/channel/9/limits')[0]?.body).toEqual({
+      concurrency_limit: 0,
+      rpm_limit: 60,
+      tpm_limit: 0,
+      rpd_limit: 0,
+      key_limits: [{ index: 1, concurrency_limit: 2, rpm_limit: 0, tpm_limit: 0, rpd_limit: 0 }],
+    });
+    expect(await screen.findByText('渠道创建成功')).toBeTruthy();
+  });
+
   it('fetching models for a new channel needs a key, then posts base_url, type and key', async () => {
     const calls = setUp({ 'POST /api/channel/fetch_models': ok(['m1', 'm2']) });
     renderApp('/channel/add');

@@ -20,9 +20,11 @@ import {
 } from '@/api/channels';
 import type { Channel } from '@/api/channels';
 import { localizedMessage } from '@/api/errors';
+import { limitsQueryOptions, saveLimits } from '@/api/limits';
+import type { OwnerLimits } from '@/api/limits';
 import { ROLE_ROOT } from '@/api/user';
 import { groupsQueryOptions } from '@/api/users';
-import { LimitsSection } from '@/components/limits/limits-section';
+import { DraftLimitsSection, LimitsSection } from '@/components/limits/limits-section';
 import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
@@ -158,6 +160,8 @@ function ChannelForm({
   const isRoot = useSession((s) => (s.user?.role ?? 0) >= ROLE_ROOT);
   const groups = useQuery(groupsQueryOptions);
   const [customModel, setCustomModel] = useState('');
+  // A new channel's rate limits, saved once it has its id (`null` while they are invalid).
+  const [draftLimits, setDraftLimits] = useState<OwnerLimits | null>(null);
   const {
     register,
     handleSubmit,
@@ -174,6 +178,8 @@ function ChannelForm({
   const models = useWatch({ control, name: 'models' });
   const other = useWatch({ control, name: 'other' });
   const setting = useWatch({ control, name: 'setting' });
+  const keyText = useWatch({ control, name: 'key' });
+  const batch = useWatch({ control, name: 'batch' });
   const row = types.find((ct) => ct.id === type);
   const message = (key: string | undefined) => (key ? t(key as ParseKeys<'channels'>) : undefined);
 
@@ -181,13 +187,32 @@ function ChannelForm({
     mutationFn: async (values: ChannelFormValues) => {
       const { channel: body, notices } = toChannelPayload(values, row);
       for (const notice of notices) toast.info(t(`toast.${notice}`));
-      if (creating) return createChannel(values.batch ? 'batch' : 'single', body);
+      if (creating) {
+        const created = await createChannel(values.batch ? 'batch' : 'single', body);
+        const limits = draftLimits;
+        if (limits && hasLimits(limits)) {
+          try {
+            await Promise.all(created.ids.map((id) => saveLimits({ kind: 'channel', id }, limits)));
+          } catch (error) {
+            toast.error(
+              t('edit.limitsNotSaved', { message: error instanceof Error ? error.message : '' }),
+            );
+          }
+        }
+        return created.message;
+      }
       return updateChannel({ ...body, id: channel.id });
     },
     onSuccess: (serverNotice) => {
       if (serverNotice) toast.info(t('toast.notice', { message: serverNotice }));
       toast.success(creating ? t('toast.created') : t('toast.updated'));
       void queryClient.invalidateQueries({ queryKey: ['channels'] });
+      // Per-key limits follow their keys to new lines when the keys change.
+      if (!creating) {
+        void queryClient.invalidateQueries({
+          queryKey: limitsQueryOptions({ kind: 'channel', id: channel.id }).queryKey,
+        });
+      }
       onDone();
     },
   });
@@ -262,6 +287,10 @@ function ChannelForm({
       setError(missing.target === 'other' ? 'other' : 'setting', {
         message: 'validation.required',
       });
+      return;
+    }
+    if (creating && draftLimits === null) {
+      toast.error(t('edit.limitsInvalid'));
       return;
     }
     save.mutate(values);
@@ -608,6 +637,9 @@ function ChannelForm({
       <Field id="channel-organization" label={t('field.organization')}>
         <Input id="channel-organization" autoComplete="off" {...register('openai_organization')} />
       </Field>
+      {creating ? (
+        <DraftLimitsSection keyCount={batch ? 1 : keyLines(keyText)} onDraft={setDraftLimits} />
+      ) : null}
       <div className="channel-edit__actions">
         <Button type="submit" disabled={save.isPending}>
           {t('edit.submit')}
@@ -619,3 +651,15 @@ function ChannelForm({
     </form>
   );
 }
+
+/** Whether a new channel's draft limits set anything. */
+const hasLimits = (l: OwnerLimits) =>
+  l.concurrency_limit > 0 ||
+  l.rpm_limit > 0 ||
+  l.tpm_limit > 0 ||
+  l.rpd_limit > 0 ||
+  l.key_limits.length > 0;
+
+/** The number of keys in a key text (one per non-empty line). */
+const keyLines = (key: string | undefined) =>
+  (key ?? '').split('\n').filter((line) => line.trim() !== '').length;
