@@ -99,7 +99,9 @@ pub fn refused(refusal: &Refusal) -> RelayError {
 /// console's log page): `scope` (`user`, `token`, `rule`, `channel`, `channel_key`), `kind`
 /// (`concurrency`, `rpm`, `tpm`, `rpd`, `model_requests`, `model_successes` — these two with
 /// `window_minutes`), `limit`, and the owner (`user_id`, `token_id`, `channel_id` with
-/// `key_index`, the key's 0-based line) or the rule's `group` and `model`.
+/// `key_index`, the key's 0-based line) or the rule's `group` and `model`; `repeated`: the
+/// refusals of the same rule since its last row, which wrote none (one row per rule per second,
+/// [`Refusal::row`]).
 pub fn log_limit(refusal: &Refusal) -> Value {
     let mut limit = json!({
         "scope": refusal.scope.label(),
@@ -108,6 +110,9 @@ pub fn log_limit(refusal: &Refusal) -> Value {
     });
     if let Some(minutes) = refusal.kind.window_minutes() {
         limit["window_minutes"] = json!(minutes);
+    }
+    if let Some(repeated) = refusal.row.filter(|n| *n > 0) {
+        limit["repeated"] = json!(repeated);
     }
     match &refusal.scope {
         Scope::User(user) => limit["user_id"] = json!(user.0),

@@ -1,6 +1,8 @@
 //! Rate limits per user, API key and channel (P15 item 1): at most so many requests at once,
 //! per minute and per day, and tokens per minute ([`Limits`], 0 = none), and for a channel the
-//! same per upstream key ([`KeyLimit`], by the key's line). Stored apart from the owners'
+//! same per upstream key ([`KeyLimit`], by the key's line; bound to the key, not the line: an
+//! edit of the channel's keys moves each key's limits to its new line and drops those of a
+//! deleted key, in the edit's transaction, [`follow_keys`]). Stored apart from the owners'
 //! records in [`RATE_LIMITS`] (a new table that starts empty: no record layout changes, no
 //! migration), set with their audit row in one transaction ([`replace`]). Group and model rules
 //! are an option (`RateLimitRules`), not stored here.
@@ -118,6 +120,46 @@ impl OwnerLimits {
         Ok(self)
     }
 
+    /// The per-key limits after the channel's key lines went from `old` to `new`: each follows
+    /// its key (the same text) to its new line, the `n`-th copy of a key text to its `n`-th copy;
+    /// a key no longer there takes its limits with it. `None` when nothing moved.
+    pub fn followed(&self, old: &[&str], new: &[&str]) -> Option<OwnerLimits> {
+        let mut taken = vec![false; new.len()];
+        let mut moved = false;
+        let mut key_limits: Vec<KeyLimit> = Vec::with_capacity(self.key_limits.len());
+        for k in &self.key_limits {
+            let line = usize::try_from(k.index).ok();
+            let Some(text) = line.and_then(|l| old.get(l)) else {
+                // A line past the old list keys nothing: dropped.
+                moved = true;
+                continue;
+            };
+            let copy = line.map_or(0, |l| old[..l].iter().filter(|t| *t == text).count());
+            let found = new
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| *t == text)
+                .nth(copy)
+                .map(|(i, _)| i);
+            match found
+                .filter(|i| !taken[*i])
+                .and_then(|i| Some((i, u32::try_from(i).ok()?)))
+            {
+                Some((i, index)) => {
+                    taken[i] = true;
+                    moved |= index != k.index;
+                    key_limits.push(KeyLimit { index, ..*k });
+                }
+                None => moved = true,
+            }
+        }
+        key_limits.sort_by_key(|k| k.index);
+        moved.then_some(OwnerLimits {
+            limits: self.limits,
+            key_limits,
+        })
+    }
+
     /// The limits of the channel's key on line `index` (none when not set).
     pub fn key(&self, index: u32) -> Limits {
         self.key_limits
@@ -185,6 +227,29 @@ pub fn replace(
     Ok(before)
 }
 
+/// Moves `channel`'s per-key limits with their keys when its key lines go from `old` to `new`
+/// (an edit of its keys, in the edit's transaction `wtx`; [`OwnerLimits::followed`]). Returns
+/// the channel's limits when they changed, for the engine.
+pub fn follow_keys(
+    wtx: &WriteTransaction,
+    channel: ChannelId,
+    old: &[&str],
+    new: &[&str],
+) -> Result<Option<OwnerLimits>> {
+    let owner = Owner::Channel(channel);
+    let mut table = wtx.open_table(RATE_LIMITS)?;
+    let current = decode(table.get(owner.key())?)?;
+    let Some(next) = current.followed(old, new) else {
+        return Ok(None);
+    };
+    if next.is_empty() {
+        table.remove(owner.key())?;
+    } else {
+        table.insert(owner.key(), codec::encode(&next)?.as_slice())?;
+    }
+    Ok(Some(next))
+}
+
 /// Forgets a deleted owner's limits.
 pub fn remove(wtx: &WriteTransaction, owner: Owner) -> Result<()> {
     wtx.open_table(RATE_LIMITS)?.remove(owner.key())?;
@@ -226,6 +291,32 @@ mod tests {
         assert_eq!(
             twice.validated(Owner::Channel(ChannelId(1))),
             Err(LimitsError::KeyTwice(2))
+        );
+    }
+
+    #[test]
+    fn key_limits_follow_their_keys_not_their_lines() {
+        let limits = OwnerLimits {
+            limits: Limits::default(),
+            key_limits: vec![key(0, 1), key(1, 2), key(2, 3), key(3, 4)],
+        };
+        // a and c swap, b is deleted, d stays; the twin "d" keeps the first copy's limits.
+        let old = ["a", "b", "c", "d"];
+        let new = ["c", "d", "a", "d"];
+        let moved = limits.followed(&old, &new).unwrap();
+        assert_eq!(moved.key_limits, vec![key(0, 3), key(1, 4), key(2, 1)]);
+        assert_eq!(limits.followed(&old, &old), None, "nothing moved");
+        let appended = limits.followed(&old, &["a", "b", "c", "d", "e"]);
+        assert_eq!(appended, None, "a key appended moves nothing");
+        let twins = OwnerLimits {
+            limits: Limits::default(),
+            key_limits: vec![key(1, 7)],
+        };
+        let back = twins.followed(&["x", "x"], &["y", "x", "x"]).unwrap();
+        assert_eq!(
+            back.key_limits,
+            vec![key(2, 7)],
+            "the second copy stays second"
         );
     }
 

@@ -28,6 +28,8 @@ pub(super) struct Counter {
     waiting: AtomicU32,
     /// Woken when a request in flight ends.
     freed: Notify,
+    /// The second of the last refusal's error row and the refusals since without one.
+    rows: Mutex<(Option<i64>, u64)>,
 }
 
 #[derive(Debug, Default)]
@@ -262,6 +264,40 @@ impl Counter {
             self.in_flight.fetch_sub(1, Ordering::AcqRel);
             self.freed.notify_one();
         }
+    }
+
+    /// Whether the counter holds nothing at `now`: no request in flight or waiting, and every
+    /// window empty (so dropping it and starting afresh later changes no decision).
+    pub(super) fn is_idle(&self, now: i64) -> bool {
+        if self.in_flight.load(Ordering::Acquire) > 0 || self.waiting.load(Ordering::Acquire) > 0 {
+            return false;
+        }
+        let mut w = self
+            .windows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let empty = |window: &mut Option<Window>| window.as_mut().is_none_or(|w| w.is_empty(now));
+        empty(&mut w.rpm)
+            && empty(&mut w.tpm)
+            && empty(&mut w.rpd)
+            && w.span.as_mut().is_none_or(|s| s.is_idle(now))
+    }
+
+    /// Whether a refusal at `now` writes an error row: the first of each second does, carrying
+    /// the number of refusals since the last row (`Some(n)`); the others do not (`None`).
+    pub(super) fn row_due(&self, now: i64) -> Option<u64> {
+        let second = now.div_euclid(1_000);
+        let mut rows = self
+            .rows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if rows.0 == Some(second) {
+            rows.1 = rows.1.saturating_add(1);
+            return None;
+        }
+        let skipped = rows.1;
+        *rows = (Some(second), 0);
+        Some(skipped)
     }
 
     /// Resolves when a request in flight ends.

@@ -13,7 +13,10 @@
 //! Each counter ([`counter::Counter`]) is shared by every request of its scope: the in-flight
 //! count is an atomic, the windows sit behind the counter's own short lock (held for the check
 //! and the add, never across an await), so different scopes never contend and the hot path
-//! makes no actor call. Not here: where the relay calls it (admission, the channel pick) and the
+//! makes no actor call. Counters are created on a scope's first request and dropped once idle
+//! (nothing in flight or queued, every window empty): when a new counter is made, at most once
+//! a minute, the idle ones are swept, so memory is bounded by the callers active within their
+//! longest window (a day for requests per day). Not here: where the relay calls it (admission, the channel pick) and the
 //! wire shape of a refusal.
 
 mod counter;
@@ -24,7 +27,7 @@ pub mod window;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use dashmap::DashMap;
@@ -39,6 +42,9 @@ use crate::snapshot::Published;
 
 /// Reads the time in Unix milliseconds (injected in tests).
 pub type MillisClock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// The least time between two sweeps of idle counters.
+pub const SWEEP_MS: i64 = 60_000;
 
 /// How many kinds of limit there are.
 const KINDS: usize = 6;
@@ -180,6 +186,10 @@ pub struct Refusal {
     pub limit: u64,
     /// When the request would fit (milliseconds; for concurrency, a guess of one second).
     pub retry_after_ms: i64,
+    /// Whether the refusal writes an error row: one per rule (scope) per second, so a client
+    /// hammering a limit costs no row per request. `Some(n)`: a row, after `n` refusals of the
+    /// same rule that had none; `None`: no row (counted into the next one).
+    pub row: Option<u64>,
 }
 
 impl Refusal {
@@ -287,8 +297,10 @@ pub struct Limiter {
 struct Inner {
     /// Owners' limits; written by [`Limiter::set`] (console edits), read by every admission.
     table: Published<Table>,
-    /// One counter per scope that has had a limit; created on first use.
+    /// One counter per scope that has had a limit; created on first use, swept once idle.
     counters: DashMap<Scope, Arc<Counter>>,
+    /// When idle counters were last swept (Unix ms).
+    swept: AtomicI64,
     /// The time.
     clock: MillisClock,
     /// Refusals and waits.
@@ -319,6 +331,7 @@ impl Limiter {
             inner: Arc::new(Inner {
                 table: Published::new(Table::default()),
                 counters: DashMap::new(),
+                swept: AtomicI64::new(i64::MIN),
                 sticky: sticky::Sticky::new(Arc::clone(&clock)),
                 clock,
                 stats: LimiterStats::default(),
@@ -336,9 +349,18 @@ impl Limiter {
         Ok(limiter)
     }
 
-    /// Replaces `owner`'s limits (a console edit); the next admission uses them.
+    /// Replaces `owner`'s limits (a console edit); the next admission uses them. A channel
+    /// whose per-key limits changed (or moved with their keys to other lines) starts its keys'
+    /// counters afresh, so no key inherits another's counts.
     pub fn set(&self, owner: Owner, limits: OwnerLimits) {
         let current = self.inner.table.load_full();
+        if let Owner::Channel(channel) = owner
+            && current.owners.get(&owner).map(|l| &l.key_limits) != Some(&limits.key_limits)
+        {
+            self.inner
+                .counters
+                .retain(|scope, _| !matches!(scope, Scope::ChannelKey(c, _) if *c == channel));
+        }
         let mut owners = current.owners.clone();
         if limits.is_empty() {
             owners.remove(&owner);
@@ -369,10 +391,34 @@ impl Limiter {
         &self.inner.stats
     }
 
+    /// How many counters are kept (scopes with something counted or recently swept).
+    pub fn counters(&self) -> usize {
+        self.inner.counters.len()
+    }
+
+    /// Drops the counters that hold nothing at `now`, at most once per [`SWEEP_MS`]. A counter
+    /// some admission or queued request still holds (its `Arc` shared) is kept.
+    fn sweep(&self, now: i64) {
+        let last = self.inner.swept.load(Ordering::Acquire);
+        if now.saturating_sub(last) < SWEEP_MS
+            || self
+                .inner
+                .swept
+                .compare_exchange(last, now, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+        {
+            return;
+        }
+        self.inner
+            .counters
+            .retain(|_, counter| Arc::strong_count(counter) > 1 || !counter.is_idle(now));
+    }
+
     fn counter(&self, scope: &Scope) -> Arc<Counter> {
         if let Some(c) = self.inner.counters.get(scope) {
             return Arc::clone(&c);
         }
+        self.sweep((self.inner.clock)());
         Arc::clone(
             &self
                 .inner
@@ -417,6 +463,7 @@ impl Limiter {
                         kind,
                         limit,
                         retry_after_ms,
+                        row: Some(0),
                     };
                     return Err((refusal, queue, counter));
                 }
@@ -474,7 +521,7 @@ impl Limiter {
         let mut all = self.owner_rules(ask, None);
         all.extend(Self::group_rules(ask, rules));
         self.take_all(all, ask.tokens)
-            .map_err(|(refusal, ..)| self.refused(refusal))
+            .map_err(|(refusal, _, counter)| self.refused(refusal, &counter))
     }
 
     /// Admits `ask` under its user's limits, the model request limit `model` (a user-level
@@ -487,12 +534,14 @@ impl Limiter {
         model: Option<RateLimit>,
     ) -> Result<Admission, Refusal> {
         self.take_all(self.owner_rules(ask, model), ask.tokens)
-            .map_err(|(refusal, ..)| self.refused(refusal))
+            .map_err(|(refusal, _, counter)| self.refused(refusal, &counter))
     }
 
     /// Counts `refusal` (a final one: not a queued request's retry) and hands it back.
-    fn refused(&self, refusal: Refusal) -> Refusal {
+    /// Whether it writes an error row is the rule's counter's to say ([`Refusal::row`]).
+    fn refused(&self, mut refusal: Refusal, counter: &Counter) -> Refusal {
         LimiterStats::count(&self.inner.stats.refused, &refusal);
+        refusal.row = counter.row_due((self.inner.clock)());
         refusal
     }
 
@@ -510,7 +559,7 @@ impl Limiter {
                     Err(refused) => refused,
                 };
             if queue.size == 0 {
-                return Err(self.refused(refusal));
+                return Err(self.refused(refusal, &counter));
             }
             if place.is_none() {
                 match counter::Place::join(&counter, queue.size) {
@@ -522,7 +571,7 @@ impl Limiter {
                                 + Duration::from_millis(u64::from(queue.wait_ms)),
                         );
                     }
-                    None => return Err(self.refused(refusal)),
+                    None => return Err(self.refused(refusal, &counter)),
                 }
             }
             let end = deadline.unwrap_or_else(tokio::time::Instant::now);
@@ -530,7 +579,7 @@ impl Limiter {
                 Duration::from_millis(u64::try_from(refusal.retry_after_ms.max(1)).unwrap_or(1));
             let wake = (tokio::time::Instant::now() + retry).min(end);
             if tokio::time::Instant::now() >= end {
-                return Err(self.refused(refusal));
+                return Err(self.refused(refusal, &counter));
             }
             tokio::select! {
                 () = counter.freed() => {}
@@ -553,7 +602,11 @@ impl Limiter {
         };
         let mut rules = Vec::new();
         if !limits.limits.is_none() {
-            rules.push(Check::of(Scope::Channel(channel), limits.limits, Queue::NONE));
+            rules.push(Check::of(
+                Scope::Channel(channel),
+                limits.limits,
+                Queue::NONE,
+            ));
         }
         if let Some(k) = key
             .map(|k| (k, limits.key(k)))
@@ -563,7 +616,7 @@ impl Limiter {
         }
         drop(table);
         self.take_all(rules, tokens)
-            .map_err(|(refusal, ..)| self.refused(refusal))
+            .map_err(|(refusal, _, counter)| self.refused(refusal, &counter))
     }
 }
 

@@ -22,6 +22,8 @@ pub(super) enum SpanFull {
 pub(super) struct Span {
     requests: VecDeque<i64>,
     successes: VecDeque<i64>,
+    /// The window last checked against (for [`Span::is_idle`]).
+    window: i64,
 }
 
 fn window_ms(limit: &RateLimit) -> i64 {
@@ -51,6 +53,7 @@ impl Span {
     /// Checks one request at `now` under `limit` without counting it.
     pub(super) fn check(&mut self, limit: &RateLimit, now: i64) -> Result<(), SpanFull> {
         let window = window_ms(limit);
+        self.window = window;
         prune(&mut self.requests, window, now);
         prune(&mut self.successes, window, now);
         if let Some(wait) = full(&self.requests, limit.total, window, now) {
@@ -89,6 +92,13 @@ impl Span {
             self.successes.push_back(now);
         }
     }
+
+    /// Whether nothing counted is still in the window at `now`.
+    pub(super) fn is_idle(&mut self, now: i64) -> bool {
+        prune(&mut self.requests, self.window, now);
+        prune(&mut self.successes, self.window, now);
+        self.requests.is_empty() && self.successes.is_empty()
+    }
 }
 
 #[cfg(test)]
@@ -126,7 +136,11 @@ mod tests {
         // The first request leaves the window after a minute.
         assert_eq!(admit(&mut w, &limit, MINUTE), Ok(()));
         w.undo(MINUTE);
-        assert_eq!(admit(&mut w, &limit, MINUTE), Ok(()), "an undone request frees its place");
+        assert_eq!(
+            admit(&mut w, &limit, MINUTE),
+            Ok(()),
+            "an undone request frees its place"
+        );
     }
 
     #[test]

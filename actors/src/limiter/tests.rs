@@ -265,3 +265,60 @@ fn a_refused_request_undone_uses_nothing_of_any_window() {
     let again = l.admit_caller(&ask(100), None).unwrap();
     assert_eq!(again.tokens().unwrap().remaining, 0);
 }
+
+#[test]
+fn idle_counters_are_swept_and_busy_ones_kept() {
+    let (l, now) = limiter();
+    let model = RateLimit {
+        window: Duration::from_secs(60),
+        total: 1,
+        success: 0,
+    };
+    let caller = |user: i64| Ask {
+        user: UserId(user),
+        token: None,
+        ..ask(0)
+    };
+    for user in 0..1_000 {
+        drop(l.admit_caller(&caller(user), Some(model)).unwrap());
+    }
+    assert_eq!(l.counters(), 1_000);
+    // User 5000 holds a place in flight; user 6000 has a request in its window.
+    l.set(Owner::User(UserId(5_000)), limits(1, 0, 0, 0));
+    let held = l.admit_caller(&caller(5_000), None).unwrap();
+    now.fetch_add(50_000, Ordering::SeqCst);
+    drop(l.admit_caller(&caller(6_000), Some(model)).unwrap());
+    now.fetch_add(SWEEP_MS - 40_000, Ordering::SeqCst);
+    // A new scope's first request sweeps: the 1,000 callers' windows are empty.
+    drop(l.admit_caller(&caller(7_000), Some(model)).unwrap());
+    assert_eq!(
+        l.counters(),
+        3,
+        "5000 (in flight), 6000 (in its window), 7000"
+    );
+    assert!(
+        l.admit_caller(&caller(6_000), Some(model)).is_err(),
+        "a kept counter still holds its limit"
+    );
+    assert!(l.admit_caller(&caller(5_000), None).is_err());
+    drop(held);
+    assert!(
+        l.admit_caller(&caller(3), Some(model)).is_ok(),
+        "a swept caller starts afresh"
+    );
+}
+
+#[test]
+fn a_rules_refusals_write_one_row_per_second_counting_the_rest() {
+    let (l, now) = limiter();
+    l.set(Owner::Token(TokenId(7)), limits(0, 1, 0, 0));
+    let _first = l.admit(&ask(0), &[]).unwrap();
+    let rows: Vec<_> = (0..5)
+        .map(|_| l.admit(&ask(0), &[]).unwrap_err().row)
+        .collect();
+    assert_eq!(rows, [Some(0), None, None, None, None]);
+    now.fetch_add(1_000, Ordering::SeqCst);
+    assert_eq!(l.admit(&ask(0), &[]).unwrap_err().row, Some(4));
+    assert_eq!(l.admit(&ask(0), &[]).unwrap_err().row, None);
+    assert_eq!(l.stats().refused("token", Kind::Rpm), 7, "each is counted");
+}

@@ -70,6 +70,11 @@ impl Window {
         self.sum
     }
 
+    /// Whether the window holds nothing at `now`.
+    pub fn is_empty(&mut self, now: i64) -> bool {
+        self.used(now) == 0
+    }
+
     /// Counts `n` at `now`.
     pub fn add(&mut self, now: i64, n: u64) {
         self.advance(now);

@@ -34,6 +34,12 @@ pub fn record(
     if !state.options.current().flag("ErrorLogEnabled") {
         return;
     }
+    // A rate limit's refusals write one row per rule per second (the next counts the rest).
+    if let RelayError::Limited { refusal, .. } = error
+        && refusal.row.is_none()
+    {
+        return;
+    }
     let millis: u64 = attempts.iter().map(|a| a.ms).fold(0, u64::saturating_add);
     let status = match error {
         RelayError::Upstream { status, .. } => *status,

@@ -187,13 +187,29 @@ pub async fn update(
                 next.other_info = other_info::retain_keys(&next.other_info, &next.key_lines());
             }
             channels::update(wtx, &next)?;
+            // Per-key rate limits are bound to their keys: they follow them to new lines.
+            let limits = if next.key == current.key {
+                None
+            } else {
+                tollgate_storage::limits::follow_keys(
+                    wtx,
+                    id,
+                    &current.key_lines(),
+                    &next.key_lines(),
+                )?
+            };
             if let Some(entry) = auditor.channel_change(&current, &next) {
                 tollgate_storage::audit::append(wtx, entry)?;
             }
             let used = channel_usage::used_rw(wtx, id)?;
-            Ok::<_, ConsoleError>((next, notices, used))
+            Ok::<_, ConsoleError>((next, notices, used, limits))
         })
         .await?;
+    if let Some(limits) = updated.3.clone() {
+        state
+            .limits
+            .set(tollgate_storage::limits::Owner::Channel(id), limits);
+    }
     reload_ids(state, &[id]).await?;
     tracing::info!(channel = %id, "channel updated");
     Ok((
