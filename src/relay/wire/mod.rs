@@ -282,7 +282,8 @@ pub fn read_answer(wire: Wire, bytes: &[u8]) -> Option<(Value, Option<Usage>)> {
     let typed = match wire {
         Wire::Anthropic => anthropic::answer_from_bytes(bytes),
         Wire::Responses => responses::answer_from_bytes(bytes),
-        Wire::OpenAi | Wire::Gemini | Wire::Converse | Wire::Cohere => None,
+        Wire::Gemini => gemini::answer_from_bytes(bytes),
+        Wire::OpenAi | Wire::Converse | Wire::Cohere => None,
     };
     if typed.is_some() {
         return typed;
@@ -329,27 +330,6 @@ pub fn hub_answer_text(hub: &Value) -> String {
         }
     }
     text
-}
-
-/// `value[a]`, else `value[b]` (Gemini accepts both camelCase and snake_case field names).
-pub(crate) fn either<'a>(value: &'a Value, a: &str, b: &str) -> Option<&'a Value> {
-    value
-        .get(a)
-        .or_else(|| value.get(b))
-        .filter(|v| !v.is_null())
-}
-
-/// Text of an OpenAI message `content` (a string, or the text parts of an array).
-pub(crate) fn content_text(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        _ => String::new(),
-    }
 }
 
 /// Seconds since the epoch, for `created` fields.

@@ -5,7 +5,7 @@
 //! `Value` would write.
 
 use serde::de::IgnoredAny;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use tollgate_actors::options::component_prices::Tool;
@@ -13,12 +13,12 @@ use tollgate_actors::options::component_prices::Tool;
 use super::usage::{UsageIn, UsageOut};
 use super::{finish_of, reason_of};
 use crate::relay::measure::price::Usage;
-use crate::relay::wire::typed::{List, Obj, Shape, Str, sse_typed, view};
+use crate::relay::wire::typed::{List, Obj, Raw, Shape, Sorted, Str, Verbatim, sse_typed, view};
 use crate::relay::wire::{Decode, Encode, EncodeCtx, Piece};
 
-/// `a`, else `b` (Gemini accepts both camelCase and snake_case field names), as
-/// [`crate::relay::wire::either`] reads a value: a present camelCase field hides the snake_case
-/// one, and `null` is none.
+/// `a`, else `b` (Gemini accepts both camelCase and snake_case field names): a present
+/// camelCase field, even `null`, hides the snake_case one, and `null` is none (as indexing a
+/// `Value` read them).
 pub(super) fn either<'s, 'a, T>(
     a: &'s Shape<'a, T>,
     b: &'s Shape<'a, T>,
@@ -50,18 +50,34 @@ struct ErrorBody<'a> {
     message: Str<'a>,
 }
 
+/// A whole `generateContent` answer (a `GenerateContentResponse`, as a chunk is one), as
+/// [`super::to_hub`] reads it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct Answer<'a> {
+    #[serde(borrow, rename = "responseId")]
+    pub(super) response_id: Str<'a>,
+    /// The model, verbatim.
+    #[serde(borrow, rename = "modelVersion")]
+    pub(super) model_version: Option<Verbatim<'a>>,
+    #[serde(borrow)]
+    pub(super) candidates: List<Candidate<'a>>,
+    #[serde(borrow, rename = "usageMetadata")]
+    pub(super) usage_metadata: Shape<'a, UsageIn<'a>>,
+}
+
 /// A candidate of a chunk.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub(super) struct Candidate<'a> {
     #[serde(borrow)]
-    content: Obj<Content<'a>>,
+    pub(super) content: Obj<Content<'a>>,
     #[serde(borrow, rename = "finishReason")]
-    finish_reason: Str<'a>,
+    pub(super) finish_reason: Str<'a>,
     #[serde(borrow, rename = "groundingMetadata")]
-    grounding_camel: Shape<'a, Grounding<'a>>,
+    pub(super) grounding_camel: Shape<'a, Grounding<'a>>,
     #[serde(borrow, rename = "grounding_metadata")]
-    grounding_snake: Shape<'a, Grounding<'a>>,
+    pub(super) grounding_snake: Shape<'a, Grounding<'a>>,
 }
 
 impl Candidate<'_> {
@@ -112,44 +128,48 @@ pub(super) struct Grounding<'a> {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-struct Content<'a> {
+pub(super) struct Content<'a> {
     #[serde(borrow)]
-    parts: List<Part<'a>>,
+    pub(super) parts: List<Part<'a>>,
 }
 
 /// A part of a chunk's content.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-struct Part<'a> {
+pub(super) struct Part<'a> {
     #[serde(borrow)]
-    text: Str<'a>,
+    pub(super) text: Str<'a>,
     #[serde(borrow)]
-    thought: Shape<'a, IgnoredAny>,
+    pub(super) thought: Shape<'a, IgnoredAny>,
     #[serde(borrow, rename = "functionCall")]
-    call_camel: Shape<'a, Call<'a>>,
+    pub(super) call_camel: Shape<'a, Call<'a>>,
     #[serde(borrow, rename = "function_call")]
-    call_snake: Shape<'a, Call<'a>>,
+    pub(super) call_snake: Shape<'a, Call<'a>>,
     #[serde(borrow, rename = "thoughtSignature")]
-    signature_camel: Shape<'a, IgnoredAny>,
+    pub(super) signature_camel: Shape<'a, IgnoredAny>,
     #[serde(borrow, rename = "thought_signature")]
-    signature_snake: Shape<'a, IgnoredAny>,
+    pub(super) signature_snake: Shape<'a, IgnoredAny>,
 }
 
 /// A `functionCall`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-struct Call<'a> {
+pub(super) struct Call<'a> {
+    /// Its name, verbatim (a whole answer copies it as it came).
     #[serde(borrow)]
-    name: Str<'a>,
-    /// Its arguments, as a `Value` (its text is written with keys in name order, as before);
-    /// `Some(Null)` for `null`, `None` when absent.
-    #[serde(deserialize_with = "present")]
-    args: Option<Value>,
+    pub(super) name: Option<Verbatim<'a>>,
+    /// Its arguments, verbatim, `null` told from absent (written with keys in name order, as a
+    /// `Value` wrote them: [`args_text`]).
+    #[serde(borrow)]
+    pub(super) args: Raw<'a>,
 }
 
-/// A field that is present (`null` included) as `Some`.
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+/// A function call's `args` as JSON text (as a `Value` writes it; `{}` when absent).
+pub(super) fn args_text(args: &Raw) -> String {
+    match args {
+        Raw::Given(args) => Sorted(args).to_json(),
+        Raw::Absent => "{}".to_owned(),
+    }
 }
 
 /// The usage a whole `generateContent` answer reports (`None`: it has no `usageMetadata`), with
@@ -209,8 +229,14 @@ impl Decode for Decoder {
                 let index = self.calls;
                 self.calls += 1;
                 let (name, args) = match call {
-                    Shape::Obj(call) => (call.name.or_empty(), call.args.as_ref()),
-                    _ => ("", None),
+                    Shape::Obj(call) => (
+                        call.name
+                            .as_ref()
+                            .and_then(Verbatim::as_str)
+                            .unwrap_or_default(),
+                        &call.args,
+                    ),
+                    _ => ("", &Raw::Absent),
                 };
                 pieces.push(Piece::ToolStart {
                     index,
@@ -219,7 +245,7 @@ impl Decode for Decoder {
                 });
                 pieces.push(Piece::ToolArgs {
                     index,
-                    json: args.map_or_else(|| "{}".to_owned(), Value::to_string),
+                    json: args_text(args),
                 });
                 let signature = either(&part.signature_camel, &part.signature_snake)
                     .and_then(Shape::str)

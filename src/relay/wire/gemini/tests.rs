@@ -1,6 +1,7 @@
 //! Unit tests of the Gemini conversions.
 
 use super::*;
+use serde_json::json;
 
 /// Golden: Gemini usage, cached content inside the prompt, thinking billed as output.
 #[test]

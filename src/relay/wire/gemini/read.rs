@@ -1,0 +1,397 @@
+//! The shapes the Gemini converters read, every field lenient (a field of an unexpected type
+//! reads as absent, see [`crate::relay::wire::typed`]) and strings borrowed from the body read:
+//! a `generateContent` request (camelCase and snake_case names both read, as
+//! [`super::stream::either`] picks them), and the hub request and message as the hub → Gemini
+//! converters read them (names and texts copied verbatim, whatever their type). A whole answer
+//! is read as the stream reads a chunk ([`super::stream::Answer`]).
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
+use crate::relay::wire::hub::PartText;
+use crate::relay::wire::typed::{List, Obj, Raw, Shape, Str, Verbatim};
+
+/// `a`, else `b`, as [`super::stream::either`] picks a field (a present camelCase field, even
+/// `null`, hides the snake_case one), for fields copied verbatim: `None` when absent or `null`.
+pub fn either_raw<'s, 'a>(a: &'s Raw<'a>, b: &'s Raw<'a>) -> Option<&'s Verbatim<'a>> {
+    match if matches!(a, Raw::Absent) { b } else { a } {
+        Raw::Given(v) if !v.is_null() => Some(v),
+        _ => None,
+    }
+}
+
+/// A `generateContent` request.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Request<'a> {
+    /// The system instruction (a content).
+    #[serde(borrow, rename = "systemInstruction")]
+    pub system_camel: Shape<'a, Content<'a>>,
+    /// The same, snake_case.
+    #[serde(borrow, rename = "system_instruction")]
+    pub system_snake: Shape<'a, Content<'a>>,
+    /// The conversation.
+    #[serde(borrow)]
+    pub contents: List<Content<'a>>,
+    /// Sampling and output settings.
+    #[serde(borrow, rename = "generationConfig")]
+    pub config_camel: Shape<'a, Config<'a>>,
+    /// The same, snake_case.
+    #[serde(borrow, rename = "generation_config")]
+    pub config_snake: Shape<'a, Config<'a>>,
+    /// Tools.
+    #[serde(borrow)]
+    pub tools: List<Tool<'a>>,
+}
+
+/// A content: a role and parts.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Content<'a> {
+    /// `user` or `model`.
+    #[serde(borrow)]
+    pub role: Str<'a>,
+    /// Its parts.
+    #[serde(borrow)]
+    pub parts: List<Part<'a>>,
+}
+
+/// A part of a request's content.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Part<'a> {
+    /// Text.
+    #[serde(borrow)]
+    pub text: Str<'a>,
+    /// `true` for a thought.
+    #[serde(borrow)]
+    pub thought: Shape<'a, IgnoredAny>,
+    /// Inline bytes.
+    #[serde(borrow, rename = "inlineData")]
+    pub inline_camel: Shape<'a, Blob<'a>>,
+    /// The same, snake_case.
+    #[serde(borrow, rename = "inline_data")]
+    pub inline_snake: Shape<'a, Blob<'a>>,
+    /// A file by URI.
+    #[serde(borrow, rename = "fileData")]
+    pub file_camel: Shape<'a, FileData<'a>>,
+    /// The same, snake_case.
+    #[serde(borrow, rename = "file_data")]
+    pub file_snake: Shape<'a, FileData<'a>>,
+    /// A function call.
+    #[serde(borrow, rename = "functionCall")]
+    pub call_camel: Shape<'a, Call<'a>>,
+    /// The same, snake_case.
+    #[serde(borrow, rename = "function_call")]
+    pub call_snake: Shape<'a, Call<'a>>,
+    /// A function's result.
+    #[serde(borrow, rename = "functionResponse")]
+    pub response_camel: Shape<'a, FunctionResponse<'a>>,
+    /// The same, snake_case.
+    #[serde(borrow, rename = "function_response")]
+    pub response_snake: Shape<'a, FunctionResponse<'a>>,
+    /// A function call's thought signature.
+    #[serde(borrow, rename = "thoughtSignature")]
+    pub signature_camel: Shape<'a, IgnoredAny>,
+    /// The same, snake_case.
+    #[serde(borrow, rename = "thought_signature")]
+    pub signature_snake: Shape<'a, IgnoredAny>,
+}
+
+/// `inlineData`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Blob<'a> {
+    /// The MIME type.
+    #[serde(borrow, rename = "mimeType")]
+    pub mime_camel: Shape<'a, IgnoredAny>,
+    /// The same, snake_case.
+    #[serde(borrow, rename = "mime_type")]
+    pub mime_snake: Shape<'a, IgnoredAny>,
+    /// Base64 data.
+    #[serde(borrow)]
+    pub data: Str<'a>,
+}
+
+/// `fileData`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct FileData<'a> {
+    /// The file's URI.
+    #[serde(borrow, rename = "fileUri")]
+    pub uri_camel: Shape<'a, IgnoredAny>,
+    /// The same, snake_case.
+    #[serde(borrow, rename = "file_uri")]
+    pub uri_snake: Shape<'a, IgnoredAny>,
+    /// The MIME type.
+    #[serde(borrow, rename = "mimeType")]
+    pub mime_camel: Shape<'a, IgnoredAny>,
+    /// The same, snake_case.
+    #[serde(borrow, rename = "mime_type")]
+    pub mime_snake: Shape<'a, IgnoredAny>,
+}
+
+/// A request's `functionCall`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Call<'a> {
+    /// The function's name.
+    #[serde(borrow)]
+    pub name: Str<'a>,
+    /// Its arguments, verbatim (`null` told from absent).
+    #[serde(borrow)]
+    pub args: Raw<'a>,
+}
+
+/// `functionResponse`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct FunctionResponse<'a> {
+    /// The function's name.
+    #[serde(borrow)]
+    pub name: Str<'a>,
+    /// Its result, verbatim.
+    #[serde(borrow)]
+    pub response: Raw<'a>,
+}
+
+/// `generationConfig`: the fields the hub has, verbatim.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Config<'a> {
+    /// Sampling temperature.
+    #[serde(borrow)]
+    pub temperature: Raw<'a>,
+    /// `topP`.
+    #[serde(borrow, rename = "topP")]
+    pub top_p_camel: Raw<'a>,
+    /// `top_p`.
+    #[serde(borrow, rename = "top_p")]
+    pub top_p_snake: Raw<'a>,
+    /// `maxOutputTokens`.
+    #[serde(borrow, rename = "maxOutputTokens")]
+    pub max_camel: Raw<'a>,
+    /// `max_output_tokens`.
+    #[serde(borrow, rename = "max_output_tokens")]
+    pub max_snake: Raw<'a>,
+    /// `stopSequences`.
+    #[serde(borrow, rename = "stopSequences")]
+    pub stop_camel: Raw<'a>,
+    /// `stop_sequences`.
+    #[serde(borrow, rename = "stop_sequences")]
+    pub stop_snake: Raw<'a>,
+    /// `candidateCount`.
+    #[serde(borrow, rename = "candidateCount")]
+    pub n_camel: Raw<'a>,
+    /// `candidate_count`.
+    #[serde(borrow, rename = "candidate_count")]
+    pub n_snake: Raw<'a>,
+    /// The seed.
+    #[serde(borrow)]
+    pub seed: Raw<'a>,
+}
+
+/// A tool: its function declarations.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Tool<'a> {
+    /// `functionDeclarations`.
+    #[serde(borrow, rename = "functionDeclarations")]
+    pub declarations_camel: Shape<'a, Declaration<'a>>,
+    /// `function_declarations`.
+    #[serde(borrow, rename = "function_declarations")]
+    pub declarations_snake: Shape<'a, Declaration<'a>>,
+}
+
+/// A function declaration.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Declaration<'a> {
+    /// Its name, verbatim.
+    #[serde(borrow)]
+    pub name: Option<Verbatim<'a>>,
+    /// What it does.
+    #[serde(borrow)]
+    pub description: Str<'a>,
+    /// Its parameters' JSON schema, verbatim.
+    #[serde(borrow)]
+    pub parameters: Option<Verbatim<'a>>,
+}
+
+/// A hub request, as the hub → Gemini converter reads it (sampling fields verbatim).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubRequest<'a> {
+    /// The conversation.
+    #[serde(borrow)]
+    pub messages: List<HubMessage<'a>>,
+    /// Sampling temperature.
+    #[serde(borrow)]
+    pub temperature: Option<Verbatim<'a>>,
+    /// Nucleus sampling.
+    #[serde(borrow)]
+    pub top_p: Option<Verbatim<'a>>,
+    /// `max_tokens`.
+    #[serde(borrow)]
+    pub max_tokens: Option<Verbatim<'a>>,
+    /// `max_completion_tokens` (taken over `max_tokens`).
+    #[serde(borrow)]
+    pub max_completion_tokens: Option<Verbatim<'a>>,
+    /// How many answers.
+    #[serde(borrow)]
+    pub n: Option<Verbatim<'a>>,
+    /// The seed.
+    #[serde(borrow)]
+    pub seed: Option<Verbatim<'a>>,
+    /// Stop sequences: a string or a list.
+    #[serde(borrow)]
+    pub stop: Option<Verbatim<'a>>,
+    /// Function tools.
+    #[serde(borrow)]
+    pub tools: List<HubTool<'a>>,
+}
+
+/// A hub message.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubMessage<'a> {
+    /// `system`, `developer`, `user`, `assistant` or `tool`.
+    #[serde(borrow)]
+    pub role: Str<'a>,
+    /// A string or content parts.
+    #[serde(borrow)]
+    pub content: Shape<'a, HubPart<'a>>,
+    /// The tool call a `tool` message answers.
+    #[serde(borrow)]
+    pub tool_call_id: Str<'a>,
+    /// An assistant message's tool calls.
+    #[serde(borrow)]
+    pub tool_calls: List<HubCall<'a>>,
+    /// An assistant message's reasoning text.
+    #[serde(borrow)]
+    pub reasoning_content: Str<'a>,
+}
+
+/// A hub content part (`text`, `image_url`, `input_audio`, `file`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubPart<'a> {
+    /// The part's type.
+    #[serde(borrow, rename = "type")]
+    pub kind: Str<'a>,
+    /// A text part's text, verbatim.
+    #[serde(borrow)]
+    pub text: Option<Verbatim<'a>>,
+    /// An image part's `{"url"}`.
+    #[serde(borrow)]
+    pub image_url: Obj<HubUrl<'a>>,
+    /// An audio part's `{"data", "format"}`.
+    #[serde(borrow)]
+    pub input_audio: Obj<HubAudio<'a>>,
+    /// A file part's `{"file_data"}`.
+    #[serde(borrow)]
+    pub file: Obj<HubFile<'a>>,
+}
+
+impl PartText for HubPart<'_> {
+    fn text(&self) -> Option<&str> {
+        self.text.as_ref().and_then(Verbatim::as_str)
+    }
+}
+
+/// An image part's `image_url`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubUrl<'a> {
+    /// The URL (`data:` or remote).
+    #[serde(borrow)]
+    pub url: Str<'a>,
+}
+
+/// An audio part's `input_audio`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubAudio<'a> {
+    /// Base64 data, verbatim.
+    #[serde(borrow)]
+    pub data: Option<Verbatim<'a>>,
+    /// `wav` or `mp3`.
+    #[serde(borrow)]
+    pub format: Str<'a>,
+}
+
+/// A file part's `file`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubFile<'a> {
+    /// A `data:` URL.
+    #[serde(borrow)]
+    pub file_data: Str<'a>,
+}
+
+/// A tool call of a hub assistant message.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubCall<'a> {
+    /// The call's id.
+    #[serde(borrow)]
+    pub id: Str<'a>,
+    /// The function called.
+    #[serde(borrow)]
+    pub function: Obj<HubFunction<'a>>,
+    /// `{"google": {"thought_signature"}}`.
+    #[serde(borrow)]
+    pub extra_content: Obj<Extra<'a>>,
+}
+
+impl HubCall<'_> {
+    /// The Gemini signature the call carries, if any.
+    pub fn signature(&self) -> Option<&str> {
+        self.extra_content.google.thought_signature.non_empty()
+    }
+}
+
+/// A hub tool call's `extra_content`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Extra<'a> {
+    /// Google's.
+    #[serde(borrow)]
+    pub google: Obj<Google<'a>>,
+}
+
+/// `extra_content.google`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Google<'a> {
+    /// Gemini's `thoughtSignature` of the call.
+    #[serde(borrow)]
+    pub thought_signature: Str<'a>,
+}
+
+/// The function of a hub tool call or tool.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubFunction<'a> {
+    /// Its name, verbatim.
+    #[serde(borrow)]
+    pub name: Option<Verbatim<'a>>,
+    /// A call's arguments (JSON text).
+    #[serde(borrow)]
+    pub arguments: Str<'a>,
+    /// A tool's description.
+    #[serde(borrow)]
+    pub description: Str<'a>,
+    /// A tool's JSON schema, verbatim.
+    #[serde(borrow)]
+    pub parameters: Option<Verbatim<'a>>,
+}
+
+/// A hub tool.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HubTool<'a> {
+    /// The function.
+    #[serde(borrow)]
+    pub function: Obj<HubFunction<'a>>,
+}
