@@ -169,6 +169,16 @@ impl TokenCache {
         });
         Ok(token)
     }
+
+    /// Drops `id`'s cached token when it is `token` (one the upstream refused before it
+    /// expired), so the next request exchanges the key again; a token fetched since, or one
+    /// being fetched, is kept.
+    pub fn forget(&self, id: [u8; 32], token: &str) {
+        self.slots.remove_if(&id, |_, slot| {
+            slot.try_lock()
+                .is_ok_and(|cached| cached.as_ref().is_some_and(|c| &*c.token == token))
+        });
+    }
 }
 
 /// The grant's assertion for `key`, issued at `now` (Unix seconds). RSA signing is done off the
@@ -270,6 +280,26 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
+
+    #[tokio::test]
+    async fn a_refused_token_is_forgotten_and_another_one_is_kept() {
+        let cache = TokenCache::default();
+        let fetches = AtomicUsize::new(0);
+        let fetch = || async {
+            let n = fetches.fetch_add(1, Ordering::SeqCst);
+            Ok(Fresh {
+                token: format!("t{n}"),
+                expires_in: 3600,
+            })
+        };
+        assert_eq!(&*cache.get_or_fetch([1; 32], fetch).await.unwrap(), "t0");
+        // Another token than the cached one: kept.
+        cache.forget([1; 32], "t-old");
+        assert_eq!(&*cache.get_or_fetch([1; 32], fetch).await.unwrap(), "t0");
+        cache.forget([1; 32], "t0");
+        assert_eq!(&*cache.get_or_fetch([1; 32], fetch).await.unwrap(), "t1");
+        assert_eq!(fetches.load(Ordering::SeqCst), 2);
+    }
 
     #[tokio::test]
     async fn concurrent_callers_share_one_fetch_and_the_cache_serves_later_ones() {

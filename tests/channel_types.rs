@@ -69,6 +69,7 @@ async fn the_types_route_describes_every_type_for_the_editor() {
         json!([
             "chat",
             "stream",
+            "completions",
             "responses",
             "embeddings",
             "images",
@@ -208,6 +209,39 @@ async fn keys_are_checked_against_their_type_format_on_save() {
         .put_as(root, "/api/channel/", json!({"id": plain, "status": 2}))
         .await;
     assert_eq!(s, StatusCode::OK, "the refused retype stored nothing: {r}");
+}
+
+/// Zhipu's keys are `id.secret` (signed into a JWT): a key of another shape is refused when the
+/// channel is saved, with the reason, instead of failing every request later.
+#[tokio::test]
+async fn zhipu_keys_without_the_id_secret_shape_are_refused_on_save() {
+    let server = TestServer::start().await;
+    let root = server.root().await;
+    let base = |t: i64, key: Value| json!({"name": "c", "type": t, "key": key, "models": "m"});
+    for kind in [16, 26] {
+        for bad in [
+            "sk-zhipu-no-secret",
+            "zhipu-id.",
+            ".zhipu-secret",
+            "a.b.c-secret",
+        ] {
+            let (s, r) = post_channel(&server, root, base(kind, json!(bad))).await;
+            refused(s, &r, "expected id.secret", &[bad]);
+            assert_eq!(r["detail"], "channel_key_invalid", "{r}");
+        }
+        let (s, r) = post_channel(&server, root, base(kind, json!("zp-id.zp-secret"))).await;
+        assert_eq!(s, StatusCode::OK, "{kind}: {r}");
+    }
+    let (s, r) = post_channel(&server, root, base(16, json!("a.b\nzhipu-bare-key"))).await;
+    refused(s, &r, "key line 2", &["zhipu-bare-key"]);
+    // The editor is told the format.
+    let (_, types) = server.get_as(root, "/api/channel/types").await;
+    let zhipu = types["data"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|t| t["id"] == 16))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(zhipu["key_format"]["kind"], "id_secret", "{zhipu}");
 }
 
 #[tokio::test]
@@ -515,7 +549,7 @@ async fn deepseek_channels_are_never_sent_routes_deepseek_lacks() {
         .expect("DeepSeek");
     assert_eq!(
         deepseek["capabilities"],
-        json!(["chat", "stream", "balance"])
+        json!(["chat", "stream", "completions", "balance"])
     );
 }
 
@@ -536,6 +570,7 @@ fn capability_request(
     class: &str,
 ) -> (&'static str, reqwest::RequestBuilder) {
     let (route, body) = match class {
+        "completions" => ("/v1/completions", json!({"model": model, "prompt": "hi"})),
         "embeddings" => ("/v1/embeddings", json!({"model": model, "input": "hi"})),
         "images" => (
             "/v1/images/generations",
@@ -563,11 +598,19 @@ fn capability_request(
 async fn each_openai_compatible_type_is_sent_only_the_routes_its_provider_serves() {
     // What each provider's API reference lists (cited beside its row in
     // src/channel_types/table.rs): a route the type serves reaches the upstream, one it lacks is
-    // a 400 naming the route and the model, and nothing is sent.
-    const CLASSES: [&str; 5] = ["embeddings", "images", "audio", "rerank", "moderation"];
+    // a 400 naming the route, the model and the type, and nothing is sent. Legacy completions
+    // only where the provider documents `/v1/completions`.
+    const CLASSES: [&str; 6] = [
+        "completions",
+        "embeddings",
+        "images",
+        "audio",
+        "rerank",
+        "moderation",
+    ];
     let serves: [(i64, &[&str]); 16] = [
-        (4, &["embeddings", "images", "audio"]),
-        (17, &["embeddings"]),
+        (4, &["completions", "embeddings", "images", "audio"]),
+        (17, &["completions", "embeddings"]),
         (19, &[]),
         (35, &[]),
         (38, &["embeddings", "rerank"]),
@@ -578,10 +621,13 @@ async fn each_openai_compatible_type_is_sent_only_the_routes_its_provider_serves
         (31, &[]),
         (40, &["embeddings", "images", "audio", "rerank"]),
         (42, &["embeddings", "audio", "moderation"]),
-        (43, &[]),
+        (43, &["completions"]),
         (45, &["embeddings", "images"]),
-        (47, &["embeddings", "images", "audio", "rerank"]),
-        (48, &["images"]),
+        (
+            47,
+            &["completions", "embeddings", "images", "audio", "rerank"],
+        ),
+        (48, &["completions", "images"]),
     ];
     let mock = MockCloud::start(openai_compatible).await;
     let server = TestServer::start().await;
@@ -612,6 +658,7 @@ async fn each_openai_compatible_type_is_sent_only_the_routes_its_provider_serves
                     && sent == 0
                     && message.contains(route)
                     && message.contains(&model)
+                    && message.contains(&format!("({channel_type})"))
             };
             if !ok {
                 wrong.push(format!("type {channel_type} {class}: {status} {body}"));
@@ -633,7 +680,10 @@ async fn each_openai_compatible_type_is_sent_only_the_routes_its_provider_serves
         caps(42),
         json!(["chat", "stream", "embeddings", "audio", "moderation"])
     );
-    assert_eq!(caps(48), json!(["chat", "stream", "responses", "images"]));
+    assert_eq!(
+        caps(48),
+        json!(["chat", "stream", "completions", "responses", "images"])
+    );
 }
 
 #[tokio::test]

@@ -9,10 +9,14 @@
 mod common;
 
 use common::mock_baidu::{Answer, KEY, MockBaidu};
-use common::relay_fixture::{balances, chat_request, fixture, other, raw, sse_events};
-use common::{Actor, TestServer};
+use common::relay_fixture::{
+    balances, chat_request, hi, other, priced_setup, raw, sse_events, wait_channel_status,
+};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+
+/// The test model: ratio 2, completion 3.
+const MODEL: &str = "ernie-test";
 
 fn baidu_channel(mock: &MockBaidu, key: &str) -> Value {
     json!({"name": "baidu", "type": 15, "key": key, "base_url": mock.base,
@@ -20,44 +24,12 @@ fn baidu_channel(mock: &MockBaidu, key: &str) -> Value {
         "model_mapping": r#"{"ernie-test": "ERNIE-4.0-8K"}"#})
 }
 
-/// ernie-test: ratio 2, completion 3.
-async fn setup(channels: &[Value]) -> (TestServer, Actor, Actor, String) {
-    let server = TestServer::start().await;
-    let (root, payer, key) = fixture(&server, channels, 1_000_000, 500_000).await;
-    server
-        .set_option(&root, "ModelRatio", json!(r#"{"ernie-test": 2}"#))
-        .await;
-    server
-        .set_option(&root, "CompletionRatio", json!(r#"{"ernie-test": 3}"#))
-        .await;
-    (server, root, payer, key)
-}
-
-fn hi() -> Value {
-    json!({"model": "ernie-test", "messages": [{"role": "user", "content": "hi"}]})
-}
-
-async fn wait_disabled(root: &Actor) {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let (_, channel) = root.get("/api/channel/1").await;
-        if channel["data"]["status"] == 3 {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the channel was not auto-disabled: {channel}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test]
 async fn openai_chat_gets_a_token_once_is_converted_and_billed_from_qianfans_usage() {
     let mock = MockBaidu::start().await;
     mock.push_text("你好！", 7, 9);
     mock.push_text("again", 3, 1);
-    let (server, _, payer, key) = setup(&[baidu_channel(&mock, KEY)]).await;
+    let (server, _, payer, key) = priced_setup(&[baidu_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let body = json!({"model": "ernie-test", "temperature": 0.3, "max_tokens": 100,
         "messages": [{"role": "system", "content": "be brief"},
             {"role": "user", "content": "你好"}]});
@@ -89,7 +61,7 @@ async fn openai_chat_gets_a_token_once_is_converted_and_billed_from_qianfans_usa
     assert_eq!(other(&logs[0])["usage_source"], "upstream");
 
     // The token is cached: the second request asks for none.
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(mock.tokens_issued(), 1);
     assert_eq!(
@@ -106,7 +78,7 @@ async fn a_stream_reaches_openai_clients_with_usage_and_a_cut_one_is_partial() {
         usage: (5, 3),
         complete: true,
     });
-    let (server, _, payer, key) = setup(&[baidu_channel(&mock, KEY)]).await;
+    let (server, _, payer, key) = priced_setup(&[baidu_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let body = json!({"model": "ernie-test", "stream": true,
         "stream_options": {"include_usage": true},
         "messages": [{"role": "user", "content": "你好"}]});
@@ -143,7 +115,7 @@ async fn a_stream_reaches_openai_clients_with_usage_and_a_cut_one_is_partial() {
 async fn anthropic_clients_reach_baidu_channels() {
     let mock = MockBaidu::start().await;
     mock.push_text("Hi.", 4, 2);
-    let (server, _, payer, key) = setup(&[baidu_channel(&mock, KEY)]).await;
+    let (server, _, payer, key) = priced_setup(&[baidu_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let (status, answer) = server
         .send(
             server
@@ -182,15 +154,15 @@ async fn a_used_up_allowance_disables_the_key_and_the_next_channel_answers() {
     let mut main = baidu_channel(&first, KEY);
     main["auto_ban"] = json!(1);
     main["priority"] = json!(10);
-    let (server, root, _, key) = setup(&[main, backup(&second)]).await;
+    let (server, root, _, key) = priced_setup(&[main, backup(&second)], MODEL, 2.0, 3.0).await;
     server
         .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
         .await;
     server.set_option(&root, "RetryTimes", json!("1")).await;
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["choices"][0]["message"]["content"], "ok");
-    wait_disabled(&root).await;
+    wait_channel_status(&root, 1, 3).await;
 }
 
 #[tokio::test]
@@ -201,9 +173,9 @@ async fn a_rate_limit_goes_to_the_next_channel_and_a_client_error_does_not() {
     second.push_text("from the backup", 1, 1);
     let mut main = baidu_channel(&first, KEY);
     main["priority"] = json!(10);
-    let (server, root, payer, key) = setup(&[main, backup(&second)]).await;
+    let (server, root, payer, key) = priced_setup(&[main, backup(&second)], MODEL, 2.0, 3.0).await;
     server.set_option(&root, "RetryTimes", json!("1")).await;
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(
         answer["choices"][0]["message"]["content"],
@@ -212,7 +184,7 @@ async fn a_rate_limit_goes_to_the_next_channel_and_a_client_error_does_not() {
 
     first.push_error(336001, "Invalid Argument");
     let before = second.calls().len();
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("336001"), "{answer}");
@@ -232,22 +204,58 @@ async fn a_refused_key_gets_no_token_and_condemns_the_key() {
     let mock = MockBaidu::start().await;
     let mut wrong = baidu_channel(&mock, "mock-baidu-api-key|not-the-secret");
     wrong["auto_ban"] = json!(1);
-    let (server, root, _, key) = setup(&[wrong]).await;
+    let (server, root, _, key) = priced_setup(&[wrong], MODEL, 2.0, 3.0).await;
     server
         .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
         .await;
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{answer}");
     let text = answer.to_string();
     assert!(!text.contains("not-the-secret"), "{answer}");
     assert!(mock.calls().is_empty(), "no chat without a token");
-    wait_disabled(&root).await;
+    wait_channel_status(&root, 1, 3).await;
+}
+
+#[tokio::test]
+async fn a_token_refused_before_it_expires_is_exchanged_anew_and_the_key_stays_enabled() {
+    let mock = MockBaidu::start().await;
+    mock.push_text("first", 1, 1);
+    let mut channel = baidu_channel(&mock, KEY);
+    channel["auto_ban"] = json!(1);
+    let (server, root, _, key) = priced_setup(&[channel], MODEL, 2.0, 3.0).await;
+    server
+        .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
+        .await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(mock.tokens_issued(), 1);
+    // Baidu refuses the cached token (110): not the key's fault.
+    mock.revoke_tokens();
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{answer}");
+    assert!(answer.to_string().contains("110"), "{answer}");
+    server.pool().retest_now().await.ok();
+    let (_, stored) = root.get("/api/channel/1").await;
+    assert_eq!(
+        stored["data"]["status"], 1,
+        "the key stays enabled: {stored}"
+    );
+    // The next request exchanges the key again and is answered.
+    mock.push_text("again", 1, 1);
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["choices"][0]["message"]["content"], "again");
+    assert_eq!(mock.tokens_issued(), 2);
+    assert_eq!(
+        mock.last().query.get("access_token").map(String::as_str),
+        Some("24.mock-access-token-2")
+    );
 }
 
 #[tokio::test]
 async fn routes_baidu_cannot_serve_and_tools_are_a_400() {
     let mock = MockBaidu::start().await;
-    let (server, _, _, key) = setup(&[baidu_channel(&mock, KEY)]).await;
+    let (server, _, _, key) = priced_setup(&[baidu_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let (status, answer) = server
         .send(
             server
@@ -283,7 +291,7 @@ async fn routes_baidu_cannot_serve_and_tools_are_a_400() {
 async fn the_channel_test_goes_through_the_token_and_the_conversion() {
     let mock = MockBaidu::start().await;
     mock.push_text("hi", 1, 1);
-    let (_server, root, _, _) = setup(&[baidu_channel(&mock, KEY)]).await;
+    let (_server, root, _, _) = priced_setup(&[baidu_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let (status, answer) = root.get("/api/channel/test/1").await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["success"], true, "{answer}");

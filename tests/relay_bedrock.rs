@@ -29,7 +29,9 @@ use bytes::Bytes;
 use common::TestServer;
 use common::cloud_auth::{AwsExpect, verify_sigv4};
 use common::mock_cloud::{Answer, MockCloud, Recorded};
-use common::relay_fixture::{balances, chat_request, fixture, raw, sse_events};
+use common::relay_fixture::{
+    balances, chat_request, fixture, raw, sse_events, wait_channel_status,
+};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -704,18 +706,7 @@ async fn a_refused_signature_condemns_the_key_like_a_401() {
     ))
     .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{text}");
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let (_, channel) = root.get("/api/channel/1").await;
-        if channel["data"]["status"] == 3 {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the channel was not auto-disabled: {channel}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    wait_channel_status(&root, 1, 3).await;
 }
 
 #[tokio::test]

@@ -6,7 +6,9 @@ mod common;
 use std::time::Duration;
 
 use common::mock_upstream::MockUpstream;
-use common::relay_fixture::{balances, chat, new_key, openai_channel, wait_until};
+use common::relay_fixture::{
+    balances, chat, new_key, openai_channel, wait_channel_status, wait_until,
+};
 use common::{Actor, ROOT_PASS, ROOT_USER, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -534,18 +536,7 @@ async fn failover_walks_the_tiers_and_bad_keys_get_the_channel_disabled() {
     );
     let (status, body) = chat(&server, &key, msg.clone()).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let (_, channel) = root.get("/api/channel/1").await;
-        if channel["data"]["status"] == 3 {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "channel 1 was not auto-disabled: {channel}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_channel_status(&root, 1, 3).await;
     let calls = primary.chat_calls();
     assert_eq!(chat(&server, &key, msg).await.0, StatusCode::OK);
     assert_eq!(

@@ -15,7 +15,7 @@ use common::mock_compatible::{
     jina_rerank_answer, minimax_error, zhipu_error,
 };
 use common::mock_scripted::MockScripted;
-use common::relay_fixture::{balances, chat_request, fixture, raw, sse_events};
+use common::relay_fixture::{balances, chat_request, fixture, hi, raw, sse_events};
 use common::{Actor, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -43,10 +43,6 @@ async fn prices(server: &TestServer, root: &Actor, models: &[&str]) {
             json!(Value::Object(completion).to_string()),
         )
         .await;
-}
-
-fn hi(model: &str) -> Value {
-    json!({"model": model, "messages": [{"role": "user", "content": "hi"}]})
 }
 
 async fn post(server: &TestServer, key: &str, path: &str, body: Value) -> (StatusCode, Value) {
@@ -298,11 +294,62 @@ async fn channel_status(server: &TestServer, root: &Actor, id: i64) -> Value {
 
 #[tokio::test]
 async fn minimax_errors_follow_its_documented_codes() {
+    minimax_codes_answered_with(500).await;
+}
+
+/// MiniMax answers its errors with HTTP 200 too, `base_resp` in the body
+/// (https://platform.minimax.io/docs/api-reference/errorcode): each is the error its code means,
+/// never a served answer; a streamed request answered so is one too.
+#[tokio::test]
+async fn minimax_errors_in_http_200_answers_follow_its_documented_codes() {
+    minimax_codes_answered_with(200).await;
+    let model = "MiniMax-M2.1";
+    // Streamed: balance exhausted answered as JSON with 200, the next channel streams.
+    let mock = MockScripted::start().await;
+    let (server, root, payer, key) = failover_pair(&mock, 35, model).await;
+    mock.push_json(200, &minimax_error(1008, "insufficient balance"));
+    mock.push(common::fault::Script::ok(
+        "text/event-stream",
+        chat_stream(model, ["o", "k"], 2, 1),
+    ));
+    let mut body = hi(model);
+    body["stream"] = json!(true);
+    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert!(text.contains("[DONE]"), "{text}");
+    assert_eq!(mock.calls().len(), 2);
+    assert_eq!(channel_status(&server, &root, 1).await, 3, "auto-disabled");
+    let (quota, _, _, _) = balances(&server, payer.id).await;
+    assert_eq!(quota, 1_000_000 - 4);
+    // An undocumented code (1033, a system error) is the upstream's failure: the next channel.
+    let mock = MockScripted::start().await;
+    let (server, root, _, key) = failover_pair(&mock, 35, model).await;
+    mock.push_json(200, &minimax_error(1033, "system error"));
+    mock.push_json(200, &chat_answer(model, "ok", 2, 1));
+    let (status, body) = server.send(chat_request(&server, &key, &hi(model))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["choices"][0]["message"]["content"], "ok", "{body}");
+    assert_eq!(mock.calls().len(), 2);
+    assert_eq!(channel_status(&server, &root, 1).await, 1);
+    // A success keeps its base_resp {status_code: 0} and is served as it came.
+    let mock = MockScripted::start().await;
+    let (server, _, _, key) = failover_pair(&mock, 35, model).await;
+    let mut ok = chat_answer(model, "fine", 2, 1);
+    ok["base_resp"] = json!({"status_code": 0, "status_msg": ""});
+    mock.push_json(200, &ok);
+    let (status, body) = server.send(chat_request(&server, &key, &hi(model))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["choices"][0]["message"]["content"], "fine", "{body}");
+    assert_eq!(mock.calls().len(), 1);
+}
+
+/// MiniMax's balance, rate-limit and client-error codes, answered with HTTP `http`.
+async fn minimax_codes_answered_with(http: u16) {
     let model = "MiniMax-M2.1";
     // Balance exhausted (1008): the first channel is disabled, the second answers.
     let mock = MockScripted::start().await;
     let (server, root, payer, key) = failover_pair(&mock, 35, model).await;
-    mock.push_json(500, &minimax_error(1008, "insufficient balance"));
+    mock.push_json(http, &minimax_error(1008, "insufficient balance"));
     mock.push_json(200, &chat_answer(model, "ok", 2, 1));
     let (status, body) = server.send(chat_request(&server, &key, &hi(model))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -324,7 +371,7 @@ async fn minimax_errors_follow_its_documented_codes() {
     // Rate limit (1002): the next channel answers, the first stays enabled.
     let mock = MockScripted::start().await;
     let (server, root, _, key) = failover_pair(&mock, 35, model).await;
-    mock.push_json(500, &minimax_error(1002, "rate limit"));
+    mock.push_json(http, &minimax_error(1002, "rate limit"));
     mock.push_json(200, &chat_answer(model, "ok", 2, 1));
     let (status, body) = server.send(chat_request(&server, &key, &hi(model))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -335,7 +382,7 @@ async fn minimax_errors_follow_its_documented_codes() {
     let mock = MockScripted::start().await;
     let (server, root, payer, key) = failover_pair(&mock, 35, model).await;
     mock.push_json(
-        500,
+        http,
         &minimax_error(2013, "invalid params, tool call id is invalid"),
     );
     let (status, body) = server.send(chat_request(&server, &key, &hi(model))).await;

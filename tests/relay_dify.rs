@@ -9,53 +9,25 @@
 mod common;
 
 use common::mock_dify::{Answer, CONVERSATION, KEY, MockDify};
-use common::relay_fixture::{balances, chat_request, fixture, other, raw, sse_events};
-use common::{Actor, TestServer};
+use common::relay_fixture::{
+    balances, chat_request, hi, other, priced_setup, raw, sse_events, wait_channel_status,
+};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+
+/// The test model: ratio 2, completion 3.
+const MODEL: &str = "dify-app";
 
 fn dify_channel(mock: &MockDify, key: &str) -> Value {
     json!({"name": "dify", "type": 37, "key": key, "base_url": mock.base,
         "models": "dify-app", "group": "default"})
 }
 
-/// dify-app: ratio 2, completion 3.
-async fn setup(channels: &[Value]) -> (TestServer, Actor, Actor, String) {
-    let server = TestServer::start().await;
-    let (root, payer, key) = fixture(&server, channels, 1_000_000, 500_000).await;
-    server
-        .set_option(&root, "ModelRatio", json!(r#"{"dify-app": 2}"#))
-        .await;
-    server
-        .set_option(&root, "CompletionRatio", json!(r#"{"dify-app": 3}"#))
-        .await;
-    (server, root, payer, key)
-}
-
-fn hi() -> Value {
-    json!({"model": "dify-app", "messages": [{"role": "user", "content": "hi"}]})
-}
-
-async fn wait_disabled(root: &Actor) {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let (_, channel) = root.get("/api/channel/1").await;
-        if channel["data"]["status"] == 3 {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the channel was not auto-disabled: {channel}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test]
 async fn a_conversation_is_sent_blocking_billed_and_its_id_given_back_and_continued() {
     let mock = MockDify::start().await;
     mock.push_text("Hi there", 7, 9);
-    let (server, _, payer, key) = setup(&[dify_channel(&mock, KEY)]).await;
+    let (server, _, payer, key) = priced_setup(&[dify_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let body = json!({"model": "dify-app", "user": "alice",
         "messages": [{"role": "system", "content": "be brief"},
             {"role": "user", "content": "hello"}]});
@@ -100,7 +72,7 @@ async fn streams_of_chat_and_agent_apps_reach_clients_with_usage_and_a_cut_one_i
             complete: true,
         });
     }
-    let (server, _, payer, key) = setup(&[dify_channel(&mock, KEY)]).await;
+    let (server, _, payer, key) = priced_setup(&[dify_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let body = json!({"model": "dify-app", "stream": true,
         "stream_options": {"include_usage": true},
         "messages": [{"role": "user", "content": "hi"}]});
@@ -139,7 +111,7 @@ async fn streams_of_chat_and_agent_apps_reach_clients_with_usage_and_a_cut_one_i
 async fn anthropic_clients_reach_dify_apps() {
     let mock = MockDify::start().await;
     mock.push_text("Hi.", 4, 2);
-    let (server, _, payer, key) = setup(&[dify_channel(&mock, KEY)]).await;
+    let (server, _, payer, key) = priced_setup(&[dify_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let (status, answer) = server
         .send(
             server
@@ -179,15 +151,15 @@ async fn a_used_up_model_quota_disables_the_key_and_the_next_channel_answers() {
     let mut main = dify_channel(&first, KEY);
     main["auto_ban"] = json!(1);
     main["priority"] = json!(10);
-    let (server, root, _, key) = setup(&[main, backup(&second)]).await;
+    let (server, root, _, key) = priced_setup(&[main, backup(&second)], MODEL, 2.0, 3.0).await;
     server
         .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
         .await;
     server.set_option(&root, "RetryTimes", json!("1")).await;
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["choices"][0]["message"]["content"], "ok");
-    wait_disabled(&root).await;
+    wait_channel_status(&root, 1, 3).await;
 }
 
 #[tokio::test]
@@ -198,9 +170,9 @@ async fn a_rate_limit_goes_to_the_next_channel_and_a_parameter_error_does_not() 
     second.push_text("from the backup", 1, 1);
     let mut main = dify_channel(&first, KEY);
     main["priority"] = json!(10);
-    let (server, root, payer, key) = setup(&[main, backup(&second)]).await;
+    let (server, root, payer, key) = priced_setup(&[main, backup(&second)], MODEL, 2.0, 3.0).await;
     server.set_option(&root, "RetryTimes", json!("1")).await;
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(
         answer["choices"][0]["message"]["content"],
@@ -209,7 +181,7 @@ async fn a_rate_limit_goes_to_the_next_channel_and_a_parameter_error_does_not() 
 
     first.push_error(400, "invalid_param", "query is required");
     let before = second.calls().len();
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
     assert_eq!(
         second.calls().len(),
@@ -226,20 +198,20 @@ async fn a_refused_key_condemns_the_key() {
     let mock = MockDify::start().await;
     let mut wrong = dify_channel(&mock, "app-not-the-key");
     wrong["auto_ban"] = json!(1);
-    let (server, root, _, key) = setup(&[wrong]).await;
+    let (server, root, _, key) = priced_setup(&[wrong], MODEL, 2.0, 3.0).await;
     server
         .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
         .await;
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{answer}");
     assert!(!answer.to_string().contains("app-not-the-key"), "{answer}");
-    wait_disabled(&root).await;
+    wait_channel_status(&root, 1, 3).await;
 }
 
 #[tokio::test]
 async fn routes_dify_cannot_serve_and_tools_are_a_400() {
     let mock = MockDify::start().await;
-    let (server, _, _, key) = setup(&[dify_channel(&mock, KEY)]).await;
+    let (server, _, _, key) = priced_setup(&[dify_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let (status, answer) = server
         .send(
             server
@@ -268,7 +240,7 @@ async fn routes_dify_cannot_serve_and_tools_are_a_400() {
 async fn the_channel_test_asks_the_app() {
     let mock = MockDify::start().await;
     mock.push_text("hi", 1, 1);
-    let (_server, root, _, _) = setup(&[dify_channel(&mock, KEY)]).await;
+    let (_server, root, _, _) = priced_setup(&[dify_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let (status, answer) = root.get("/api/channel/test/1").await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["success"], true, "{answer}");

@@ -8,11 +8,16 @@
 
 mod common;
 
+use common::TestServer;
 use common::mock_hunyuan::{Answer, KEY, MockHunyuan};
-use common::relay_fixture::{balances, chat_request, fixture, other, raw, sse_events};
-use common::{Actor, TestServer};
+use common::relay_fixture::{
+    balances, chat_request, fixture, other, priced_setup, raw, sse_events, wait_channel_status,
+};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+
+/// The test model: ratio 2, completion 3.
+const MODEL: &str = "hunyuan-test";
 
 fn hunyuan_channel(mock: &MockHunyuan, key: &str) -> Value {
     json!({"name": "hunyuan", "type": 23, "key": key, "base_url": mock.base,
@@ -20,28 +25,12 @@ fn hunyuan_channel(mock: &MockHunyuan, key: &str) -> Value {
         "model_mapping": r#"{"hunyuan-test": "hunyuan-turbo"}"#})
 }
 
-/// hunyuan-test: ratio 2, completion 3.
-async fn prices(server: &TestServer, root: &Actor) {
-    server
-        .set_option(root, "ModelRatio", json!(r#"{"hunyuan-test": 2}"#))
-        .await;
-    server
-        .set_option(root, "CompletionRatio", json!(r#"{"hunyuan-test": 3}"#))
-        .await;
-}
-
-async fn setup(channels: &[Value]) -> (TestServer, Actor, Actor, String) {
-    let server = TestServer::start().await;
-    let (root, payer, key) = fixture(&server, channels, 1_000_000, 500_000).await;
-    prices(&server, &root).await;
-    (server, root, payer, key)
-}
-
 #[tokio::test]
 async fn openai_chat_is_signed_converted_and_billed_from_hunyuans_usage() {
     let mock = MockHunyuan::start().await;
     mock.push_text("你好！有什么可以帮你？", 7, 9);
-    let (server, _, payer, key) = setup(&[hunyuan_channel(&mock, KEY)]).await;
+    let (server, _, payer, key) =
+        priced_setup(&[hunyuan_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let body = json!({"model": "hunyuan-test", "temperature": 0.3,
         "messages": [{"role": "system", "content": "be brief"},
             {"role": "user", "content": "你好"}]});
@@ -78,6 +67,28 @@ async fn openai_chat_is_signed_converted_and_billed_from_hunyuans_usage() {
     assert_eq!(other(&logs[0])["usage_source"], "upstream");
 }
 
+/// A fresh install bills Hunyuan Turbo S from its default price (ratio 0.0548, completion 2.5:
+/// ¥0.8 / ¥2 per 1M tokens), with no price set by the admin.
+#[tokio::test]
+async fn a_fresh_install_bills_hunyuan_turbo_s_from_its_default_price() {
+    let mock = MockHunyuan::start().await;
+    mock.push_text("ok", 10_000, 4_000);
+    let server = TestServer::start().await;
+    let mut channel = hunyuan_channel(&mock, KEY);
+    channel["models"] = json!("hunyuan-turbos-latest");
+    if let Some(fields) = channel.as_object_mut() {
+        fields.remove("model_mapping");
+    }
+    let (_, payer, key) = fixture(&server, &[channel], 1_000_000, 500_000).await;
+    let body = json!({"model": "hunyuan-turbos-latest",
+        "messages": [{"role": "user", "content": "hi"}]});
+    let (status, answer) = server.send(chat_request(&server, &key, &body)).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let (quota, _, _, _) = balances(&server, payer.id).await;
+    // 0.0548 × (10,000 + 4,000 × 2.5) = 1,096
+    assert_eq!(quota, 1_000_000 - 1_096);
+}
+
 #[tokio::test]
 async fn a_stream_reaches_openai_clients_as_chunks_with_usage_and_a_cut_one_is_partial() {
     let mock = MockHunyuan::start().await;
@@ -86,7 +97,8 @@ async fn a_stream_reaches_openai_clients_as_chunks_with_usage_and_a_cut_one_is_p
         usage: (5, 3),
         complete: true,
     });
-    let (server, _, payer, key) = setup(&[hunyuan_channel(&mock, KEY)]).await;
+    let (server, _, payer, key) =
+        priced_setup(&[hunyuan_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let body = json!({"model": "hunyuan-test", "stream": true,
         "stream_options": {"include_usage": true},
         "messages": [{"role": "user", "content": "你好"}]});
@@ -137,7 +149,8 @@ async fn a_stream_reaches_openai_clients_as_chunks_with_usage_and_a_cut_one_is_p
 async fn anthropic_clients_reach_hunyuan_channels() {
     let mock = MockHunyuan::start().await;
     mock.push_text("Hi.", 4, 2);
-    let (server, _, payer, key) = setup(&[hunyuan_channel(&mock, KEY)]).await;
+    let (server, _, payer, key) =
+        priced_setup(&[hunyuan_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let (status, answer) = server
         .send(
             server
@@ -175,7 +188,7 @@ async fn tools_go_to_hunyuan_and_calls_come_back() {
         )],
         usage: (20, 8),
     });
-    let (server, _, _, key) = setup(&[hunyuan_channel(&mock, KEY)]).await;
+    let (server, _, _, key) = priced_setup(&[hunyuan_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let body = json!({"model": "hunyuan-test",
         "tools": [{"type": "function", "function": {"name": "get_weather",
             "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}],
@@ -213,7 +226,7 @@ async fn a_spent_balance_disables_the_key_and_the_next_channel_answers() {
     let mut main = hunyuan_channel(&first, KEY);
     main["auto_ban"] = json!(1);
     main["priority"] = json!(10);
-    let (server, root, _, key) = setup(&[main, backup(&second)]).await;
+    let (server, root, _, key) = priced_setup(&[main, backup(&second)], MODEL, 2.0, 3.0).await;
     server
         .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
         .await;
@@ -223,18 +236,7 @@ async fn a_spent_balance_disables_the_key_and_the_next_channel_answers() {
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["choices"][0]["message"]["content"], "ok");
     assert_eq!(second.calls().len(), 1);
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let (_, channel) = root.get("/api/channel/1").await;
-        if channel["data"]["status"] == 3 {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the channel was not auto-disabled: {channel}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    wait_channel_status(&root, 1, 3).await;
 }
 
 #[tokio::test]
@@ -245,7 +247,7 @@ async fn a_rate_limit_goes_to_the_next_channel_and_a_client_error_does_not() {
     second.push_text("from the backup", 1, 1);
     let mut main = hunyuan_channel(&first, KEY);
     main["priority"] = json!(10);
-    let (server, root, payer, key) = setup(&[main, backup(&second)]).await;
+    let (server, root, payer, key) = priced_setup(&[main, backup(&second)], MODEL, 2.0, 3.0).await;
     server.set_option(&root, "RetryTimes", json!("1")).await;
     let body = json!({"model": "hunyuan-test", "messages": [{"role": "user", "content": "hi"}]});
     let (status, answer) = server.send(chat_request(&server, &key, &body)).await;
@@ -278,7 +280,7 @@ async fn a_wrong_secret_key_is_refused_by_the_signature_check_and_condemns_the_k
     let mock = MockHunyuan::start().await;
     let mut wrong = hunyuan_channel(&mock, "1300000000|AKIDmockhunyuan0123456789|not-the-key");
     wrong["auto_ban"] = json!(1);
-    let (server, root, _, key) = setup(&[wrong]).await;
+    let (server, root, _, key) = priced_setup(&[wrong], MODEL, 2.0, 3.0).await;
     server
         .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
         .await;
@@ -293,24 +295,13 @@ async fn a_wrong_secret_key_is_refused_by_the_signature_check_and_condemns_the_k
         "{answer}"
     );
     assert!(!mock.last().signed);
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let (_, channel) = root.get("/api/channel/1").await;
-        if channel["data"]["status"] == 3 {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the channel was not auto-disabled: {channel}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    wait_channel_status(&root, 1, 3).await;
 }
 
 #[tokio::test]
 async fn routes_hunyuan_cannot_serve_are_a_400_naming_the_route() {
     let mock = MockHunyuan::start().await;
-    let (server, _, _, key) = setup(&[hunyuan_channel(&mock, KEY)]).await;
+    let (server, _, _, key) = priced_setup(&[hunyuan_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let (status, answer) = server
         .send(
             server
@@ -330,7 +321,7 @@ async fn routes_hunyuan_cannot_serve_are_a_400_naming_the_route() {
 async fn the_channel_test_goes_through_the_signed_transport() {
     let mock = MockHunyuan::start().await;
     mock.push_text("hi", 1, 1);
-    let (_server, root, _, _) = setup(&[hunyuan_channel(&mock, KEY)]).await;
+    let (_server, root, _, _) = priced_setup(&[hunyuan_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let (status, answer) = root.get("/api/channel/test/1").await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["success"], true, "{answer}");

@@ -9,51 +9,21 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::mock_spark::{APP_ID, Answer, KEY, MockSpark};
-use common::relay_fixture::{balances, chat_request, fixture, other, raw, sse_events};
+use common::relay_fixture::{
+    balances, chat_request, hi, other, priced_setup, raw, sse_events, wait_channel_status,
+};
 use common::socks::SocksProxy;
-use common::{Actor, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+
+/// The test model: ratio 2, completion 3.
+const MODEL: &str = "spark-test";
 
 fn spark_channel(mock: &MockSpark, key: &str) -> Value {
     json!({"name": "spark", "type": 18, "key": key, "base_url": mock.base,
         "models": "spark-test", "group": "default",
         "model_mapping": r#"{"spark-test": "SparkDesk-v3.5"}"#})
-}
-
-/// spark-test: ratio 2, completion 3.
-async fn setup(channels: &[Value]) -> (TestServer, Actor, Actor, String) {
-    let server = TestServer::start().await;
-    let (root, payer, key) = fixture(&server, channels, 1_000_000, 500_000).await;
-    server
-        .set_option(&root, "ModelRatio", json!(r#"{"spark-test": 2}"#))
-        .await;
-    server
-        .set_option(&root, "CompletionRatio", json!(r#"{"spark-test": 3}"#))
-        .await;
-    (server, root, payer, key)
-}
-
-fn hi() -> Value {
-    json!({"model": "spark-test", "messages": [{"role": "user", "content": "hi"}]})
-}
-
-async fn wait_disabled(root: &Actor, id: i64) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let (_, channel) = root.get(&format!("/api/channel/{id}")).await;
-        if channel["data"]["status"] == 3 {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the channel was not auto-disabled: {channel}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test]
@@ -64,7 +34,7 @@ async fn openai_chat_is_a_signed_conversation_billed_from_sparks_usage() {
         usage: (7, 9),
         complete: true,
     });
-    let (server, _, payer, key) = setup(&[spark_channel(&mock, KEY)]).await;
+    let (server, _, payer, key) = priced_setup(&[spark_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let body = json!({"model": "spark-test", "temperature": 0.3, "max_tokens": 100,
         "messages": [{"role": "system", "content": "be brief"},
             {"role": "user", "content": "你好"}]});
@@ -99,8 +69,8 @@ async fn the_version_comes_from_other_when_the_model_names_none() {
     let mut channel = spark_channel(&mock, KEY);
     channel["model_mapping"] = json!("");
     channel["other"] = json!("v4.0");
-    let (server, _, _, key) = setup(&[channel]).await;
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (server, _, _, key) = priced_setup(&[channel], MODEL, 2.0, 3.0).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     let call = mock.last();
     assert_eq!(call.path, "/v4.0/chat");
@@ -115,7 +85,7 @@ async fn a_stream_reaches_openai_clients_as_chunks_with_usage_and_a_cut_one_is_p
         usage: (5, 3),
         complete: true,
     });
-    let (server, _, payer, key) = setup(&[spark_channel(&mock, KEY)]).await;
+    let (server, _, payer, key) = priced_setup(&[spark_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let body = json!({"model": "spark-test", "stream": true,
         "stream_options": {"include_usage": true},
         "messages": [{"role": "user", "content": "你好"}]});
@@ -164,7 +134,7 @@ async fn a_stream_reaches_openai_clients_as_chunks_with_usage_and_a_cut_one_is_p
 #[tokio::test]
 async fn an_error_frame_after_text_ends_a_stream_unfinished_and_fails_a_whole_answer() {
     let mock = MockSpark::start().await;
-    let (server, _, payer, key) = setup(&[spark_channel(&mock, KEY)]).await;
+    let (server, _, payer, key) = priced_setup(&[spark_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     // Streamed: the text so far, then the error in OpenAI's shape, no [DONE]; billed partial.
     mock.push(Answer::TextThenError {
         pieces: vec!["半".into()],
@@ -189,7 +159,7 @@ async fn an_error_frame_after_text_ends_a_stream_unfinished_and_fails_a_whole_an
         pieces: vec!["半".into()],
         code: 10014,
     });
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
     assert!(
         answer["error"]["message"]
@@ -204,7 +174,7 @@ async fn an_error_frame_after_text_ends_a_stream_unfinished_and_fails_a_whole_an
 async fn anthropic_clients_reach_spark_channels() {
     let mock = MockSpark::start().await;
     mock.push_text("Hi.", 4, 2);
-    let (server, _, payer, key) = setup(&[spark_channel(&mock, KEY)]).await;
+    let (server, _, payer, key) = priced_setup(&[spark_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let (status, answer) = server
         .send(
             server
@@ -250,16 +220,16 @@ async fn a_used_up_grant_disables_the_key_and_the_next_channel_answers() {
     let mut main = spark_channel(&first, KEY);
     main["auto_ban"] = json!(1);
     main["priority"] = json!(10);
-    let (server, root, _, key) = setup(&[main, backup(&second)]).await;
+    let (server, root, _, key) = priced_setup(&[main, backup(&second)], MODEL, 2.0, 3.0).await;
     server
         .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
         .await;
     server.set_option(&root, "RetryTimes", json!("1")).await;
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["choices"][0]["message"]["content"], "ok");
     assert_eq!(second.calls().len(), 1);
-    wait_disabled(&root, 1).await;
+    wait_channel_status(&root, 1, 3).await;
 }
 
 #[tokio::test]
@@ -270,9 +240,9 @@ async fn flow_control_goes_to_the_next_channel_and_a_content_refusal_does_not() 
     second.push_text("from the backup", 1, 1);
     let mut main = spark_channel(&first, KEY);
     main["priority"] = json!(10);
-    let (server, root, payer, key) = setup(&[main, backup(&second)]).await;
+    let (server, root, payer, key) = priced_setup(&[main, backup(&second)], MODEL, 2.0, 3.0).await;
     server.set_option(&root, "RetryTimes", json!("1")).await;
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(
         answer["choices"][0]["message"]["content"],
@@ -282,7 +252,7 @@ async fn flow_control_goes_to_the_next_channel_and_a_content_refusal_does_not() 
     // A content refusal is the client's 400 with Spark's code; the backup is not asked.
     first.push_error(10013, "输入内容审核不通过，涉嫌违规，请重新调整输入内容");
     let before = second.calls().len();
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("10013"), "{answer}");
@@ -302,11 +272,11 @@ async fn a_wrong_api_secret_is_refused_at_the_handshake_and_condemns_the_key() {
     let mock = MockSpark::start().await;
     let mut wrong = spark_channel(&mock, "mockapp1|not-the-secret|mock-api-key-abcdef");
     wrong["auto_ban"] = json!(1);
-    let (server, root, payer, key) = setup(&[wrong]).await;
+    let (server, root, payer, key) = priced_setup(&[wrong], MODEL, 2.0, 3.0).await;
     server
         .set_option(&root, "AutomaticDisableChannelEnabled", json!("true"))
         .await;
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("HMAC signature"), "{answer}");
@@ -314,7 +284,7 @@ async fn a_wrong_api_secret_is_refused_at_the_handshake_and_condemns_the_key() {
     let call = mock.last();
     assert!(!call.signed);
     assert_eq!(call.frame, Value::Null, "nothing was sent");
-    wait_disabled(&root, 1).await;
+    wait_channel_status(&root, 1, 3).await;
     let (quota, _, _, _) = balances(&server, payer.id).await;
     assert_eq!(quota, 1_000_000);
 }
@@ -322,7 +292,7 @@ async fn a_wrong_api_secret_is_refused_at_the_handshake_and_condemns_the_key() {
 #[tokio::test]
 async fn what_spark_cannot_take_is_a_400_before_anything_is_sent() {
     let mock = MockSpark::start().await;
-    let (server, _, _, key) = setup(&[spark_channel(&mock, KEY)]).await;
+    let (server, _, _, key) = priced_setup(&[spark_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let image = json!({"model": "spark-test", "messages": [{"role": "user", "content": [
         {"type": "text", "text": "what is it?"},
         {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]}]});
@@ -354,7 +324,7 @@ async fn what_spark_cannot_take_is_a_400_before_anything_is_sent() {
 async fn the_channel_test_goes_through_the_conversation() {
     let mock = MockSpark::start().await;
     mock.push_text("hi", 1, 1);
-    let (_server, root, _, _) = setup(&[spark_channel(&mock, KEY)]).await;
+    let (_server, root, _, _) = priced_setup(&[spark_channel(&mock, KEY)], MODEL, 2.0, 3.0).await;
     let (status, answer) = root.get("/api/channel/test/1").await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["success"], true, "{answer}");
@@ -382,8 +352,8 @@ async fn a_socks5_proxy_carries_the_conversation_and_an_http_proxy_is_refused() 
     let socks = SocksProxy::start(Some(("alice", "s3cret"))).await;
     let mut channel = spark_channel(&mock, KEY);
     channel["proxy"] = json!(format!("socks5h://alice:s3cret@{}", socks.addr));
-    let (server, _, _, key) = setup(&[channel]).await;
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (server, _, _, key) = priced_setup(&[channel], MODEL, 2.0, 3.0).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert!(
         socks.relayed() >= 1,
@@ -393,9 +363,9 @@ async fn a_socks5_proxy_carries_the_conversation_and_an_http_proxy_is_refused() 
 
     let mut channel = spark_channel(&mock, KEY);
     channel["proxy"] = json!("http://127.0.0.1:9");
-    let (server, _, _, key) = setup(&[channel]).await;
+    let (server, _, _, key) = priced_setup(&[channel], MODEL, 2.0, 3.0).await;
     let before = mock.calls().len();
-    let (status, answer) = server.send(chat_request(&server, &key, &hi())).await;
+    let (status, answer) = server.send(chat_request(&server, &key, &hi(MODEL))).await;
     assert!(!status.is_success(), "{answer}");
     assert!(
         answer["error"]["message"]

@@ -102,9 +102,11 @@ pub const PROVIDER_ERRORS: &[ProviderErrors] = &[
     ProviderErrors {
         // Baidu's AI platform codes, which Qianfan v1 answers as `error_code` in HTTP 200
         // bodies: the account's total and daily request allowances used up (19, 17), the
-        // per-second and cluster limits (18, 4), the access token or key refused (110, 111,
-        // 14, 6), the request's parameters (100, 336001): the error-code table of the ERNIE
-        // chat pages and of Baidu AI's common codes.
+        // per-second and cluster limits (18, 4), the key refused (14, 6), the request's
+        // parameters (100, 336001): the error-code table of the ERNIE chat pages and of Baidu
+        // AI's common codes. An access token refused (110 invalid, 111 expired) is not the
+        // key's fault: the adaptor forgets the token and the next channel is tried (503,
+        // `relay::wire::baidu::error_status`); the next request exchanges the key again.
         types: &[15],
         doc: "https://cloud.baidu.com/doc/WENXINWORKSHOP/s/jlil56u11",
         rules: &[
@@ -112,8 +114,6 @@ pub const PROVIDER_ERRORS: &[ProviderErrors] = &[
             rule("19", Balance),
             rule("6", Auth),
             rule("14", Auth),
-            rule("110", Auth),
-            rule("111", Auth),
             rule("4", RateLimit),
             rule("18", RateLimit),
             rule("100", Client),
@@ -175,14 +175,19 @@ pub const PROVIDER_ERRORS: &[ProviderErrors] = &[
         ],
     },
     ProviderErrors {
-        // MiniMax's error codes (`base_resp.status_code`, or `(code)` after the message of its
-        // OpenAI-compatible layer).
+        // MiniMax's error codes (`base_resp.status_code`, in HTTP 200 answers too, or `(code)`
+        // after the message of its OpenAI-compatible layer): insufficient balance, not
+        // authorized, rate limit, input or output content flagged as sensitive, invalid
+        // parameters; 1000, 1001, 1024 and 1033 (unknown, timeout, internal, system errors:
+        // "retry later") go to the next channel as the upstream's failures.
         types: &[35],
         doc: "https://platform.minimax.io/docs/api-reference/errorcode",
         rules: &[
             rule("1008", Balance),
             rule("1004", Auth),
             rule("1002", RateLimit),
+            rule("1026", Client),
+            rule("1027", Client),
             rule("2013", Client),
         ],
     },
@@ -263,6 +268,18 @@ pub const PROVIDER_ERRORS: &[ProviderErrors] = &[
         ],
     },
 ];
+
+/// The types that also answer errors with HTTP 200, their code in the body: MiniMax's
+/// `base_resp` `{status_code, status_msg}` (status code 0 is success), which its
+/// OpenAI-compatible chat answers carry too. The relay reads such a type's whole 200 answers
+/// for an error (`relay::adaptor::answer::error_in_ok`). Baidu v1 and Hunyuan, which do the
+/// same, are read by their own adaptors.
+pub const ERRORS_IN_OK_ANSWERS: &[i32] = &[35];
+
+/// Whether `channel_type` answers errors with HTTP 200 ([`ERRORS_IN_OK_ANSWERS`]).
+pub fn in_ok_answers(channel_type: i32) -> bool {
+    ERRORS_IN_OK_ANSWERS.contains(&channel_type)
+}
 
 /// The documented codes of `channel_type`, if it has any.
 pub fn of(channel_type: i32) -> Option<&'static ProviderErrors> {

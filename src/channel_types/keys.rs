@@ -216,6 +216,18 @@ pub fn normalize(format: KeyFormat, text: &str) -> Result<Vec<String>, KeyError>
             KeyFormat::Aws => {
                 parse_aws(line).map_err(|e| KeyError(format!("{}{}", at(i), e.0)))?;
             }
+            KeyFormat::IdSecret => {
+                let two = line.split_once('.').is_some_and(|(id, secret)| {
+                    !id.is_empty() && !secret.is_empty() && !secret.contains('.')
+                });
+                if !two {
+                    return Err(KeyError(format!(
+                        "{}expected id.secret (the API key as Zhipu's console shows it: two \
+                         parts separated by a dot)",
+                        at(i)
+                    )));
+                }
+            }
         }
     }
     Ok(lines.into_iter().map(str::to_owned).collect())

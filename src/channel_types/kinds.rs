@@ -172,6 +172,9 @@ pub enum KeyFormat {
     /// One AWS credential per line: `AK|SK|region[|session token]`, or `APIKey|region` (a
     /// Bedrock API key).
     Aws,
+    /// One `id.secret` key per line: two non-empty parts separated by one dot (Zhipu's API
+    /// keys, signed into a JWT by `relay::adaptor::zhipu`).
+    IdSecret,
     /// Google service-account JSON keys: one object, an array of objects, or objects one after
     /// another — never split by lines. Stored one compact object per line.
     ServiceAccountJson,
@@ -184,6 +187,7 @@ impl KeyFormat {
             KeyFormat::Lines => "lines",
             KeyFormat::Parts(_) => "parts",
             KeyFormat::Aws => "aws",
+            KeyFormat::IdSecret => "id_secret",
             KeyFormat::ServiceAccountJson => "service_account_json",
         }
     }
@@ -200,6 +204,7 @@ impl Serialize for KeyFormat {
         let parts = match self {
             KeyFormat::Parts(parts) => *parts,
             KeyFormat::Aws => &["AK", "SK", "region", "session token (optional)"][..],
+            KeyFormat::IdSecret => &["id", "secret"][..],
             _ => &[][..],
         };
         Shape {
@@ -327,11 +332,14 @@ impl Caps {
     pub const COUNT_TOKENS: Caps = Caps(1 << 8);
     /// A balance query.
     pub const BALANCE: Caps = Caps(1 << 9);
+    /// Legacy OpenAI completions (`/v1/completions`), where the provider documents them.
+    pub const COMPLETIONS: Caps = Caps(1 << 10);
 
     /// Every capability with its wire name, in display order.
-    pub const NAMED: [(Caps, &'static str); 10] = [
+    pub const NAMED: [(Caps, &'static str); 11] = [
         (Caps::CHAT, "chat"),
         (Caps::STREAM, "stream"),
+        (Caps::COMPLETIONS, "completions"),
         (Caps::RESPONSES, "responses"),
         (Caps::EMBEDDINGS, "embeddings"),
         (Caps::IMAGES, "images"),

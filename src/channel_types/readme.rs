@@ -31,6 +31,7 @@ fn key_text(row: &ChannelType) -> String {
     let mut text = match row.key_format {
         KeyFormat::Lines => "one API key per line".to_owned(),
         KeyFormat::Parts(parts) => format!("`{}` per line", parts.join("\\|")),
+        KeyFormat::IdSecret => "`id.secret` per line".to_owned(),
         KeyFormat::Aws => {
             "`AK\\|SK\\|region[\\|session token]` or `APIKey\\|region`, one per line".to_owned()
         }

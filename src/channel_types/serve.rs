@@ -74,7 +74,8 @@ impl Serve {
         match self {
             Serve::Chat => caps.has(Caps::CHAT),
             Serve::ChatStream => caps.has(Caps::CHAT.with(Caps::STREAM)),
-            Serve::Completions => caps.has(Caps::CHAT) && openai,
+            // Only where the provider documents `/v1/completions` (`Caps::COMPLETIONS`).
+            Serve::Completions => caps.has(Caps::COMPLETIONS) && openai,
             Serve::Responses => caps.has(Caps::RESPONSES) && openai,
             // Vertex AI and Bedrock embed through `relay::adaptor::cloud_embed`.
             Serve::Embeddings => {

@@ -16,6 +16,7 @@ use super::kinds::{
 /// Every route the OpenAI pass-through forwards (`relay::routes::chat`).
 const OPENAI_ROUTES: Caps = Caps::CHAT
     .with(Caps::STREAM)
+    .with(Caps::COMPLETIONS)
     .with(Caps::RESPONSES)
     .with(Caps::EMBEDDINGS)
     .with(Caps::IMAGES)
@@ -29,6 +30,7 @@ const CHAT_STREAM: Caps = Caps::CHAT.with(Caps::STREAM);
 /// Azure OpenAI: the OpenAI routes its deployments (and resource) serve.
 const AZURE_CAPS: Caps = Caps::CHAT
     .with(Caps::STREAM)
+    .with(Caps::COMPLETIONS)
     .with(Caps::RESPONSES)
     .with(Caps::EMBEDDINGS)
     .with(Caps::IMAGES)
@@ -237,6 +239,7 @@ const fn zhipu(id: i32, name: &'static str) -> ChannelType {
     ChannelType {
         family: Some(Family::Zhipu),
         auth: Auth::ProviderSigned,
+        key_format: KeyFormat::IdSecret,
         key_hint: "keyHint.zhipu",
         caps: CHAT_STREAM.with(Caps::EMBEDDINGS),
         openai_prefix: "/api/paas/v4",
@@ -281,6 +284,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         // chat, completions, Responses (stateless), embeddings, image generations (experimental),
         // speech and transcriptions; no rerank or moderations.
         caps: CHAT_STREAM
+            .with(Caps::COMPLETIONS)
             .with(Caps::RESPONSES)
             .with(Caps::EMBEDDINGS)
             .with(Caps::IMAGES)
@@ -362,7 +366,8 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         // chat, completions, embeddings (files and batches aside). Its Responses API lives
         // under another path (`/api/v2/apps/protocols/compatible-mode/v1`), so Responses
         // clients are converted to chat; images, audio and rerank are DashScope-native only.
-        caps: CHAT_STREAM.with(Caps::EMBEDDINGS),
+        // Completions: Qwen Coder's (https://help.aliyun.com/zh/model-studio/completions).
+        caps: CHAT_STREAM.with(Caps::EMBEDDINGS).with(Caps::COMPLETIONS),
         ..openai(17, "Qwen", "https://dashscope.aliyuncs.com")
     },
     ChannelType {
@@ -445,6 +450,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         balance: None,
         models_api: None,
         models: &[
+            "hunyuan-turbos-latest",
             "hunyuan-lite",
             "hunyuan-standard",
             "hunyuan-pro",
@@ -636,7 +642,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         // DeepSeek's API reference lists chat completions, FIM completions, the model list and
         // the balance, nothing else (https://api-docs.deepseek.com/api/deepseek-api): no
         // embeddings, images, audio, rerank or moderations, so such requests never reach it.
-        caps: CHAT_STREAM,
+        caps: CHAT_STREAM.with(Caps::COMPLETIONS),
         // FIM completions are legacy completions (`prompt`, `suffix`, at most 4K tokens) served
         // only on the beta base URL (https://api-docs.deepseek.com/guides/fim_completion):
         // `/v1/completions` goes to `{base}/beta/completions`.
@@ -679,6 +685,7 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         // Xinference's model abilities (https://inference.readthedocs.io/en/latest/models/index.html):
         // chat, embeddings, rerank, images, audio; no moderations or Responses.
         caps: CHAT_STREAM
+            .with(Caps::COMPLETIONS)
             .with(Caps::EMBEDDINGS)
             .with(Caps::IMAGES)
             .with(Caps::AUDIO)
@@ -689,8 +696,12 @@ pub const CHANNEL_TYPES: &[ChannelType] = &[
         models: &["grok-3", "grok-3-mini", "grok-4"],
         // xAI's REST API (https://docs.x.ai/api-reference): chat completions, Responses, image
         // generations and edits, videos, models, tokenize; text to speech is its own `/v1/tts`,
-        // not OpenAI's; no embeddings, rerank or moderations.
-        caps: CHAT_STREAM.with(Caps::RESPONSES).with(Caps::IMAGES),
+        // not OpenAI's; no embeddings, rerank or moderations; completions are its legacy
+        // `/v1/completions` (https://docs.x.ai/developers/rest-api-reference/inference/legacy).
+        caps: CHAT_STREAM
+            .with(Caps::RESPONSES)
+            .with(Caps::IMAGES)
+            .with(Caps::COMPLETIONS),
         ..openai(48, "xAI", "https://api.x.ai")
     },
     ChannelType {

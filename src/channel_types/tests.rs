@@ -114,6 +114,12 @@ fn masks_follow_capabilities_and_families() {
     assert!(!has(14, Serve::Embeddings) && !has(14, Serve::Responses));
     assert!(has(24, Serve::GeminiEmbeddings) && !has(24, Serve::Embeddings));
     assert!(!has(24, Serve::Completions) && !has(24, Serve::Images));
+    // Legacy completions only where the provider documents them.
+    assert!(
+        has(1, Serve::Completions) && has(3, Serve::Completions) && has(43, Serve::Completions)
+    );
+    assert!(!has(35, Serve::Completions) && !has(25, Serve::Completions));
+    assert!(!has(16, Serve::Completions) && !has(23, Serve::Completions));
     assert!(has(3, Serve::Embeddings) && has(3, Serve::Audio) && has(3, Serve::Responses));
     assert!(!has(3, Serve::Rerank));
     assert!(has(33, Serve::ChatStream) && has(33, Serve::Embeddings));
@@ -312,6 +318,7 @@ fn the_types_serialise_for_the_console() {
         serde_json::json!([
             "chat",
             "stream",
+            "completions",
             "responses",
             "embeddings",
             "images",

@@ -2,7 +2,7 @@
 //! endpoint (`POST /oauth/2.0/token?grant_type=client_credentials&client_id=…&client_secret=…`,
 //! answering `{"access_token", "expires_in"}`, or HTTP 401 `invalid_client` for another key)
 //! and ERNIE chat (`POST /rpc/2.0/ai_custom/v1/wenxinworkshop/chat/{endpoint}?access_token=…`:
-//! a token it did not issue is answered HTTP 200 `{"error_code": 110, …}`), then the next
+//! a token it did not issue, or revoked, is answered HTTP 200 `{"error_code": 110, …}`), then the next
 //! scripted answer — a whole answer (`result`, `usage`), a stream (SSE chunks with `is_end`
 //! on the last, or cut before it) or an error (`{"error_code", "error_msg"}`, HTTP 200).
 #![allow(
@@ -73,6 +73,8 @@ struct Shared {
     answers: Mutex<VecDeque<Answer>>,
     calls: Mutex<Vec<Call>>,
     tokens: Mutex<u32>,
+    /// Tokens issued up to this count are refused (110), as Baidu refuses a revoked token.
+    revoked: Mutex<u32>,
 }
 
 /// The running mock; stops when dropped.
@@ -150,7 +152,8 @@ async fn chat(
         body: json,
     });
     let given = query.get("access_token").cloned().unwrap_or_default();
-    let known = (1..=*shared.tokens.lock().expect("lock")).any(|n| issued(n) == given);
+    let revoked = *shared.revoked.lock().expect("lock");
+    let known = (revoked + 1..=*shared.tokens.lock().expect("lock")).any(|n| issued(n) == given);
     if !known {
         return json_200(
             json!({"error_code": 110, "error_msg": "Access token invalid or no longer valid"}),
@@ -242,6 +245,11 @@ impl MockBaidu {
     /// The last chat call.
     pub fn last(&self) -> Call {
         self.calls().last().cloned().expect("a call was made")
+    }
+
+    /// Refuses every token issued so far (HTTP 200 `error_code` 110) before it expires.
+    pub fn revoke_tokens(&self) {
+        *self.shared.revoked.lock().expect("lock") = self.tokens_issued();
     }
 
     /// How many tokens were issued.

@@ -105,14 +105,59 @@ pub async fn chat(server: &TestServer, key: &str, body: Value) -> (StatusCode, V
 
 /// Waits until `done` holds, polling every 20 ms; fails the test naming `what` after 10 s.
 pub async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    wait_until_async(what, || std::future::ready(done())).await;
+}
+
+/// [`wait_until`] with an asynchronous check (e.g. a console request).
+pub async fn wait_until_async<F, Fut>(what: &str, mut done: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !done() {
+    while !done().await {
         assert!(
             tokio::time::Instant::now() < deadline,
             "waited 10 s for {what}"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Waits until channel `id`'s stored status is `status` (3: auto-disabled), as root reads it.
+pub async fn wait_channel_status(root: &Actor, id: i64, status: i64) {
+    wait_until_async(&format!("channel {id} to have status {status}"), || async {
+        let (_, channel) = root.get(&format!("/api/channel/{id}")).await;
+        channel["data"]["status"] == status
+    })
+    .await;
+}
+
+/// A server with [`fixture`]'s root, payer and key, `channels` created, and `model` priced at
+/// `ratio` with `completion` as its completion ratio. Returns (server, root, payer, key).
+pub async fn priced_setup(
+    channels: &[Value],
+    model: &str,
+    ratio: f64,
+    completion: f64,
+) -> (TestServer, Actor, Actor, String) {
+    let server = TestServer::start().await;
+    let (root, payer, key) = fixture(&server, channels, 1_000_000, 500_000).await;
+    server
+        .set_option(
+            &root,
+            "ModelRatio",
+            json!(json!({model: ratio}).to_string()),
+        )
+        .await;
+    server
+        .set_option(
+            &root,
+            "CompletionRatio",
+            json!(json!({model: completion}).to_string()),
+        )
+        .await;
+    (server, root, payer, key)
 }
 
 /// A new key of `owner` with `token_quota` and extra token fields (e.g. model limits).

@@ -123,6 +123,10 @@ const DEFAULT_MODEL_RATIOS: &[(&str, f64)] = &[
     ("grok-3", 1.5),
     ("grok-3-mini", 0.15),
     ("grok-4", 1.5),
+    // Tencent Hunyuan: Turbo S at ¥0.8 / ¥2 per 1M input / output tokens (Tencent's
+    // announcement, https://github.com/Tencent/Hunyuan-TurboS), at ¥7.3 per US$ (the default
+    // top-up Price). Its other models' prices were not found published: priced by the admin.
+    ("hunyuan-turbos-latest", 0.0548),
 ];
 
 /// Built-in completion ratios (output price ÷ input price).
@@ -219,6 +223,7 @@ const DEFAULT_COMPLETION_RATIOS: &[(&str, f64)] = &[
     ("grok-3", 5.0),
     ("grok-3-mini", 1.67),
     ("grok-4", 5.0),
+    ("hunyuan-turbos-latest", 2.5),
 ];
 
 /// Built-in cache-read ratios (cached prompt tokens cost this fraction of a prompt token).

@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use super::native::{self, Native};
-use super::{Adaptor, AuthFailure, Authorizing, Credential, count};
+use super::{Adaptor, AuthFailure, Authorizing, Credential};
 use crate::channel_types::effective_base_url;
 use crate::error::RelayError;
 use crate::google_auth::{Fresh, TokenError};
@@ -159,13 +159,30 @@ async fn authorize<'k>(
     Ok(Credential::Token(token))
 }
 
+/// Baidu's codes for an access token refused before it expired: invalid or no longer valid
+/// (110), expired (111) — the key itself may be fine, so the token is exchanged anew.
+const TOKEN_REFUSED: [&str; 2] = ["110", "111"];
+
+/// Whether the OpenAI-shaped error `body` is [`TOKEN_REFUSED`].
+fn token_refused(body: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(body).is_ok_and(|v| {
+        v["error"]["code"]
+            .as_str()
+            .is_some_and(|code| TOKEN_REFUSED.contains(&code))
+    })
+}
+
 impl Adaptor for Baidu {
     fn name(&self) -> &'static str {
         "baidu"
     }
 
-    fn wire(&self, _channel_type: i32, _model: &str) -> Option<Wire> {
-        Some(Wire::OpenAi)
+    fn own_api(&self) -> bool {
+        true
+    }
+
+    fn own_chat_url(&self, channel: &RoutedChannel, model: &str) -> Option<String> {
+        Some(chat_url(channel, model))
     }
 
     fn authorize<'k, 'f>(
@@ -178,31 +195,6 @@ impl Adaptor for Baidu {
         'k: 'f,
     {
         Authorizing::Fetch(Box::pin(authorize(http, channel, key)))
-    }
-
-    fn openai_url(
-        &self,
-        channel: &RoutedChannel,
-        _base: &str,
-        path: &str,
-        model: &str,
-    ) -> Option<String> {
-        (path == "/v1/chat/completions").then(|| chat_url(channel, model))
-    }
-
-    fn generate_url(
-        &self,
-        channel: &RoutedChannel,
-        _credential: &Credential<'_>,
-        wire: Wire,
-        model: &str,
-        _stream: bool,
-    ) -> Option<String> {
-        (wire == Wire::OpenAi).then(|| chat_url(channel, model))
-    }
-
-    fn gemini_url(&self, _channel: &RoutedChannel, _model: &str, _action: &str) -> Option<String> {
-        None
     }
 
     fn authenticate(
@@ -245,19 +237,27 @@ impl Adaptor for Baidu {
             .body(payload))
     }
 
-    fn count(
-        &self,
-        _channel: &RoutedChannel,
-        _wire: Wire,
-        _credential: &Credential<'_>,
-        _upstream_model: &str,
-        _asked: &count::Asked<'_>,
-    ) -> Option<count::CountCall> {
-        None
-    }
-
     fn native(&self) -> Option<Native> {
         Some(Native::Baidu)
+    }
+
+    /// A token Baidu refused (110, 111) is dropped from the cache: the next request exchanges
+    /// the key again instead of sending the same token (or condemning the key).
+    fn refused(
+        &self,
+        http: &HttpClients,
+        channel: &RoutedChannel,
+        key: &str,
+        credential: &Credential<'_>,
+        body: &str,
+    ) {
+        if let Credential::Token(token) = credential
+            && token_refused(body)
+        {
+            let c = &channel.channel;
+            let base = effective_base_url(c.channel_type, &c.base_url);
+            http.google_tokens().forget(cache_id(&base, key), token);
+        }
     }
 }
 
@@ -279,6 +279,14 @@ mod tests {
         assert_eq!(endpoint("ERNIE-3.5-8K"), "completions");
         assert_eq!(endpoint("ERNIE-Speed-8K"), "ernie_speed");
         assert_eq!(endpoint("ERNIE-Lite-8K"), "ernie-lite-8k");
+    }
+
+    #[test]
+    fn only_the_token_codes_drop_the_token() {
+        assert!(token_refused(r#"{"error":{"code":"110","message":"m"}}"#));
+        assert!(token_refused(r#"{"error":{"code":"111"}}"#));
+        assert!(!token_refused(r#"{"error":{"code":"17"}}"#));
+        assert!(!token_refused("not json"));
     }
 
     #[test]

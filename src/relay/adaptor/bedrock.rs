@@ -353,6 +353,10 @@ impl super::Adaptor for Bedrock {
         "bedrock"
     }
 
+    fn own_api(&self) -> bool {
+        true
+    }
+
     fn wire(&self, _channel_type: i32, model: &str) -> Option<Wire> {
         Some(wire(model))
     }
@@ -376,16 +380,6 @@ impl super::Adaptor for Bedrock {
         )
     }
 
-    fn openai_url(
-        &self,
-        _channel: &RoutedChannel,
-        _base: &str,
-        _path: &str,
-        _model: &str,
-    ) -> Option<String> {
-        None
-    }
-
     fn generate_url(
         &self,
         channel: &RoutedChannel,
@@ -395,10 +389,6 @@ impl super::Adaptor for Bedrock {
         stream: bool,
     ) -> Option<String> {
         url(channel, credential, wire, model, stream)
-    }
-
-    fn gemini_url(&self, _channel: &RoutedChannel, _model: &str, _action: &str) -> Option<String> {
-        None
     }
 
     fn fix_body(&self, wire: Wire, body: &mut Value, _stream: bool) -> bool {

@@ -8,7 +8,7 @@ use axum::http::{HeaderValue, header};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use super::native::{self, Native};
-use super::{Adaptor, Credential, count};
+use super::{Adaptor, Credential};
 use crate::channel_types::effective_base_url;
 use crate::error::RelayError;
 use crate::relay::wire::{Wire, dify};
@@ -31,33 +31,12 @@ impl Adaptor for Dify {
         "dify"
     }
 
-    fn wire(&self, _channel_type: i32, _model: &str) -> Option<Wire> {
-        Some(Wire::OpenAi)
+    fn own_api(&self) -> bool {
+        true
     }
 
-    fn openai_url(
-        &self,
-        channel: &RoutedChannel,
-        _base: &str,
-        path: &str,
-        _model: &str,
-    ) -> Option<String> {
-        (path == "/v1/chat/completions").then(|| chat_url(channel))
-    }
-
-    fn generate_url(
-        &self,
-        channel: &RoutedChannel,
-        _credential: &Credential<'_>,
-        wire: Wire,
-        _model: &str,
-        _stream: bool,
-    ) -> Option<String> {
-        (wire == Wire::OpenAi).then(|| chat_url(channel))
-    }
-
-    fn gemini_url(&self, _channel: &RoutedChannel, _model: &str, _action: &str) -> Option<String> {
-        None
+    fn own_chat_url(&self, channel: &RoutedChannel, _model: &str) -> Option<String> {
+        Some(chat_url(channel))
     }
 
     fn request(
@@ -82,17 +61,6 @@ impl Adaptor for Dify {
             .bearer_auth(key.text())
             .header(header::CONTENT_TYPE, "application/json")
             .body(payload))
-    }
-
-    fn count(
-        &self,
-        _channel: &RoutedChannel,
-        _wire: Wire,
-        _credential: &Credential<'_>,
-        _upstream_model: &str,
-        _asked: &count::Asked<'_>,
-    ) -> Option<count::CountCall> {
-        None
     }
 
     fn native(&self) -> Option<Native> {

@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
 use super::native::{self, Native};
-use super::{Adaptor, AuthFailure, Authorizing, Credential, count};
+use super::{Adaptor, AuthFailure, Authorizing, Credential};
 use crate::channel_types::effective_base_url;
 use crate::error::RelayError;
 use crate::relay::wire::{Wire, hunyuan};
@@ -32,8 +32,17 @@ impl Adaptor for Hunyuan {
         "hunyuan"
     }
 
-    fn wire(&self, _channel_type: i32, _model: &str) -> Option<Wire> {
-        Some(Wire::OpenAi)
+    fn own_api(&self) -> bool {
+        true
+    }
+
+    /// The `ChatCompletions` action is posted to the endpoint's root.
+    fn own_chat_url(&self, channel: &RoutedChannel, _model: &str) -> Option<String> {
+        let c = &channel.channel;
+        Some(format!(
+            "{}/",
+            effective_base_url(c.channel_type, &c.base_url)
+        ))
     }
 
     fn authorize<'k, 'f>(
@@ -53,33 +62,6 @@ impl Adaptor for Hunyuan {
                     message,
                 }),
         )
-    }
-
-    fn openai_url(
-        &self,
-        _channel: &RoutedChannel,
-        base: &str,
-        path: &str,
-        _model: &str,
-    ) -> Option<String> {
-        (path == "/v1/chat/completions").then(|| format!("{base}/"))
-    }
-
-    fn generate_url(
-        &self,
-        channel: &RoutedChannel,
-        _credential: &Credential<'_>,
-        wire: Wire,
-        _model: &str,
-        _stream: bool,
-    ) -> Option<String> {
-        let c = &channel.channel;
-        (wire == Wire::OpenAi)
-            .then(|| format!("{}/", effective_base_url(c.channel_type, &c.base_url)))
-    }
-
-    fn gemini_url(&self, _channel: &RoutedChannel, _model: &str, _action: &str) -> Option<String> {
-        None
     }
 
     /// Hunyuan's vision models read image URLs themselves.
@@ -125,17 +107,6 @@ impl Adaptor for Hunyuan {
             req = req.header(name, value);
         }
         Ok(req.body(payload))
-    }
-
-    fn count(
-        &self,
-        _channel: &RoutedChannel,
-        _wire: Wire,
-        _credential: &Credential<'_>,
-        _upstream_model: &str,
-        _asked: &count::Asked<'_>,
-    ) -> Option<count::CountCall> {
-        None
     }
 
     fn native(&self) -> Option<Native> {

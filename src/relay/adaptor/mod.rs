@@ -39,6 +39,7 @@
 //!   (`relay/pipeline/spine/tests.rs`) fails when a file outside `adaptor/` calls
 //!   `Transport::of` or the adaptor lookup.
 
+pub mod answer;
 pub mod azure;
 pub mod baidu;
 pub mod bedrock;
@@ -345,6 +346,18 @@ pub fn health_status(channel_type: i32, status: u16, headers: &reqwest::header::
     of(channel_type).health_status(status, headers)
 }
 
+/// Tells `channel`'s adaptor of the error answer `body` to a request sent with `credential`
+/// made of the key line `key` ([`Adaptor::refused`]: Baidu v1 forgets a refused access token).
+pub fn refused(
+    http: &HttpClients,
+    channel: &RoutedChannel,
+    key: &str,
+    credential: &Credential<'_>,
+    body: &str,
+) {
+    of(channel.channel.channel_type).refused(http, channel, key, credential, body);
+}
+
 /// How a request built for a channel of `channel_type` goes out: over HTTP as built, or through
 /// the type's own transport ([`Adaptor::outbound`]: Spark's WebSocket conversation).
 pub fn outbound(
@@ -359,7 +372,8 @@ pub fn outbound(
 /// An upstream's answer as the relay reads it: the answer itself, except for the types with a
 /// wire format of their own behind an OpenAI face ([`Adaptor::native`]), whose answers come out
 /// as OpenAI's ([`native::Native::answer`]; `model` is the upstream model they name, `timeout`
-/// bounds reading a whole answer).
+/// bounds reading a whole answer), and the types that report errors in HTTP 200 answers
+/// (MiniMax's `base_resp`), whose whole 200 answers are read for one ([`answer::error_in_ok`]).
 pub async fn receive(
     channel_type: i32,
     resp: reqwest::Response,
@@ -368,6 +382,10 @@ pub async fn receive(
 ) -> reqwest::Response {
     match of(channel_type).native() {
         Some(native) => native.answer(resp, model, timeout).await,
+        None if channel_types::errors::in_ok_answers(channel_type) => {
+            let provider = channel_types::by_id(channel_type).map_or("upstream", |row| row.name);
+            answer::error_in_ok(channel_type, provider, resp, timeout).await
+        }
         None => resp,
     }
 }

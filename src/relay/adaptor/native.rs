@@ -21,13 +21,11 @@ use axum::http::{StatusCode, header};
 use futures_util::StreamExt;
 use serde_json::json;
 
+use super::answer::{self, ANSWER_MAX, json_response};
 use crate::channel_types::Family;
 use crate::error::RelayError;
 use crate::relay::pipeline::sse::SseReader;
 use crate::relay::wire::{self, Decode, Encode, EncodeCtx, Piece, baidu, coze, dify, hub, hunyuan};
-
-/// The largest whole answer read (a chat answer, not a file).
-const ANSWER_MAX: usize = 32 << 20;
 
 /// A type with a wire format of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,25 +81,13 @@ impl Native {
         model: &str,
         timeout: Duration,
     ) -> reqwest::Response {
-        let streamed = resp
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
         let status = resp.status();
-        if streamed && status.is_success() {
+        if answer::is_stream(&resp) && status.is_success() {
             return stream(resp, self.decoder(), model);
         }
-        let bytes = match tokio::time::timeout(timeout, read_capped(resp)).await {
-            Ok(Ok(bytes)) => bytes,
-            Ok(Err(message)) => return failed(self, StatusCode::BAD_GATEWAY, &message),
-            Err(_) => {
-                return failed(
-                    self,
-                    StatusCode::GATEWAY_TIMEOUT,
-                    "the upstream's answer did not arrive in time",
-                );
-            }
+        let bytes = match answer::read_whole(resp, timeout, self.name()).await {
+            Ok(bytes) => bytes,
+            Err(failed) => return failed,
         };
         match self {
             Native::Hunyuan => {
@@ -317,70 +303,28 @@ pub fn to_body<T: serde::Serialize>(request: &T) -> Result<Bytes, RelayError> {
         .map_err(|e| RelayError::Internal(e.to_string()))
 }
 
-/// Reads a whole body, refusing one past [`ANSWER_MAX`].
-async fn read_capped(resp: reqwest::Response) -> Result<Bytes, String> {
-    let mut body = Vec::new();
-    let mut chunks = resp.bytes_stream();
-    while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(|e| format!("reading the upstream's answer failed: {e}"))?;
-        if body.len() + chunk.len() > ANSWER_MAX {
-            return Err("the upstream's answer is too large".into());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(Bytes::from(body))
-}
-
-/// A response of `status` with a JSON `body`.
-fn json_response(status: StatusCode, body: Bytes) -> reqwest::Response {
-    let builder = axum::http::Response::builder()
-        .status(status)
-        .header(header::CONTENT_TYPE, "application/json");
-    match builder.body(reqwest::Body::from(body)) {
-        Ok(resp) => reqwest::Response::from(resp),
-        Err(_) => {
-            reqwest::Response::from(axum::http::Response::new(reqwest::Body::from(Bytes::new())))
-        }
-    }
-}
-
 /// An answer rebuilt from its status and bytes (read to look for an error in it).
 fn rebuilt(status: StatusCode, bytes: Bytes) -> reqwest::Response {
     json_response(status, bytes)
 }
 
-/// An OpenAI-shaped error answer for the provider's error `code` and `message`: the status the
-/// type's documented codes give it ([`crate::channel_types::errors`]: a spent balance 403, a
-/// refused key 401, a rate limit 429, the client's mistake 400), else the provider's own rule
-/// for its other codes ([`hunyuan::error_status`]). The attempt loop then reads the code from
-/// `error.code` as for any provider's answer.
+/// An OpenAI-shaped error answer for the provider's error `code` and `message`
+/// ([`answer::provider_error`]: the status the type's documented codes give it), else the
+/// provider's own rule for its other codes ([`hunyuan::error_status`], [`baidu::error_status`]).
 fn error(native: Native, code: &str, message: &str) -> reqwest::Response {
-    use crate::channel_types::errors::{ErrorKind, classify};
-    let body = json!({"error": {"message": format!("{}: {code}: {message}", native.name()),
-        "type": "upstream_error", "code": code}})
-    .to_string();
-    let status = match classify(native.channel_type(), &body) {
-        Some(ErrorKind::Balance) => 403,
-        Some(ErrorKind::Auth) => 401,
-        Some(ErrorKind::RateLimit) => 429,
-        Some(ErrorKind::Client) => 400,
-        None => match native {
-            Native::Hunyuan => hunyuan::error_status(code),
-            Native::Baidu => baidu::error_status(code),
-            // Dify answers its errors with their HTTP status, never in a 200 body.
-            Native::Dify => 500,
-            Native::Coze => coze::error_status(code),
-        },
+    let other = match native {
+        Native::Hunyuan => hunyuan::error_status(code),
+        Native::Baidu => baidu::error_status(code),
+        // Dify answers its errors with their HTTP status, never in a 200 body.
+        Native::Dify => 500,
+        Native::Coze => coze::error_status(code),
     };
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
-    json_response(status, body.into())
+    answer::provider_error(native.channel_type(), native.name(), code, message, other)
 }
 
 /// An OpenAI-shaped error answer of `status` for a failure reading the provider's answer.
 fn failed(native: Native, status: StatusCode, message: &str) -> reqwest::Response {
-    let body = json!({"error": {"message": format!("{}: {message}", native.name()),
-        "type": "upstream_error"}});
-    json_response(status, body.to_string().into())
+    answer::failed(native.name(), status, message)
 }
 
 /// The provider's SSE stream as OpenAI `chat.completion.chunk` events: every event through

@@ -71,6 +71,21 @@ pub trait Adaptor: Sync {
         Authorizing::Ready(Ok(Credential::Key(key)))
     }
 
+    /// Whether the type is reached through its own API only — Bedrock, Vertex AI, and the types
+    /// whose adaptor converts OpenAI chat bodies into their own (Hunyuan, Baidu v1, Dify,
+    /// Spark): then the defaults give no OpenAI route but the chat of
+    /// [`Adaptor::own_chat_url`], no Gemini API method and no token count (default: the direct
+    /// transport's routes).
+    fn own_api(&self) -> bool {
+        false
+    }
+
+    /// Where a type reached through its own API ([`Adaptor::own_api`]) takes OpenAI chat bodies
+    /// for `model`, which its [`Adaptor::request`] converts; `None`: it takes none.
+    fn own_chat_url(&self, _channel: &RoutedChannel, _model: &str) -> Option<String> {
+        None
+    }
+
     /// The URL of OpenAI route `path` for `model` at `base` (the channel's effective base URL);
     /// `None` when the type does not serve the route.
     fn openai_url(
@@ -78,8 +93,13 @@ pub trait Adaptor: Sync {
         channel: &RoutedChannel,
         base: &str,
         path: &str,
-        _model: &str,
+        model: &str,
     ) -> Option<String> {
+        if self.own_api() {
+            return (path == "/v1/chat/completions")
+                .then(|| self.own_chat_url(channel, model))
+                .flatten();
+        }
         Some(channel_types::openai_url(
             channel.channel.channel_type,
             base,
@@ -96,6 +116,11 @@ pub trait Adaptor: Sync {
         model: &str,
         stream: bool,
     ) -> Option<String> {
+        if self.own_api() {
+            return (wire == Wire::OpenAi)
+                .then(|| self.own_chat_url(channel, model))
+                .flatten();
+        }
         let c = &channel.channel;
         let base = effective_base_url(c.channel_type, &c.base_url);
         match wire {
@@ -123,7 +148,7 @@ pub trait Adaptor: Sync {
     /// The URL of the Gemini API's `action` (`embedContent`, `countTokens`, …) on `model`;
     /// `None` when the type does not have the Gemini API's own methods.
     fn gemini_url(&self, channel: &RoutedChannel, model: &str, action: &str) -> Option<String> {
-        Some(gemini_method_url(channel, model, action))
+        (!self.own_api()).then(|| gemini_method_url(channel, model, action))
     }
 
     /// Changes a body of format `wire` before it is sent; `false` when it is sent as it is.
@@ -225,6 +250,9 @@ pub trait Adaptor: Sync {
         upstream_model: &str,
         asked: &count::Asked<'_>,
     ) -> Option<count::CountCall> {
+        if self.own_api() {
+            return None;
+        }
         count::direct(channel, wire, upstream_model, asked)
     }
 
@@ -258,6 +286,19 @@ pub trait Adaptor: Sync {
     /// goes out (default: over HTTP as built; Spark: its WebSocket conversation).
     fn outbound(&self, req: Box<reqwest::RequestBuilder>, _model: &str, _stream: bool) -> Outbound {
         Outbound::Http(req)
+    }
+
+    /// Told of the error answer `body` (OpenAI-shaped, the provider's code in `error.code`) to a
+    /// request sent with `credential`, made of the key line `key` of `channel` (default:
+    /// nothing; Baidu v1 forgets an access token its upstream refused before it expired).
+    fn refused(
+        &self,
+        _http: &HttpClients,
+        _channel: &RoutedChannel,
+        _key: &str,
+        _credential: &Credential<'_>,
+        _body: &str,
+    ) {
     }
 
     /// The type's own wire format behind an OpenAI face ([`super::native`]), whose answers

@@ -34,7 +34,8 @@ use serde_json::json;
 use tokio_tungstenite::tungstenite::{self, Message};
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
 
-use super::{Adaptor, AuthFailure, Authorizing, Conversation, Credential, Outbound, count};
+use super::answer::{self, ANSWER_MAX, json_response};
+use super::{Adaptor, AuthFailure, Authorizing, Conversation, Credential, Outbound};
 use crate::channel_types::effective_base_url;
 use crate::error::RelayError;
 use crate::relay::wire::{self, EncodeCtx, Piece, Wire, hub, spark};
@@ -55,9 +56,6 @@ const PROXY: &str = "x-tollgate-proxy";
 /// The largest answer frame read.
 const FRAME_MAX: usize = 4 << 20;
 
-/// The longest whole answer gathered (a chat answer, as the native types' `ANSWER_MAX`).
-const ANSWER_MAX: usize = 32 << 20;
-
 /// Spark's adaptor: OpenAI chat bodies in, a WebSocket conversation out; chat is its only route.
 pub struct Spark;
 
@@ -66,8 +64,14 @@ impl Adaptor for Spark {
         "spark"
     }
 
-    fn wire(&self, _channel_type: i32, _model: &str) -> Option<Wire> {
-        Some(Wire::OpenAi)
+    fn own_api(&self) -> bool {
+        true
+    }
+
+    /// The base URL, signed into the WebSocket URL by [`Adaptor::request`].
+    fn own_chat_url(&self, channel: &RoutedChannel, _model: &str) -> Option<String> {
+        let c = &channel.channel;
+        Some(effective_base_url(c.channel_type, &c.base_url))
     }
 
     fn authorize<'k, 'f>(
@@ -87,32 +91,6 @@ impl Adaptor for Spark {
                     message,
                 }),
         )
-    }
-
-    fn openai_url(
-        &self,
-        _channel: &RoutedChannel,
-        base: &str,
-        path: &str,
-        _model: &str,
-    ) -> Option<String> {
-        (path == "/v1/chat/completions").then(|| base.to_owned())
-    }
-
-    fn generate_url(
-        &self,
-        channel: &RoutedChannel,
-        _credential: &Credential<'_>,
-        wire: Wire,
-        _model: &str,
-        _stream: bool,
-    ) -> Option<String> {
-        let c = &channel.channel;
-        (wire == Wire::OpenAi).then(|| effective_base_url(c.channel_type, &c.base_url))
-    }
-
-    fn gemini_url(&self, _channel: &RoutedChannel, _model: &str, _action: &str) -> Option<String> {
-        None
     }
 
     fn bytes_only(&self, _wire: Wire) -> bool {
@@ -174,17 +152,6 @@ impl Adaptor for Spark {
             req = req.header(PROXY, proxy);
         }
         Ok(req)
-    }
-
-    fn count(
-        &self,
-        _channel: &RoutedChannel,
-        _wire: Wire,
-        _credential: &Credential<'_>,
-        _upstream_model: &str,
-        _asked: &count::Asked<'_>,
-    ) -> Option<count::CountCall> {
-        None
     }
 
     fn outbound(&self, req: Box<reqwest::RequestBuilder>, model: &str, stream: bool) -> Outbound {
@@ -394,35 +361,11 @@ async fn next_text(ws: &mut Socket) -> Option<String> {
     }
 }
 
-/// A response of `status` with a JSON `body`.
-fn json_response(status: StatusCode, body: Bytes) -> reqwest::Response {
-    let builder = axum::http::Response::builder()
-        .status(status)
-        .header(header::CONTENT_TYPE, "application/json");
-    match builder.body(reqwest::Body::from(body)) {
-        Ok(resp) => reqwest::Response::from(resp),
-        Err(_) => {
-            reqwest::Response::from(axum::http::Response::new(reqwest::Body::from(Bytes::new())))
-        }
-    }
-}
-
 /// An OpenAI-shaped error answer for Spark's error `code`: the status its documented meaning
-/// gives ([`crate::channel_types::errors`]: a spent allocation 403, a refused application
-/// 401, a rate limit 429, the client's mistake 400), else 502 (Spark's own failures).
+/// gives ([`answer::provider_error`]: a spent allocation 403, a refused application 401, a rate
+/// limit 429, the client's mistake 400), else 502 (Spark's own failures).
 fn error(code: &str, message: &str) -> reqwest::Response {
-    use crate::channel_types::errors::{ErrorKind, classify};
-    let body = json!({"error": {"message": format!("Spark: {code}: {message}"),
-        "type": "upstream_error", "code": code}})
-    .to_string();
-    let status = match classify(TYPE, &body) {
-        Some(ErrorKind::Balance) => StatusCode::FORBIDDEN,
-        Some(ErrorKind::Auth) => StatusCode::UNAUTHORIZED,
-        Some(ErrorKind::RateLimit) => StatusCode::TOO_MANY_REQUESTS,
-        Some(ErrorKind::Client) => StatusCode::BAD_REQUEST,
-        None => StatusCode::BAD_GATEWAY,
-    };
-    json_response(status, body.into())
+    answer::provider_error(TYPE, "Spark", code, message, 502)
 }
 
 /// Reads the rest of the conversation into one `chat.completion` naming `model`.

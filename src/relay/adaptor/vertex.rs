@@ -275,6 +275,10 @@ impl super::Adaptor for Vertex {
         "vertex"
     }
 
+    fn own_api(&self) -> bool {
+        true
+    }
+
     fn wire(&self, _channel_type: i32, model: &str) -> Option<Wire> {
         Some(wire(model))
     }
@@ -291,16 +295,6 @@ impl super::Adaptor for Vertex {
         Authorizing::Fetch(Box::pin(authorize(http, channel, key)))
     }
 
-    fn openai_url(
-        &self,
-        _channel: &RoutedChannel,
-        _base: &str,
-        _path: &str,
-        _model: &str,
-    ) -> Option<String> {
-        None
-    }
-
     fn generate_url(
         &self,
         channel: &RoutedChannel,
@@ -310,10 +304,6 @@ impl super::Adaptor for Vertex {
         stream: bool,
     ) -> Option<String> {
         url(channel, credential, wire, model, stream)
-    }
-
-    fn gemini_url(&self, _channel: &RoutedChannel, _model: &str, _action: &str) -> Option<String> {
-        None
     }
 
     fn fix_body(&self, wire: Wire, body: &mut Value, stream: bool) -> bool {

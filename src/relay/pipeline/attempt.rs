@@ -267,6 +267,7 @@ where
                 let health =
                     adaptor::health_status(channel.channel.channel_type, status, resp.headers());
                 let text = failure::error_body(resp, timeout).await;
+                adaptor::refused(&state.http, &channel, key_text, &credential, &text);
                 // A provider's documented error code says more than its status (an account in
                 // arrears answered 429 like a rate limit): `channel_types::errors`.
                 let (status, health, retry) = match crate::channel_types::errors::judge(

@@ -216,12 +216,13 @@ pub fn answer_to_hub(answer: &Answer<'_>) -> Value {
 }
 
 /// The HTTP status of an error code the channel type table does not list
-/// (`crate::channel_types::errors` has the documented limit, token and parameter codes): the
-/// platform's unknown and unavailable errors (1, 2) and the model service's internal ones
-/// (`336000`, `336100`) → 503 (another channel may serve), anything else → 500.
+/// (`crate::channel_types::errors` has the documented limit, key and parameter codes): the
+/// platform's unknown and unavailable errors (1, 2), the model service's internal ones
+/// (`336000`, `336100`) and an access token refused (110, 111: the adaptor exchanges the key
+/// again) → 503 (another channel may serve), anything else → 500.
 pub fn error_status(code: &str) -> u16 {
     match code {
-        "1" | "2" | "336000" | "336100" => 503,
+        "1" | "2" | "110" | "111" | "336000" | "336100" => 503,
         _ => 500,
     }
 }
