@@ -261,6 +261,11 @@ describe('channel editor', () => {
     await user.selectOptions(type, '18');
     expect(screen.getByText('格式：APPID|APISecret|APIKey')).toBeTruthy();
     expect(screen.getByText('讯飞星火模型版本，如 v2.1')).toBeTruthy();
+    // Spark relays: the editor says what it serves and shows its default host.
+    expect(screen.getByText('支持：对话、流式')).toBeTruthy();
+    expect(screen.getByLabelText('代理地址').getAttribute('placeholder')).toBe(
+      'https://spark-api.xf-yun.com',
+    );
     await user.selectOptions(type, '43');
     expect(screen.getByLabelText('代理地址').getAttribute('placeholder')).toBe(
       'https://api.deepseek.com',
@@ -462,11 +467,13 @@ describe('channel editor from the type table', () => {
     expect(labels).toContain('讯飞星火认知');
     expect(labels).not.toContain('Spark');
     expect(
-      screen.getByText('支持：对话、流式、Responses、嵌入、绘图、语音、重排序、内容审核'),
+      screen.getByText('支持：对话、流式、文本补全、Responses、嵌入、绘图、语音、重排序、内容审核'),
     ).toBeTruthy();
     expect(screen.queryByText(/暂不支持转发该类型/)).toBeNull();
-    await user.selectOptions(type, '39');
+    await user.selectOptions(type, '21');
     expect(screen.getByText(/Tollgate 暂不支持转发该类型/)).toBeTruthy();
+    await user.selectOptions(type, '39');
+    expect(screen.queryByText(/暂不支持转发该类型/)).toBeNull();
     await user.selectOptions(type, '33');
     expect(screen.getByText(/格式：AK\|SK\|Region/)).toBeTruthy();
   });
