@@ -46,13 +46,15 @@ CASES = [
      lambda h: h["x-goog-api-key"] == "k-palm", "chat"),
     (16, "glm-4-flash", "/api/paas/v4/chat/completions",
      lambda h: zhipu_token_ok(h["Authorization"]), "chat"),
+    (26, "glm-4v-plus", "/api/paas/v4/chat/completions",
+     lambda h: zhipu_token_ok(h["Authorization"]), "chat"),
     (39, "@cf/meta/llama-3.1-8b-instruct", "/client/v4/accounts/acc-sdk/ai/v1/chat/completions",
      lambda h: h["Authorization"] == "Bearer k-cf", "chat"),
     (46, "ernie-4.0-8k", "/v2/chat/completions",
      lambda h: h["Authorization"] == "Bearer k-qf" and h["appid"] == "app-sdk", "chat"),
 ]
 KEYS = {19: "k-360", 35: "k-mm", 38: "k-jina", 44: "k-m3e", 11: "k-palm", 16: ZHIPU_KEY,
-        39: "k-cf", 46: "k-qf|app-sdk"}
+        26: ZHIPU_KEY, 39: "k-cf", 46: "k-qf|app-sdk"}
 OTHER = {39: "acc-sdk"}
 
 
