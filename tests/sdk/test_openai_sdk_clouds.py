@@ -13,10 +13,11 @@ import openai
 import pytest
 
 import mock_azure
+import mock_bedrock
 from conftest import signed_in_root
 
 # model the client names → (channel type, what the channel is created with)
-MODELS = {"gpt-4o": 3}
+MODELS = {"gpt-4o": 3, "nova-lite": 33}
 
 
 def serve(handler):
@@ -28,11 +29,13 @@ def serve(handler):
 @pytest.fixture(scope="module")
 def clouds():
     """Yields (base_url, console client, key, key id) of a Tollgate with one channel per type."""
-    upstreams = {3: serve(mock_azure.MockAzure)}
+    upstreams = {3: serve(mock_azure.MockAzure), 33: serve(mock_bedrock.MockBedrock)}
     base_url = {t: f"http://127.0.0.1:{u.server_port}" for t, u in upstreams.items()}
     channels = [
         {"type": 3, "key": mock_azure.KEY, "models": "gpt-4o",
          "model_mapping": json.dumps({"gpt-4o": mock_azure.DEPLOYMENT})},
+        {"type": 33, "key": f"{mock_bedrock.ACCESS_KEY}|{mock_bedrock.SECRET_KEY}|{mock_bedrock.REGION}",
+         "models": "nova-lite", "model_mapping": json.dumps({"nova-lite": mock_bedrock.MODEL})},
     ]
     with signed_in_root("tollgate-sdk-clouds-") as (base, api, uid):
         api.headers["New-Api-User"] = uid
@@ -92,3 +95,14 @@ def test_azure_openai(clouds):
     assert path == f"/openai/deployments/{mock_azure.DEPLOYMENT}/chat/completions"
     assert whole["messages"][0] == {"role": "system", "content": "be brief"}
     assert streamed["stream"] is True and streamed["stream_options"] == {"include_usage": True}
+
+
+def test_aws_bedrock_converse(clouds):
+    """AWS Bedrock (33): a non-Claude model through Converse and ConverseStream, SigV4-signed, the
+    stream in AWS's event-stream framing."""
+    whole_and_streamed(clouds, "nova-lite")
+    (path, whole), (stream_path, _) = mock_bedrock.MockBedrock.seen[-2:]
+    assert (path, stream_path) == ("/model/amazon.nova-lite-v1%3A0/converse",
+                                   "/model/amazon.nova-lite-v1%3A0/converse-stream")
+    assert whole["system"] == [{"text": "be brief"}]
+    assert whole["messages"] == [{"role": "user", "content": [{"text": "Hi"}]}]
