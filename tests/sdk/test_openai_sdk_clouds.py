@@ -14,10 +14,11 @@ import pytest
 
 import mock_azure
 import mock_bedrock
+import mock_cohere
 from conftest import signed_in_root
 
 # model the client names → (channel type, what the channel is created with)
-MODELS = {"gpt-4o": 3, "nova-lite": 33}
+MODELS = {"gpt-4o": 3, "nova-lite": 33, "command-r": 34}
 
 
 def serve(handler):
@@ -29,13 +30,14 @@ def serve(handler):
 @pytest.fixture(scope="module")
 def clouds():
     """Yields (base_url, console client, key, key id) of a Tollgate with one channel per type."""
-    upstreams = {3: serve(mock_azure.MockAzure), 33: serve(mock_bedrock.MockBedrock)}
+    upstreams = {3: serve(mock_azure.MockAzure), 33: serve(mock_bedrock.MockBedrock), 34: serve(mock_cohere.MockCohere)}
     base_url = {t: f"http://127.0.0.1:{u.server_port}" for t, u in upstreams.items()}
     channels = [
         {"type": 3, "key": mock_azure.KEY, "models": "gpt-4o",
          "model_mapping": json.dumps({"gpt-4o": mock_azure.DEPLOYMENT})},
         {"type": 33, "key": f"{mock_bedrock.ACCESS_KEY}|{mock_bedrock.SECRET_KEY}|{mock_bedrock.REGION}",
          "models": "nova-lite", "model_mapping": json.dumps({"nova-lite": mock_bedrock.MODEL})},
+        {"type": 34, "key": mock_cohere.KEY, "models": "command-r"},
     ]
     with signed_in_root("tollgate-sdk-clouds-") as (base, api, uid):
         api.headers["New-Api-User"] = uid
@@ -106,3 +108,11 @@ def test_aws_bedrock_converse(clouds):
                                    "/model/amazon.nova-lite-v1%3A0/converse-stream")
     assert whole["system"] == [{"text": "be brief"}]
     assert whole["messages"] == [{"role": "user", "content": [{"text": "Hi"}]}]
+
+
+def test_cohere_chat_v2(clouds):
+    """Cohere (34): chat v2, whole and as its SSE events, billed from the billed units."""
+    whole_and_streamed(clouds, "command-r")
+    whole, streamed = mock_cohere.MockCohere.seen[-2:]
+    assert whole["model"] == "command-r" and not whole.get("stream")
+    assert whole["messages"][-1]["role"] == "user" and streamed["stream"] is True
