@@ -15,10 +15,11 @@ import pytest
 import mock_azure
 import mock_bedrock
 import mock_cohere
+import mock_vertex
 from conftest import signed_in_root
 
 # model the client names → (channel type, what the channel is created with)
-MODELS = {"gpt-4o": 3, "nova-lite": 33, "command-r": 34}
+MODELS = {"gpt-4o": 3, "nova-lite": 33, "command-r": 34, "gemini-2.5-flash": 41}
 
 
 def serve(handler):
@@ -30,7 +31,8 @@ def serve(handler):
 @pytest.fixture(scope="module")
 def clouds():
     """Yields (base_url, console client, key, key id) of a Tollgate with one channel per type."""
-    upstreams = {3: serve(mock_azure.MockAzure), 33: serve(mock_bedrock.MockBedrock), 34: serve(mock_cohere.MockCohere)}
+    upstreams = {3: serve(mock_azure.MockAzure), 33: serve(mock_bedrock.MockBedrock),
+                 34: serve(mock_cohere.MockCohere), 41: serve(mock_vertex.MockVertex)}
     base_url = {t: f"http://127.0.0.1:{u.server_port}" for t, u in upstreams.items()}
     channels = [
         {"type": 3, "key": mock_azure.KEY, "models": "gpt-4o",
@@ -38,6 +40,8 @@ def clouds():
         {"type": 33, "key": f"{mock_bedrock.ACCESS_KEY}|{mock_bedrock.SECRET_KEY}|{mock_bedrock.REGION}",
          "models": "nova-lite", "model_mapping": json.dumps({"nova-lite": mock_bedrock.MODEL})},
         {"type": 34, "key": mock_cohere.KEY, "models": "command-r"},
+        {"type": 41, "key": mock_vertex.service_account_key(f"{base_url[41]}/token"),
+         "models": "gemini-2.5-flash", "other": mock_vertex.LOCATION},
     ]
     with signed_in_root("tollgate-sdk-clouds-") as (base, api, uid):
         api.headers["New-Api-User"] = uid
@@ -116,3 +120,14 @@ def test_cohere_chat_v2(clouds):
     whole, streamed = mock_cohere.MockCohere.seen[-2:]
     assert whole["model"] == "command-r" and not whole.get("stream")
     assert whole["messages"][-1]["role"] == "user" and streamed["stream"] is True
+
+
+def test_vertex_ai_gemini(clouds):
+    """Vertex AI (41): the service-account key's JWT grant exchanged for an access token, then a
+    Gemini model's generateContent and streamGenerateContent under the project and location."""
+    whole_and_streamed(clouds, "gemini-2.5-flash")
+    assert mock_vertex.MockVertex.grants, "no token exchange"
+    (path, whole), (stream_path, _) = mock_vertex.MockVertex.seen[-2:]
+    assert path.endswith(":generateContent") and stream_path.endswith(":streamGenerateContent?alt=sse")
+    assert whole["contents"] == [{"role": "user", "parts": [{"text": "Hi"}]}]
+    assert whole["systemInstruction"]["parts"] == [{"text": "be brief"}]
