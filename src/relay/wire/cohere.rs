@@ -24,7 +24,7 @@ use serde_json::Value;
 use super::hub::{Part, content_text, to_value};
 use super::now;
 use super::openai::usage_json;
-use super::typed::{Shape, Verbatim, view};
+use super::typed::{Shape, Verbatim, parse, view};
 use crate::relay::measure::price::Usage;
 use read::{Answer, HubRequest, UsageIn};
 pub use stream::Decoder;
@@ -201,7 +201,19 @@ fn body_of<'a>(read: &'a HubRequest<'a>, model: &'a str, stream: bool) -> Body<'
 
 /// A whole Cohere answer as a hub `chat.completion`.
 pub fn answer_to_hub(answer: &Value) -> Value {
-    let read: Answer = view(answer);
+    hub_answer(&view(answer)).0
+}
+
+/// A whole Cohere answer read straight from its bytes: the hub `chat.completion` and the usage
+/// it reports, as [`answer_to_hub`] and [`usage_of`] give them from the body parsed (`None`
+/// when its `usage` is not an object). `None` when the bytes are not JSON or repeat a field
+/// read (the caller then parses them as a value).
+pub fn answer_from_bytes(bytes: &[u8]) -> Option<(Value, Option<Usage>)> {
+    parse::<Answer>(bytes).map(|answer| hub_answer(&answer))
+}
+
+/// The hub `chat.completion` of an answer read, and its usage.
+fn hub_answer(read: &Answer) -> (Value, Option<Usage>) {
     let message = &read.message;
     let mut text = String::new();
     let mut reasoning = String::new();
@@ -242,10 +254,10 @@ pub fn answer_to_hub(answer: &Value) -> Value {
         .collect();
     let content = (!text.is_empty() || tool_calls.is_empty()).then_some(text);
     let usage = match &read.usage {
-        Shape::Obj(usage) => Some(usage_json(&usage.usage())),
+        Shape::Obj(usage) => Some(usage.usage()),
         _ => None,
     };
-    to_value(&HubAnswer {
+    let hub = to_value(&HubAnswer {
         id: format!("chatcmpl-{}", read.id.get().unwrap_or("tollgate")),
         object: "chat.completion",
         created: now(),
@@ -260,8 +272,9 @@ pub fn answer_to_hub(answer: &Value) -> Value {
             },
             finish_reason: finish_of(read.finish_reason.or_empty()),
         }],
-        usage,
-    })
+        usage: usage.as_ref().map(usage_json),
+    });
+    (hub, usage)
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use super::hub::{Part, to_value};
 use super::openai::usage_json;
-use super::typed::{Shape, Verbatim, view};
+use super::typed::{Shape, Sorted, Verbatim, parse, view};
 use super::{ConvertError, now, parts};
 use crate::relay::measure::price::Usage;
 use read::{Answer, HubMessage, HubRequest, UsageIn, usage_of_shape};
@@ -384,7 +384,20 @@ fn tool_config<'a>(read: &'a HubRequest<'a>) -> Option<ToolConfig<'a>> {
 
 /// A whole Converse answer as a hub `chat.completion`.
 pub fn answer_to_hub(answer: &Value) -> Value {
-    let read: Answer = view(answer);
+    hub_answer(&view(answer)).0
+}
+
+/// A whole Converse answer read straight from its bytes: the hub `chat.completion` and the
+/// usage it reports, as [`answer_to_hub`] and [`usage_of`] give them from the body parsed
+/// (`None` when the answer has no `usage`). `None` when the bytes are not JSON or repeat a
+/// field read (the caller then parses them as a value).
+pub fn answer_from_bytes(bytes: &[u8]) -> Option<(Value, Option<Usage>)> {
+    parse::<Answer>(bytes).map(|answer| hub_answer(&answer))
+}
+
+/// The hub `chat.completion` of an answer read, and its usage. A tool call's input is written
+/// in a value's key order ([`Sorted`]), as the answer parsed as a value wrote it.
+fn hub_answer(read: &Answer) -> (Value, Option<Usage>) {
     let mut text = String::new();
     let mut reasoning = String::new();
     let mut thinking = Vec::new();
@@ -399,7 +412,7 @@ pub fn answer_to_hub(answer: &Value) -> Value {
                 _ => None,
             };
             let arguments = match call.and_then(|c| c.input.0.as_ref()) {
-                Some(input) => input.to_json(),
+                Some(input) => Sorted(input).to_json(),
                 None => "{}".to_owned(),
             };
             tool_calls.push(HubCallOut {
@@ -422,7 +435,8 @@ pub fn answer_to_hub(answer: &Value) -> Value {
     }
     let finish = finish_of(read.stop_reason.get().unwrap_or("end_turn"));
     let content = (!text.is_empty() || tool_calls.is_empty()).then_some(text);
-    to_value(&HubAnswer {
+    let usage = usage_of_shape(&read.usage);
+    let hub = to_value(&HubAnswer {
         id: "chatcmpl-bedrock",
         object: "chat.completion",
         created: now(),
@@ -438,8 +452,9 @@ pub fn answer_to_hub(answer: &Value) -> Value {
             },
             finish_reason: finish,
         }],
-        usage: usage_of_shape(&read.usage).map(|u| usage_json(&u)),
-    })
+        usage: usage.as_ref().map(usage_json),
+    });
+    (hub, usage)
 }
 
 #[cfg(test)]

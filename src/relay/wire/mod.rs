@@ -283,7 +283,9 @@ pub fn read_answer(wire: Wire, bytes: &[u8]) -> Option<(Value, Option<Usage>)> {
         Wire::Anthropic => anthropic::answer_from_bytes(bytes),
         Wire::Responses => responses::answer_from_bytes(bytes),
         Wire::Gemini => gemini::answer_from_bytes(bytes),
-        Wire::OpenAi | Wire::Converse | Wire::Cohere => None,
+        Wire::Converse => converse::answer_from_bytes(bytes),
+        Wire::Cohere => cohere::answer_from_bytes(bytes),
+        Wire::OpenAi => None,
     };
     if typed.is_some() {
         return typed;

@@ -90,6 +90,39 @@ fn a_tool_call_answer_becomes_a_hub_answer() {
 
 /// The stream events of the reference's streaming and tool examples.
 #[test]
+fn an_answer_read_from_its_bytes_converts_as_its_parsed_value() {
+    let text = r#"{"usage":{"tokens":{"output_tokens":418,"input_tokens":71},
+        "billed_units":{"output_tokens":418,"input_tokens":5}},"finish_reason":"TOOL_CALL",
+        "message":{"tool_calls":[{"id":"t1","function":{"name":"f","arguments":"{\"a\":1}"}}],
+        "tool_plan":"plan \u00e9","content":[{"type":"text","text":"Hi"}]},"id":"c-1"}"#;
+    let value: serde_json::Value = serde_json::from_str(text).expect("JSON");
+    let (mut hub, usage) = answer_from_bytes(text.as_bytes()).expect("read");
+    let mut parsed = answer_to_hub(&value);
+    for answer in [&mut hub, &mut parsed] {
+        answer.as_object_mut().map(|o| o.remove("created"));
+    }
+    assert_eq!(hub, parsed);
+    assert_eq!(
+        hub["choices"][0]["message"]["reasoning_content"],
+        "plan \u{e9}"
+    );
+    assert_eq!(usage, value.get("usage").map(usage_of));
+    assert_eq!(usage.map(|u| u.prompt_tokens), Some(5));
+    // A usage that is not an object is none, as before.
+    assert_eq!(
+        answer_from_bytes(br#"{"usage":null}"#).expect("read").1,
+        None
+    );
+    // A repeated field is left to the parsed value (which keeps the last), not JSON is none.
+    let repeated = br#"{"id":"a","id":"b"}"#;
+    assert!(answer_from_bytes(repeated).is_none());
+    let (hub, _) =
+        crate::relay::wire::read_answer(crate::relay::wire::Wire::Cohere, repeated).expect("read");
+    assert_eq!(hub["id"], "chatcmpl-b");
+    assert!(crate::relay::wire::read_answer(crate::relay::wire::Wire::Cohere, b"{").is_none());
+}
+
+#[test]
 fn stream_events_become_pieces() {
     let mut d = Decoder::default();
     let p = d.event(

@@ -114,6 +114,48 @@ fn answers_and_usage_convert() {
     assert_eq!(usage.cache_write_5m_tokens, 8);
 }
 
+fn without_created(mut hub: serde_json::Value) -> serde_json::Value {
+    if let Some(map) = hub.as_object_mut() {
+        map.remove("created");
+    }
+    hub
+}
+
+#[test]
+fn an_answer_read_from_its_bytes_converts_as_its_parsed_value() {
+    // Keys out of name order and repeated inside the tool input, escapes in the text.
+    let text = r#"{"usage":{"outputTokens":12,"inputTokens":30,"cacheReadInputTokens":100},
+        "stopReason":"tool_use","output":{"message":{"content":[{"text":"a \u00e9\n"},
+        {"toolUse":{"input":{"z":{"y":1,"b":2},"a":[{"q":1,"c":2}],"d":1,"d":2},"name":"w",
+        "toolUseId":"t"}}]}}}"#;
+    let value: serde_json::Value = serde_json::from_str(text).expect("JSON");
+    let (hub, usage) = answer_from_bytes(text.as_bytes()).expect("read");
+    assert_eq!(
+        without_created(hub.clone()),
+        without_created(answer_to_hub(&value))
+    );
+    assert_eq!(
+        hub["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"],
+        r#"{"a":[{"c":2,"q":1}],"d":2,"z":{"b":2,"y":1}}"#
+    );
+    assert_eq!(usage, value.get("usage").map(usage_of));
+    assert_eq!(usage.map(|u| u.prompt_tokens), Some(130));
+    // A usage that is not an object is a usage of nothing, as before; none is none.
+    let (_, usage) = answer_from_bytes(br#"{"output":{},"usage":null}"#).expect("read");
+    assert_eq!(usage, Some(Usage::default()));
+    assert_eq!(
+        answer_from_bytes(br#"{"output":{}}"#).expect("read").1,
+        None
+    );
+    // A repeated field is left to the parsed value (which keeps the last), not JSON is none.
+    let repeated = br#"{"stopReason":"tool_use","stopReason":"max_tokens"}"#;
+    assert!(answer_from_bytes(repeated).is_none());
+    let (hub, _) = crate::relay::wire::read_answer(crate::relay::wire::Wire::Converse, repeated)
+        .expect("read");
+    assert_eq!(hub["choices"][0]["finish_reason"], "length");
+    assert!(crate::relay::wire::read_answer(crate::relay::wire::Wire::Converse, b"{").is_none());
+}
+
 #[test]
 fn stream_events_become_pieces() {
     let mut d = Decoder::default();
