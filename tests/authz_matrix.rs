@@ -84,6 +84,7 @@ const MATRIX: &[(&str, &str, Access)] = &[
     ("get", "/api/data/users", Admin),
     ("get", "/api/data/self", User),
     ("get", "/api/data/self/", User),
+    ("get", "/api/dashboard/cache_hit_rate", Admin),
     ("get", "/metrics", Root),
     ("get", "/api/audit", Root),
     ("get", "/api/health", Public),

@@ -1,12 +1,15 @@
 //! A channel's used quota (issue P16 item 10): the log writer counts each consume row's quota
 //! against its channel in the batch that stores the row, so every channel's used quota, as the
-//! console's list and detail show it, equals the sum of its consume rows.
+//! console's list and detail show it, equals the sum of its consume rows. And its prompt-cache hit
+//! rate (P15 item 4): the same batch adds each row's prompt and cached prompt tokens to its
+//! channel's hour, read by GET /api/dashboard/cache_hit_rate.
 
 mod common;
 
 use std::collections::BTreeMap;
 
 use common::TestServer;
+use common::mock_anthropic::{AnthropicUsage, MockAnthropic};
 use common::mock_upstream::MockUpstream;
 use common::relay_fixture::{balances, fixture};
 use reqwest::StatusCode;
@@ -86,4 +89,103 @@ async fn each_channels_used_quota_is_the_sum_of_its_consume_rows() {
             "detail, channel {id}"
         );
     }
+}
+
+#[tokio::test]
+async fn the_cache_hit_rate_per_channel_counts_each_formats_cached_tokens_and_survives_a_restart() {
+    let openai = MockUpstream::start().await;
+    let claude = MockAnthropic::start().await;
+    let server = TestServer::start().await;
+    let channels = [
+        json!({"name": "cache-openai", "type": 1, "key": "upstream-key-1", "base_url": openai.base,
+               "models": "gemini-test", "group": "default"}),
+        json!({"name": "cache-claude", "type": 14, "key": "claude-key", "base_url": claude.base,
+               "models": "claude-test", "group": "default"}),
+    ];
+    let (root, payer, key) = fixture(&server, &channels, 100_000_000, 100_000_000).await;
+    let (_, list) = root.get("/api/channel/?p=1&page_size=10").await;
+    let id_of = |name: &str| {
+        list["data"]["items"]
+            .as_array()
+            .and_then(|items| items.iter().find(|c| c["name"] == name))
+            .and_then(|c| c["id"].as_i64())
+            .unwrap_or(0)
+    };
+    let (openai_id, claude_id) = (id_of("cache-openai"), id_of("cache-claude"));
+    assert!(openai_id > 0 && claude_id > 0, "{list}");
+
+    // OpenAI counts cached tokens inside prompt_tokens: 3 × (1000 prompt, 600 cached).
+    openai.set_usage(Some((1000, 5, 600)));
+    for _ in 0..3 {
+        let (status, body) = server
+            .send(server.client.post(server.url("/v1/chat/completions")).bearer_auth(&key).json(
+                &json!({"model": "gemini-test", "messages": [{"role": "user", "content": "hi"}]}),
+            ))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    // Anthropic reports cache reads and writes beside input_tokens: 100 + 300 read + 100 written
+    // = 500 prompt tokens, 300 cached; twice.
+    claude.set_usage(AnthropicUsage {
+        input: 100,
+        output: 5,
+        cache_read: 300,
+        cache_write: 100,
+    });
+    for _ in 0..2 {
+        let (status, body) = server
+            .send(
+                server
+                    .client
+                    .post(server.url("/v1/messages"))
+                    .header("x-api-key", &key)
+                    .header("anthropic-version", "2023-06-01")
+                    .json(&json!({"model": "claude-test", "max_tokens": 20,
+                                  "messages": [{"role": "user", "content": "hi"}]})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    server.flush().await;
+
+    let expected = json!([
+        {"channel_id": openai_id, "channel_name": "cache-openai", "prompt_tokens": 3000,
+         "cached_tokens": 1800, "hit_rate": 0.6},
+        {"channel_id": claude_id, "channel_name": "cache-claude", "prompt_tokens": 1000,
+         "cached_tokens": 600, "hit_rate": 0.6},
+    ]);
+    let (status, body) = root.get("/api/dashboard/cache_hit_rate").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"], expected, "{body}");
+    let (_, one) = root
+        .get(&format!(
+            "/api/dashboard/cache_hit_rate?channel={claude_id}"
+        ))
+        .await;
+    assert_eq!(one["data"], json!([expected[1]]), "{one}");
+    let (_, before) = root
+        .get("/api/dashboard/cache_hit_rate?start_timestamp=1000&end_timestamp=2000")
+        .await;
+    assert_eq!(before["data"], json!([]), "nothing in 1970: {before}");
+    let (status, reversed) = root
+        .get("/api/dashboard/cache_hit_rate?start_timestamp=2000&end_timestamp=1000")
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{reversed}");
+
+    let (status, refused) = payer.get("/api/dashboard/cache_hit_rate").await;
+    assert_eq!(
+        status,
+        StatusCode::FORBIDDEN,
+        "a user is not an admin: {refused}"
+    );
+    assert_ne!(refused["success"], true, "{refused}");
+
+    let dir = server.stop().await;
+    let server = TestServer::start_in(dir).await;
+    let root = server
+        .client_for(common::ROOT_USER, common::ROOT_PASS)
+        .await;
+    let (status, body) = root.get("/api/dashboard/cache_hit_rate").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"], expected, "kept across a restart: {body}");
 }

@@ -23,7 +23,8 @@
 //! successful commit clears it.
 //!
 //! The rows' indexes, hour counters and (while `DataExportEnabled`) dashboard aggregates are
-//! written by [`logs::insert_batch`] in the same transaction.
+//! written by [`logs::insert_batch`] in the same transaction, and so are each channel's used quota
+//! ([`channel_usage`]) and its prompt-cache hour sums ([`prompt_cache`]).
 //!
 //! Batches of up to [`IDLE_BATCH_MAX`] are committed on an idle-priority thread
 //! ([`IdleWorker`]) while the writer waits, so a commit's burst of CPU only uses time no request
@@ -40,7 +41,7 @@ use tokio::sync::{mpsc, oneshot};
 use tollgate_storage::logs::{self, LogEntry};
 use tollgate_storage::tasks::{self, Task};
 use tollgate_storage::usage::{self, BalanceChange};
-use tollgate_storage::{StorageError, Store, budgets, channel_usage, meta};
+use tollgate_storage::{StorageError, Store, budgets, channel_usage, meta, prompt_cache};
 
 use crate::idle_worker::{IdleWorker, Waited};
 use crate::journal::{self, HoldStart, Journal};
@@ -845,6 +846,7 @@ fn commit_once(
                 .filter_map(|s| s.log.as_deref_mut())
                 .collect();
             channel_usage::add_rows(wtx, rows.iter().map(|r| &**r))?;
+            prompt_cache::add_rows(wtx, rows.iter().map(|r| &**r))?;
             logs::insert_batch(wtx, rows, dashboard)?;
             for s in batch.iter().filter(|s| s.seq > done) {
                 if let Some(task) = &s.task {

@@ -28,6 +28,7 @@ pub mod meta;
 pub mod migrate;
 pub mod options;
 pub mod private_file;
+pub mod prompt_cache;
 pub mod redemptions;
 pub mod reminders;
 pub mod seal_file;

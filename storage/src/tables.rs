@@ -196,3 +196,11 @@ pub const RATE_LIMITS: TableDefinition<(u8, i64), &[u8]> = TableDefinition::new(
 /// first write.
 pub const BUDGET_SPEND: TableDefinition<(u8, i64, i64), i64> =
     TableDefinition::new("budget_spend.v1");
+
+/// Prompt-cache use per channel and hour: (channel id, the hour's first Unix second) → (prompt
+/// tokens, cached prompt tokens) of the consume rows that channel answered in that hour. Written
+/// by the log writer in the transaction that inserts those rows, one write per channel and hour
+/// per batch ([`crate::prompt_cache`]); kept when old rows are deleted (history, as the
+/// dashboard aggregates). Created by its first write.
+pub const PROMPT_CACHE_HOURS: TableDefinition<(i64, i64), (i64, i64)> =
+    TableDefinition::new("prompt_cache_hours.v1");

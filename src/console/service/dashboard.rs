@@ -33,19 +33,21 @@ pub struct DataQuery {
 
 impl DataQuery {
     fn range(&self) -> Result<(i64, i64), ConsoleError> {
-        let end = self
-            .end_timestamp
-            .filter(|t| *t > 0)
-            .unwrap_or_else(now_unix);
-        let start = self
-            .start_timestamp
-            .filter(|t| *t > 0)
-            .unwrap_or_else(|| end.saturating_sub(DEFAULT_SPAN));
-        if start > end {
-            return Err(ConsoleError::of(ErrorCode::TimeRangeReversed));
-        }
-        Ok((start, end))
+        range(self.start_timestamp, self.end_timestamp)
     }
+}
+
+/// A dashboard query's `[start, end]` (Unix seconds): `end` defaults to now, `start` to 7 days
+/// before `end` (0 or absent: the default); a start after the end is refused.
+pub fn range(start: Option<i64>, end: Option<i64>) -> Result<(i64, i64), ConsoleError> {
+    let end = end.filter(|t| *t > 0).unwrap_or_else(now_unix);
+    let start = start
+        .filter(|t| *t > 0)
+        .unwrap_or_else(|| end.saturating_sub(DEFAULT_SPAN));
+    if start > end {
+        return Err(ConsoleError::of(ErrorCode::TimeRangeReversed));
+    }
+    Ok((start, end))
 }
 
 /// One aggregate row (new-api's `quota_data` fields plus the token split).

@@ -4,6 +4,7 @@ pub mod accounts;
 pub mod audit;
 pub mod backup_access;
 pub mod budgets;
+pub mod cache_rate;
 pub mod channel;
 pub mod dashboard;
 pub mod epay;

@@ -74,3 +74,29 @@ export const dashboardUsersQueryOptions = (start: number, end: number) =>
     queryFn: () => fetchDashboardUsers(start, end),
     placeholderData: keepPreviousData,
   });
+
+/** One channel's prompt-cache figures (GET /api/dashboard/cache_hit_rate). */
+export const cacheHitRateSchema = z.object({
+  channel_id: count,
+  channel_name: z.catch(z.string(), ''),
+  prompt_tokens: count,
+  cached_tokens: count,
+  /** cached_tokens / prompt_tokens, 0 to 1. */
+  hit_rate: count,
+});
+export type CacheHitRate = z.infer<typeof cacheHitRateSchema>;
+
+/** GET /api/dashboard/cache_hit_rate (admin): the prompt-cache hit rate per channel. */
+export function fetchCacheHitRate(start: number, end: number): Promise<CacheHitRate[]> {
+  return apiRequest('/api/dashboard/cache_hit_rate', {
+    query: { start_timestamp: start, end_timestamp: end },
+    schema: z.catch(z.array(cacheHitRateSchema), []),
+  });
+}
+
+export const cacheHitRateQueryOptions = (start: number, end: number) =>
+  queryOptions({
+    queryKey: ['dashboard', 'cache_hit_rate', start, end],
+    queryFn: () => fetchCacheHitRate(start, end),
+    placeholderData: keepPreviousData,
+  });

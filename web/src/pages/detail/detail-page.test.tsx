@@ -30,6 +30,16 @@ function setUp(user = root, extra: Record<string, MockAnswer> = {}, status = {})
     },
     'GET /api/data/': ok(rows),
     'GET /api/data/self': ok(rows.slice(0, 2)),
+    'GET /api/dashboard/cache_hit_rate': ok([
+      {
+        channel_id: 3,
+        channel_name: 'claude-main',
+        prompt_tokens: 40_000,
+        cached_tokens: 30_000,
+        hit_rate: 0.75,
+      },
+      { channel_id: 7, channel_name: '', prompt_tokens: 800, cached_tokens: 0, hit_rate: 0 },
+    ]),
     'GET /api/data/users': ok([
       {
         user_id: 2,
@@ -103,6 +113,22 @@ describe('dashboard', () => {
     expect(screen.getByRole('region', { name: '模型消耗分布' })).toBeTruthy();
   });
 
+  it("an admin sees each channel's prompt-cache hit rate in the window", async () => {
+    const calls = setUp();
+    renderApp('/detail');
+    const card = await screen.findByRole('region', { name: '提示缓存命中率' });
+    const s = NOW / 1000;
+    expect(calls.map((c) => c.url)).toContain(
+      `/api/dashboard/cache_hit_rate?start_timestamp=${s - 86_400}&end_timestamp=${s + 3_600}`,
+    );
+    const claude = await within(card).findByRole('row', { name: 'claude-main' });
+    expect(within(claude).getByText('40.0k')).toBeTruthy();
+    expect(within(claude).getByText('30.0k')).toBeTruthy();
+    expect(within(claude).getByText('75.0%')).toBeTruthy();
+    const gone = within(card).getByRole('row', { name: '已删除的渠道 #7' });
+    expect(within(gone).getByText('0.0%')).toBeTruthy();
+  });
+
   it('changes granularity, range and user', async () => {
     const calls = setUp();
     renderApp('/detail');
@@ -132,7 +158,9 @@ describe('dashboard', () => {
     expect(screen.queryByLabelText('用户名称')).toBeNull();
     expect(total('quota')).toBe('$2.00');
     expect(screen.queryByRole('region', { name: '按用户统计' })).toBeNull();
+    expect(screen.queryByRole('region', { name: '提示缓存命中率' })).toBeNull();
     expect(calls.some((c) => c.url.startsWith('/api/data/users'))).toBe(false);
+    expect(calls.some((c) => c.url.startsWith('/api/dashboard/'))).toBe(false);
   });
 
   it('refuses a user a window over a month before asking', async () => {
@@ -146,9 +174,14 @@ describe('dashboard', () => {
   });
 
   it('says when there is no data, and when the dashboard is off', async () => {
-    setUp(root, { 'GET /api/data/': ok([]) }, { enable_data_export: false });
+    setUp(
+      root,
+      { 'GET /api/data/': ok([]), 'GET /api/dashboard/cache_hit_rate': ok([]) },
+      { enable_data_export: false },
+    );
     renderApp('/detail');
     expect(await screen.findByText('所选时间范围内没有数据')).toBeTruthy();
+    expect(await screen.findByText('所选时间范围内没有渠道处理过提示词')).toBeTruthy();
     expect(screen.getByText(/数据看板未启用/)).toBeTruthy();
     expect(total('quota')).toBe('$0.00');
   });

@@ -28,6 +28,7 @@ import { toast } from '@/stores/toasts';
 
 import { aggregate, byUser, defaultDashboardWindow, MAX_SELF_SPAN, perMinute } from './aggregate';
 import type { Dashboard } from './aggregate';
+import { CacheRateCard } from './cache-rate';
 
 import './detail.css';
 
@@ -234,6 +235,9 @@ export function DetailPage() {
               {admin && query.username.trim() === '' ? <UserTable query={query} /> : null}
             </>
           )}
+          {admin && query.username.trim() === '' ? (
+            <CacheRateCard start={query.start} end={query.end} />
+          ) : null}
         </>
       )}
     </>
