@@ -9,6 +9,8 @@
 # --new takes a prebuilt binary instead of building this tree, so an A/B of two prebuilt
 # binaries compiles nothing. The harness is built once and kept in $LOAD_TOOLS (default
 # target/bench-tools) under a hash of its sources; oha is installed there when missing.
+# Issue P15's fairness and ten-rule phases run after the main ones (LOAD_P15=0 skips them;
+# LOAD_FAIR_RATE, default 1000 RPS).
 # Smoke runs: LOAD_SECONDS=2 LOAD_RATES=500,max LOAD_STREAMS=50 scripts/bench-load.sh
 #             LOAD_RUNS=2 LOAD_SECONDS=2 scripts/bench-load.sh --against OLD --new NEW
 # Results: $LOAD_OUT (default target/): bench-load.md/.json, or for an A/B bench-load-ab.md/.json

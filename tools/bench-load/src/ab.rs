@@ -144,6 +144,55 @@ fn lines(cfg: &Config) -> Vec<Line> {
             ));
         }
     }
+    if cfg.p15 {
+        use crate::p15::{Figure as F, figure, rate};
+        let r = rate();
+        for (name, unit, better, f) in [
+            (
+                format!("P15 fairness @{r}: other key's p99 alone"),
+                Unit::Ms,
+                Better::Lower,
+                F::AloneP99,
+            ),
+            (
+                format!("P15 fairness @{r}: other key's p99, one key at its limit"),
+                Unit::Ms,
+                Better::Lower,
+                F::ContendedP99,
+            ),
+            (
+                "P15 fairness: p99 with one key at its limit vs alone".to_owned(),
+                Unit::Ratio,
+                Better::Lower,
+                F::ContendedVsAlone,
+            ),
+            (
+                "P15 ten rules: max throughput vs no rules".to_owned(),
+                Unit::Ratio,
+                Better::Higher,
+                F::RulesMaxVsNone,
+            ),
+            (
+                "P15 ten rules: CPU per request at max vs no rules".to_owned(),
+                Unit::Ratio,
+                Better::Lower,
+                F::RulesCpuVsNone,
+            ),
+            (
+                format!("P15 ten rules @{r}: p99 vs no rules"),
+                Unit::Ratio,
+                Better::Lower,
+                F::RulesP99VsNone,
+            ),
+        ] {
+            out.push(line(
+                name,
+                unit,
+                better,
+                Box::new(move |s: &Summary| figure(&s.rows, f)),
+            ));
+        }
+    }
     out.push(line(
         "peak RSS under load (sampled every 50 ms)".to_owned(),
         Unit::Mb,
@@ -281,6 +330,11 @@ fn table(cfg: &Config, labels: [&str; 2], bins: [&Path; 2], runs: [&[Summary]; 2
             verdict(&line, old, new)
         );
     }
+    if cfg.p15 {
+        for (label, runs) in labels.iter().zip(runs) {
+            let _ = writeln!(md, "\n{}", fairness(label, runs));
+        }
+    }
     let books = |r: &[Summary]| r.iter().filter(|s| s.balanced).count();
     let _ = writeln!(
         md,
@@ -293,6 +347,37 @@ fn table(cfg: &Config, labels: [&str; 2], bins: [&Path; 2], runs: [&[Summary]; 2
         runs[1].len()
     );
     md
+}
+
+/// Issue P15's fairness verdict for one binary: the other key's p99 while one key is at its
+/// limit (median over the runs) against the spread of its p99 alone.
+fn fairness(label: &str, runs: &[Summary]) -> String {
+    use crate::p15::{Figure, figure};
+    let of = |f| {
+        Spread::of(
+            &runs
+                .iter()
+                .filter_map(|s| figure(&s.rows, f))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let (Some(alone), Some(contended)) = (of(Figure::AloneP99), of(Figure::ContendedP99)) else {
+        return format!("P15 fairness, {label}: not measured.");
+    };
+    let within = contended.median <= alone.max;
+    format!(
+        "P15 fairness, {label}: the other key's p99 with one key at its limit is {} (median), {} its p99 alone, {} ({}–{}) over {} runs.",
+        Unit::Ms.fmt(contended.median),
+        if within {
+            "within the spread of"
+        } else {
+            "**beyond** the spread of"
+        },
+        Unit::Ms.fmt(alone.median),
+        Unit::Ms.fmt(alone.min),
+        Unit::Ms.fmt(alone.max),
+        runs.len()
+    )
 }
 
 /// What the A/B writes to `bench-load-ab.json`.

@@ -16,7 +16,8 @@
 //! (environment): `LOAD_SECONDS` per phase (15), `LOAD_RATES` (`500,2000,10000,max`; A/B:
 //! `2000,10000,max`), `LOAD_CONNECTIONS` (64), `LOAD_STREAMS` concurrent streams (1000; A/B: 0;
 //! 0 skips), `LOAD_DIRECT` (1; A/B: 0), `LOAD_RUNS` (A/B: 3), `TOLLGATE_BIN`, `LOAD_AGAINST`,
-//! `OHA_BIN`, `LOAD_OUT` (directory of the reports).
+//! `OHA_BIN`, `LOAD_OUT` (directory of the reports), `LOAD_P15` (1: issue P15's fairness and
+//! ten-rule phases after the main ones, `p15.rs`; 0 skips them), `LOAD_FAIR_RATE` (1000).
 #![expect(
     clippy::print_stdout,
     reason = "a benchmark binary: results go to stdout"
@@ -26,6 +27,7 @@ mod ab;
 mod floor;
 mod mock;
 mod oha;
+mod p15;
 mod procs;
 mod report;
 mod setup;
@@ -123,6 +125,7 @@ async fn start() -> Result<bool, String> {
         direct: env_or("LOAD_DIRECT", u8::from(!ab)) != 0,
         out_dir: PathBuf::from(env_or("LOAD_OUT", "target".to_owned())),
         oha_bin: PathBuf::from(env_or("OHA_BIN", "oha".to_owned())),
+        p15: env_or("LOAD_P15", 1) != 0,
     };
     let tollgate_bin = PathBuf::from(env_or("TOLLGATE_BIN", "target/release/tollgate".to_owned()));
     match against {
@@ -176,6 +179,8 @@ pub struct Config {
     pub out_dir: PathBuf,
     /// The oha executable.
     pub oha_bin: PathBuf,
+    /// Whether issue P15's scenarios run after the main phases ([`p15`]).
+    pub p15: bool,
 }
 
 /// One run against the Tollgate binary `tollgate_bin`: mock, floor and Tollgate started fresh,
@@ -188,7 +193,12 @@ async fn run(cfg: &Config, tollgate_bin: &Path) -> Result<report::Summary, Strin
     let floor = procs::spawn_role("floor", &mock.base).map_err(io)?;
     let data = tempfile::tempdir().map_err(io)?;
     let tollgate = procs::spawn_tollgate(tollgate_bin, data.path()).map_err(io)?;
-    let (bench, key) = setup::prepare(&tollgate.base, &mock.base).await?;
+    let (root, bench, key) = setup::prepare(&tollgate.base, &mock.base).await?;
+    let limited_key = if cfg.p15 {
+        Some(p15::limited_key(&bench).await?)
+    } else {
+        None
+    };
     // Set-up hashes passwords with argon2 (9 MiB each); its peak is reported on its own and
     // the load phases' peak starts from here.
     let setup_peak_mb = procs::vm_kb(tollgate.pid(), "VmHWM") as f64 / 1024.0;
@@ -308,6 +318,23 @@ async fn run(cfg: &Config, tollgate_bin: &Path) -> Result<report::Summary, Strin
         .collect();
     drop(sampled);
 
+    // Issue P15's scenarios on Tollgate alone (their RSS counts in the whole run's peak).
+    if let Some(limited) = &limited_key {
+        let limited_auth = format!("Bearer {limited}");
+        let url = format!("{}{path}", tollgate.base);
+        let scenario = p15::Scenario {
+            url: &url,
+            pid: tollgate.pid(),
+            auth: &auth,
+            limited_auth: &limited_auth,
+            body: plain,
+            root: &root,
+        };
+        let (p15_rows, ok) = p15::run(cfg, &scenario).await?;
+        tollgate_ok += ok;
+        rows.extend(p15_rows);
+    }
+
     // The concurrent-streams checks: a ramp (opened evenly over one second, on the 100 ms
     // model, so all are open together at its end), then a burst (every stream opened at once,
     // on the 10 ms model). The ramp goes first: RSS a run grew is kept for the next.
@@ -348,6 +375,7 @@ async fn run(cfg: &Config, tollgate_bin: &Path) -> Result<report::Summary, Strin
         && books.log_rows == tollgate_ok as i64
         && books.used == books.log_quota
         && books.used + books.remaining == setup::BENCH_QUOTA;
+    let p15_section = p15::markdown(&rows);
     Ok(report::Summary {
         binary: tollgate_bin.display().to_string(),
         seconds,
@@ -364,5 +392,6 @@ async fn run(cfg: &Config, tollgate_bin: &Path) -> Result<report::Summary, Strin
         tollgate_ok,
         books,
         balanced,
+        p15: p15_section,
     })
 }

@@ -42,6 +42,8 @@ pub struct Summary {
     pub books: Books,
     /// Whether the books account for every successful request.
     pub balanced: bool,
+    /// Issue P15's section of the report (empty when its phases did not run).
+    pub p15: String,
 }
 
 /// One progress line.
@@ -160,6 +162,7 @@ impl Summary {
                 );
             }
         }
+        md.push_str(&self.p15);
         md.push_str("\nBudget (issue P11):\n\n");
         for (holds, text) in self.budget() {
             let _ = writeln!(md, "- {} {text}", if holds { "holds:" } else { "MISSES:" });

@@ -62,8 +62,9 @@ impl Console {
     }
 }
 
-/// Waits for Tollgate to answer, sets it up and returns the bench user's session and full key.
-pub async fn prepare(base: &str, mock: &str) -> Result<(Console, String), String> {
+/// Waits for Tollgate to answer, sets it up and returns the root's and the bench user's
+/// sessions and the bench user's full key.
+pub async fn prepare(base: &str, mock: &str) -> Result<(Console, Console, String), String> {
     let started = Instant::now();
     while reqwest::get(format!("{base}/api/status")).await.is_err() {
         if started.elapsed() > Duration::from_secs(30) {
@@ -125,7 +126,7 @@ pub async fn prepare(base: &str, mock: &str) -> Result<(Console, String), String
         .call(M::POST, &format!("/api/token/{tid}/key"), Some(json!({})))
         .await?;
     let key = key["data"]["key"].as_str().ok_or("key")?.to_owned();
-    Ok((bench, key))
+    Ok((root, bench, key))
 }
 
 /// The books after the run: (requests counted on the user, quota used, consume log rows, their
