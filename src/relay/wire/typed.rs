@@ -17,7 +17,7 @@ use serde::{Serialize, Serializer};
 mod present;
 mod sorted;
 
-pub use present::{Present, Raw};
+pub use present::Present;
 pub use sorted::Sorted;
 
 /// A string field: `None` when absent or of another type; borrowed when the input allows.

@@ -10,7 +10,6 @@ use serde::Deserialize;
 
 use super::usage::UsageIn;
 use crate::relay::wire::hub::Part;
-pub use crate::relay::wire::typed::Raw;
 use crate::relay::wire::typed::{Int, List, Obj, Present, Shape, Str, Verbatim};
 
 /// An Anthropic Messages request.
@@ -153,7 +152,7 @@ pub struct Tool<'a> {
     pub description: Str<'a>,
     /// Its input's JSON schema (a client tool has one; server tools have none).
     #[serde(borrow)]
-    pub input_schema: Raw<'a>,
+    pub input_schema: Present<Verbatim<'a>>,
 }
 
 /// A `tool_choice` object.
@@ -194,7 +193,7 @@ pub struct Answer<'a> {
     #[serde(borrow)]
     pub stop_reason: Str<'a>,
     /// Its usage (present even when not an object, which reads as no figures).
-    pub usage: Present<UsageIn>,
+    pub usage: Present<Obj<UsageIn>>,
 }
 
 /// A hub request, as the hub → Anthropic converter reads it.

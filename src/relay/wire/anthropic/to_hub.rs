@@ -7,12 +7,11 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::read::{Answer, Block, Raw, Request};
-use super::usage::UsageIn;
+use super::read::{Answer, Block, Request};
 use super::{BlockOut, TextOut, finish_of, thinking_block};
 use crate::relay::measure::price::Usage;
 use crate::relay::wire::openai::usage_json;
-use crate::relay::wire::typed::{Shape, Sorted, Verbatim, parse, view};
+use crate::relay::wire::typed::{Present, Shape, Sorted, Verbatim, parse, view};
 use crate::relay::wire::{ConvertError, hub, now};
 
 /// A hub message as written.
@@ -426,7 +425,7 @@ fn hub_request(request: &Request) -> Result<Value, ConvertError> {
         .tools
         .iter()
         .filter_map(|t| match &t.input_schema {
-            Raw::Given(schema) => Some(ToolOut {
+            Present(Some(schema)) => Some(ToolOut {
                 kind: "function",
                 function: ToolFunctionOut {
                     name: t.name.as_ref(),
@@ -434,7 +433,7 @@ fn hub_request(request: &Request) -> Result<Value, ConvertError> {
                     parameters: schema,
                 },
             }),
-            Raw::Absent => None,
+            Present(None) => None,
         })
         .collect();
     let tool_choice = match &request.tool_choice {
@@ -505,7 +504,7 @@ fn hub_answer(read: &Answer) -> (Value, Option<Usage>) {
     message.tool_calls = (!tool_calls.is_empty()).then_some(tool_calls);
     message.reasoning_content = (!reasoning.is_empty()).then_some(reasoning);
     message.thinking_blocks = (!thinking.is_empty()).then_some(thinking);
-    let usage = read.usage.0.as_ref().map(UsageIn::usage);
+    let usage = read.usage.0.as_ref().map(|u| u.usage());
     let hub = hub::to_value(&AnswerOut {
         id: format!("chatcmpl-{}", read.id.get().unwrap_or("tollgate")),
         object: "chat.completion",

@@ -2,24 +2,13 @@
 //! reads it: a field of another JSON type reads as absent): the hub request as the hub →
 //! Converse converter reads it, a whole Converse answer, a ConverseStream event and TokenUsage.
 //! Ids and names the converters copy are [`Verbatim`]s, so a value that is not a string is
-//! copied as it was; [`Given`] tells a field given as `null` from an absent one.
+//! copied as it was; [`Present`] tells a field given as `null` from an absent one.
 
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 
 use crate::relay::measure::price::Usage;
 use crate::relay::wire::hub::Part;
-use crate::relay::wire::typed::{Int, List, Obj, Shape, Str, Verbatim};
-
-/// A field that may be absent, `null` or any value (`None`: absent; `Some(Verbatim::Null)`:
-/// `null`), for the fields whose mere presence the conversion reads.
-#[derive(Debug, Default)]
-pub struct Given<'a>(pub Option<Verbatim<'a>>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Given<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Verbatim::deserialize(d).map(|v| Given(Some(v)))
-    }
-}
+use crate::relay::wire::typed::{Int, List, Obj, Present, Shape, Str, Verbatim};
 
 /// A hub request, as the hub → Converse converter reads it.
 #[derive(Debug, Default, Deserialize)]
@@ -116,7 +105,7 @@ pub struct HubFunction<'a> {
     pub description: Str<'a>,
     /// A tool's JSON schema, verbatim (`null` included).
     #[serde(borrow)]
-    pub parameters: Given<'a>,
+    pub parameters: Present<Verbatim<'a>>,
 }
 
 /// A hub tool.
@@ -200,7 +189,7 @@ pub struct ToolUse<'a> {
     pub name: Option<Verbatim<'a>>,
     /// Its input, verbatim (`null` included).
     #[serde(borrow)]
-    pub input: Given<'a>,
+    pub input: Present<Verbatim<'a>>,
 }
 
 /// A ReasoningContentBlock.

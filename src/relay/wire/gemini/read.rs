@@ -9,15 +9,15 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use crate::relay::wire::hub::PartText;
-use crate::relay::wire::typed::{List, Obj, Raw, Shape, Str, Verbatim};
+use crate::relay::wire::typed::{List, Obj, Present, Shape, Str, Verbatim};
 
 /// `a`, else `b`, as [`super::stream::either`] picks a field (a present camelCase field, even
 /// `null`, hides the snake_case one), for fields copied verbatim: `None` when absent or `null`.
-pub fn either_raw<'s, 'a>(a: &'s Raw<'a>, b: &'s Raw<'a>) -> Option<&'s Verbatim<'a>> {
-    match if matches!(a, Raw::Absent) { b } else { a } {
-        Raw::Given(v) if !v.is_null() => Some(v),
-        _ => None,
-    }
+pub fn either_value<'s, 'a>(
+    a: &'s Present<Verbatim<'a>>,
+    b: &'s Present<Verbatim<'a>>,
+) -> Option<&'s Verbatim<'a>> {
+    if a.0.is_none() { b } else { a }.value()
 }
 
 /// A `generateContent` request.
@@ -140,7 +140,7 @@ pub struct Call<'a> {
     pub name: Str<'a>,
     /// Its arguments, verbatim (`null` told from absent).
     #[serde(borrow)]
-    pub args: Raw<'a>,
+    pub args: Present<Verbatim<'a>>,
 }
 
 /// `functionResponse`.
@@ -152,7 +152,7 @@ pub struct FunctionResponse<'a> {
     pub name: Str<'a>,
     /// Its result, verbatim.
     #[serde(borrow)]
-    pub response: Raw<'a>,
+    pub response: Present<Verbatim<'a>>,
 }
 
 /// `generationConfig`: the fields the hub has, verbatim.
@@ -161,34 +161,34 @@ pub struct FunctionResponse<'a> {
 pub struct Config<'a> {
     /// Sampling temperature.
     #[serde(borrow)]
-    pub temperature: Raw<'a>,
+    pub temperature: Present<Verbatim<'a>>,
     /// `topP`.
     #[serde(borrow, rename = "topP")]
-    pub top_p_camel: Raw<'a>,
+    pub top_p_camel: Present<Verbatim<'a>>,
     /// `top_p`.
     #[serde(borrow, rename = "top_p")]
-    pub top_p_snake: Raw<'a>,
+    pub top_p_snake: Present<Verbatim<'a>>,
     /// `maxOutputTokens`.
     #[serde(borrow, rename = "maxOutputTokens")]
-    pub max_camel: Raw<'a>,
+    pub max_camel: Present<Verbatim<'a>>,
     /// `max_output_tokens`.
     #[serde(borrow, rename = "max_output_tokens")]
-    pub max_snake: Raw<'a>,
+    pub max_snake: Present<Verbatim<'a>>,
     /// `stopSequences`.
     #[serde(borrow, rename = "stopSequences")]
-    pub stop_camel: Raw<'a>,
+    pub stop_camel: Present<Verbatim<'a>>,
     /// `stop_sequences`.
     #[serde(borrow, rename = "stop_sequences")]
-    pub stop_snake: Raw<'a>,
+    pub stop_snake: Present<Verbatim<'a>>,
     /// `candidateCount`.
     #[serde(borrow, rename = "candidateCount")]
-    pub n_camel: Raw<'a>,
+    pub n_camel: Present<Verbatim<'a>>,
     /// `candidate_count`.
     #[serde(borrow, rename = "candidate_count")]
-    pub n_snake: Raw<'a>,
+    pub n_snake: Present<Verbatim<'a>>,
     /// The seed.
     #[serde(borrow)]
-    pub seed: Raw<'a>,
+    pub seed: Present<Verbatim<'a>>,
 }
 
 /// A tool: its function declarations.

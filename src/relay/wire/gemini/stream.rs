@@ -13,7 +13,9 @@ use tollgate_actors::options::component_prices::Tool;
 use super::usage::{UsageIn, UsageOut};
 use super::{finish_of, reason_of};
 use crate::relay::measure::price::Usage;
-use crate::relay::wire::typed::{List, Obj, Raw, Shape, Sorted, Str, Verbatim, sse_typed, view};
+use crate::relay::wire::typed::{
+    List, Obj, Present, Shape, Sorted, Str, Verbatim, sse_typed, view,
+};
 use crate::relay::wire::{Decode, Encode, EncodeCtx, Piece};
 
 /// `a`, else `b` (Gemini accepts both camelCase and snake_case field names): a present
@@ -161,14 +163,14 @@ pub(super) struct Call<'a> {
     /// Its arguments, verbatim, `null` told from absent (written with keys in name order, as a
     /// `Value` wrote them: [`args_text`]).
     #[serde(borrow)]
-    pub(super) args: Raw<'a>,
+    pub(super) args: Present<Verbatim<'a>>,
 }
 
 /// A function call's `args` as JSON text (as a `Value` writes it; `{}` when absent).
-pub(super) fn args_text(args: &Raw) -> String {
+pub(super) fn args_text(args: &Present<Verbatim>) -> String {
     match args {
-        Raw::Given(args) => Sorted(args).to_json(),
-        Raw::Absent => "{}".to_owned(),
+        Present(Some(args)) => Sorted(args).to_json(),
+        Present(None) => "{}".to_owned(),
     }
 }
 
@@ -236,7 +238,7 @@ impl Decode for Decoder {
                             .unwrap_or_default(),
                         &call.args,
                     ),
-                    _ => ("", &Raw::Absent),
+                    _ => ("", &Present(None)),
                 };
                 pieces.push(Piece::ToolStart {
                     index,

@@ -11,12 +11,12 @@ use serde_json::Value;
 use tollgate_actors::options::component_prices::Tool;
 
 use super::finish_of;
-use super::read::{Blob, Config, Content, FileData, Request, either_raw};
+use super::read::{Blob, Config, Content, FileData, Request, either_value};
 use super::stream::{Answer, Part as AnswerPart, args_text, either};
 use super::usage::UsageIn;
 use crate::relay::measure::price::Usage;
 use crate::relay::wire::openai::usage_json;
-use crate::relay::wire::typed::{Raw, Shape, Sorted, Verbatim, parse, view};
+use crate::relay::wire::typed::{Present, Shape, Sorted, Verbatim, parse, view};
 use crate::relay::wire::{ConvertError, hub, now};
 
 /// A hub message as written.
@@ -125,7 +125,12 @@ struct GoogleOut<'a> {
 
 impl<'a> CallOut<'a> {
     /// Call number `n` of `name` with `args` (`{}` when absent), signed by `signature`.
-    fn new(n: usize, name: NameOut<'a>, args: &Raw, signature: Option<&'a str>) -> CallOut<'a> {
+    fn new(
+        n: usize,
+        name: NameOut<'a>,
+        args: &Present<Verbatim>,
+        signature: Option<&'a str>,
+    ) -> CallOut<'a> {
         CallOut {
             id: format!("call_{n}"),
             kind: "function",
@@ -300,7 +305,7 @@ fn hub_request<'a>(body: &'a Request<'a>) -> Result<Value, ConvertError> {
             } else if let Some(call) = either(&part.call_camel, &part.call_snake) {
                 let (name, args) = match call {
                     Shape::Obj(call) => (call.name.or_empty(), &call.args),
-                    _ => ("", &Raw::Absent),
+                    _ => ("", &Present(None)),
                 };
                 let out = CallOut::new(
                     calls,
@@ -314,15 +319,15 @@ fn hub_request<'a>(body: &'a Request<'a>) -> Result<Value, ConvertError> {
             } else if let Some(response) = either(&part.response_camel, &part.response_snake) {
                 let (name, result) = match response {
                     Shape::Obj(r) => (r.name.or_empty(), &r.response),
-                    _ => ("", &Raw::Absent),
+                    _ => ("", &Present(None)),
                 };
                 let id = call_ids
                     .get_mut(name)
                     .filter(|ids| !ids.is_empty())
                     .map_or_else(|| format!("call_{name}"), |ids| ids.remove(0));
                 let text = match result {
-                    Raw::Given(v) => Sorted(v).to_json(),
-                    Raw::Absent => "null".to_owned(),
+                    Present(Some(v)) => Sorted(v).to_json(),
+                    Present(None) => "null".to_owned(),
                 };
                 let mut message = MessageOut::new("tool", Some(ContentOut::Text(text)));
                 message.tool_call_id = Some(id);
@@ -356,10 +361,10 @@ fn hub_request<'a>(body: &'a Request<'a>) -> Result<Value, ConvertError> {
         Some(Shape::Obj(config)) => Some(config),
         _ => None,
     };
-    let pick = |f: fn(&'a Config<'a>) -> (&'a Raw<'a>, &'a Raw<'a>)| {
+    let pick = |f: fn(&'a Config<'a>) -> (&'a Present<Verbatim<'a>>, &'a Present<Verbatim<'a>>)| {
         config.and_then(|c| {
             let (a, b) = f(c);
-            either_raw(a, b)
+            either_value(a, b)
         })
     };
     let tools: Vec<ToolOut> = (body.tools.iter())
@@ -503,7 +508,7 @@ fn answer_part<'a>(
     let call = either(&part.call_camel, &part.call_snake)?;
     let (name, args) = match call {
         Shape::Obj(call) => (call.name.as_ref(), &call.args),
-        _ => (None, &Raw::Absent),
+        _ => (None, &Present(None)),
     };
     Some(CallOut::new(
         n,

@@ -1,12 +1,15 @@
-//! Fields whose presence counts, as `value.get(field)` told absent from `null`: [`Present`]
-//! (any value read leniently as an object) and [`Raw`] (any value verbatim).
+//! [`Present`]: a field whose presence counts, as `value.get(field)` told an absent field from
+//! one given (`null` included). The one absent-vs-given wrapper of the typed formats: what is
+//! given is read as `T` reads it, so `Present<Verbatim>` keeps any value as it came (`null`
+//! apart from absent: a tool whose schema is `null` is still a tool) and `Present<Obj<T>>`
+//! reads any value as an object (a `usage` that is `null` or a number is a usage without
+//! figures, an absent one is none).
 
 use serde::{Deserialize, Deserializer};
 
-use super::{Obj, Verbatim};
+use super::Verbatim;
 
-/// A field that is `None` when absent and otherwise `T` read as [`Obj`] reads it (`null`, a
-/// scalar or a list read as `T::default()`): what `value.get(field).map(|v| view(v))` gave.
+/// A field that is `None` when absent and `Some` of what was given, read as `T` reads it.
 /// Needs `#[serde(default)]` on the field or its struct.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Present<T>(pub Option<T>);
@@ -17,25 +20,30 @@ impl<T> Default for Present<T> {
     }
 }
 
-impl<'de, T: Deserialize<'de> + Default> Deserialize<'de> for Present<T> {
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Present<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Obj::<T>::deserialize(d).map(|o| Present(Some(o.0)))
+        T::deserialize(d).map(|v| Present(Some(v)))
     }
 }
 
-/// A field copied as indexing a `Value` copies it: absent and `null` are told apart (e.g. an
-/// Anthropic tool is kept when its `input_schema` is present, even `null`).
-#[derive(Debug, Default)]
-pub enum Raw<'a> {
-    /// The field is absent.
-    #[default]
-    Absent,
-    /// The field, `null` included.
-    Given(Verbatim<'a>),
-}
+impl<'a> Present<Verbatim<'a>> {
+    /// The value when given and not `null` (what an `Option<Verbatim>` field holds).
+    pub fn value(&self) -> Option<&Verbatim<'a>> {
+        self.0.as_ref().filter(|v| !v.is_null())
+    }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Verbatim::deserialize(d).map(Raw::Given)
+    /// The string, if the value is one (what a [`super::Str`] field reads).
+    pub fn get(&self) -> Option<&str> {
+        self.0.as_ref().and_then(Verbatim::as_str)
+    }
+
+    /// The string, or `""`.
+    pub fn or_empty(&self) -> &str {
+        self.get().unwrap_or_default()
+    }
+
+    /// The string when it is not empty.
+    pub fn non_empty(&self) -> Option<&str> {
+        self.get().filter(|s| !s.is_empty())
     }
 }

@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Present, Sorted, Verbatim, parse};
+use super::{Obj, Present, Sorted, Verbatim, parse};
 
 #[test]
 fn sorted_writes_what_a_value_writes() {
@@ -25,7 +25,7 @@ fn sorted_writes_what_a_value_writes() {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Holder {
-    usage: Present<Counted>,
+    usage: Present<Obj<Counted>>,
 }
 
 #[derive(Debug, Default, Deserialize, PartialEq)]
@@ -36,7 +36,7 @@ struct Counted {
 
 #[test]
 fn present_tells_absent_from_any_value() {
-    let read = |text: &str| parse::<Holder>(text.as_bytes()).map(|h| h.usage.0);
+    let read = |text: &str| parse::<Holder>(text.as_bytes()).map(|h| h.usage.0.map(|o| o.0));
     assert_eq!(
         read(r#"{"usage":{"n":3}}"#),
         Some(Some(Counted { n: Some(3) }))
@@ -50,4 +50,26 @@ fn present_tells_absent_from_any_value() {
     assert_eq!(read("[1]"), Some(None));
     assert_eq!(read("{"), None);
     assert_eq!(read(r#"{"usage":1,"usage":2}"#), None);
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Tool<'a> {
+    #[serde(borrow)]
+    schema: Present<Verbatim<'a>>,
+}
+
+#[test]
+fn present_verbatim_tells_null_from_absent_and_reads_strings_as_str_does() {
+    let read = |text: &'static str| parse::<Tool>(text.as_bytes()).expect("JSON").schema;
+    let absent = read("{}");
+    assert_eq!((absent.0.is_none(), absent.value()), (true, None));
+    let null = read(r#"{"schema":null}"#);
+    assert_eq!((null.0.as_ref(), null.value()), (Some(&Verbatim::Null), None));
+    let number = read(r#"{"schema":5}"#);
+    assert_eq!((number.get(), number.or_empty()), (None, ""));
+    assert_eq!(number.value().map(Verbatim::to_json).as_deref(), Some("5"));
+    let text = read(r#"{"schema":"s"}"#);
+    assert_eq!((text.get(), text.non_empty()), (Some("s"), Some("s")));
+    assert_eq!(read(r#"{"schema":""}"#).non_empty(), None);
 }
