@@ -21,7 +21,7 @@ use serde_json::Value;
 use self::read::Block;
 use self::usage::{UsageIn, UsageOut};
 use super::hub;
-use super::typed::{Verbatim, view};
+use super::typed::{Str, Verbatim, view};
 use crate::relay::measure::price::Usage;
 
 pub use from_hub::{answer_from_hub, request_from_hub};
@@ -168,13 +168,28 @@ pub(crate) enum ResultOut<'a> {
 /// `thinking_blocks`, see [`super`]): the text and signature, or the redacted data; `None`
 /// for a block of another type.
 fn thinking_block<'a>(block: &'a Block<'a>) -> Option<BlockOut<'a>> {
-    match block.kind.get()? {
+    thinking_out(
+        block.kind.get(),
+        &block.thinking,
+        &block.signature,
+        &block.data,
+    )
+}
+
+/// A block of type `kind` as [`thinking_block`] writes it, from its fields.
+fn thinking_out<'a>(
+    kind: Option<&str>,
+    thinking: &'a Str<'a>,
+    signature: &'a Str<'a>,
+    data: &'a Str<'a>,
+) -> Option<BlockOut<'a>> {
+    match kind? {
         "thinking" => Some(BlockOut::Thinking {
-            thinking: block.thinking.or_empty(),
-            signature: block.signature.or_empty(),
+            thinking: thinking.or_empty(),
+            signature: signature.or_empty(),
         }),
         "redacted_thinking" => Some(BlockOut::RedactedThinking {
-            data: block.data.or_empty(),
+            data: data.or_empty(),
         }),
         _ => None,
     }

@@ -114,7 +114,7 @@ pub fn request_from_hub<'a>(hub: &'a hub::Request<'a>, stream: bool) -> Request<
             }),
         }
     }
-    let limit = hub.max_completion_tokens.0.or(hub.max_tokens.0);
+    let limit = hub.max_output();
     Request {
         messages,
         system: (!system.is_empty()).then(|| system.join("\n")),

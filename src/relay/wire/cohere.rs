@@ -21,12 +21,12 @@ mod write;
 
 use serde_json::Value;
 
-use super::hub::{Part, content_text, to_value};
+use super::hub::{self, Part, content_text, int, to_value};
 use super::now;
 use super::openai::usage_json;
 use super::typed::{Shape, Verbatim, parse, view};
 use crate::relay::measure::price::Usage;
-use read::{Answer, HubRequest, UsageIn};
+use read::{Answer, UsageIn};
 pub use stream::Decoder;
 use write::{
     Body, CallFunction, CallOut, Content, FormatOut, HubAnswer, HubChoice, HubMessageOut, ImageOut,
@@ -71,12 +71,12 @@ fn user_part<'a>(part: &'a Part<'a>) -> Option<UserBlock<'a>> {
 
 /// A hub request as a Cohere `/v2/chat` request for `model`.
 pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
-    let read: HubRequest = view(hub);
+    let read: hub::Request = view(hub);
     to_value(&body_of(&read, model, stream))
 }
 
 /// The Cohere body of a hub request read as `read`.
-fn body_of<'a>(read: &'a HubRequest<'a>, model: &'a str, stream: bool) -> Body<'a> {
+fn body_of<'a>(read: &'a hub::Request<'a>, model: &'a str, stream: bool) -> Body<'a> {
     let mut messages = Vec::new();
     for message in read.messages.iter() {
         let text = || Content::Text(content_text(&message.content));
@@ -92,10 +92,10 @@ fn body_of<'a>(read: &'a HubRequest<'a>, model: &'a str, stream: bool) -> Body<'
                     .tool_calls
                     .iter()
                     .map(|call| CallOut {
-                        id: call.id.as_ref(),
+                        id: call.id.value(),
                         kind: "function",
                         function: CallFunction {
-                            name: call.function.name.as_ref(),
+                            name: call.function.name.value(),
                             arguments: match &call.function.arguments {
                                 Some(Verbatim::Str(s)) => s.as_ref().into(),
                                 Some(other) => other.to_json().into(),
@@ -108,7 +108,7 @@ fn body_of<'a>(read: &'a HubRequest<'a>, model: &'a str, stream: bool) -> Body<'
             }
             "tool" | "function" => {
                 let mut out = MessageOut::new("tool", Some(text()));
-                out.tool_call_id = Some(message.tool_call_id.as_ref());
+                out.tool_call_id = Some(message.tool_call_id.value());
                 messages.push(out);
             }
             _ => {
@@ -137,7 +137,7 @@ fn body_of<'a>(read: &'a HubRequest<'a>, model: &'a str, stream: bool) -> Body<'
         })
         .map(|t| {
             let f = &t.function;
-            let parameters = match &f.parameters {
+            let parameters = match f.parameters.value() {
                 Some(schema @ Verbatim::Obj(_)) => Schema::Given(schema),
                 _ => Schema::Empty {
                     kind: "object",
@@ -147,7 +147,7 @@ fn body_of<'a>(read: &'a HubRequest<'a>, model: &'a str, stream: bool) -> Body<'
             ToolOut {
                 kind: "function",
                 function: ToolFunction {
-                    name: f.name.as_ref(),
+                    name: f.name.value(),
                     parameters,
                     description: f.description.non_empty(),
                 },
@@ -160,7 +160,7 @@ fn body_of<'a>(read: &'a HubRequest<'a>, model: &'a str, stream: bool) -> Body<'
         Shape::Str(s) if s == "required" => Some("REQUIRED"),
         Shape::Str(s) if s == "none" => Some("NONE"),
         Shape::Obj(choice) => {
-            let name = choice.function.name.as_ref().unwrap_or(&Verbatim::Null);
+            let name = choice.name().unwrap_or(&Verbatim::Null);
             tools.retain(|t| t.function.name.unwrap_or(&Verbatim::Null) == name);
             Some("REQUIRED")
         }
@@ -186,7 +186,7 @@ fn body_of<'a>(read: &'a HubRequest<'a>, model: &'a str, stream: bool) -> Body<'
         model,
         messages,
         stream: stream.then_some(true),
-        max_tokens: read.max_tokens.0.or(read.max_completion_tokens.0),
+        max_tokens: int(&read.max_tokens).or(int(&read.max_completion_tokens)),
         temperature: read.temperature.as_ref(),
         p: read.top_p.as_ref(),
         seed: read.seed.as_ref(),

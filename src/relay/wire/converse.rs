@@ -22,12 +22,12 @@ use std::collections::HashSet;
 use base64::Engine;
 use serde_json::Value;
 
-use super::hub::{Part, to_value};
+use super::hub::{self, Part, to_value};
 use super::openai::usage_json;
 use super::typed::{Shape, Sorted, Verbatim, parse, view};
 use super::{ConvertError, now, parts};
 use crate::relay::measure::price::Usage;
-use read::{Answer, HubMessage, HubRequest, UsageIn, usage_of_shape};
+use read::{Answer, UsageIn, usage_of_shape};
 pub use stream::Decoder;
 use write::{
     BlockOut, Body, Bytes, ChoiceOut, Config, Document, HubAnswer, HubCallOut, HubChoice,
@@ -229,7 +229,7 @@ fn image(url: &str) -> Result<BlockOut<'_>, ConvertError> {
 /// JSON, as Anthropic's `data` is). Thinking without a signature (reasoning another upstream
 /// wrote, or a client format that cannot carry signatures) is left out: Converse cannot check
 /// it, and the turn stays valid without it.
-fn reasoning_blocks<'a>(message: &'a HubMessage<'a>) -> Vec<BlockOut<'a>> {
+fn reasoning_blocks<'a>(message: &'a hub::Message<'a>) -> Vec<BlockOut<'a>> {
     let mut out = Vec::new();
     for block in message.thinking_blocks.iter() {
         match block.kind.or_empty() {
@@ -271,12 +271,12 @@ fn push<'a>(messages: &mut Vec<MessageOut<'a>>, role: &'static str, content: Vec
 
 /// A hub request as a Converse request body (the model is in the URL).
 pub fn request_from_hub(hub: &Value) -> Result<Value, ConvertError> {
-    let read: HubRequest = view(hub);
+    let read: hub::Request = view(hub);
     Ok(to_value(&body_of(hub, &read)?))
 }
 
 /// The Converse body of a hub request read as `read` (`hub`: the request, for refusals).
-fn body_of<'a>(hub: &Value, read: &'a HubRequest<'a>) -> Result<Body<'a>, ConvertError> {
+fn body_of<'a>(hub: &Value, read: &'a hub::Request<'a>) -> Result<Body<'a>, ConvertError> {
     let mut system = Vec::new();
     let mut messages: Vec<MessageOut> = Vec::new();
     let mut names = Names::default();
@@ -292,11 +292,11 @@ fn body_of<'a>(hub: &Value, read: &'a HubRequest<'a>) -> Result<Body<'a>, Conver
                 content.extend(blocks(&message.content, &mut names, at)?);
                 for call in message.tool_calls.iter() {
                     let input: Value =
-                        serde_json::from_str(call.function.arguments.get().unwrap_or("{}"))
+                        serde_json::from_str(call.function.arguments_str().unwrap_or("{}"))
                             .unwrap_or_else(|_| Value::Object(serde_json::Map::new()));
                     content.push(BlockOut::ToolUse(ToolUseOut {
-                        tool_use_id: call.id.as_ref(),
-                        name: call.function.name.as_ref(),
+                        tool_use_id: call.id.value(),
+                        name: call.function.name.value(),
                         input,
                     }));
                 }
@@ -311,7 +311,7 @@ fn body_of<'a>(hub: &Value, read: &'a HubRequest<'a>) -> Result<Body<'a>, Conver
                     _ => vec![BlockOut::Text("".into())],
                 };
                 let result = BlockOut::ToolResult(ToolResultOut {
-                    tool_use_id: message.tool_call_id.as_ref(),
+                    tool_use_id: message.tool_call_id.value(),
                     content,
                 });
                 push(&mut messages, "user", vec![result]);
@@ -332,7 +332,7 @@ fn body_of<'a>(hub: &Value, read: &'a HubRequest<'a>) -> Result<Body<'a>, Conver
         messages,
         system,
         inference_config: Config {
-            max_tokens: read.max_completion_tokens.0.or(read.max_tokens.0),
+            max_tokens: read.max_output(),
             temperature: number(&read.temperature),
             top_p: number(&read.top_p),
             stop_sequences,
@@ -342,11 +342,11 @@ fn body_of<'a>(hub: &Value, read: &'a HubRequest<'a>) -> Result<Body<'a>, Conver
 }
 
 /// The `toolConfig` of the hub's `tools` and `tool_choice`.
-fn tool_config<'a>(read: &'a HubRequest<'a>) -> Option<ToolConfig<'a>> {
+fn tool_config<'a>(read: &'a hub::Request<'a>) -> Option<ToolConfig<'a>> {
     let tools: Vec<ToolOut> = read
         .tools
         .iter()
-        .filter(|t| t.kind.get() == Some("function"))
+        .filter(|t| t.kind.str() == Some("function"))
         .map(|t| {
             let f = &t.function;
             let json = match &f.parameters.0 {
@@ -358,7 +358,7 @@ fn tool_config<'a>(read: &'a HubRequest<'a>) -> Option<ToolConfig<'a>> {
             };
             ToolOut {
                 tool_spec: ToolSpec {
-                    name: f.name.as_ref(),
+                    name: f.name.value(),
                     input_schema: InputSchema { json },
                     description: f.description.get(),
                 },
@@ -372,9 +372,7 @@ fn tool_config<'a>(read: &'a HubRequest<'a>) -> Option<ToolConfig<'a>> {
         Shape::Str(c) if c == "required" => Some(ChoiceOut::Any(Nothing {})),
         Shape::Str(c) if c == "auto" => Some(ChoiceOut::Auto(Nothing {})),
         Shape::Obj(choice) => choice
-            .function
-            .name
-            .as_ref()
+            .name()
             .and_then(Verbatim::as_str)
             .map(|name| ChoiceOut::Tool { name }),
         _ => None,

@@ -205,7 +205,7 @@ fn content_of<'a>(
 /// A hub tool as Hunyuan's (its schema as JSON text; an object schema when it has none).
 fn tool_of<'a>(tool: &'a hub::Tool<'a>) -> Option<Tool<'a>> {
     let f = &tool.function;
-    let parameters = match &f.parameters {
+    let parameters = match f.parameters.value() {
         Some(schema @ Verbatim::Obj(_)) => schema.to_json(),
         _ => r#"{"type":"object","properties":{}}"#.to_owned(),
     };
@@ -214,7 +214,7 @@ fn tool_of<'a>(tool: &'a hub::Tool<'a>) -> Option<Tool<'a>> {
         function: ToolFunction {
             name: f.name.non_empty()?,
             parameters,
-            description: f.description.as_ref().filter(|d| !d.is_null()),
+            description: f.description.value(),
         },
     })
 }

@@ -406,15 +406,15 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
 /// sent to a Responses upstream).
 pub fn check_hub(hub: &Value) -> Result<(), ConvertError> {
     let request: hub::Request = view(hub);
-    if request.n.0.is_some_and(|n| n > 1) {
+    if hub::int(&request.n).is_some_and(|n| n > 1) {
         return refuse(
             "n",
             "this model's channel answers through the Responses API, which gives one answer per request",
         );
     }
     let stop = match &request.stop {
-        Shape::Str(s) => !s.is_empty(),
-        Shape::List(list) => !list.is_empty(),
+        Some(Verbatim::Str(s)) => !s.is_empty(),
+        Some(Verbatim::List(list)) => !list.is_empty(),
         _ => false,
     };
     if stop {
@@ -471,7 +471,7 @@ pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
         match role {
             "tool" | "function" => {
                 input.push(InputOut::Typed(TypedItemOut::FunctionCallOutput {
-                    call_id: cow(&message.tool_call_id),
+                    call_id: message.tool_call_id.str(),
                     output: content_text(&message.content),
                 }));
             }
@@ -485,8 +485,8 @@ pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
                 }
                 for call in message.tool_calls.iter() {
                     input.push(InputOut::Typed(TypedItemOut::FunctionCall {
-                        call_id: cow(&call.id),
-                        name: cow(&call.function.name),
+                        call_id: call.id.str(),
+                        name: call.function.name.str(),
                         arguments: call.function.arguments_text(),
                     }));
                 }
@@ -512,9 +512,9 @@ pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
         .iter()
         .map(|t| ToolOut {
             kind: "function",
-            name: &t.function.name,
-            description: t.function.description.as_ref(),
-            parameters: t.function.parameters.as_ref(),
+            name: t.function.name.str(),
+            description: t.function.description.value(),
+            parameters: t.function.parameters.value(),
             strict: t.function.strict.as_ref(),
         })
         .collect();
@@ -550,7 +550,7 @@ pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
         input,
         store: false,
         stream: stream.then_some(true),
-        max_output_tokens: request.max_completion_tokens.0.or(request.max_tokens.0),
+        max_output_tokens: request.max_output(),
         temperature: request.temperature.as_ref(),
         top_p: request.top_p.as_ref(),
         parallel_tool_calls: request.parallel_tool_calls.as_ref(),

@@ -133,7 +133,7 @@ pub fn request_from_hub<'a>(
             chat: Chat {
                 domain,
                 temperature: hub.temperature.as_ref(),
-                max_tokens: hub.max_completion_tokens.0.or(hub.max_tokens.0),
+                max_tokens: hub.max_output(),
             },
         },
         payload: Payload {

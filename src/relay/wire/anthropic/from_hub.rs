@@ -7,13 +7,12 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::read::{HubCall, HubMessage, HubRequest};
 use super::usage::UsageOut;
 use super::{
     BlockOut, DEFAULT_MAX_TOKENS, ResultOut, SourceOut, TextOut, message_id, stop_reason_of,
-    thinking_block,
+    thinking_out,
 };
-use crate::relay::wire::hub::{self, Part, content_text};
+use crate::relay::wire::hub::{self, Part, content_text, int};
 use crate::relay::wire::typed::{Shape, Verbatim, view};
 use crate::relay::wire::{openai, parts};
 
@@ -110,11 +109,11 @@ struct AnswerOut<'a> {
 /// one thinking block with an empty signature (the field is required; the upstream signed
 /// nothing). A request gets only signed blocks: Claude refuses thinking whose signature it
 /// cannot check, and leaving it out keeps the turn valid.
-fn hub_thinking<'a>(message: &'a HubMessage<'a>, answer: bool) -> Vec<BlockOut<'a>> {
+fn hub_thinking<'a>(message: &'a hub::Message<'a>, answer: bool) -> Vec<BlockOut<'a>> {
     if let Some(blocks) = message.thinking_blocks.present() {
         return blocks
             .iter()
-            .filter_map(thinking_block)
+            .filter_map(|b| thinking_out(b.kind.get(), &b.thinking, &b.signature, &b.data))
             .filter(|b| {
                 answer || !matches!(b, BlockOut::Thinking { signature, .. } if signature.is_empty())
             })
@@ -149,8 +148,7 @@ fn image_block<'a>(part: &'a Part<'a>) -> BlockOut<'a> {
 /// https://docs.anthropic.com/en/docs/build-with-claude/citations for plain-text documents).
 /// Other files were refused by `parts::check`.
 fn document_block<'a>(part: &'a Part<'a>) -> Option<BlockOut<'a>> {
-    let file = part.file.as_ref()?;
-    let (mime, data) = parts::data_url(file.get("file_data")?.as_str()?)?;
+    let (mime, data) = parts::data_url(part.file_str("file_data")?)?;
     let source = match mime {
         "application/pdf" => SourceOut::Base64 {
             media_type: "application/pdf",
@@ -168,23 +166,20 @@ fn document_block<'a>(part: &'a Part<'a>) -> Option<BlockOut<'a>> {
         }
         _ => return None,
     };
-    let title = file
-        .get("filename")
-        .and_then(Verbatim::as_str)
-        .filter(|n| !n.is_empty());
+    let title = part.file_str("filename").filter(|n| !n.is_empty());
     Some(BlockOut::Document { source, title })
 }
 
 /// A hub tool call as a `tool_use` block (arguments that are not a JSON object: `{}`).
-fn tool_use<'a>(call: &'a HubCall<'a>) -> BlockOut<'a> {
-    let args = call.function.arguments.get().unwrap_or("{}");
+fn tool_use<'a>(call: &'a hub::ToolCall<'a>) -> BlockOut<'a> {
+    let args = call.function.arguments_str().unwrap_or("{}");
     let input = serde_json::from_str::<Verbatim>(args)
         .ok()
         .filter(|v| matches!(v, Verbatim::Obj(_)))
         .unwrap_or(Verbatim::Obj(Vec::new()));
     BlockOut::ToolUse {
-        id: call.id.as_ref(),
-        name: call.function.name.as_ref(),
+        id: call.id.value(),
+        name: call.function.name.value(),
         input,
     }
 }
@@ -225,7 +220,7 @@ fn push_blocks<'a>(
 
 /// A hub request as an Anthropic Messages request for `model`.
 pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
-    let request: HubRequest = view(hub);
+    let request: hub::Request = view(hub);
     let mut system = Vec::new();
     let mut messages = Vec::new();
     for message in request.messages.iter() {
@@ -247,7 +242,7 @@ pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
                     other => ResultOut::Text(content_text(other)),
                 };
                 let block = BlockOut::ToolResult {
-                    tool_use_id: message.tool_call_id.as_ref(),
+                    tool_use_id: message.tool_call_id.value(),
                     content,
                 };
                 push_blocks(&mut messages, "user", vec![block]);
@@ -287,8 +282,8 @@ pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
             .map(|t| {
                 let f = &t.function;
                 ToolOut {
-                    name: f.name.as_ref(),
-                    input_schema: match &f.parameters {
+                    name: f.name.value(),
+                    input_schema: match f.parameters.value() {
                         Some(schema @ Verbatim::Obj(_)) => SchemaOut::Given(schema),
                         _ => SchemaOut::Object { kind: "object" },
                     },
@@ -302,17 +297,15 @@ pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
         Shape::Str(s) if s == "none" => Some(ChoiceOut::Nothing),
         Shape::Str(s) if s == "auto" => Some(ChoiceOut::Auto),
         Shape::Obj(choice) => Some(ChoiceOut::Tool {
-            name: choice.function.name.as_ref(),
+            name: choice.name(),
         }),
         _ => None,
     };
     hub::to_value(&RequestOut {
         model,
         messages,
-        max_tokens: request
-            .max_tokens
-            .0
-            .or(request.max_completion_tokens.0)
+        max_tokens: int(&request.max_tokens)
+            .or(int(&request.max_completion_tokens))
             .unwrap_or(DEFAULT_MAX_TOKENS),
         system: (!system.is_empty()).then_some(system),
         temperature: request.temperature.as_ref(),
@@ -321,13 +314,15 @@ pub fn request_from_hub(hub: &Value, model: &str, stream: bool) -> Value {
         stream: stream.then_some(true),
         tools: tools.filter(|t| !t.is_empty()),
         tool_choice,
-        metadata: request.user.get().map(|user_id| MetadataOut { user_id }),
+        metadata: (request.user.as_ref())
+            .and_then(Verbatim::as_str)
+            .map(|user_id| MetadataOut { user_id }),
     })
 }
 
 /// A hub `chat.completion` as a whole Anthropic answer naming `model`.
 pub fn answer_from_hub(hub: &Value, model: &str) -> Value {
-    let answer: hub::Answer<HubMessage> = view(hub);
+    let answer: hub::Answer = view(hub);
     let default = hub::Choice::default();
     let choice = answer.choices.iter().next().unwrap_or(&default);
     let message = &choice.message;

@@ -1,16 +1,14 @@
 //! The shapes the Anthropic converters read, every field lenient (a field of an unexpected type
 //! reads as absent, see [`crate::relay::wire::typed`]) and strings borrowed from the value
-//! read: an Anthropic Messages request and whole answer (their content blocks), and the hub
-//! request and message as the hub → Anthropic converters read them (ids and names copied
-//! verbatim, whatever their type, and the hub's `thinking_blocks`; a hub answer is a
-//! [`crate::relay::wire::hub::Answer`] of [`HubMessage`]s). Fields the converters do
-//! not read are skipped, not kept: nothing passes from one format to the other unconverted.
+//! read: an Anthropic Messages request and whole answer (their content blocks; the hub request
+//! and answer are read as [`crate::relay::wire::hub::Request`] and
+//! [`crate::relay::wire::hub::Answer`]). Fields the converters do not read are skipped, not
+//! kept: nothing passes from one format to the other unconverted.
 
 use serde::Deserialize;
 
 use super::usage::UsageIn;
-use crate::relay::wire::hub::Part;
-use crate::relay::wire::typed::{Int, List, Obj, Present, Shape, Str, Verbatim};
+use crate::relay::wire::typed::{List, Obj, Present, Shape, Str, Verbatim};
 
 /// An Anthropic Messages request.
 #[derive(Debug, Default, Deserialize)]
@@ -194,107 +192,4 @@ pub struct Answer<'a> {
     pub stop_reason: Str<'a>,
     /// Its usage (present even when not an object, which reads as no figures).
     pub usage: Present<Obj<UsageIn>>,
-}
-
-/// A hub request, as the hub → Anthropic converter reads it.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubRequest<'a> {
-    /// The conversation.
-    #[serde(borrow)]
-    pub messages: List<HubMessage<'a>>,
-    /// `max_tokens`.
-    pub max_tokens: Int,
-    /// `max_completion_tokens` (OpenAI's newer name).
-    pub max_completion_tokens: Int,
-    /// Sampling temperature, verbatim.
-    #[serde(borrow)]
-    pub temperature: Option<Verbatim<'a>>,
-    /// Nucleus sampling, verbatim.
-    #[serde(borrow)]
-    pub top_p: Option<Verbatim<'a>>,
-    /// Stop sequences: a string or a list, verbatim.
-    #[serde(borrow)]
-    pub stop: Option<Verbatim<'a>>,
-    /// Function tools.
-    #[serde(borrow)]
-    pub tools: List<HubTool<'a>>,
-    /// A mode string or `{"type": "function", "function": {"name"}}`.
-    #[serde(borrow)]
-    pub tool_choice: Shape<'a, HubToolChoice<'a>>,
-    /// The end user's id.
-    #[serde(borrow)]
-    pub user: Str<'a>,
-}
-
-/// A hub message.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubMessage<'a> {
-    /// `system`, `developer`, `user`, `assistant` or `tool`.
-    #[serde(borrow)]
-    pub role: Str<'a>,
-    /// A string or content parts.
-    #[serde(borrow)]
-    pub content: Shape<'a, Part<'a>>,
-    /// The tool call a `tool` message answers, verbatim.
-    #[serde(borrow)]
-    pub tool_call_id: Option<Verbatim<'a>>,
-    /// An assistant message's tool calls.
-    #[serde(borrow)]
-    pub tool_calls: List<HubCall<'a>>,
-    /// An assistant message's reasoning text.
-    #[serde(borrow)]
-    pub reasoning_content: Str<'a>,
-    /// An assistant message's thinking blocks (see [`crate::relay::wire`]).
-    #[serde(borrow)]
-    pub thinking_blocks: List<Block<'a>>,
-}
-
-/// A tool call of a hub assistant message.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubCall<'a> {
-    /// The call's id, verbatim.
-    #[serde(borrow)]
-    pub id: Option<Verbatim<'a>>,
-    /// The function called.
-    #[serde(borrow)]
-    pub function: Obj<HubFunction<'a>>,
-}
-
-/// The function of a hub tool call or tool (`tool_choice`'s too).
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubFunction<'a> {
-    /// Its name, verbatim.
-    #[serde(borrow)]
-    pub name: Option<Verbatim<'a>>,
-    /// A call's arguments (JSON text).
-    #[serde(borrow)]
-    pub arguments: Str<'a>,
-    /// A tool's description.
-    #[serde(borrow)]
-    pub description: Str<'a>,
-    /// A tool's JSON schema, verbatim.
-    #[serde(borrow)]
-    pub parameters: Option<Verbatim<'a>>,
-}
-
-/// A hub tool.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubTool<'a> {
-    /// The function.
-    #[serde(borrow)]
-    pub function: Obj<HubFunction<'a>>,
-}
-
-/// A hub `tool_choice` object.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubToolChoice<'a> {
-    /// The function named.
-    #[serde(borrow)]
-    pub function: Obj<HubFunction<'a>>,
 }

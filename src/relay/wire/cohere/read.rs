@@ -1,74 +1,15 @@
 //! Lenient read views for the Cohere conversions (every field as [`crate::relay::wire::typed`]
-//! reads it: a field of another JSON type reads as absent): the hub request as the hub → Cohere
-//! converter reads it, a whole Cohere answer, a stream event and `usage`. Ids and names the
-//! converters copy are [`Verbatim`]s, so a value that is not a string is copied as it was.
+//! reads it: a field of another JSON type reads as absent): a whole Cohere answer, a stream
+//! event and `usage` (the hub request is read as [`crate::relay::wire::hub::Request`]). Ids and
+//! names the converters copy are [`Verbatim`]s, so a value that is not a string is copied as it
+//! was.
 
 use serde::Deserialize;
-use serde::de::IgnoredAny;
 
 use crate::relay::measure::price::Usage;
-use crate::relay::wire::hub::Part;
-use crate::relay::wire::typed::{Int, List, Obj, Shape, Str, Verbatim};
+use crate::relay::wire::typed::{List, Obj, Shape, Str, Verbatim};
 
-/// A hub request, as the hub → Cohere converter reads it.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubRequest<'a> {
-    /// The conversation.
-    #[serde(borrow)]
-    pub messages: List<HubMessage<'a>>,
-    /// `max_tokens`.
-    pub max_tokens: Int,
-    /// `max_completion_tokens` (OpenAI's newer name).
-    pub max_completion_tokens: Int,
-    /// Sampling temperature, verbatim.
-    #[serde(borrow)]
-    pub temperature: Option<Verbatim<'a>>,
-    /// Nucleus sampling, verbatim.
-    #[serde(borrow)]
-    pub top_p: Option<Verbatim<'a>>,
-    /// The sampling seed, verbatim.
-    #[serde(borrow)]
-    pub seed: Option<Verbatim<'a>>,
-    /// Frequency penalty, verbatim.
-    #[serde(borrow)]
-    pub frequency_penalty: Option<Verbatim<'a>>,
-    /// Presence penalty, verbatim.
-    #[serde(borrow)]
-    pub presence_penalty: Option<Verbatim<'a>>,
-    /// Stop sequences: a string or a list, verbatim.
-    #[serde(borrow)]
-    pub stop: Option<Verbatim<'a>>,
-    /// Tools.
-    #[serde(borrow)]
-    pub tools: List<HubTool<'a>>,
-    /// A mode string or `{"type": "function", "function": {"name"}}`.
-    #[serde(borrow)]
-    pub tool_choice: Shape<'a, HubToolChoice<'a>>,
-    /// `response_format`.
-    #[serde(borrow)]
-    pub response_format: Obj<ResponseFormat<'a>>,
-}
-
-/// A hub message.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubMessage<'a> {
-    /// `system`, `developer`, `user`, `assistant`, `tool` or `function`.
-    #[serde(borrow)]
-    pub role: Str<'a>,
-    /// A string or content parts.
-    #[serde(borrow)]
-    pub content: Shape<'a, Part<'a>>,
-    /// The tool call a `tool` message answers, verbatim.
-    #[serde(borrow)]
-    pub tool_call_id: Option<Verbatim<'a>>,
-    /// An assistant message's tool calls.
-    #[serde(borrow)]
-    pub tool_calls: List<Call<'a>>,
-}
-
-/// A tool call (of a hub assistant message, or of a Cohere answer).
+/// A tool call of a Cohere answer.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Call<'a> {
@@ -80,7 +21,7 @@ pub struct Call<'a> {
     pub function: Obj<Function<'a>>,
 }
 
-/// The function of a tool call, tool or `tool_choice`.
+/// The function of a tool call.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Function<'a> {
@@ -96,48 +37,6 @@ pub struct Function<'a> {
     /// A tool's JSON schema, verbatim.
     #[serde(borrow)]
     pub parameters: Option<Verbatim<'a>>,
-}
-
-/// A hub tool.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubTool<'a> {
-    /// `function`, or absent (a tool of another type, `null` included, is left out).
-    #[serde(borrow, rename = "type")]
-    pub kind: Shape<'a, IgnoredAny>,
-    /// The function.
-    #[serde(borrow)]
-    pub function: Obj<Function<'a>>,
-}
-
-/// A hub `tool_choice` object.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubToolChoice<'a> {
-    /// The function named.
-    #[serde(borrow)]
-    pub function: Obj<Function<'a>>,
-}
-
-/// A hub `response_format`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct ResponseFormat<'a> {
-    /// `text`, `json_object` or `json_schema`.
-    #[serde(borrow, rename = "type")]
-    pub kind: Str<'a>,
-    /// The schema of `json_schema`.
-    #[serde(borrow)]
-    pub json_schema: Obj<JsonSchema<'a>>,
-}
-
-/// A `json_schema` response format's schema.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct JsonSchema<'a> {
-    /// The JSON schema, verbatim.
-    #[serde(borrow)]
-    pub schema: Option<Verbatim<'a>>,
 }
 
 /// A whole Cohere answer.

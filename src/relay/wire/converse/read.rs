@@ -1,133 +1,14 @@
 //! Lenient read views for the Converse conversions (every field as [`crate::relay::wire::typed`]
-//! reads it: a field of another JSON type reads as absent): the hub request as the hub →
-//! Converse converter reads it, a whole Converse answer, a ConverseStream event and TokenUsage.
-//! Ids and names the converters copy are [`Verbatim`]s, so a value that is not a string is
-//! copied as it was; [`Present`] tells a field given as `null` from an absent one.
+//! reads it: a field of another JSON type reads as absent): a whole Converse answer, a
+//! ConverseStream event and TokenUsage (the hub request is read as
+//! [`crate::relay::wire::hub::Request`]). Ids and names the converters copy are [`Verbatim`]s,
+//! so a value that is not a string is copied as it was; [`Present`] tells a field given as
+//! `null` from an absent one.
 
 use serde::Deserialize;
 
 use crate::relay::measure::price::Usage;
-use crate::relay::wire::hub::Part;
 use crate::relay::wire::typed::{Int, List, Obj, Present, Shape, Str, Verbatim};
-
-/// A hub request, as the hub → Converse converter reads it.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubRequest<'a> {
-    /// The conversation.
-    #[serde(borrow)]
-    pub messages: List<HubMessage<'a>>,
-    /// `max_completion_tokens` (OpenAI's newer name).
-    pub max_completion_tokens: Int,
-    /// `max_tokens`.
-    pub max_tokens: Int,
-    /// Sampling temperature, verbatim.
-    #[serde(borrow)]
-    pub temperature: Option<Verbatim<'a>>,
-    /// Nucleus sampling, verbatim.
-    #[serde(borrow)]
-    pub top_p: Option<Verbatim<'a>>,
-    /// Stop sequences: a string or a list, verbatim.
-    #[serde(borrow)]
-    pub stop: Option<Verbatim<'a>>,
-    /// Tools (`None` when not a list).
-    #[serde(borrow)]
-    pub tools: List<HubTool<'a>>,
-    /// A mode string or `{"type": "function", "function": {"name"}}`.
-    #[serde(borrow)]
-    pub tool_choice: Shape<'a, HubToolChoice<'a>>,
-}
-
-/// A hub message.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubMessage<'a> {
-    /// `system`, `developer`, `user`, `assistant` or `tool`.
-    #[serde(borrow)]
-    pub role: Str<'a>,
-    /// A string or content parts.
-    #[serde(borrow)]
-    pub content: Shape<'a, Part<'a>>,
-    /// The tool call a `tool` message answers, verbatim.
-    #[serde(borrow)]
-    pub tool_call_id: Option<Verbatim<'a>>,
-    /// An assistant message's tool calls.
-    #[serde(borrow)]
-    pub tool_calls: List<HubCall<'a>>,
-    /// An assistant message's thinking blocks (see [`crate::relay::wire`]).
-    #[serde(borrow)]
-    pub thinking_blocks: List<Thinking<'a>>,
-}
-
-/// A hub thinking block: `{"type": "thinking", "thinking", "signature"}` or
-/// `{"type": "redacted_thinking", "data"}`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Thinking<'a> {
-    /// `thinking` or `redacted_thinking`.
-    #[serde(borrow, rename = "type")]
-    pub kind: Str<'a>,
-    /// The thinking text.
-    #[serde(borrow)]
-    pub thinking: Str<'a>,
-    /// Its signature.
-    #[serde(borrow)]
-    pub signature: Str<'a>,
-    /// A redacted block's data.
-    #[serde(borrow)]
-    pub data: Str<'a>,
-}
-
-/// A tool call of a hub assistant message.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubCall<'a> {
-    /// The call's id, verbatim.
-    #[serde(borrow)]
-    pub id: Option<Verbatim<'a>>,
-    /// The function called.
-    #[serde(borrow)]
-    pub function: Obj<HubFunction<'a>>,
-}
-
-/// The function of a hub tool call, tool or `tool_choice`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubFunction<'a> {
-    /// Its name, verbatim.
-    #[serde(borrow)]
-    pub name: Option<Verbatim<'a>>,
-    /// A call's arguments (JSON text).
-    #[serde(borrow)]
-    pub arguments: Str<'a>,
-    /// A tool's description.
-    #[serde(borrow)]
-    pub description: Str<'a>,
-    /// A tool's JSON schema, verbatim (`null` included).
-    #[serde(borrow)]
-    pub parameters: Present<Verbatim<'a>>,
-}
-
-/// A hub tool.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubTool<'a> {
-    /// `function` for the tools Converse takes.
-    #[serde(borrow, rename = "type")]
-    pub kind: Str<'a>,
-    /// The function.
-    #[serde(borrow)]
-    pub function: Obj<HubFunction<'a>>,
-}
-
-/// A hub `tool_choice` object.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct HubToolChoice<'a> {
-    /// The function named.
-    #[serde(borrow)]
-    pub function: Obj<HubFunction<'a>>,
-}
 
 /// A whole Converse answer.
 #[derive(Debug, Default, Deserialize)]

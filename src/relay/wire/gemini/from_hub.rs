@@ -8,7 +8,6 @@ use std::collections::HashMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::read::{HubCall, HubMessage, HubPart, HubRequest};
 use super::reason_of;
 use super::usage::UsageOut;
 use crate::relay::wire::hub::{self, content_text};
@@ -135,13 +134,13 @@ fn parsed(text: &str) -> Option<Verbatim<'_>> {
 
 /// A hub tool call as a `functionCall` part, its arguments parsed (`{}` when they are not JSON,
 /// or, with `objects_only`, not an object).
-fn call_part<'a>(call: &'a HubCall<'a>, objects_only: bool) -> PartOut<'a> {
-    let args = parsed(call.function.arguments.get().unwrap_or("{}"))
+fn call_part<'a>(call: &'a hub::ToolCall<'a>, objects_only: bool) -> PartOut<'a> {
+    let args = parsed(call.function.arguments_str().unwrap_or("{}"))
         .filter(|v| !objects_only || matches!(v, Verbatim::Obj(_)))
         .unwrap_or(Verbatim::Obj(Vec::new()));
     PartOut::FunctionCall(CallOut {
         function_call: FunctionCallOut {
-            name: call.function.name.as_ref(),
+            name: call.function.name.value(),
             args,
         },
         thought_signature: call.signature(),
@@ -172,14 +171,14 @@ fn data_url(url: &str) -> Option<(&str, &str)> {
 }
 
 /// A hub content part as Gemini parts (none for a part Gemini has no form for).
-fn part_of<'a>(item: &'a HubPart<'a>) -> Option<PartOut<'a>> {
+fn part_of<'a>(item: &'a hub::Part<'a>) -> Option<PartOut<'a>> {
     Some(match item.kind.or_empty() {
         "text" => PartOut::Text(TextOut {
             text: TextValue::Verbatim(item.text.as_ref()),
             thought: None,
         }),
         "image_url" => {
-            let url = item.image_url.url.or_empty();
+            let url = item.image_object_url().unwrap_or_default();
             match data_url(url) {
                 Some((mime, data)) => PartOut::inline(mime, DataOut::Str(data)),
                 None => PartOut::FileData {
@@ -204,7 +203,7 @@ fn part_of<'a>(item: &'a HubPart<'a>) -> Option<PartOut<'a>> {
         // A file part's data URL (a PDF) as inline data (files by id were refused by
         // `parts::check`).
         "file" => {
-            let (mime, data) = data_url(item.file.file_data.or_empty())?;
+            let (mime, data) = data_url(item.file_str("file_data").unwrap_or_default())?;
             PartOut::inline(mime, DataOut::Str(data))
         }
         _ => return None,
@@ -302,7 +301,7 @@ impl Serialize for Cleaned<'_> {
 
 /// A hub request as a Gemini request (the model goes in the URL).
 pub fn request_from_hub(hub: &Value) -> Value {
-    let request: HubRequest = view(hub);
+    let request: hub::Request = view(hub);
     let mut system = Vec::new();
     let mut contents: Vec<ContentOut> = Vec::new();
     let mut call_names: HashMap<&str, &str> = HashMap::new();
@@ -330,9 +329,7 @@ pub fn request_from_hub(hub: &Value) -> Value {
                     _ => {}
                 }
                 for call in message.tool_calls.iter() {
-                    let name = (call.function.name.as_ref())
-                        .and_then(Verbatim::as_str)
-                        .unwrap_or_default();
+                    let name = call.function.name.or_empty();
                     if let Some(id) = call.id.get() {
                         call_names.insert(id, name);
                     }
@@ -364,9 +361,9 @@ pub fn request_from_hub(hub: &Value) -> Value {
         || config.stop_sequences.is_some();
     let declarations: Vec<DeclarationOut> = (request.tools.iter())
         .map(|t| DeclarationOut {
-            name: t.function.name.as_ref(),
+            name: t.function.name.value(),
             description: t.function.description.or_empty(),
-            parameters: (t.function.parameters.as_ref())
+            parameters: (t.function.parameters.value())
                 .filter(|p| matches!(p, Verbatim::Obj(_)))
                 .map(Cleaned),
         })
@@ -384,7 +381,7 @@ pub fn request_from_hub(hub: &Value) -> Value {
 /// A hub tool message as a `functionResponse` part: the name of the call it answers (by the
 /// call's id; the id itself when no call of that id came before) and its result.
 fn tool_result<'a>(
-    message: &'a HubMessage<'a>,
+    message: &'a hub::Message<'a>,
     call_names: &HashMap<&str, &'a str>,
 ) -> PartOut<'a> {
     let id = message.tool_call_id.or_empty();
@@ -420,7 +417,7 @@ struct AnswerOut<'a> {
 
 /// A hub `chat.completion` as a whole Gemini answer naming `model`.
 pub fn answer_from_hub(hub: &Value, model: &str) -> Value {
-    let answer: hub::Answer<HubMessage> = view(hub);
+    let answer: hub::Answer = view(hub);
     let candidates = (answer.choices.iter().enumerate())
         .map(|(i, choice)| {
             let message = &choice.message;

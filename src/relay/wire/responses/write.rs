@@ -148,7 +148,7 @@ pub struct ToolOut<'a> {
     #[serde(rename = "type")]
     pub kind: &'static str,
     /// Its name.
-    pub name: &'a Str<'a>,
+    pub name: Str<'a>,
     /// What it does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<&'a Verbatim<'a>>,

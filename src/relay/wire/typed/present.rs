@@ -5,9 +5,11 @@
 //! reads any value as an object (a `usage` that is `null` or a number is a usage without
 //! figures, an absent one is none).
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Deserializer};
 
-use super::Verbatim;
+use super::{Str, Verbatim};
 
 /// A field that is `None` when absent and `Some` of what was given, read as `T` reads it.
 /// Needs `#[serde(default)]` on the field or its struct.
@@ -45,5 +47,10 @@ impl<'a> Present<Verbatim<'a>> {
     /// The string when it is not empty.
     pub fn non_empty(&self) -> Option<&str> {
         self.get().filter(|s| !s.is_empty())
+    }
+
+    /// The string as a [`Str`] borrowing from this one (`Str(None)` when it is not a string).
+    pub fn str(&self) -> Str<'_> {
+        Str(self.get().map(Cow::Borrowed))
     }
 }

@@ -65,7 +65,10 @@ fn present_verbatim_tells_null_from_absent_and_reads_strings_as_str_does() {
     let absent = read("{}");
     assert_eq!((absent.0.is_none(), absent.value()), (true, None));
     let null = read(r#"{"schema":null}"#);
-    assert_eq!((null.0.as_ref(), null.value()), (Some(&Verbatim::Null), None));
+    assert_eq!(
+        (null.0.as_ref(), null.value()),
+        (Some(&Verbatim::Null), None)
+    );
     let number = read(r#"{"schema":5}"#);
     assert_eq!((number.get(), number.or_empty()), (None, ""));
     assert_eq!(number.value().map(Verbatim::to_json).as_deref(), Some("5"));
