@@ -393,8 +393,9 @@ fn check_seen(
 }
 
 /// A cell the relay cannot honour by design: the 400 it answers instead, and a piece of its
-/// message. Baidu Qianfan v1's, Dify's and Coze's chats take text only
-/// (`relay::wire::baidu::check`, `relay::wire::dify::check`, `relay::wire::coze::check`).
+/// message. Baidu Qianfan v1's and Dify's chats take text only, Coze's text and image URLs (the
+/// scenario's image is inline) (`relay::wire::baidu::check`, `relay::wire::dify::check`,
+/// `relay::wire::coze::check`).
 fn refused(_inbound: Inbound, upstream: Upstream, scenario: Scenario) -> Option<&'static str> {
     match (upstream, scenario) {
         (Upstream::Baidu | Upstream::Dify | Upstream::Coze, Scenario::Tools) => {

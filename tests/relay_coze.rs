@@ -3,8 +3,9 @@
 //! gathered) and streamed, billed from Coze's usage; a conversation continued; its documented
 //! error codes classified (a spent balance disables the key and the next channel answers; a
 //! refused token condemns it; a rate limit goes to the next channel; a parameter error is the
-//! client's 400 without failover), before the stream and inside it; a route it cannot serve;
-//! the console's channel test.
+//! client's 400 without failover), before the stream and inside it; images by URL as Coze's
+//! multimodal `object_string` messages, inline ones refused; a route it cannot serve; the
+//! console's channel test.
 
 mod common;
 
@@ -280,6 +281,39 @@ async fn routes_coze_cannot_serve_and_tools_are_a_400() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
     assert!(answer.to_string().contains("tools"), "{answer}");
     assert!(mock.calls().is_empty());
+}
+
+#[tokio::test]
+async fn an_image_by_url_reaches_the_bot_as_a_multimodal_message_and_an_inline_one_is_a_400() {
+    let mock = MockCoze::start().await;
+    mock.push_text(&["A cat."], 40, 3);
+    let (server, _, payer, key) = setup(&[coze_channel(&mock, KEY)]).await;
+    let url = "https://example.com/cat.png";
+    let body = json!({"model": MODEL, "messages": [{"role": "user", "content": [
+        {"type": "text", "text": "what is this?"},
+        {"type": "image_url", "image_url": {"url": url}}]}]});
+    let (status, answer) = server.send(chat_request(&server, &key, &body)).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["choices"][0]["message"]["content"], "A cat.");
+    let sent = &mock.last()["additional_messages"][0];
+    assert_eq!(sent["content_type"], "object_string");
+    let objects: Value =
+        serde_json::from_str(sent["content"].as_str().expect("a string")).expect("JSON");
+    assert_eq!(
+        objects,
+        json!([{"type": "text", "text": "what is this?"}, {"type": "image", "file_url": url}])
+    );
+    let (quota, _, _, _) = balances(&server, payer.id).await;
+    // 2 × (40 + 3 × 3) = 98
+    assert_eq!(quota, 1_000_000 - 98);
+
+    // Coze fetches images by URL: an inline one is the client's 400 and nothing is sent.
+    let body = json!({"model": MODEL, "messages": [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]}]});
+    let (status, answer) = server.send(chat_request(&server, &key, &body)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert!(answer.to_string().contains("by URL"), "{answer}");
+    assert_eq!(mock.calls().len(), 1);
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! A Coze bot on 127.0.0.1:0 as its chat API v3 documents it: `POST /v3/chat` with a personal
 //! access token as bearer (another token: HTTP 401 `{code: 4100, msg}`), a body of `bot_id`,
-//! `user_id`, `stream: true` and `additional_messages`, then the next scripted answer — an event
+//! `user_id`, `stream: true` and `additional_messages` (text, or `object_string` multimodal
+//! content checked as coze-py's `MessageObjectString`), then the next scripted answer — an event
 //! stream (`conversation.chat.created`, `conversation.chat.in_progress`, the answer's
 //! `conversation.message.delta` events, its `conversation.message.completed` and the `verbose`
 //! and `follow_up` messages, `conversation.chat.completed` with `usage {token_count,
@@ -167,6 +168,14 @@ async fn serve(
     if body["stream"] != true {
         return error(200, 4000, "the mock serves streams only");
     }
+    if let Some(bad) = body["additional_messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|m| !valid_content(m))
+    {
+        return error(200, 4000, &format!("invalid message content: {bad}"));
+    }
     shared
         .calls
         .lock()
@@ -228,6 +237,30 @@ async fn serve(
             }
             stream(out)
         }
+    }
+}
+
+/// Whether a message's content is what its `content_type` says: `text`, or `object_string` —
+/// the JSON text of an array of objects, `text` ones with their text, `image`/`file`/`audio`
+/// ones with a `file_id` or `file_url` (coze-py's `MessageObjectString`: "file_id or file_url
+/// must be specified").
+fn valid_content(message: &Value) -> bool {
+    let Some(content) = message["content"].as_str() else {
+        return false;
+    };
+    match message["content_type"].as_str() {
+        Some("text") => true,
+        Some("object_string") => serde_json::from_str::<Vec<Value>>(content).is_ok_and(|objects| {
+            !objects.is_empty()
+                && objects.iter().all(|o| match o["type"].as_str() {
+                    Some("text") => o["text"].is_string(),
+                    Some("image" | "file" | "audio") => {
+                        o["file_id"].is_string() || o["file_url"].is_string()
+                    }
+                    _ => false,
+                })
+        }),
+        _ => false,
     }
 }
 

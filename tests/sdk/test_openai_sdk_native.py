@@ -226,3 +226,19 @@ def test_coze_whole_and_streamed(native):
     assert chunks[-1].usage.completion_tokens == 2
     assert MockCoze.sent[-1][1] == {"conversation_id": "c1"}
     billed(api, token_id, before, 5 + 2 * 2)
+
+
+def test_coze_image_by_url(native):
+    """Coze (type 49): an image by URL goes as a multimodal object_string message, billed."""
+    base, api, key, token_id = native
+    client = openai.OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0)
+    before = api.get(f"/api/token/{token_id}").json()["data"]["used_quota"]
+    answer = client.chat.completions.create(model="coze-bot", messages=[{"role": "user", "content": [
+        {"type": "text", "text": "what is this?"},
+        {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}]}])
+    assert answer.choices[0].message.content == "Hello"
+    sent = MockCoze.sent[-1][0]["additional_messages"]
+    assert [m["content_type"] for m in sent] == ["object_string"]
+    assert json.loads(sent[0]["content"]) == [{"type": "text", "text": "what is this?"},
+                                              {"type": "image", "file_url": "https://example.com/cat.png"}]
+    billed(api, token_id, before, 5 + 2 * 2)

@@ -9,6 +9,11 @@
 //!   type: question|answer, content, content_type: text}]}`; the last of `additional_messages`
 //!   is the query, the others its context; a conversation is continued with the
 //!   `conversation_id` query parameter;
+//! - a message with images is multimodal: `content_type: object_string`, its `content` a JSON
+//!   array (as a string) of `{type: text, text}` and `{type: image, file_url}` objects (or
+//!   `file_id` for a file uploaded to Coze; the docs' 多模态内容 object_string, coze-py's
+//!   `MessageObjectString`); an image must be a publicly reachable URL, so an inline (`data:`)
+//!   image is refused;
 //! - a non-streamed chat answers at once with the chat's id only (the answer must then be polled
 //!   through `/v3/chat/retrieve` and `/v3/chat/message/list`), so the relay always asks for a
 //!   stream and gathers it when its client did not stream (`relay::adaptor::coze`);
@@ -23,7 +28,8 @@
 //! - errors before the stream are a JSON body `{code, msg}` with a non-zero `code`.
 //!
 //! Coze has no system role (a bot's persona is its own): a system or developer message goes as
-//! a user message. Images, files and tools are refused with a 400 naming them.
+//! a user message. Images by URL go; inline images, files, audio and tools are refused with a
+//! 400 naming them.
 
 use std::collections::HashSet;
 
@@ -46,10 +52,24 @@ pub struct EnterMessage {
     /// `question` (a user's) or `answer` (the bot's).
     #[serde(rename = "type")]
     pub kind: &'static str,
-    /// The text.
+    /// The text, or the JSON text of an `object_string` message's objects.
     pub content: String,
-    /// `text`.
+    /// `text`, or `object_string` for a message with images.
     pub content_type: &'static str,
+}
+
+/// One object of a multimodal (`object_string`) message.
+#[derive(Debug, Serialize)]
+struct ObjectItem<'a> {
+    /// `text` or `image`.
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// A text object's text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<&'a str>,
+    /// An image object's URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file_url: Option<&'a str>,
 }
 
 /// A `/v3/chat` request.
@@ -65,7 +85,23 @@ pub struct Request<'a> {
     pub additional_messages: Vec<EnterMessage>,
 }
 
-/// Why `hub` cannot go to a Coze bot: tools, or a content part other than text.
+/// An image part's URL (`image_url` as `{url}` or, leniently, the URL alone).
+fn image_url<'s>(part: &'s hub::Part<'_>) -> &'s str {
+    match &part.image_url {
+        Shape::Obj(image) => image.url.or_empty(),
+        Shape::Str(url) => url,
+        _ => "",
+    }
+}
+
+/// Whether `url` is one Coze can fetch (a web address, not inline data).
+fn fetchable(url: &str) -> bool {
+    let scheme = url.split_once(':').map_or("", |(scheme, _)| scheme);
+    scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("http")
+}
+
+/// Why `hub` cannot go to a Coze bot: tools, an image not given by URL, or a content part
+/// other than text and image.
 pub fn check(hub: &hub::Request<'_>) -> Result<(), super::ConvertError> {
     if hub.tools.iter().next().is_some() {
         return Err(super::ConvertError(
@@ -74,18 +110,59 @@ pub fn check(hub: &hub::Request<'_>) -> Result<(), super::ConvertError> {
         ));
     }
     for message in hub.messages.iter() {
-        if let Shape::List(parts) = &message.content
-            && let Some(kind) = parts
-                .iter()
-                .map(|p| p.kind.or_empty())
-                .find(|k| *k != "text")
-        {
-            return Err(super::ConvertError(format!(
-                "a {kind} part cannot be sent to a Coze bot: only text is relayed to it"
-            )));
+        let Shape::List(parts) = &message.content else {
+            continue;
+        };
+        for part in parts {
+            match part.kind.or_empty() {
+                "text" => {}
+                "image_url" if fetchable(image_url(part)) => {}
+                "image_url" => {
+                    return Err(super::ConvertError(
+                        "an image_url part cannot be sent to a Coze bot as inline data: Coze \
+                         takes images by URL"
+                            .into(),
+                    ));
+                }
+                kind => {
+                    return Err(super::ConvertError(format!(
+                        "a {kind} part cannot be sent to a Coze bot: only text and image URLs \
+                         are relayed to it"
+                    )));
+                }
+            }
         }
     }
     Ok(())
+}
+
+/// A message's `(content, content_type)`: its text, or its text and image objects as an
+/// `object_string` when it has an image.
+fn content(message: &hub::Message<'_>) -> (String, &'static str) {
+    if let Shape::List(parts) = &message.content
+        && parts.iter().any(|p| p.kind.or_empty() == "image_url")
+    {
+        let objects: Vec<ObjectItem<'_>> = parts
+            .iter()
+            .filter_map(|part| match part.kind.or_empty() {
+                "text" => hub::PartText::text(part).map(|text| ObjectItem {
+                    kind: "text",
+                    text: Some(text),
+                    file_url: None,
+                }),
+                "image_url" => Some(ObjectItem {
+                    kind: "image",
+                    text: None,
+                    file_url: Some(image_url(part)),
+                }),
+                _ => None,
+            })
+            .collect();
+        // Strings and optional strings always serialise.
+        let text = serde_json::to_string(&objects).unwrap_or_default();
+        return (text, "object_string");
+    }
+    (hub::content_text(&message.content).into_owned(), "text")
 }
 
 /// A hub request as a `/v3/chat` request to `bot_id` (see [`check`] first); always streamed.
@@ -98,11 +175,12 @@ pub fn request_from_hub<'a>(hub: &'a hub::Request<'a>, bot_id: &'a str) -> Reque
                 "assistant" => ("assistant", "answer"),
                 _ => ("user", "question"),
             };
+            let (content, content_type) = content(m);
             EnterMessage {
                 role,
                 kind,
-                content: hub::content_text(&m.content).into_owned(),
-                content_type: "text",
+                content,
+                content_type,
             }
         })
         .collect();

@@ -33,15 +33,45 @@ fn a_conversation_goes_as_additional_messages_the_last_the_query() {
 }
 
 #[test]
-fn tools_and_images_are_refused_by_name() {
+fn tools_inline_images_and_files_are_refused_by_name() {
     let tools = hub_of(&json!({"messages": [{"role": "user", "content": "hi"}],
         "tools": [{"type": "function", "function": {"name": "f"}}]}));
     let hub: hub::Request<'_> = serde_json::from_str(&tools).expect("hub");
     assert!(check(&hub).expect_err("tools").0.contains("tools"));
-    let image = hub_of(&json!({"messages": [{"role": "user", "content": [
-        {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}]}));
-    let hub: hub::Request<'_> = serde_json::from_str(&image).expect("hub");
-    assert!(check(&hub).expect_err("image").0.contains("image_url"));
+    let inline = hub_of(&json!({"messages": [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]}]}));
+    let hub: hub::Request<'_> = serde_json::from_str(&inline).expect("hub");
+    let refused = check(&hub).expect_err("inline image").0;
+    assert!(refused.contains("image_url part cannot be sent") && refused.contains("by URL"));
+    let file = hub_of(&json!({"messages": [{"role": "user", "content": [
+        {"type": "file", "file": {"file_id": "f-1"}}]}]}));
+    let hub: hub::Request<'_> = serde_json::from_str(&file).expect("hub");
+    assert!(check(&hub).expect_err("file").0.contains("a file part"));
+}
+
+/// An image by URL goes as Coze's multimodal message: `object_string` content, the JSON text
+/// of its text and image objects in order (coze-py's `MessageObjectString`).
+#[test]
+fn images_by_url_go_as_object_string_messages() {
+    let text = hub_of(&json!({"messages": [
+        {"role": "user", "content": "earlier"},
+        {"role": "user", "content": [{"type": "text", "text": "what is this?"},
+            {"type": "image_url", "image_url": {"url": "https://example.com/cat.png", "detail": "low"}},
+            {"type": "image_url", "image_url": "HTTP://example.com/dog.png"}]}]}));
+    let hub: hub::Request<'_> = serde_json::from_str(&text).expect("hub");
+    check(&hub).expect("images by URL");
+    let out = serde_json::to_value(request_from_hub(&hub, "b")).expect("json");
+    let messages = &out["additional_messages"];
+    assert_eq!(messages[0]["content_type"], "text");
+    assert_eq!(messages[1]["content_type"], "object_string");
+    let objects: Value =
+        serde_json::from_str(messages[1]["content"].as_str().expect("a string")).expect("JSON");
+    assert_eq!(
+        objects,
+        json!([{"type": "text", "text": "what is this?"},
+            {"type": "image", "file_url": "https://example.com/cat.png"},
+            {"type": "image", "file_url": "HTTP://example.com/dog.png"}])
+    );
 }
 
 /// Golden: the documented Chat object's usage is billed as its input and output counts.
