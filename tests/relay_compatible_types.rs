@@ -343,6 +343,59 @@ async fn minimax_errors_in_http_200_answers_follow_its_documented_codes() {
     assert_eq!(mock.calls().len(), 1);
 }
 
+/// MiniMax reports errors in a stream's first event too (`base_resp` in its data, the same
+/// codes; the event split across two reads here): before anything reaches the client it is the
+/// error its code means, as in a whole answer; a stream that begins with an answer goes on.
+#[tokio::test]
+async fn minimax_errors_in_a_streams_first_event_follow_its_documented_codes() {
+    let model = "MiniMax-M2.1";
+    let error_stream = |code: i64, message: &str| {
+        let event = format!("data: {}\n\n", minimax_error(code, message));
+        let (a, b) = event.split_at(event.len() / 2);
+        common::fault::Script::ok("text/event-stream", vec![a.to_owned(), b.to_owned()])
+    };
+    let mut body = hi(model);
+    body["stream"] = json!(true);
+    // Balance exhausted (1008): the first channel is disabled, the second streams the answer.
+    let mock = MockScripted::start().await;
+    let (server, root, payer, key) = failover_pair(&mock, 35, model).await;
+    mock.push(error_stream(1008, "insufficient balance"));
+    mock.push(common::fault::Script::ok(
+        "text/event-stream",
+        chat_stream(model, ["o", "k"], 2, 1),
+    ));
+    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert!(
+        !text.contains("base_resp") && text.contains("[DONE]"),
+        "{text}"
+    );
+    let content: String = sse_events(&text)
+        .iter()
+        .filter_map(|(_, c)| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(content, "ok", "{text}");
+    assert_eq!(mock.calls().len(), 2);
+    assert_eq!(channel_status(&server, &root, 1).await, 3, "auto-disabled");
+    let (quota, _, _, _) = balances(&server, payer.id).await;
+    assert_eq!(quota, 1_000_000 - 4);
+
+    // A client error (2013): 400 at once, no other channel tried, nothing billed.
+    let mock = MockScripted::start().await;
+    let (server, root, payer, key) = failover_pair(&mock, 35, model).await;
+    mock.push(error_stream(
+        2013,
+        "invalid params, tool call id is invalid",
+    ));
+    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+    assert!(text.contains("2013"), "{text}");
+    assert_eq!(mock.calls().len(), 1);
+    assert_eq!(channel_status(&server, &root, 1).await, 1);
+    let (quota, _, _, _) = balances(&server, payer.id).await;
+    assert_eq!(quota, 1_000_000, "nothing billed");
+}
+
 /// MiniMax's balance, rate-limit and client-error codes, answered with HTTP `http`.
 async fn minimax_codes_answered_with(http: u16) {
     let model = "MiniMax-M2.1";

@@ -271,8 +271,8 @@ pub const PROVIDER_ERRORS: &[ProviderErrors] = &[
 
 /// The types that also answer errors with HTTP 200, their code in the body: MiniMax's
 /// `base_resp` `{status_code, status_msg}` (status code 0 is success), which its
-/// OpenAI-compatible chat answers carry too. The relay reads such a type's whole 200 answers
-/// for an error (`relay::adaptor::answer::error_in_ok`). Baidu v1 and Hunyuan, which do the
+/// OpenAI-compatible chat answers carry too. The relay reads such a type's whole 200 answers,
+/// and the first event of its 200 streams, for an error (`relay::adaptor::answer::error_in_ok`). Baidu v1 and Hunyuan, which do the
 /// same, are read by their own adaptors.
 pub const ERRORS_IN_OK_ANSWERS: &[i32] = &[35];
 

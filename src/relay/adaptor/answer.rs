@@ -1,18 +1,19 @@
 //! Answers an adaptor makes itself: a whole upstream answer read within a size cap, a JSON
 //! answer rebuilt from bytes, the OpenAI-shaped error answer of a provider's documented code
 //! (its status by [`crate::channel_types::errors`]), and the check of the providers that put
-//! errors in HTTP 200 answers (MiniMax's `base_resp`), so the attempt loop takes those as the
-//! errors they are.
+//! errors in HTTP 200 answers and streams (MiniMax's `base_resp`), so the attempt loop takes
+//! those as the errors they are.
 
 use std::borrow::Cow;
 use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::http::{StatusCode, header};
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use serde_json::json;
 
 use crate::channel_types::errors::{ErrorKind, classify};
+use crate::relay::pipeline::sse::SseReader;
 
 /// The largest whole answer read (a chat answer, not a file).
 pub const ANSWER_MAX: usize = 32 << 20;
@@ -113,39 +114,101 @@ struct Envelope<'a> {
     base_resp: Option<BaseResp<'a>>,
 }
 
-/// A whole HTTP 200 answer of a type that reports errors in 200 answers
-/// ([`crate::channel_types::errors::in_ok_answers`]) read (within `timeout`): an error in it
-/// becomes the error answer its documented code means ([`provider_error`]; an undocumented
-/// code 502, MiniMax's own failures), anything else goes on as it came. Streams and error
-/// statuses are not read here.
+/// The `(code, message)` of a `base_resp` error in `body`, if it holds one.
+fn base_error(body: &[u8]) -> Option<(i64, String)> {
+    match serde_json::from_slice::<Envelope<'_>>(body) {
+        Ok(Envelope {
+            base_resp: Some(base),
+        }) if base.status_code != 0 => Some((base.status_code, base.status_msg.into_owned())),
+        _ => None,
+    }
+}
+
+/// An HTTP 200 answer of a type that reports errors in 200 answers
+/// ([`crate::channel_types::errors::in_ok_answers`]) checked for one (within `timeout`): a whole
+/// answer is read, a stream up to its first event ([`error_in_stream`]); an error there becomes
+/// the error answer its documented code means ([`provider_error`]; an undocumented code 502,
+/// MiniMax's own failures), anything else goes on as it came. Error statuses are not read here.
 pub async fn error_in_ok(
     channel_type: i32,
     provider: &str,
     resp: reqwest::Response,
     timeout: Duration,
 ) -> reqwest::Response {
-    if is_stream(&resp) || !resp.status().is_success() {
+    if !resp.status().is_success() {
         return resp;
+    }
+    if is_stream(&resp) {
+        return error_in_stream(channel_type, provider, resp, timeout).await;
     }
     let status = resp.status();
     let bytes = match read_whole(resp, timeout, provider).await {
         Ok(bytes) => bytes,
         Err(failed) => return failed,
     };
-    if let Ok(Envelope {
-        base_resp: Some(base),
-    }) = serde_json::from_slice::<Envelope<'_>>(&bytes)
-        && base.status_code != 0
-    {
-        return provider_error(
-            channel_type,
-            provider,
-            &base.status_code.to_string(),
-            &base.status_msg,
-            502,
-        );
+    if let Some((code, message)) = base_error(&bytes) {
+        return provider_error(channel_type, provider, &code.to_string(), &message, 502);
     }
     json_response(status, bytes)
+}
+
+/// A 200 stream whose first event is read (within `timeout`) before anything reaches the
+/// client: a `base_resp` error in it is the error answer its code means, as in a whole answer
+/// (so the attempt loop can still try the next channel); otherwise the stream goes on from its
+/// first byte, the bytes read replayed before the rest. An error in a later event, after the
+/// answer began, goes on as it came.
+async fn error_in_stream(
+    channel_type: i32,
+    provider: &str,
+    resp: reqwest::Response,
+    timeout: Duration,
+) -> reqwest::Response {
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let mut upstream = Box::pin(resp.bytes_stream());
+    let mut read = Vec::new();
+    let error = tokio::time::timeout(timeout, first_event_error(&mut upstream, &mut read))
+        .await
+        .ok()
+        .flatten();
+    if let Some((code, message)) = error {
+        return provider_error(channel_type, provider, &code.to_string(), &message, 502);
+    }
+    let body = reqwest::Body::wrap_stream(futures_util::stream::iter(read).chain(upstream));
+    let mut rebuilt = axum::http::Response::new(body);
+    *rebuilt.status_mut() = status;
+    *rebuilt.headers_mut() = headers;
+    reqwest::Response::from(rebuilt)
+}
+
+/// Reads `upstream` into `read` until its first event is complete (or a read fails, or the
+/// event grows past the reader's limit); that event's `base_resp` error, if it holds one.
+async fn first_event_error(
+    upstream: &mut (impl Stream<Item = reqwest::Result<Bytes>> + Unpin),
+    read: &mut Vec<reqwest::Result<Bytes>>,
+) -> Option<(i64, String)> {
+    let mut reader = SseReader::default();
+    while let Some(chunk) = upstream.next().await {
+        let bytes = match &chunk {
+            Ok(bytes) => bytes.clone(),
+            Err(_) => {
+                read.push(chunk);
+                return None;
+            }
+        };
+        read.push(chunk);
+        let mut first = None;
+        let fed = reader.feed(&bytes, |event, _| {
+            first.get_or_insert_with(|| base_error(event.data.as_bytes()));
+        });
+        if fed.is_err() {
+            return None;
+        }
+        if let Some(found) = first {
+            return found;
+        }
+    }
+    None
 }
 
 /// An OpenAI-shaped error answer of `status` for a failure reading `provider`'s answer.
