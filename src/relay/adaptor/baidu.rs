@@ -197,16 +197,8 @@ impl Adaptor for Baidu {
         Authorizing::Fetch(Box::pin(authorize(http, channel, key)))
     }
 
-    fn authenticate(
-        &self,
-        _req: reqwest::RequestBuilder,
-        _organization: &str,
-        _wire: Wire,
-        _credential: &Credential<'_>,
-    ) -> Result<reqwest::RequestBuilder, RelayError> {
-        Err(RelayError::Internal(
-            "a Baidu Qianfan request is converted from its body".into(),
-        ))
+    fn builds_own_requests(&self) -> bool {
+        true
     }
 
     fn request(

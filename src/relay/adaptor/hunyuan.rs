@@ -69,16 +69,8 @@ impl Adaptor for Hunyuan {
         false
     }
 
-    fn authenticate(
-        &self,
-        _req: reqwest::RequestBuilder,
-        _organization: &str,
-        _wire: Wire,
-        _credential: &Credential<'_>,
-    ) -> Result<reqwest::RequestBuilder, RelayError> {
-        Err(RelayError::Internal(
-            "a Hunyuan request is signed over its body".into(),
-        ))
+    fn builds_own_requests(&self) -> bool {
+        true
     }
 
     fn request(

@@ -177,6 +177,14 @@ pub trait Adaptor: Sync {
         matches!(wire, Wire::Gemini | Wire::Converse)
     }
 
+    /// Whether the type's own [`Adaptor::request`] builds every request it sends, the credential
+    /// worked into it — signed over its body (Hunyuan's TC3), a token in its URL (Baidu v1), a
+    /// signed WebSocket conversation (Spark) —, so [`Adaptor::authenticate`] refuses to put one
+    /// on a request apart (default: no).
+    fn builds_own_requests(&self) -> bool {
+        false
+    }
+
     /// Puts `credential` on `req` (the channel's OpenAI organization with OpenAI's bodies).
     fn authenticate(
         &self,
@@ -185,6 +193,12 @@ pub trait Adaptor: Sync {
         wire: Wire,
         credential: &Credential<'_>,
     ) -> Result<reqwest::RequestBuilder, RelayError> {
+        if self.builds_own_requests() {
+            return Err(RelayError::Internal(format!(
+                "a {} request is built with its credential by its adaptor's request",
+                self.name()
+            )));
+        }
         Ok(match credential {
             Credential::Google { token, .. } | Credential::Token(token) => req.bearer_auth(token),
             Credential::Aws(aws) => match aws.bearer() {

@@ -97,16 +97,8 @@ impl Adaptor for Spark {
         false
     }
 
-    fn authenticate(
-        &self,
-        _req: reqwest::RequestBuilder,
-        _organization: &str,
-        _wire: Wire,
-        _credential: &Credential<'_>,
-    ) -> Result<reqwest::RequestBuilder, RelayError> {
-        Err(RelayError::Internal(
-            "a Spark request is a signed WebSocket conversation".into(),
-        ))
+    fn builds_own_requests(&self) -> bool {
+        true
     }
 
     /// `url` is the channel's base URL ([`Adaptor::generate_url`]); the body an OpenAI chat
