@@ -6,27 +6,26 @@
 mod common;
 
 use common::TestServer;
+use common::limits_fixture::{Setup, hi, limits_fixture, put_limits};
 use common::relay_fixture::{balances, chat_request, fixture, openai_channel, other, raw};
 use reqwest::StatusCode;
 use serde_json::json;
 
 #[tokio::test]
 async fn limits_are_set_read_back_audited_and_kept_across_a_restart() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let server = TestServer::start_in(dir).await;
-    let (root, payer, _key) = fixture(
-        &server,
-        &[openai_channel("http://127.0.0.1:9", "m")],
-        1_000,
-        1_000,
-    )
+    let common::limits_fixture::Limited {
+        server,
+        root,
+        payer,
+        token,
+        channel,
+        ..
+    } = limits_fixture(Setup {
+        quota: 1_000,
+        dir: Some(tempfile::tempdir().expect("tempdir")),
+        ..Setup::default()
+    })
     .await;
-    let (_, list) = payer.get("/api/token/?p=1&page_size=10").await;
-    let token = list["data"]["items"][0]["id"].as_i64().expect("token id");
-    let (_, channels) = root.get("/api/channel/?p=1&page_size=10").await;
-    let channel = channels["data"]["items"][0]["id"]
-        .as_i64()
-        .expect("channel id");
 
     // A key's limits, by its owner; another user's key reads as not found.
     let path = format!("/api/token/{token}/limits");
@@ -176,33 +175,23 @@ async fn rate_limit_rules_are_checked_and_refusals_name_the_rule() {
     );
 }
 
-async fn put_limits(actor: &common::Actor, path: &str, body: serde_json::Value) {
-    let (status, answer) = actor.put(path, body).await;
-    assert_eq!(status, StatusCode::OK, "{path}: {answer}");
-}
-
 #[tokio::test]
 async fn a_keys_rpm_limit_answers_429_naming_it_in_each_format_with_ratelimit_headers() {
-    let mock = common::mock_upstream::MockUpstream::start().await;
-    let server = TestServer::start().await;
-    let (root, payer, key) = fixture(
-        &server,
-        &[openai_channel(&mock.base, "claude-test")],
-        100_000_000,
-        100_000_000,
-    )
-    .await;
-    let (_, list) = payer.get("/api/token/?p=1&page_size=10").await;
-    let token = list["data"]["items"][0]["id"].as_i64().expect("token id");
-    put_limits(
-        &payer,
-        &format!("/api/token/{token}/limits"),
-        json!({"rpm_limit": 2}),
-    )
+    let common::limits_fixture::Limited {
+        mock,
+        server,
+        root,
+        payer,
+        key,
+        token,
+        ..
+    } = limits_fixture(Setup {
+        token_limits: Some(json!({"rpm_limit": 2})),
+        ..Setup::default()
+    })
     .await;
 
-    let body = json!({"model": "claude-test", "max_tokens": 5,
-                      "messages": [{"role": "user", "content": "hi"}]});
+    let body = hi();
     for remaining in ["1", "0"] {
         let (status, headers, text) = raw(chat_request(&server, &key, &body)).await;
         assert_eq!(status, StatusCode::OK, "{text}");
@@ -304,26 +293,17 @@ async fn metrics(server: &TestServer, root: &common::Actor) -> String {
 
 #[tokio::test]
 async fn a_model_rules_concurrency_queue_lets_a_waiting_request_in_when_the_first_ends() {
-    let mock = common::mock_upstream::MockUpstream::start().await;
-    mock.set_delay(std::time::Duration::from_millis(300));
-    let server = TestServer::start().await;
-    let (root, _payer, key) = fixture(
-        &server,
-        &[openai_channel(&mock.base, "claude-test")],
-        100_000_000,
-        100_000_000,
-    )
-    .await;
-    server
-        .set_option(
-            &root,
+    let f = limits_fixture(Setup {
+        options: &[(
             "RateLimitRules",
-            json!(r#"[{"model":"claude-test","concurrency_limit":1,"queue":1,"queue_timeout_ms":900}]"#),
-        )
-        .await;
-    let body = json!({"model": "claude-test", "max_tokens": 5,
-                      "messages": [{"role": "user", "content": "hi"}]});
-    let send = || raw(chat_request(&server, &key, &body));
+            r#"[{"model":"claude-test","concurrency_limit":1,"queue":1,"queue_timeout_ms":900}]"#,
+        )],
+        ..Setup::default()
+    })
+    .await;
+    f.mock.set_delay(std::time::Duration::from_millis(300));
+    let body = hi();
+    let send = || f.send(&body);
     // Three at once: one runs, one waits in the queue and runs after it, one finds the queue
     // full and is refused at once naming the model's rule.
     let (a, b, c) = tokio::join!(send(), send(), send());
@@ -459,28 +439,17 @@ async fn a_channel_at_its_concurrency_limit_is_skipped_for_the_next_and_all_full
 
 #[tokio::test]
 async fn a_channel_keys_limit_moves_the_attempt_to_the_next_key() {
-    let mock = common::mock_upstream::MockUpstream::start().await;
-    let server = TestServer::start().await;
-    let mut channel = openai_channel(&mock.base, "claude-test");
-    channel["key"] = json!("upstream-key-1\nupstream-key-2");
-    let (root, _payer, key) = fixture(&server, &[channel], 100_000_000, 100_000_000).await;
-    let (_, channels) = root.get("/api/channel/?p=1&page_size=10").await;
-    let id = channels["data"]["items"][0]["id"]
-        .as_i64()
-        .expect("channel id");
-    put_limits(
-        &root,
-        &format!("/api/channel/{id}/limits"),
-        json!({"key_limits": [{"index": 0, "rpm_limit": 1}]}),
-    )
+    let f = limits_fixture(Setup {
+        keys: "upstream-key-1\nupstream-key-2",
+        channel_limits: Some(json!({"key_limits": [{"index": 0, "rpm_limit": 1}]})),
+        ..Setup::default()
+    })
     .await;
-    let body = json!({"model": "claude-test", "max_tokens": 5,
-                      "messages": [{"role": "user", "content": "hi"}]});
     let mut keys = Vec::new();
     for _ in 0..4 {
-        let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+        let (status, _, text) = f.send(&hi()).await;
         assert_eq!(status, StatusCode::OK, "{text}");
-        keys.push(mock.last_key().expect("a key"));
+        keys.push(f.mock.last_key().expect("a key"));
     }
     assert_eq!(
         keys.iter().filter(|k| *k == "upstream-key-1").count(),
@@ -492,25 +461,15 @@ async fn a_channel_keys_limit_moves_the_attempt_to_the_next_key() {
 #[tokio::test]
 async fn a_streams_concurrency_place_is_held_until_its_last_byte() {
     use futures_util::StreamExt;
-    let mock = common::mock_upstream::MockUpstream::start().await;
+    let common::limits_fixture::Limited {
+        mock, server, key, ..
+    } = limits_fixture(Setup {
+        token_limits: Some(json!({"concurrency_limit": 1})),
+        ..Setup::default()
+    })
+    .await;
     mock.set_pieces(&["one", "two", "three", "four"]);
     mock.set_chunk_delay(std::time::Duration::from_millis(150));
-    let server = TestServer::start().await;
-    let (_root, payer, key) = fixture(
-        &server,
-        &[openai_channel(&mock.base, "claude-test")],
-        100_000_000,
-        100_000_000,
-    )
-    .await;
-    let (_, list) = payer.get("/api/token/?p=1&page_size=10").await;
-    let token = list["data"]["items"][0]["id"].as_i64().expect("token id");
-    put_limits(
-        &payer,
-        &format!("/api/token/{token}/limits"),
-        json!({"concurrency_limit": 1}),
-    )
-    .await;
     let body = json!({"model": "claude-test", "max_tokens": 5, "stream": true,
                       "messages": [{"role": "user", "content": "hi"}]});
     let resp = chat_request(&server, &key, &body)
@@ -549,32 +508,20 @@ async fn a_streams_concurrency_place_is_held_until_its_last_byte() {
 
 #[tokio::test]
 async fn tokens_per_minute_count_the_used_tokens_after_settlement_not_the_estimate() {
-    let mock = common::mock_upstream::MockUpstream::start().await;
-    mock.set_usage(Some((10, 5, 0)));
-    let server = TestServer::start().await;
-    let (_root, payer, key) = fixture(
-        &server,
-        &[openai_channel(&mock.base, "claude-test")],
-        100_000_000,
-        100_000_000,
-    )
+    let f = limits_fixture(Setup {
+        token_limits: Some(json!({"tpm_limit": 1000})),
+        ..Setup::default()
+    })
     .await;
-    let (_, list) = payer.get("/api/token/?p=1&page_size=10").await;
-    let token = list["data"]["items"][0]["id"].as_i64().expect("token id");
-    put_limits(
-        &payer,
-        &format!("/api/token/{token}/limits"),
-        json!({"tpm_limit": 1000}),
-    )
-    .await;
+    f.mock.set_usage(Some((10, 5, 0)));
     // Each request reserves its prompt and 600 output tokens: two estimates do not fit in
     // 1,000, but what the first really used (15) leaves room for the second.
     let body = json!({"model": "claude-test", "max_tokens": 600,
                       "messages": [{"role": "user", "content": "hi"}]});
-    let (status, headers, text) = raw(chat_request(&server, &key, &body)).await;
+    let (status, headers, text) = f.send(&body).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     assert_eq!(headers["x-ratelimit-limit-tokens"], "1000");
-    let (status, headers, text) = raw(chat_request(&server, &key, &body)).await;
+    let (status, headers, text) = f.send(&body).await;
     assert_eq!(
         status,
         StatusCode::OK,
@@ -642,24 +589,23 @@ async fn one_conversation_sticks_to_one_channel_and_moves_when_it_answers_429() 
 
 #[tokio::test]
 async fn the_model_request_limit_is_a_user_rule_with_headers_a_log_row_and_metrics() {
-    let mock = common::mock_upstream::MockUpstream::start().await;
-    let server = TestServer::start().await;
-    let (root, payer, key) = fixture(
-        &server,
-        &[openai_channel(&mock.base, "claude-test")],
-        100_000_000,
-        100_000_000,
-    )
+    let common::limits_fixture::Limited {
+        mock,
+        server,
+        root,
+        payer,
+        key,
+        ..
+    } = limits_fixture(Setup {
+        options: &[
+            ("ModelRequestRateLimitEnabled", "true"),
+            ("ModelRequestRateLimitCount", "2"),
+            ("ModelRequestRateLimitDurationMinutes", "1"),
+        ],
+        ..Setup::default()
+    })
     .await;
-    for (k, v) in [
-        ("ModelRequestRateLimitEnabled", "true"),
-        ("ModelRequestRateLimitCount", "2"),
-        ("ModelRequestRateLimitDurationMinutes", "1"),
-    ] {
-        server.set_option(&root, k, json!(v)).await;
-    }
-    let body = json!({"model": "claude-test", "max_tokens": 5,
-                      "messages": [{"role": "user", "content": "hi"}]});
+    let body = hi();
     for remaining in ["1", "0"] {
         let (status, headers, text) = raw(chat_request(&server, &key, &body)).await;
         assert_eq!(status, StatusCode::OK, "{text}");
@@ -706,62 +652,49 @@ async fn the_model_request_limit_is_a_user_rule_with_headers_a_log_row_and_metri
 
 #[tokio::test]
 async fn a_request_refused_for_its_balance_uses_nothing_of_its_keys_limits() {
-    let mock = common::mock_upstream::MockUpstream::start().await;
-    let server = TestServer::start().await;
     // A balance of 1 passes the check before the body is read, not the reservation.
-    let (root, payer, key) = fixture(
-        &server,
-        &[openai_channel(&mock.base, "claude-test")],
-        1,
-        100_000_000,
-    )
-    .await;
-    let (_, list) = payer.get("/api/token/?p=1&page_size=10").await;
-    let token = list["data"]["items"][0]["id"].as_i64().expect("token id");
-    put_limits(
-        &payer,
-        &format!("/api/token/{token}/limits"),
-        json!({"rpm_limit": 1}),
-    )
+    let f = limits_fixture(Setup {
+        quota: 1,
+        token_limits: Some(json!({"rpm_limit": 1})),
+        ..Setup::default()
+    })
     .await;
     let body = json!({"model": "claude-test", "max_tokens": 5,
                       "messages": [{"role": "user", "content": "hello there"}]});
-    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+    let (status, _, text) = f.send(&body).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{text}");
     assert!(text.contains("insufficient user quota"), "{text}");
-    let (status, answer) = root
-        .put("/api/user/", json!({"id": payer.id, "quota": 100_000_000}))
+    let (status, answer) = f
+        .root
+        .put(
+            "/api/user/",
+            json!({"id": f.payer.id, "quota": 100_000_000}),
+        )
         .await;
     assert_eq!(status, StatusCode::OK, "{answer}");
-    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+    let (status, _, text) = f.send(&body).await;
     assert_eq!(
         status,
         StatusCode::OK,
         "the refused request did not use the key's one request per minute: {text}"
     );
-    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+    let (status, _, text) = f.send(&body).await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{text}");
 }
 
 #[tokio::test]
 async fn a_keys_limits_follow_it_when_the_channels_keys_are_reordered_or_deleted() {
-    let mock = common::mock_upstream::MockUpstream::start().await;
-    let server = TestServer::start().await;
-    let mut channel = openai_channel(&mock.base, "claude-test");
-    channel["key"] = json!("upstream-key-1\nupstream-key-2\nupstream-key-3");
-    let (root, _payer, key) = fixture(&server, &[channel], 100_000_000, 100_000_000).await;
-    let (_, channels) = root.get("/api/channel/?p=1&page_size=10").await;
-    let id = channels["data"]["items"][0]["id"]
-        .as_i64()
-        .expect("channel id");
-    let path = format!("/api/channel/{id}/limits");
     // Key 2 (line 1) may serve one request a minute, key 3 (line 2) two.
-    put_limits(
-        &root,
-        &path,
-        json!({"key_limits": [{"index": 1, "rpm_limit": 1}, {"index": 2, "rpm_limit": 2}]}),
-    )
+    let f = limits_fixture(Setup {
+        keys: "upstream-key-1\nupstream-key-2\nupstream-key-3",
+        channel_limits: Some(
+            json!({"key_limits": [{"index": 1, "rpm_limit": 1}, {"index": 2, "rpm_limit": 2}]}),
+        ),
+        ..Setup::default()
+    })
     .await;
+    let (root, id) = (&f.root, f.channel);
+    let path = format!("/api/channel/{id}/limits");
     // Key 1 is deleted and key 3 moves in front of key 2.
     let (status, answer) = root
         .put(
@@ -782,13 +715,11 @@ async fn a_keys_limits_follow_it_when_the_channels_keys_are_reordered_or_deleted
         vec![(json!(0), json!(2)), (json!(1), json!(1))],
         "the rows follow their keys: {limits}"
     );
-    let body = json!({"model": "claude-test", "max_tokens": 5,
-                      "messages": [{"role": "user", "content": "hi"}]});
     let mut keys = Vec::new();
     for _ in 0..3 {
-        let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+        let (status, _, text) = f.send(&hi()).await;
         assert_eq!(status, StatusCode::OK, "{text}");
-        keys.push(mock.last_key().expect("a key"));
+        keys.push(f.mock.last_key().expect("a key"));
     }
     keys.sort();
     assert_eq!(
@@ -796,40 +727,26 @@ async fn a_keys_limits_follow_it_when_the_channels_keys_are_reordered_or_deleted
         ["upstream-key-2", "upstream-key-3", "upstream-key-3"],
         "each key keeps its own limit on its new line"
     );
-    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+    let (status, _, text) = f.send(&hi()).await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{text}");
 }
 
 #[tokio::test]
 async fn a_client_hammering_a_limit_costs_one_error_row_per_rule_per_second() {
-    let mock = common::mock_upstream::MockUpstream::start().await;
-    let server = TestServer::start().await;
-    let (root, payer, key) = fixture(
-        &server,
-        &[openai_channel(&mock.base, "claude-test")],
-        100_000_000,
-        100_000_000,
-    )
+    let f = limits_fixture(Setup {
+        token_limits: Some(json!({"rpm_limit": 1})),
+        ..Setup::default()
+    })
     .await;
-    let (_, list) = payer.get("/api/token/?p=1&page_size=10").await;
-    let token = list["data"]["items"][0]["id"].as_i64().expect("token id");
-    put_limits(
-        &payer,
-        &format!("/api/token/{token}/limits"),
-        json!({"rpm_limit": 1}),
-    )
-    .await;
-    let body = json!({"model": "claude-test", "max_tokens": 5,
-                      "messages": [{"role": "user", "content": "hi"}]});
-    let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+    let (status, _, text) = f.send(&hi()).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     let started = std::time::Instant::now();
     for _ in 0..40 {
-        let (status, _, text) = raw(chat_request(&server, &key, &body)).await;
+        let (status, _, text) = f.send(&hi()).await;
         assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{text}");
     }
     let seconds = started.elapsed().as_secs() + 2;
-    let (_, _, _, logs) = balances(&server, payer.id).await;
+    let (_, _, _, logs) = balances(&f.server, f.payer.id).await;
     let rows: Vec<_> = logs
         .iter()
         .filter(|row| row.log_type == tollgate_storage::logs::LOG_ERROR)
@@ -846,7 +763,7 @@ async fn a_client_hammering_a_limit_costs_one_error_row_per_rule_per_second() {
         .map(|o| 1 + o["limit"]["repeated"].as_u64().unwrap_or(0))
         .sum();
     assert!(counted <= 40, "{rows:?}");
-    let exposition = metrics(&server, &root).await;
+    let exposition = metrics(&f.server, &f.root).await;
     assert!(
         exposition.contains(r#"tollgate_rate_limit_refusals_total{scope="token",kind="rpm"} 40"#),
         "every refusal is still counted: {exposition}"
@@ -855,28 +772,25 @@ async fn a_client_hammering_a_limit_costs_one_error_row_per_rule_per_second() {
 
 #[tokio::test]
 async fn a_queued_requests_body_counts_against_its_keys_body_share() {
-    let mock = common::mock_upstream::MockUpstream::start().await;
-    mock.set_delay(std::time::Duration::from_millis(700));
-    let server = TestServer::start().await;
-    let (root, _payer, key) = fixture(
-        &server,
-        &[openai_channel(&mock.base, "claude-test")],
-        100_000_000,
-        100_000_000,
-    )
+    let common::limits_fixture::Limited {
+        mock,
+        server,
+        root,
+        key,
+        ..
+    } = limits_fixture(Setup {
+        options: &[
+            (
+                "RateLimitRules",
+                r#"[{"model":"claude-test","concurrency_limit":1,"queue":2,"queue_timeout_ms":5000}]"#,
+            ),
+            ("RelayBodyBudgetPerKeyMB", "1"),
+        ],
+        ..Setup::default()
+    })
     .await;
-    server
-        .set_option(
-            &root,
-            "RateLimitRules",
-            json!(r#"[{"model":"claude-test","concurrency_limit":1,"queue":2,"queue_timeout_ms":5000}]"#),
-        )
-        .await;
-    server
-        .set_option(&root, "RelayBodyBudgetPerKeyMB", json!("1"))
-        .await;
-    let small = json!({"model": "claude-test", "max_tokens": 5,
-                       "messages": [{"role": "user", "content": "hi"}]});
+    mock.set_delay(std::time::Duration::from_millis(700));
+    let small = hi();
     // 600 KiB of padding the prompt counter does not read.
     let mut big = small.clone();
     big["pad"] = json!("x".repeat(600 * 1024));

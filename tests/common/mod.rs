@@ -13,6 +13,7 @@ pub mod cloud_auth;
 pub mod fault;
 pub mod faulty_disk;
 pub mod import_fixture;
+pub mod limits_fixture;
 pub mod log_capture;
 pub mod mock_anthropic;
 pub mod mock_audio;
