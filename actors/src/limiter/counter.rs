@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 use tollgate_storage::limits::Limits;
 
+use super::scope::{Headroom, Kind};
 use super::span::{Span, SpanFull};
 use super::window::Window;
-use super::{Headroom, Kind};
 use crate::options::rate_limit::RateLimit;
 
 /// What a refused check says: the kind, its limit, and milliseconds until it would fit.

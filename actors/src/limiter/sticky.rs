@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use tollgate_storage::ChannelId;
 
-use super::MillisClock;
+use super::clock::MillisClock;
 
 const SHARDS: usize = 16;
 

@@ -1,9 +1,13 @@
-use std::sync::atomic::AtomicI64;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
 
-use tollgate_storage::limits::KeyLimit;
+use tollgate_storage::limits::{KeyLimit, Limits, Owner, OwnerLimits};
+use tollgate_storage::{ChannelId, TokenId, UserId};
 
 use super::*;
 use crate::options::limit_rules;
+use crate::options::rate_limit::RateLimit;
 
 /// A limiter whose clock is the returned cell (Unix ms).
 fn limiter() -> (Limiter, Arc<AtomicI64>) {
