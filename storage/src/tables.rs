@@ -84,24 +84,25 @@ pub type HourCount = (u64, u64, i64, i64, i64);
 /// A dashboard aggregate: (requests, quota, prompt tokens, completion tokens).
 pub type DashAggregate = (u64, i64, i64, i64);
 
-/// Filter indexes: (filter key, created_at, log id) → (). A filter key is one dimension of a log
-/// and its value, e.g. `u:17` (user), `m:gpt-4o` (model), `um:17:gpt-4o` (user and model); see
-/// [`crate::logs::keys`]. Every key of a row is written with the row and removed with it.
-pub const LOG_BY_KEY: TableDefinition<(&str, i64, i64), ()> = TableDefinition::new("log_by_key.v1");
+/// Filter index as postings: (hour start, filter key or `*`, first log id) → a postcard
+/// [`crate::logs::postings::Posting`]: up to 256 rows of that key and hour as (id, created_at)
+/// offsets, after their share of the hour counter. A filter key is one dimension of a log and
+/// its value, e.g. `u:17` (user), `m:gpt-4o` (model), `um:17:gpt-4o` (user and model); see
+/// [`crate::logs::keys`]. Rows are added with their batch and removed with their row.
+pub const LOG_POSTINGS: TableDefinition<(i64, &str, i64), &[u8]> =
+    TableDefinition::new("log_postings.v1");
+
+/// Log marks by name; `sealed_before` is the hour start below which the hour counters are
+/// in [`LOG_COUNTS`] (the postings' shares of those hours are no longer read).
+pub const LOG_MARKS: TableDefinition<&str, i64> = TableDefinition::new("log_marks.v1");
 
 /// Counters per filter key and hour: (filter key or `*`, hour start) → (rows, consume rows,
-/// consume quota, consume prompt tokens, consume completion tokens). Kept exact on insert and
-/// delete, so page totals and stat sums read a few counters instead of scanning rows.
+/// consume quota, consume prompt tokens, consume completion tokens) of the hours before the
+/// `sealed_before` mark ([`LOG_MARKS`]); a newer hour's counter is the sum of its postings'
+/// shares ([`LOG_POSTINGS`]). Kept exact on insert and delete, so page totals and stat sums
+/// read a few counters instead of scanning rows.
 pub const LOG_COUNTS: TableDefinition<(&str, i64), HourCount> =
     TableDefinition::new("log_counts.v1");
-
-/// The newest hour counters, hour-major: (hour start, filter key or `*`) → the same counter as
-/// [`LOG_COUNTS`]. The log writer adds to these, so the counters a commit touches sit in the
-/// leaves of one or two hours instead of one leaf per distinct key; an hour that falls two days
-/// behind the newest moves into [`LOG_COUNTS`] in one go ([`crate::logs::write::RECENT_HOURS`]).
-/// An hour's counter is the sum of its entries in both tables.
-pub const LOG_COUNTS_RECENT: TableDefinition<(i64, &str), HourCount> =
-    TableDefinition::new("log_counts_recent.v1");
 
 /// Dashboard aggregates by hour and model (consume logs): (hour start, model) → (requests,
 /// quota, prompt tokens, completion tokens). Maintained by the log writer; kept when logs are

@@ -1,6 +1,6 @@
 //! Filter keys: one dimension of a log row and its value, as text, e.g. `u:17` (user 17),
 //! `m:gpt-4o` (model), `um:17:gpt-4o` (user 17 and model gpt-4o). Every row is indexed
-//! ([`crate::tables::LOG_BY_KEY`]) and counted per hour ([`crate::tables::LOG_COUNTS`]) under
+//! ([`crate::tables::LOG_POSTINGS`]) and counted per hour ([`crate::tables::LOG_COUNTS`]) under
 //! each of its keys; [`ALL`] counts every row (its index is [`crate::tables::LOG_BY_TIME`]).
 //!
 //! The composite keys (user + model, user + token name, user + group) exist because a user's own

@@ -1,9 +1,11 @@
 //! Usage logs (spec 02 §3 "Log entry"): the rows, their indexes and counters, and the queries
 //! the console runs on them.
 //!
-//! - [`write`]: inserting a batch (rows, filter indexes, hour counters, dashboard aggregates in
-//!   the caller's transaction) and deleting old rows in small batches.
+//! - [`write`]: inserting a batch (rows, postings, hour counters, dashboard aggregates in the
+//!   caller's transaction) and deleting old rows in small batches.
 //! - [`keys`]: the filter keys a row is indexed and counted under.
+//! - [`postings`]: the filter index, up to 256 rows of a key and hour per entry.
+//! - [`tally`]: a row's change to an hour counter, checked.
 //! - [`query`]: pages, totals and stats for a [`query::LogFilter`].
 //! - [`dashboard`]: the per-hour aggregates of the /detail page.
 //!
@@ -12,7 +14,9 @@
 
 pub mod dashboard;
 pub mod keys;
+pub mod postings;
 pub mod query;
+pub mod tally;
 pub mod write;
 
 use redb::{ReadTransaction, ReadableTable, ReadableTableMetadata};
@@ -20,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 pub use write::{delete_before, insert, insert_batch};
 
-use crate::tables::{LOG_BY_KEY, LOGS};
+use crate::tables::LOGS;
 use crate::{Result, UserId, codec};
 
 /// Log type: top-up.
@@ -129,17 +133,9 @@ pub fn get(rtx: &ReadTransaction, id: i64) -> Result<Option<LogEntry>> {
 
 /// A user's logs, newest first, at most `limit`.
 pub fn recent_for_user(rtx: &ReadTransaction, user: UserId, limit: usize) -> Result<Vec<LogEntry>> {
-    let index = rtx.open_table(LOG_BY_KEY)?;
     let logs = rtx.open_table(LOGS)?;
-    let key = keys::user(user.0);
     let mut out = Vec::new();
-    for entry in index
-        .range((key.as_str(), i64::MIN, i64::MIN)..=(key.as_str(), i64::MAX, i64::MAX))?
-        .rev()
-        .take(limit)
-    {
-        let (k, _) = entry?;
-        let (_, _, id) = k.value();
+    for id in query::newest_under(rtx, &keys::user(user.0), limit)? {
         if let Some(bytes) = logs.get(id)? {
             out.push(codec::decode(bytes.value())?);
         }
@@ -164,7 +160,7 @@ pub struct TableFootprint {
 /// dashboard aggregates.
 pub fn footprint(rtx: &ReadTransaction) -> Result<Vec<TableFootprint>> {
     use crate::tables::{
-        DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL, LOG_BY_TIME, LOG_COUNTS, LOG_COUNTS_RECENT,
+        DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL, LOG_BY_TIME, LOG_COUNTS, LOG_POSTINGS,
     };
     // redb's page size (the default; the store does not change it).
     let page: u64 = 4096;
@@ -176,18 +172,20 @@ pub fn footprint(rtx: &ReadTransaction) -> Result<Vec<TableFootprint>> {
     };
     let logs = rtx.open_table(LOGS)?;
     let by_time = rtx.open_table(LOG_BY_TIME)?;
-    let by_key = rtx.open_table(LOG_BY_KEY)?;
+    let postings = rtx.open_table(LOG_POSTINGS)?;
     let counts = rtx.open_table(LOG_COUNTS)?;
-    let recent = rtx.open_table(LOG_COUNTS_RECENT)?;
     let dash_model = rtx.open_table(DASH_BY_MODEL)?;
     let dash_user_model = rtx.open_table(DASH_BY_USER_MODEL)?;
     let dash_user = rtx.open_table(DASH_BY_USER)?;
     Ok(vec![
         of("rows", logs.len()?, logs.stats()?),
         of("time index", by_time.len()?, by_time.stats()?),
-        of("filter index", by_key.len()?, by_key.stats()?),
+        of(
+            "postings (filter index)",
+            postings.len()?,
+            postings.stats()?,
+        ),
         of("hour counters", counts.len()?, counts.stats()?),
-        of("recent hour counters", recent.len()?, recent.stats()?),
         of("dashboard by model", dash_model.len()?, dash_model.stats()?),
         of(
             "dashboard by user and model",

@@ -1,13 +1,14 @@
 //! Log queries: one page of a [`LogFilter`], its total, and its stat (quota, rpm, tpm).
 //!
-//! **Plan.** Every filter dimension the query sets has an index range (key, created_at, id);
-//! user + model, user + token name, user + group and model + channel also have composite ones,
-//! and rows other than consume are indexed under typed keys ([`super::keys`]). The planner
-//! estimates each candidate range's size from the hour counters (a range of the key-major
-//! counters plus one read per hour of the newest two days, [`crate::tables::LOG_COUNTS_RECENT`])
-//! and scans
-//! the smallest, newest first, checking the remaining filters by point lookups in their index
-//! ranges (most selective first). With no filter it scans the time index.
+//! **Plan.** Every filter dimension the query sets has an index range (its postings, hour by
+//! hour, [`super::postings`]); user + model, user + token name, user + group and model +
+//! channel also have composite ones, and rows other than consume are indexed under typed keys
+//! ([`super::keys`]). The planner estimates each candidate range's size from the hour counters
+//! (a range of the key-major counters plus the postings' shares of the hours not yet sealed,
+//! at most about two days) and scans the smallest, newest first (an hour's postings are read
+//! and ordered by (created_at, id) together), checking the remaining filters by looking the
+//! row up in their postings (most selective first; one seek and a binary search in the stored
+//! posting each). With no filter it scans the time index.
 //!
 //! **Totals.** When the chosen range covers every filter (one dimension, or a composite pair,
 //! plus the time range), the total is EXACT and costs no scan: the hour counters give the full
@@ -30,11 +31,13 @@
 //! consume rows (count, prompt + completion tokens) created in the last 60 seconds that match
 //! the filter, time range aside (new-api's semantics).
 
-use redb::{ReadOnlyTable, ReadTransaction};
+use redb::{ReadOnlyTable, ReadTransaction, ReadableTable};
 
-use super::write::Tally;
+use super::postings::View;
+use super::tally::Tally;
+use super::write::sealed_before;
 use super::{LOG_CONSUME, LogEntry, keys};
-use crate::tables::{HourCount, LOG_BY_KEY, LOG_BY_TIME, LOG_COUNTS, LOG_COUNTS_RECENT, LOGS};
+use crate::tables::{HourCount, LOG_BY_TIME, LOG_COUNTS, LOG_MARKS, LOG_POSTINGS, LOGS};
 use crate::{Result, UserId, codec};
 
 /// Candidates checked when counting a filter that no index range covers; past that the total
@@ -173,21 +176,89 @@ pub struct Plan {
 struct Tables {
     logs: ReadOnlyTable<i64, &'static [u8]>,
     by_time: ReadOnlyTable<(i64, i64), ()>,
-    by_key: ReadOnlyTable<(&'static str, i64, i64), ()>,
+    postings: ReadOnlyTable<(i64, &'static str, i64), &'static [u8]>,
     counts: ReadOnlyTable<(&'static str, i64), HourCount>,
-    recent: ReadOnlyTable<(i64, &'static str), HourCount>,
+    /// Hours from here on are counted by their postings' shares.
+    sealed_before: i64,
+    /// created_at of the oldest and the newest row (`None`: no rows).
+    span: Option<(i64, i64)>,
 }
 
-type Ids = Box<dyn Iterator<Item = Result<(i64, i64)>>>;
+type Ids<'a> = Box<dyn Iterator<Item = Result<(i64, i64)>> + 'a>;
+
+/// The rows of one key's postings, newest first, an hour at a time.
+struct HourWalk<'a> {
+    t: &'a Tables,
+    key: String,
+    start: i64,
+    end: i64,
+    /// The next hour to read (descending), until `low`.
+    hour: i64,
+    low: i64,
+    /// The hour read, ascending (popped from the end).
+    buf: Vec<(i64, i64)>,
+    done: bool,
+}
+
+impl Iterator for HourWalk<'_> {
+    type Item = Result<(i64, i64)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(x) = self.buf.pop() {
+                return Some(Ok(x));
+            }
+            if self.done || self.hour < self.low {
+                return None;
+            }
+            let hour = self.hour;
+            match self.hour.checked_sub(keys::HOUR) {
+                Some(h) => self.hour = h,
+                None => self.done = true,
+            }
+            if let Err(e) = self.load(hour) {
+                self.done = true;
+                return Some(Err(e));
+            }
+        }
+    }
+}
+
+impl HourWalk<'_> {
+    fn load(&mut self, hour: i64) -> Result<()> {
+        let key = self.key.as_str();
+        for r in self
+            .t
+            .postings
+            .range((hour, key, i64::MIN)..=(hour, key, i64::MAX))?
+        {
+            let (k, v) = r?;
+            let first = k.value().2;
+            let p = View::of(v.value())?;
+            self.buf.extend(
+                p.entries(hour, first)
+                    .filter(|(ts, _)| *ts >= self.start && *ts <= self.end),
+            );
+        }
+        self.buf.sort_unstable();
+        Ok(())
+    }
+}
 
 impl Tables {
     fn open(rtx: &ReadTransaction) -> Result<Tables> {
+        let by_time = rtx.open_table(LOG_BY_TIME)?;
+        let span = match (by_time.first()?, by_time.last()?) {
+            (Some((a, _)), Some((b, _))) => Some((a.value().0, b.value().0)),
+            _ => None,
+        };
         Ok(Tables {
             logs: rtx.open_table(LOGS)?,
-            by_time: rtx.open_table(LOG_BY_TIME)?,
-            by_key: rtx.open_table(LOG_BY_KEY)?,
+            by_time,
+            postings: rtx.open_table(LOG_POSTINGS)?,
             counts: rtx.open_table(LOG_COUNTS)?,
-            recent: rtx.open_table(LOG_COUNTS_RECENT)?,
+            sealed_before: sealed_before(&rtx.open_table(LOG_MARKS)?)?,
+            span,
         })
     }
 
@@ -199,7 +270,7 @@ impl Tables {
     }
 
     /// (created_at, id) of the range, newest first.
-    fn ids_desc(&self, key: Option<&str>, start: Option<i64>, end: Option<i64>) -> Result<Ids> {
+    fn ids_desc(&self, key: Option<&str>, start: Option<i64>, end: Option<i64>) -> Result<Ids<'_>> {
         let (s, e) = (start.unwrap_or(i64::MIN), end.unwrap_or(i64::MAX));
         if s > e {
             return Ok(Box::new(std::iter::empty()));
@@ -211,41 +282,65 @@ impl Tables {
                     .rev()
                     .map(|r| Ok(r?.0.value())),
             ),
-            Some(key) => Box::new(
-                self.by_key
-                    .range((key, s, i64::MIN)..=(key, e, i64::MAX))?
-                    .rev()
-                    .map(|r| {
-                        let (_, ts, id) = r?.0.value();
-                        Ok((ts, id))
-                    }),
-            ),
+            Some(key) => {
+                let Some((oldest, newest)) = self.span else {
+                    return Ok(Box::new(std::iter::empty()));
+                };
+                let (s, e) = (s.max(oldest), e.min(newest));
+                if s > e {
+                    return Ok(Box::new(std::iter::empty()));
+                }
+                Box::new(HourWalk {
+                    t: self,
+                    key: key.to_owned(),
+                    start: s,
+                    end: e,
+                    hour: keys::hour(e),
+                    low: keys::hour(s),
+                    buf: Vec::new(),
+                    done: false,
+                })
+            }
         })
     }
 
-    /// The hours in `[lo, hi)` that hold recent counters, ascending (one seek each).
-    fn recent_hours(&self, lo: i64, hi: i64) -> Result<Vec<i64>> {
+    /// Whether row `(ts, id)` is posted under `key` (one seek and a binary search in the
+    /// stored posting).
+    fn posted(&self, key: &str, ts: i64, id: i64) -> Result<bool> {
+        let hour = keys::hour(ts);
+        let Some(r) = self
+            .postings
+            .range((hour, key, i64::MIN)..=(hour, key, id))?
+            .next_back()
+        else {
+            return Ok(false);
+        };
+        let (k, v) = r?;
+        Ok(View::of(v.value())?.contains(k.value().2, id))
+    }
+
+    /// The hours in `[lo, hi)` counted by their postings (not sealed, holding rows),
+    /// ascending.
+    fn open_hours(&self, lo: i64, hi: i64) -> Vec<i64> {
+        let Some((oldest, newest)) = self.span else {
+            return Vec::new();
+        };
+        let from = keys::hour(lo.max(self.sealed_before).max(oldest));
+        let to = hi.min(keys::hour(newest).saturating_add(keys::HOUR));
         let mut out = Vec::new();
-        let mut from = lo;
-        while from < hi {
-            let Some(r) = self.recent.range((from, "")..)?.next() else {
-                break;
-            };
-            let hour = r?.0.value().0;
-            if hour >= hi {
-                break;
-            }
-            out.push(hour);
-            match hour.checked_add(keys::HOUR) {
-                Some(next) => from = next,
+        let mut h = from;
+        while h < to {
+            out.push(h);
+            match h.checked_add(keys::HOUR) {
+                Some(next) => h = next,
                 None => break,
             }
         }
-        Ok(out)
+        out
     }
 
-    /// The hour counters of `key` for hours in `[lo, hi)`, from both counter tables (an hour
-    /// may have a part in each).
+    /// The hour counters of `key` for hours in `[lo, hi)`: sealed hours from the key-major
+    /// counters, the others summed from their postings.
     fn key_counters(&self, key: &str, lo: i64, hi: i64) -> Result<Vec<(i64, HourCount)>> {
         let mut out = Vec::new();
         if lo >= hi {
@@ -255,9 +350,17 @@ impl Tables {
             let (k, v) = r?;
             out.push((k.value().1, v.value()));
         }
-        for hour in self.recent_hours(lo, hi)? {
-            if let Some(v) = self.recent.get((hour, key))? {
-                out.push((hour, v.value()));
+        for hour in self.open_hours(lo, hi) {
+            let mut sum: Option<HourCount> = None;
+            for r in self
+                .postings
+                .range((hour, key, i64::MIN)..=(hour, key, i64::MAX))?
+            {
+                let share = View::of(r?.1.value())?.count;
+                sum = Some(add_counts(sum.unwrap_or_default(), share));
+            }
+            if let Some(sum) = sum {
+                out.push((hour, sum));
             }
         }
         Ok(out)
@@ -323,15 +426,21 @@ impl Tables {
     /// The log types other than consume that have rows (a few seeks in the counters).
     fn other_types(&self) -> Result<Vec<i32>> {
         let mut out = std::collections::BTreeSet::new();
-        for hour in self.recent_hours(i64::MIN, i64::MAX)? {
-            // "t:{type}" keys sort between "t:" and "t;".
-            for r in self.recent.range((hour, "t:")..(hour, "t;"))? {
-                let (k, _) = r?;
-                if let Some(t) = k.value().1.strip_prefix("t:").and_then(|v| v.parse().ok())
+        for hour in self.open_hours(i64::MIN, i64::MAX) {
+            // "t:{type}" keys sort between "t:" and "t;"; each step skips past one key.
+            let mut after = "t:".to_owned();
+            while let Some(r) = self
+                .postings
+                .range((hour, after.as_str(), i64::MAX)..(hour, "t;", i64::MIN))?
+                .next()
+            {
+                let next = r?.0.value().1.to_owned();
+                if let Some(t) = next.strip_prefix("t:").and_then(|v| v.parse::<i32>().ok())
                     && keys::has_typed_keys(t)
                 {
                     out.insert(t);
                 }
+                after = next;
             }
         }
         // "t:{type}" keys sort between "t:" and "t;"; each step skips past one key's hours.
@@ -371,7 +480,7 @@ impl Tables {
     /// Whether the row `(ts, id)` is in every range of `others`.
     fn in_all(&self, others: &[String], ts: i64, id: i64) -> Result<bool> {
         for key in others {
-            if self.by_key.get((key.as_str(), ts, id))?.is_none() {
+            if !self.posted(key, ts, id)? {
                 return Ok(false);
             }
         }
@@ -430,6 +539,17 @@ impl Tables {
         }
         Ok(t)
     }
+}
+
+/// Two counters summed (saturating: a reader never fails on a sum).
+fn add_counts(a: HourCount, b: HourCount) -> HourCount {
+    (
+        a.0.saturating_add(b.0),
+        a.1.saturating_add(b.1),
+        a.2.saturating_add(b.2),
+        a.3.saturating_add(b.3),
+        a.4.saturating_add(b.4),
+    )
 }
 
 fn add(t: &mut Tally, o: Tally) {
@@ -653,6 +773,15 @@ fn sum_matching(
         *c = c.saturating_add(n);
     }
     Ok(sum)
+}
+
+/// The ids of the newest rows under filter key `key`, at most `limit`.
+pub(crate) fn newest_under(rtx: &ReadTransaction, key: &str, limit: usize) -> Result<Vec<i64>> {
+    let t = Tables::open(rtx)?;
+    t.ids_desc(Some(key), None, None)?
+        .take(limit)
+        .map(|r| r.map(|(_, id)| id))
+        .collect()
 }
 
 /// Rows created before `before` (what a deletion by time will remove), exact.

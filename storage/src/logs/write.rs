@@ -1,95 +1,62 @@
-//! Writing logs: a batch of rows with their index entries, hour counters and dashboard
-//! aggregates in the caller's transaction; and deleting old rows a small batch at a time, with
-//! every index entry and counter they contributed.
+//! Writing logs: a batch of rows with their postings, hour counters and dashboard aggregates
+//! in the caller's transaction; and deleting old rows a small batch at a time, with every
+//! posting entry and counter they contributed.
 //!
-//! Counter and aggregate changes of a batch are summed in memory first, so a batch of 512 rows
-//! of a few users and models touches each counter once. New rows count in the hour-major
-//! [`LOG_COUNTS_RECENT`] (a commit's counters share the leaves of its hours); an hour that falls
-//! more than [`RECENT_HOURS`] behind the newest is moved into the key-major [`LOG_COUNTS`] in one
-//! commit ([`seal`]), so each key's leaf there is rewritten about once an hour, not once a
-//! commit.
+//! A batch's rows are grouped by (hour, filter key) in memory and appended to the postings
+//! ([`super::postings`]): one B-tree insert per distinct (hour, key) of the commit, in the
+//! leaves of its hour, and the posting carries that batch's share of the hour counter. Once an
+//! hour falls more than [`RECENT_HOURS`] behind the newest row, [`seal`] sums its postings'
+//! shares into the key-major [`LOG_COUNTS`] (one commit an hour) and moves the `sealed_before`
+//! mark ([`LOG_MARKS`]) past it; rows for a sealed hour (imports, late rows) add to
+//! [`LOG_COUNTS`] directly. Dashboard aggregate changes of a batch are summed in memory first.
 
 use std::borrow::BorrowMut;
 use std::collections::BTreeMap;
 
 use redb::{ReadableTable, Table, WriteTransaction};
 
+use super::postings::{self, View};
+use super::tally::{Tally, shifted, tally};
 use super::{LOG_CONSUME, LogEntry, keys};
 use crate::tables::{
-    DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL, DashAggregate, HourCount, LOG_BY_KEY,
-    LOG_BY_TIME, LOG_COUNTS, LOG_COUNTS_RECENT, LOGS,
+    DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL, DashAggregate, HourCount, LOG_BY_TIME,
+    LOG_COUNTS, LOG_MARKS, LOG_POSTINGS, LOGS,
 };
-
-/// Hours of counters the hour-major [`LOG_COUNTS_RECENT`] keeps behind the newest before they
-/// move into [`LOG_COUNTS`] (so a reader does at most about this many recent reads per key).
-pub const RECENT_HOURS: i64 = 48;
 use crate::{Result, StorageError, codec, meta};
 
-/// A change to one hour counter: rows, consume rows, quota, prompt and completion tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
-    /// Rows of any type.
-    pub rows: i64,
-    /// Consume rows (relayed requests).
-    pub requests: i64,
-    /// Quota of consume rows.
-    pub quota: i64,
-    /// Prompt tokens of consume rows.
-    pub prompt: i64,
-    /// Completion tokens of consume rows.
-    pub completion: i64,
-}
+/// Hours behind the newest row whose counters stay in their postings before [`seal`] moves
+/// them into [`LOG_COUNTS`] (so a reader sums the postings of at most about this many hours).
+pub const RECENT_HOURS: i64 = 48;
 
-impl Tally {
-    /// The tally of one row, negated when `sign` is -1.
-    fn of(e: &LogEntry, sign: i64) -> Tally {
-        let signed = |v: i64| {
-            if e.log_type != LOG_CONSUME {
-                0
-            } else if sign < 0 {
-                v.saturating_neg()
-            } else {
-                v
-            }
-        };
-        Tally {
-            rows: sign,
-            requests: signed(1),
-            quota: signed(e.quota),
-            prompt: signed(e.prompt_tokens),
-            completion: signed(e.completion_tokens),
-        }
-    }
+/// The name of the `sealed_before` mark in [`LOG_MARKS`].
+const SEALED_BEFORE: &str = "sealed_before";
 
-    fn add(&mut self, o: Tally) -> Result<()> {
-        let add = |a: i64, b: i64| a.checked_add(b).ok_or(StorageError::Overflow);
-        self.rows = add(self.rows, o.rows)?;
-        self.requests = add(self.requests, o.requests)?;
-        self.quota = add(self.quota, o.quota)?;
-        self.prompt = add(self.prompt, o.prompt)?;
-        self.completion = add(self.completion, o.completion)?;
-        Ok(())
-    }
+/// The hour start below which counters are in [`LOG_COUNTS`] (`i64::MIN`: none yet).
+pub fn sealed_before(marks: &impl ReadableTable<&'static str, i64>) -> Result<i64> {
+    Ok(marks.get(SEALED_BEFORE)?.map_or(i64::MIN, |g| g.value()))
 }
 
 /// Pending counter and aggregate changes of a batch.
 #[derive(Default)]
 struct Deltas {
-    /// Hour counters by (hour, key), the order of [`LOG_COUNTS_RECENT`].
-    counts: BTreeMap<(i64, String), Tally>,
+    /// Key-major hour counters of sealed hours by (key, hour), the order of [`LOG_COUNTS`].
+    counts: BTreeMap<(String, i64), Tally>,
     by_model: BTreeMap<(i64, String), Tally>,
     by_user_model: BTreeMap<(i64, i64, String), Tally>,
     by_user: BTreeMap<(i64, i64), Tally>,
 }
 
 impl Deltas {
-    /// Counts row `e` (`sign` 1: inserted, -1: deleted) under [`keys::ALL`] and `row_keys`
-    /// (moved into the counters, not cloned).
-    fn count(&mut self, e: &LogEntry, row_keys: Vec<String>, sign: i64) -> Result<()> {
+    /// Counts row `e` (`sign` 1: inserted, -1: deleted) under [`keys::ALL`] and `row_keys` in
+    /// the key-major counters (rows of a sealed hour).
+    fn count(&mut self, e: &LogEntry, row_keys: &[String], sign: i64) -> Result<()> {
         let hour = keys::hour(e.created_at);
         let tally = Tally::of(e, sign);
-        for key in std::iter::once(keys::ALL.to_owned()).chain(row_keys) {
-            self.counts.entry((hour, key)).or_default().add(tally)?;
+        for key in std::iter::once(keys::ALL).chain(row_keys.iter().map(String::as_str)) {
+            self.counts
+                .entry((key.to_owned(), hour))
+                .or_default()
+                .add(tally)?;
         }
         Ok(())
     }
@@ -113,22 +80,16 @@ impl Deltas {
         Ok(())
     }
 
-    /// Writes the changes (row additions: the hour counters into [`LOG_COUNTS_RECENT`], then
-    /// [`seal`]); returns the B-tree inserts and removals made.
+    /// Writes the changes; returns the B-tree inserts and removals made.
     fn apply(self, wtx: &WriteTransaction) -> Result<u64> {
         let writes = self.counts.len() + self.by_model.len() + self.by_user_model.len();
         let writes = u64::try_from(writes + self.by_user.len()).unwrap_or(u64::MAX);
-        {
-            let mut recent = wtx.open_table(LOG_COUNTS_RECENT)?;
-            for ((hour, key), d) in self.counts {
-                let old = recent.get((hour, key.as_str()))?.map(|g| g.value());
-                match shifted(old, d)? {
-                    Some(next) => recent.insert((hour, key.as_str()), next)?,
-                    None => recent.remove((hour, key.as_str()))?,
-                };
+        if !self.counts.is_empty() {
+            let mut counts = wtx.open_table(LOG_COUNTS)?;
+            for ((key, hour), d) in self.counts {
+                apply_count(&mut counts, &key, hour, d)?;
             }
         }
-        let writes = writes.saturating_add(seal(wtx)?);
         let mut table = wtx.open_table(DASH_BY_MODEL)?;
         for ((hour, model), d) in self.by_model {
             let old = table.get((hour, model.as_str()))?.map(|g| g.value());
@@ -148,47 +109,71 @@ impl Deltas {
     }
 }
 
-/// Moves the hour counters more than [`RECENT_HOURS`] older than the newest from
-/// [`LOG_COUNTS_RECENT`] into [`LOG_COUNTS`] (adding to what is there); returns the inserts and
-/// removals made (0 when nothing moved). Under a steady stream that is one hour of counters
-/// once an hour; rows for an older hour (imports, late rows) move at their own commit.
+/// Rows of a batch by (hour, filter key or [`keys::ALL`]): (id, created_at, tally), ids
+/// ascending; the order of [`LOG_POSTINGS`].
+type Grouped = BTreeMap<(i64, String), Vec<(i64, i64, Tally)>>;
+
+/// Adds row `e` (already given its id) to the batch's groups under [`keys::ALL`] and
+/// `row_keys`.
+fn group(grouped: &mut Grouped, e: &LogEntry, row_keys: Vec<String>) {
+    let hour = keys::hour(e.created_at);
+    let tally = Tally::of(e, 1);
+    for key in std::iter::once(keys::ALL.to_owned()).chain(row_keys) {
+        grouped
+            .entry((hour, key))
+            .or_default()
+            .push((e.id, e.created_at, tally));
+    }
+}
+
+/// Appends the groups to the postings; returns the inserts made.
+fn post(wtx: &WriteTransaction, grouped: Grouped) -> Result<u64> {
+    let mut table = wtx.open_table(LOG_POSTINGS)?;
+    let mut inserts = 0u64;
+    for ((hour, key), rows) in grouped {
+        inserts = inserts.saturating_add(postings::append(&mut table, hour, &key, &rows)?);
+    }
+    Ok(inserts)
+}
+
+/// Seals the hours more than [`RECENT_HOURS`] older than the newest row: sums their postings'
+/// counter shares into [`LOG_COUNTS`] (adding to what is there) and moves the `sealed_before`
+/// mark past them. Returns the inserts made (0 when nothing moved). Under a steady stream that
+/// is one hour of counters once an hour.
 pub fn seal(wtx: &WriteTransaction) -> Result<u64> {
-    let mut recent = wtx.open_table(LOG_COUNTS_RECENT)?;
-    let (Some(oldest), Some(newest)) = (
-        recent.first()?.map(|(k, _)| k.value().0),
-        recent.last()?.map(|(k, _)| k.value().0),
-    ) else {
+    let Some(newest) = wtx
+        .open_table(LOG_BY_TIME)?
+        .last()?
+        .map(|(k, _)| keys::hour(k.value().0))
+    else {
         return Ok(0);
     };
     let cutoff = newest.saturating_sub(RECENT_HOURS.saturating_mul(keys::HOUR));
-    if oldest >= cutoff {
+    let mut marks = wtx.open_table(LOG_MARKS)?;
+    let mark = sealed_before(&marks)?;
+    if mark >= cutoff {
         return Ok(0);
     }
-    let mut moved = Vec::new();
-    for entry in recent.extract_from_if(..(cutoff, ""), |_, _| true)? {
-        let (k, v) = entry?;
-        let (hour, key) = k.value();
-        moved.push((key.to_owned(), hour, v.value()));
+    let mut sums: BTreeMap<(String, i64), Tally> = BTreeMap::new();
+    {
+        let table = wtx.open_table(LOG_POSTINGS)?;
+        for r in table.range((mark, "", i64::MIN)..(cutoff, "", i64::MIN))? {
+            let (k, v) = r?;
+            let (hour, key, _) = k.value();
+            let share = tally(View::of(v.value())?.count)?;
+            sums.entry((key.to_owned(), hour)).or_default().add(share)?;
+        }
+    }
+    if sums.is_empty() {
+        return Ok(0);
     }
     let mut counts = wtx.open_table(LOG_COUNTS)?;
-    moved.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
-    for (key, hour, count) in &moved {
-        apply_count(&mut counts, key, *hour, tally(*count)?)?;
+    let moved = u64::try_from(sums.len()).unwrap_or(u64::MAX);
+    for ((key, hour), d) in sums {
+        apply_count(&mut counts, &key, hour, d)?;
     }
-    Ok(u64::try_from(moved.len().saturating_mul(2)).unwrap_or(u64::MAX))
-}
-
-/// A stored counter as a (positive) tally.
-fn tally(c: HourCount) -> Result<Tally> {
-    let (rows, requests, quota, prompt, completion) = c;
-    let signed = |v: u64| i64::try_from(v).map_err(|_| StorageError::Overflow);
-    Ok(Tally {
-        rows: signed(rows)?,
-        requests: signed(requests)?,
-        quota,
-        prompt,
-        completion,
-    })
+    marks.insert(SEALED_BEFORE, cutoff)?;
+    Ok(moved.saturating_add(1))
 }
 
 /// A dashboard aggregate plus a (positive) tally.
@@ -220,26 +205,6 @@ fn apply_count(
         None => counts.remove((key, hour))?,
     };
     Ok(())
-}
-
-/// A counter plus `d`; `None` when it reaches zero rows.
-fn shifted(old: Option<HourCount>, d: Tally) -> Result<Option<HourCount>> {
-    let (rows, requests, quota, prompt, completion) = old.unwrap_or_default();
-    let shift = |a: u64, b: i64| -> Result<u64> {
-        let a = i64::try_from(a).map_err(|_| StorageError::Overflow)?;
-        a.checked_add(b)
-            .and_then(|v| u64::try_from(v).ok())
-            .ok_or(StorageError::Overflow)
-    };
-    let add = |a: i64, b: i64| a.checked_add(b).ok_or(StorageError::Overflow);
-    let next = (
-        shift(rows, d.rows)?,
-        shift(requests, d.requests)?,
-        add(quota, d.quota)?,
-        add(prompt, d.prompt)?,
-        add(completion, d.completion)?,
-    );
-    Ok((next.0 != 0).then_some(next))
 }
 
 /// Inserts one log row (assigning its id); see [`insert_batch`].
@@ -275,32 +240,35 @@ pub fn insert_batch_counted<E: BorrowMut<LogEntry>>(
         return Ok((Vec::new(), 0));
     }
     let first = meta::reserve_ids(wtx, "logs", entries.len())?;
+    let mark = sealed_before(&wtx.open_table(LOG_MARKS)?)?;
     let mut inserts: u64 = 1;
     let mut deltas = Deltas::default();
+    let mut grouped = Grouped::new();
     let mut ids = Vec::with_capacity(entries.len());
     {
         let mut logs = wtx.open_table(LOGS)?;
         let mut by_time = wtx.open_table(LOG_BY_TIME)?;
-        let mut by_key = wtx.open_table(LOG_BY_KEY)?;
         for (id, mut entry) in (first..).zip(entries) {
             let entry = entry.borrow_mut();
             entry.id = id;
             entry.bound();
             logs.insert(id, codec::encode(&*entry)?.as_slice())?;
             by_time.insert((entry.created_at, id), ())?;
+            inserts += 2;
             let row_keys = keys::of(entry);
-            for key in &row_keys {
-                by_key.insert((key.as_str(), entry.created_at, id), ())?;
+            if keys::hour(entry.created_at) < mark {
+                deltas.count(entry, &row_keys, 1)?;
             }
-            inserts += 2 + u64::try_from(row_keys.len()).unwrap_or(u64::MAX);
-            deltas.count(entry, row_keys, 1)?;
+            group(&mut grouped, entry, row_keys);
             if dashboard {
                 deltas.dashboard(entry)?;
             }
             ids.push(id);
         }
     }
+    inserts = inserts.saturating_add(post(wtx, grouped)?);
     inserts = inserts.saturating_add(deltas.apply(wtx)?);
+    inserts = inserts.saturating_add(seal(wtx)?);
     Ok((ids, inserts))
 }
 
@@ -314,9 +282,10 @@ pub fn delete_before(wtx: &WriteTransaction, before: i64, max_rows: usize) -> Re
         .take(max_rows)
         .map(|r| r.map(|(k, _)| k.value()))
         .collect::<std::result::Result<_, _>>()?;
+    let mark = sealed_before(&wtx.open_table(LOG_MARKS)?)?;
     let mut logs = wtx.open_table(LOGS)?;
-    let mut by_key = wtx.open_table(LOG_BY_KEY)?;
     let mut deltas = Deltas::default();
+    let mut gone: BTreeMap<(i64, String), BTreeMap<i64, Tally>> = BTreeMap::new();
     for &(ts, id) in &victims {
         by_time.remove((ts, id))?;
         let Some(bytes) = logs.remove(id)? else {
@@ -325,42 +294,46 @@ pub fn delete_before(wtx: &WriteTransaction, before: i64, max_rows: usize) -> Re
         let entry: LogEntry = codec::decode(bytes.value())?;
         drop(bytes);
         let row_keys = keys::of(&entry);
-        for key in &row_keys {
-            by_key.remove((key.as_str(), entry.created_at, id))?;
+        let hour = keys::hour(entry.created_at);
+        if hour < mark {
+            deltas.count(&entry, &row_keys, -1)?;
         }
-        deltas.count(&entry, row_keys, -1)?;
-    }
-    drop((by_time, logs, by_key));
-    // A deleted row's counter may be split between the two counter tables (rows added to an
-    // hour after it moved): the recent part is moved first, then the removal applied.
-    let mut recent = wtx.open_table(LOG_COUNTS_RECENT)?;
-    let mut counts = wtx.open_table(LOG_COUNTS)?;
-    for ((hour, key), d) in deltas.counts {
-        if let Some(part) = recent.remove((hour, key.as_str()))? {
-            let part = tally(part.value())?;
-            apply_count(&mut counts, &key, hour, part)?;
+        let tally = Tally::of(&entry, -1);
+        for key in std::iter::once(keys::ALL.to_owned()).chain(row_keys) {
+            gone.entry((hour, key)).or_default().insert(id, tally);
         }
-        apply_count(&mut counts, &key, hour, d)?;
     }
+    drop((by_time, logs));
+    {
+        let mut table = wtx.open_table(LOG_POSTINGS)?;
+        for ((hour, key), rows) in &gone {
+            postings::remove(&mut table, *hour, key, rows)?;
+        }
+    }
+    deltas.apply(wtx)?;
     Ok(victims.len())
 }
 
-/// Rebuilds every derived log table (indexes, counters, dashboard aggregates) from the rows: the
-/// migration step for files written before they existed.
+/// Rebuilds every derived log table (time index, postings, counters, dashboard aggregates)
+/// from the rows: the migration step for files written before they existed.
 pub fn rebuild_derived(wtx: &WriteTransaction) -> Result<()> {
     rebuild(wtx, true)
 }
 
-/// Rebuilds the filter index and the hour counters from the rows (the time index and the
-/// dashboard aggregates are kept): the migration step when the set of filter keys changes.
+/// Rebuilds the postings and the hour counters from the rows (the time index and the
+/// dashboard aggregates are kept): the migration step when the set of filter keys or the
+/// index's format changes.
 pub fn rebuild_filter_keys(wtx: &WriteTransaction) -> Result<()> {
-    wtx.delete_table(LOG_BY_KEY)?;
-    wtx.delete_table(LOG_COUNTS)?;
-    wtx.delete_table(LOG_COUNTS_RECENT)?;
     rebuild(wtx, false)
 }
 
+/// Rows a rebuild posts at a time (the log writer's batch at its largest).
+const REBUILD_CHUNK: usize = 512;
+
 fn rebuild(wtx: &WriteTransaction, everything: bool) -> Result<()> {
+    wtx.delete_table(LOG_POSTINGS)?;
+    wtx.delete_table(LOG_COUNTS)?;
+    wtx.delete_table(LOG_MARKS)?;
     let entries: Vec<LogEntry> = {
         let logs = wtx.open_table(LOGS)?;
         let mut out = Vec::new();
@@ -371,19 +344,35 @@ fn rebuild(wtx: &WriteTransaction, everything: bool) -> Result<()> {
         out
     };
     let mut deltas = Deltas::default();
-    {
+    if everything {
         let mut by_time = wtx.open_table(LOG_BY_TIME)?;
-        let mut by_key = wtx.open_table(LOG_BY_KEY)?;
         for entry in &entries {
+            by_time.insert((entry.created_at, entry.id), ())?;
+            deltas.dashboard(entry)?;
+        }
+    }
+    // Hours this far behind the newest row are counted key-major from the start.
+    let mark = entries
+        .iter()
+        .map(|e| keys::hour(e.created_at))
+        .max()
+        .map(|newest| newest.saturating_sub(RECENT_HOURS.saturating_mul(keys::HOUR)));
+    if let Some(mark) = mark {
+        wtx.open_table(LOG_MARKS)?.insert(SEALED_BEFORE, mark)?;
+    }
+    let mark = mark.unwrap_or(i64::MIN);
+    for chunk in entries.chunks(REBUILD_CHUNK) {
+        let mut grouped = Grouped::new();
+        for entry in chunk {
             let row_keys = keys::of(entry);
-            for key in &row_keys {
-                by_key.insert((key.as_str(), entry.created_at, entry.id), ())?;
+            if keys::hour(entry.created_at) < mark {
+                deltas.count(entry, &row_keys, 1)?;
             }
-            deltas.count(entry, row_keys, 1)?;
-            if everything {
-                by_time.insert((entry.created_at, entry.id), ())?;
-                deltas.dashboard(entry)?;
-            }
+            group(&mut grouped, entry, row_keys);
+        }
+        post(wtx, grouped)?;
+        if deltas.counts.len() > 100_000 {
+            std::mem::take(&mut deltas).apply(wtx)?;
         }
     }
     deltas.apply(wtx).map(|_| ())

@@ -20,6 +20,9 @@
 //! - 5: `user_credited.v1`, each user's credited total, filled as balance + used quota.
 //! - 6: `options.v2` holds option values as bytes (sealed when a secret key is configured);
 //!   the session secret moves to a sealed entry ([`crate::sealing`]).
+//! - 7: the log filter index is postings (`log_postings.v1` replaces `log_by_key.v1`; the
+//!   newest hours are counted by their postings, `log_counts_recent.v1` is dropped; the
+//!   `sealed_before` mark in `log_marks.v1`), rebuilt from the rows.
 //!
 //! After the steps, in the same transaction, [`crate::seal_file::settle`] checks the file's
 //! secrets against the configured key (and seals a plain file when a key is given).
@@ -29,6 +32,7 @@ mod v2_to_v3;
 mod v3_to_v4;
 mod v4_to_v5;
 mod v5_to_v6;
+mod v6_to_v7;
 
 use redb::{Database, WriteTransaction};
 
@@ -36,7 +40,7 @@ use crate::seal_file::{self, Settled};
 use crate::sealing::Keyring;
 use crate::tables::{
     ABILITIES, CHANNEL_BY_TAG, CHANNELS, DASH_BY_MODEL, DASH_BY_USER, DASH_BY_USER_MODEL,
-    LOG_BY_KEY, LOG_BY_TIME, LOG_COUNTS, LOG_COUNTS_RECENT, LOGS, META, ONE_TIME_CODES, OPTIONS,
+    LOG_BY_TIME, LOG_COUNTS, LOG_MARKS, LOG_POSTINGS, LOGS, META, ONE_TIME_CODES, OPTIONS,
     REDEMPTION_BY_KEY, REDEMPTIONS, REMINDERS, TASK_BY_KEY, TASK_COUNTS, TASK_OPEN, TASKS,
     TOKEN_BY_KEY, TOKENS, TOKENS_BY_USER, TOPUP_BY_TRADE_NO, TOPUPS, TOPUPS_BY_USER,
     USER_BY_ACCESS_TOKEN, USER_BY_AFF_CODE, USER_BY_EMAIL, USER_BY_IDENTITY, USER_BY_USERNAME,
@@ -45,18 +49,19 @@ use crate::tables::{
 use crate::{Result, StorageError, meta};
 
 /// The schema version this build writes.
-pub const CURRENT_SCHEMA: u32 = 6;
+pub const CURRENT_SCHEMA: u32 = 7;
 
 /// One upgrade step: from version `n` to `n + 1`.
 type Step = fn(&WriteTransaction) -> Result<()>;
 
 /// Steps indexed by the version they start from (`STEPS[0]` upgrades 1 → 2).
-const STEPS: [Step; 5] = [
+const STEPS: [Step; 6] = [
     v1_to_v2::run,
     v2_to_v3::run,
     v3_to_v4::run,
     v4_to_v5::run,
     v5_to_v6::run,
+    v6_to_v7::run,
 ];
 
 /// Brings the file to [`CURRENT_SCHEMA`] and settles its secrets under `keyring` (which must
@@ -115,9 +120,9 @@ fn create_tables(wtx: &WriteTransaction) -> Result<()> {
     wtx.open_table(TOKENS_BY_USER)?;
     wtx.open_table(LOGS)?;
     wtx.open_table(LOG_BY_TIME)?;
-    wtx.open_table(LOG_BY_KEY)?;
+    wtx.open_table(LOG_POSTINGS)?;
     wtx.open_table(LOG_COUNTS)?;
-    wtx.open_table(LOG_COUNTS_RECENT)?;
+    wtx.open_table(LOG_MARKS)?;
     wtx.open_table(DASH_BY_MODEL)?;
     wtx.open_table(DASH_BY_USER_MODEL)?;
     wtx.open_table(DASH_BY_USER)?;
