@@ -229,7 +229,7 @@ struct HubToolOut<'a> {
 
 #[derive(Serialize)]
 struct HubFunctionDefOut<'a> {
-    name: &'a Str<'a>,
+    name: Str<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a Verbatim<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -258,21 +258,9 @@ struct HubChoiceName<'a> {
 struct HubFormatOut<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
+    /// The schema's fields, by reference.
     #[serde(skip_serializing_if = "Option::is_none")]
-    json_schema: Option<HubSchemaOut<'a>>,
-}
-
-/// A `json_schema` response format's fields, by reference.
-#[derive(Serialize)]
-struct HubSchemaOut<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    description: Option<&'a Verbatim<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    name: Option<&'a Verbatim<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    schema: Option<&'a Verbatim<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    strict: Option<&'a Verbatim<'a>>,
+    json_schema: Option<&'a hub::JsonSchema<'a>>,
 }
 
 /// A Responses request as a hub request; `Err` names the field a chat upstream cannot honour.
@@ -335,9 +323,9 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
             "function" => tools.push(HubToolOut {
                 kind: "function",
                 function: HubFunctionDefOut {
-                    name: &tool.name,
-                    description: tool.description.as_ref(),
-                    parameters: tool.parameters.as_ref(),
+                    name: tool.name.str(),
+                    description: tool.description.value(),
+                    parameters: tool.parameters.value(),
                     strict: tool.strict.as_ref(),
                 },
             }),
@@ -373,12 +361,7 @@ pub fn request_to_hub(body: &Value) -> Result<Value, ConvertError> {
     let response_format = match format.kind.get() {
         Some("json_schema") => Some(HubFormatOut {
             kind: "json_schema",
-            json_schema: Some(HubSchemaOut {
-                description: format.description.as_ref(),
-                name: format.name.as_ref(),
-                schema: format.schema.as_ref(),
-                strict: format.strict.as_ref(),
-            }),
+            json_schema: Some(&format.fields),
         }),
         Some("json_object") => Some(HubFormatOut {
             kind: "json_object",

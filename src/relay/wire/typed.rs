@@ -8,7 +8,8 @@
 //!
 //! One file per kind of field: `scalar.rs` ([`Str`], [`Int`]), `obj.rs` ([`Obj`], [`List`]),
 //! `shape.rs` ([`Shape`]), `verbatim.rs` ([`Verbatim`]), `present.rs` ([`Present`]: the one
-//! absent-vs-given wrapper), `sorted.rs` ([`Sorted`]); the readers are here.
+//! absent-vs-given wrapper), `sorted.rs` ([`Sorted`]), `tagged.rs` ([`Tagged`]: an object's `type`
+//! beside a shared view's fields); the readers are here.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +18,7 @@ mod present;
 mod scalar;
 mod shape;
 mod sorted;
+mod tagged;
 mod verbatim;
 
 pub use obj::{List, Obj};
@@ -24,6 +26,7 @@ pub use present::Present;
 pub use scalar::{Int, Str};
 pub use shape::Shape;
 pub use sorted::Sorted;
+pub use tagged::Tagged;
 pub use verbatim::Verbatim;
 
 /// `T` read from a value: `T::default()` when it is not an object (lenient field types make

@@ -8,7 +8,8 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use crate::relay::wire::typed::{Int, List, Obj, Shape, Str, Verbatim};
+use crate::relay::wire::hub::{FunctionDef, JsonSchema};
+use crate::relay::wire::typed::{Int, List, Obj, Shape, Str, Tagged, Verbatim};
 
 /// A Responses request, as the hub converter reads it.
 #[derive(Debug, Default, Deserialize)]
@@ -140,26 +141,9 @@ impl crate::relay::wire::hub::PartText for InputPart<'_> {
     }
 }
 
-/// A tool of a Responses request.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Tool<'a> {
-    /// `function`, or a built-in tool's type.
-    #[serde(borrow, rename = "type")]
-    pub kind: Str<'a>,
-    /// A function's name.
-    #[serde(borrow)]
-    pub name: Str<'a>,
-    /// What it does, verbatim.
-    #[serde(borrow)]
-    pub description: Option<Verbatim<'a>>,
-    /// Its arguments' schema, verbatim.
-    #[serde(borrow)]
-    pub parameters: Option<Verbatim<'a>>,
-    /// Strict schema adherence, verbatim.
-    #[serde(borrow)]
-    pub strict: Option<Verbatim<'a>>,
-}
+/// A tool of a Responses request: `function` (a hub function definition's fields — name,
+/// description, parameters, strict — beside its `type`), or a built-in tool's type.
+pub type Tool<'a> = Tagged<'a, FunctionDef<'a>>;
 
 /// A `tool_choice` object.
 #[derive(Debug, Default, Deserialize)]
@@ -182,26 +166,9 @@ pub struct TextConfig<'a> {
     pub format: Obj<Format<'a>>,
 }
 
-/// `text.format`: `text`, `json_object`, or `json_schema` with its fields.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Format<'a> {
-    /// The format's type.
-    #[serde(borrow, rename = "type")]
-    pub kind: Str<'a>,
-    /// The schema's name, verbatim.
-    #[serde(borrow)]
-    pub name: Option<Verbatim<'a>>,
-    /// What the schema is for, verbatim.
-    #[serde(borrow)]
-    pub description: Option<Verbatim<'a>>,
-    /// The JSON schema, verbatim.
-    #[serde(borrow)]
-    pub schema: Option<Verbatim<'a>>,
-    /// Strict adherence, verbatim.
-    #[serde(borrow)]
-    pub strict: Option<Verbatim<'a>>,
-}
+/// `text.format`: `text`, `json_object`, or `json_schema` with its fields — a hub
+/// `response_format`'s schema (name, description, schema, strict) beside its `type`.
+pub type Format<'a> = Tagged<'a, JsonSchema<'a>>;
 
 /// A response object (a whole answer, or the one a stream's first and last events carry).
 /// The usage is read as `U`: a `Value` from an event's text, skipped (`IgnoredAny`) where the

@@ -76,3 +76,41 @@ fn present_verbatim_tells_null_from_absent_and_reads_strings_as_str_does() {
     assert_eq!((text.get(), text.non_empty()), (Some("s"), Some("s")));
     assert_eq!(read(r#"{"schema":""}"#).non_empty(), None);
 }
+
+#[test]
+fn tagged_reads_the_type_beside_the_other_fields() {
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    struct Fields<'a> {
+        #[serde(borrow)]
+        name: super::Str<'a>,
+        n: super::Int,
+    }
+    type T<'a> = super::Tagged<'a, Fields<'a>>;
+    // From bytes (a key spelt with escapes included) and from a parsed value alike.
+    for text in [
+        r#"{"name":"f","type":"function","n":2}"#,
+        r#"{"\u0074ype":"function","name":"f","n":2,"other":[1]}"#,
+    ] {
+        let read = parse::<T>(text.as_bytes()).expect("read");
+        assert_eq!(
+            (read.kind.get(), read.name.get(), read.n.0),
+            (Some("function"), Some("f"), Some(2))
+        );
+        let value: Value = serde_json::from_str(text).expect("JSON");
+        let view: T = super::view(&value);
+        assert_eq!(
+            (view.kind.get(), view.name.get()),
+            (Some("function"), Some("f"))
+        );
+    }
+    // A `type` of another JSON type reads as absent; so does every field of a non-object.
+    let read = parse::<T>(br#"{"type":5,"name":"f"}"#).expect("read");
+    assert_eq!((read.kind.get(), read.name.get()), (None, Some("f")));
+    let read: super::List<T> = serde_json::from_slice(br#"[5, {"type": "x"}]"#).expect("read");
+    let kinds: Vec<_> = read.iter().map(|t| t.kind.get()).collect();
+    assert_eq!(kinds, [None, Some("x")]);
+    // A repeated field, `type` or another, refuses the object as a derived view does.
+    assert!(parse::<T>(br#"{"type":"a","type":"b"}"#).is_none());
+    assert!(parse::<T>(br#"{"name":"a","name":"b"}"#).is_none());
+}
