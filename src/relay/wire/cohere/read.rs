@@ -28,15 +28,9 @@ pub struct Function<'a> {
     /// Its name, verbatim.
     #[serde(borrow)]
     pub name: Option<Verbatim<'a>>,
-    /// A call's arguments: JSON text (a value that is not a string is written out as JSON).
+    /// Its arguments, verbatim (JSON text when a string).
     #[serde(borrow)]
     pub arguments: Option<Verbatim<'a>>,
-    /// A tool's description.
-    #[serde(borrow)]
-    pub description: Str<'a>,
-    /// A tool's JSON schema, verbatim.
-    #[serde(borrow)]
-    pub parameters: Option<Verbatim<'a>>,
 }
 
 /// A whole Cohere answer.
