@@ -104,8 +104,6 @@ pub struct Ledger {
     /// What the tightest budget window has left for the reservation being made (P16 item 3
     /// counts it as available).
     budget_cap: Option<i64>,
-    /// Who uses it and since when ([`super::evict`]).
-    life: super::evict::Life,
 }
 
 impl Ledger {
@@ -115,11 +113,6 @@ impl Ledger {
             balance,
             ..Ledger::default()
         }
-    }
-
-    /// Its life in memory ([`super::evict`]).
-    pub(super) fn life(&mut self) -> &mut super::evict::Life {
-        &mut self.life
     }
 
     /// No reservation runs (nothing held that storage does not know).
