@@ -13,8 +13,8 @@ use tollgate_storage::logs::{LOG_CONSUME, LogEntry};
 
 use crate::clock::now_unix;
 use crate::relay::measure::price::{self, Usage};
-use crate::relay::measure::tokenize::Counter;
 use crate::relay::pipeline::auth::Caller;
+use crate::relay::pipeline::meter_tally::Tally;
 
 /// How often a streaming answer journals its progress.
 pub const PROGRESS_EVERY: Duration = Duration::from_secs(2);
@@ -93,48 +93,35 @@ pub fn journal_free(hold: &mut Hold, caller: &Caller) {
 pub struct Progress {
     pricing: Pricing,
     prompt_tokens: i64,
-    /// The upstream model (its counter counts the output).
-    model: String,
     /// When the next record is due.
     due: Instant,
-    /// Bytes of the answer's text counted so far.
-    counted: usize,
-    /// Output tokens counted so far.
-    tokens: i64,
 }
 
 impl Progress {
-    /// Progress of an answer priced by `pricing` to a prompt of `prompt_tokens`, produced by
-    /// `model`.
-    pub fn new(pricing: Pricing, prompt_tokens: i64, model: &str) -> Progress {
+    /// Progress of an answer priced by `pricing` to a prompt of `prompt_tokens`.
+    pub fn new(pricing: Pricing, prompt_tokens: i64) -> Progress {
         Progress {
             pricing,
             prompt_tokens,
-            model: model.to_owned(),
             due: Instant::now() + PROGRESS_EVERY,
-            counted: 0,
-            tokens: 0,
         }
     }
 
-    /// Called as the answer's `text` grows: journals the output so far when a record is due
-    /// (only the text since the last record is counted).
-    pub fn tick(&mut self, hold: Option<&Hold>, text: &str) {
+    /// Called as the answer's `output` (of `model`) grows: journals the output so far when a
+    /// record is due (the text not counted yet is counted then).
+    pub fn tick(&mut self, hold: Option<&Hold>, output: &mut Tally, model: &str) {
         let Some(hold) = hold else { return };
         let now = Instant::now();
         if now < self.due {
             return;
         }
         self.due = now + PROGRESS_EVERY;
-        let fresh = text.get(self.counted..).unwrap_or_default();
-        self.tokens = self
-            .tokens
-            .saturating_add(Counter::for_model(&self.model).count(fresh));
-        self.counted = text.len();
+        output.fold(model);
+        let tokens = output.tokens(model);
         let cost = self
             .pricing
-            .cost(self.prompt_tokens, self.tokens)
+            .cost(self.prompt_tokens, tokens)
             .unwrap_or_else(|| hold.amount());
-        hold.progress(self.tokens, cost);
+        hold.progress(tokens, cost);
     }
 }

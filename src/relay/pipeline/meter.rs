@@ -12,6 +12,10 @@
 //! A meter dropped before it settled (the client went away and the response body with it)
 //! settles as `partial` / `client_gone`.
 //!
+//! The output is kept as a running count ([`crate::relay::pipeline::meter_tally`]): a streamed
+//! answer holds the tokens counted so far and at most a few KB of text not counted yet, never
+//! its whole text.
+//!
 //! A streamed answer also carries the one mid-stream ceiling ([`Meter::set_ceiling`]): the most
 //! output tokens its reservation + DebtAllowance covers. Each piece of output costs one integer
 //! compare against the byte length at which the ceiling is next checked; a check counts only the
@@ -26,6 +30,7 @@ use crate::relay::measure::prompt::Prompt;
 use crate::relay::measure::tokenize::Counter;
 use crate::relay::measure::usage::{PartialReason, Usage, UsageSource};
 use crate::relay::pipeline::durable::{self, Progress};
+use crate::relay::pipeline::meter_tally::Tally;
 use crate::relay::pipeline::settle::SettleCtx;
 
 /// How an answer ended.
@@ -44,9 +49,10 @@ pub struct Meter {
     prompt: Prompt,
     /// The last usage the upstream reported (each report replaces the one before).
     reported: Option<Usage>,
-    /// The answer's output so far — text, reasoning, tool names and arguments — counted only
-    /// when the upstream's report is missing or falls short.
-    output: String,
+    /// The answer's output so far — text, reasoning, tool names and arguments —, counted as it
+    /// streams ([`Tally`]); its count is billed only when the upstream's report is missing or
+    /// falls short.
+    output: Tally,
     /// Whether any well-formed piece of the answer (a JSON event) was read.
     answered: bool,
     /// What the crash journal last heard of the output.
@@ -57,9 +63,8 @@ pub struct Meter {
     ceiling: Option<i64>,
     /// The output's byte length at which the ceiling is next checked.
     check_at: usize,
-    /// Output tokens of `output[..estimated_bytes]` by the estimator.
+    /// Output tokens by the ceiling's estimator at the last check.
     estimated: i64,
-    estimated_bytes: usize,
     /// The ceiling was passed.
     capped: bool,
 }
@@ -72,11 +77,12 @@ impl Meter {
             group_ratio: ctx.group_ratio,
             quota_per_unit: ctx.quota_per_unit,
         };
-        let progress = Progress::new(pricing, prompt.estimate(), &ctx.upstream_model);
+        let progress = Progress::new(pricing, prompt.estimate());
         let active = ctx
             .stream
             .then(|| crate::metrics::relay::ActiveStream::new(std::sync::Arc::clone(&ctx.cell)));
         let ceiling = ctx.ceiling.filter(|_| ctx.stream);
+        let stream = ctx.stream;
         let mut meter = Meter {
             _active: active,
             progress,
@@ -84,12 +90,11 @@ impl Meter {
             hold: Some(hold),
             prompt,
             reported: None,
-            output: String::new(),
+            output: Tally::new(stream, ceiling.is_some()),
             answered: false,
             ceiling: None,
             check_at: usize::MAX,
             estimated: 0,
-            estimated_bytes: 0,
             capped: false,
         };
         meter.set_ceiling(ceiling);
@@ -127,11 +132,7 @@ impl Meter {
             self.check_at = usize::MAX;
             return;
         };
-        let fresh = self.output.get(self.estimated_bytes..).unwrap_or_default();
-        self.estimated = self
-            .estimated
-            .saturating_add(crate::relay::measure::estimate::text(fresh));
-        self.estimated_bytes = self.output.len();
+        self.estimated = self.output.estimate();
         let used = self.output_tokens();
         if used > ceiling {
             self.capped = true;
@@ -154,11 +155,16 @@ impl Meter {
 
     /// More output of the answer.
     pub fn output(&mut self, text: &str) {
-        self.output.push_str(text);
+        let model = &self.ctx.upstream_model;
+        self.output.push(text, model);
         if self.output.len() >= self.check_at {
             self.check_ceiling();
         }
-        self.progress.tick(self.hold.as_ref(), &self.output);
+        self.progress.tick(
+            self.hold.as_ref(),
+            &mut self.output,
+            &self.ctx.upstream_model,
+        );
     }
 
     /// The prompt's size as the answer tells it, for requests whose prompt cannot be counted
@@ -242,18 +248,16 @@ impl Meter {
     fn counts_exactly(&self, ending: Ending) -> bool {
         let (prompt, output) = needs_counts(self.reported, ending);
         (prompt && !self.prompt.is_known())
-            || (output && !self.output.is_empty() && Counter::is_exact(&self.ctx.upstream_model))
+            || (output && self.output.has_pending() && Counter::is_exact(&self.ctx.upstream_model))
     }
 
     /// Bills `ending` here.
     fn bill(&self, hold: Hold, ending: Ending) -> Usage {
-        let model = &self.ctx.upstream_model;
-        let output = &self.output;
         let usage = bill(
             self.reported,
             ending,
             || self.prompt.exact(),
-            || Counter::for_model(model).count(output),
+            || self.output.tokens(&self.ctx.upstream_model),
         );
         self.ctx.settle(hold, usage);
         usage
@@ -266,7 +270,7 @@ impl Meter {
             hold,
             prompt: self.prompt.clone(),
             reported: self.reported,
-            output: std::mem::take(&mut self.output),
+            output: self.output.take(),
             ending,
         }
     }
@@ -284,18 +288,20 @@ struct Detached {
     hold: Hold,
     prompt: Prompt,
     reported: Option<Usage>,
-    output: String,
+    /// Tokens counted, and the text not counted yet.
+    output: (i64, String),
     ending: Ending,
 }
 
 impl Detached {
     fn settle(self) -> Usage {
         let model = &self.ctx.upstream_model;
+        let (counted, text) = &self.output;
         let usage = bill(
             self.reported,
             self.ending,
             || self.prompt.exact(),
-            || Counter::for_model(model).count(&self.output),
+            || counted.saturating_add(Counter::for_model(model).count(text)),
         );
         self.ctx.settle(self.hold, usage);
         usage

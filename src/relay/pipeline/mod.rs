@@ -20,6 +20,7 @@ pub mod keepalive;
 pub mod max_cost;
 pub mod media;
 pub mod meter;
+pub mod meter_tally;
 pub mod outcome;
 pub mod pick;
 pub mod pipe;
