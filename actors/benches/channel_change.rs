@@ -3,8 +3,9 @@
 //! whole reload (`ChannelPool::reload`: the storage read, the record comparison and the table
 //! rebuild) after one channel's weight changed, its reload of the edited id only
 //! (`ChannelPool::reload_ids`, what the console's single-channel writers call: one record read,
-//! the table rebuilt from the previous one), and the routing table build alone, whole and from
-//! the previous table. Run: `cargo bench -p tollgate-actors --bench channel_change`.
+//! the table rebuilt from the previous one), the reload of 100 ids after a bulk edit (what the
+//! bulk writers — a tag's edit or status, a batch delete, the balance sweep — call), and the
+//! routing table build alone, whole and from the previous table. Run: `cargo bench -p tollgate-actors --bench channel_change`.
 
 #![expect(
     clippy::expect_used,
@@ -127,6 +128,29 @@ fn bench(c: &mut Criterion) {
                 .expect("edit");
             runtime
                 .block_on(pool.reload_ids(&[ChannelId(5_000)]))
+                .expect("reload by ids");
+        });
+    });
+
+    // A bulk writer (a tag's edit or status, a batch delete, the balance sweep's disables):
+    // 100 channels changed in one write, then only their ids reloaded.
+    let tagged: Vec<ChannelId> = (0..CHANNELS).step_by(100).map(ChannelId).collect();
+    group.bench_function("pool reload of 100 edited ids after a bulk edit", |b| {
+        b.iter(|| {
+            weight = weight % 50 + 1;
+            let ids = tagged.clone();
+            store
+                .write_blocking(move |wtx| {
+                    for id in ids {
+                        let mut one = channels::get_rw(wtx, id)?.expect("channel");
+                        one.weight = weight;
+                        channels::update(wtx, &one)?;
+                    }
+                    Ok::<_, tollgate_storage::StorageError>(())
+                })
+                .expect("bulk edit");
+            runtime
+                .block_on(pool.reload_ids(&tagged))
                 .expect("reload by ids");
         });
     });

@@ -129,12 +129,15 @@ pub async fn update_all_balances(state: &AppState) -> Result<BalanceSummary, Con
         skipped: skipped.len(),
         ..BalanceSummary::default()
     };
+    // Their records changed: reloaded by id when one was disabled (routing changed).
+    let mut updated = Vec::new();
     for (channel, result) in results {
         match result {
             Ok(balance) => {
                 let disable = may_disable && channel.auto_ban == 1 && balance <= 0.0;
                 store_balance(state, channel.id, balance, disable).await?;
                 summary.updated += 1;
+                updated.push(channel.id);
                 if disable {
                     summary.disabled += 1;
                     tracing::warn!(channel = %channel.id, balance, "channel auto-disabled: insufficient balance");
@@ -147,7 +150,7 @@ pub async fn update_all_balances(state: &AppState) -> Result<BalanceSummary, Con
         }
     }
     if summary.disabled > 0 {
-        state.channel_pool.reload().await?;
+        state.channel_pool.reload_ids(&updated).await?;
     }
     Ok(summary)
 }

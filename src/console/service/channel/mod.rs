@@ -277,19 +277,20 @@ async fn delete_where(
     auditor: Auditor,
     doomed: impl Fn(&Channel) -> bool + Send + 'static,
 ) -> Result<usize, ConsoleError> {
-    let count = state
+    let deleted = state
         .store
         .write(move |wtx| {
-            let mut count = 0;
+            let mut deleted = Vec::new();
             for c in channels::list_all_rw(wtx)?.iter().filter(|c| doomed(c)) {
                 channels::delete(wtx, c.id)?;
                 audit::append(wtx, auditor.channel_deleted(c))?;
-                count += 1;
+                deleted.push(c.id);
             }
-            Ok::<_, ConsoleError>(count)
+            Ok::<_, ConsoleError>(deleted)
         })
         .await?;
-    reload(state).await?;
+    reload_ids(state, &deleted).await?;
+    let count = deleted.len();
     tracing::info!(count, "channels deleted");
     Ok(count)
 }

@@ -67,7 +67,7 @@ pub async fn edit(state: &AppState, edit: TagEdit) -> Result<usize, ConsoleError
     if nothing {
         return Err(ConsoleError::of(ErrorCode::TagUpdateEmpty));
     }
-    let count = state
+    let ids = state
         .store
         .write(move |wtx| {
             let ids = channels::ids_by_tag_rw(wtx, &tag)?;
@@ -86,10 +86,11 @@ pub async fn edit(state: &AppState, edit: TagEdit) -> Result<usize, ConsoleError
                 let (next, _) = apply(one, current, false)?;
                 channels::update(wtx, &next)?;
             }
-            Ok::<_, ConsoleError>(ids.len())
+            Ok::<_, ConsoleError>(ids)
         })
         .await?;
-    state.channel_pool.reload().await?;
+    state.channel_pool.reload_ids(&ids).await?;
+    let count = ids.len();
     tracing::info!(count, "tag edited");
     Ok(count)
 }
@@ -106,7 +107,7 @@ pub async fn set_enabled(
     } else {
         STATUS_MANUALLY_DISABLED
     };
-    let count = state
+    let ids = state
         .store
         .write(move |wtx| {
             let ids = channels::ids_by_tag_rw(wtx, &tag)?;
@@ -119,10 +120,11 @@ pub async fn set_enabled(
                     channels::update(wtx, &c)?;
                 }
             }
-            Ok::<_, ConsoleError>(ids.len())
+            Ok::<_, ConsoleError>(ids)
         })
         .await?;
-    state.channel_pool.reload().await?;
+    state.channel_pool.reload_ids(&ids).await?;
+    let count = ids.len();
     tracing::info!(count, enabled, "tag status changed");
     Ok(count)
 }
