@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Where a request's time goes (issue P17 item 1): runs a Tollgate release binary under the load
+# benchmark's own load — the harness's mock upstream (tools/bench-load, role "mock") and oha,
+# set up as the harness sets it up (one OpenAI channel on the mock, a user with quota and one
+# key, LogConsumeEnabled on) — and samples it with `perf record` (cpu-clock, DWARF call
+# graphs) through one non-stream and one stream phase. `scripts/profile-phases.py` then turns
+# each recording into CPU µs per request by phase.
+#
+#   scripts/profile-load.sh TOLLGATE_BIN [OUT_DIR]
+#
+# Settings: PROFILE_SECONDS per phase (8), PROFILE_RATE (oha -q; empty: as fast as it goes),
+# PROFILE_FREQ samples/s per CPU (999), LOAD_TOOLS (the harness and oha, as bench-load.sh),
+# PROFILE_CONNECTIONS (64); PROFILE_SECONDS=0 only prints the idle RSS once set up. Needs perf
+# with access to cpu-clock events (root, or perf_event_paranoid ≤ 1). Not part of test.sh; run it on a quiet machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=$(readlink -f "$1")
+out=$(readlink -f "${2:-target/profile}")
+mkdir -p "$out"
+secs="${PROFILE_SECONDS:-8}"
+freq="${PROFILE_FREQ:-999}"
+conns="${PROFILE_CONNECTIONS:-64}"
+tools="${LOAD_TOOLS:-target/bench-tools}"
+oha="$tools/bin/oha"
+harness=$(ls -t "$tools"/tollgate-load-* | head -1)
+data=$(mktemp -d)
+jar="$data/cookies"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$data"
+}
+trap cleanup EXIT
+
+exec 3< <(LOAD_ROLE=mock "$harness")
+pids+=($!)
+read -r mock_addr <&3
+mock="http://$mock_addr"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+base="http://127.0.0.1:$port"
+TOLLGATE_LISTEN="127.0.0.1:$port" TOLLGATE_DATA_DIR="$data/db" TOLLGATE_LOG=warn "$bin" >/dev/null &
+tg=$!
+pids+=("$tg")
+for _ in $(seq 600); do curl -fs "$base/api/status" >/dev/null && break; sleep 0.05; done
+
+pass=bench-password-1
+call() { # method path [json] — as the signed-in user of the cookie jar ($uid)
+  local resp
+  resp=$(curl -fs -b "$jar" -c "$jar" -X "$1" -H "New-Api-User: ${uid:-0}" \
+    -H 'content-type: application/json' ${3:+--data "$3"} "$base$2")
+  [ "$(jq -r .success <<<"$resp")" = true ] || { echo "$2: $resp" >&2; exit 1; }
+  printf '%s' "$resp"
+}
+login() { rm -f "$jar"; uid=0; uid=$(call POST /api/user/login "{\"username\":\"$1\",\"password\":\"$pass\"}" | jq .data.id); }
+curl -fs -X POST -H 'content-type: application/json' \
+  --data "{\"username\":\"root\",\"password\":\"$pass\",\"confirmPassword\":\"$pass\"}" "$base/api/setup" >/dev/null
+login root
+call POST /api/channel/ "{\"name\":\"mock\",\"type\":1,\"key\":\"mock-key\",\"base_url\":\"$mock\",\"models\":\"gpt-4o-mini\",\"group\":\"default\"}" >/dev/null
+call PUT /api/option/ '{"key":"LogConsumeEnabled","value":"true"}' >/dev/null
+call PUT /api/option/ '{"key":"ModelRatio","value":"{\"gpt-4o-mini\": 0.075}"}' >/dev/null
+user=$(call POST /api/user/ "{\"username\":\"bench\",\"password\":\"$pass\"}" | jq .data.id)
+call PUT /api/user/ "{\"id\":$user,\"quota\":1000000000000}" >/dev/null
+login bench
+tid=$(call POST /api/token/ '{"name":"bench","unlimited_quota":true}' | jq .data.id)
+key=$(call POST "/api/token/$tid/key" '{}' | jq -r .data.key)
+
+rss() { grep -E '^(VmRSS|RssAnon|RssFile|VmHWM)' "/proc/$tg/status" | tr -s ' \t\n' ' '; }
+# Idle once set up: the figure the A/B's "idle RSS" line reads (anonymous = heap and stacks,
+# file = the binary's pages touched so far), and after one request.
+echo "idle RSS once set up: $(rss)"
+curl -fs -H "authorization: Bearer $key" -H 'content-type: application/json' \
+  --data '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}' "$base/v1/chat/completions" >/dev/null
+echo "after one request: $(rss)"
+if [ "$secs" = 0 ]; then exit 0; fi
+
+plain='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello to the benchmark."}]}'
+stream='{"model":"gpt-4o-mini","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Say hello to the benchmark."}]}'
+load() { # seconds body
+  "$oha" "$base/v1/chat/completions" -z "${1}s" -c "$conns" -w --no-tui --output-format json -m POST \
+    -H 'content-type: application/json' -H "authorization: Bearer $key" -d "$2" \
+    ${PROFILE_RATE:+-q "$PROFILE_RATE" --latency-correction}
+}
+ticks=$(getconf CLK_TCK)
+cpu() { awk '{print $14 + $15}' "/proc/$tg/stat"; }
+for phase in non-stream stream; do
+  body=$plain
+  [ "$phase" = stream ] && body=$stream
+  load 2 "$body" >/dev/null # warm-up
+  before=$(cpu)
+  perf record -q -e cpu-clock -F "$freq" --call-graph dwarf,32768 -p "$tg" -o "$out/$phase.data" -- sleep "$secs" 2>/dev/null &
+  rec=$!
+  load "$secs" "$body" >"$out/$phase-oha.json"
+  wait "$rec"
+  after=$(cpu)
+  ok=$(jq '.statusCodeDistribution["200"] // 0' "$out/$phase-oha.json")
+  rps=$(jq '.summary.requestsPerSec' "$out/$phase-oha.json")
+  python3 - "$before" "$after" "$ticks" "$ok" "$rps" "$freq" >"$out/$phase.meta" <<'EOF'
+import json, sys
+b, a, t, ok, rps, freq = sys.argv[1:]
+print(json.dumps({"requests": int(ok), "rps": float(rps), "cpu_us_per_request": (int(a) - int(b)) / int(t) * 1e6 / max(int(ok), 1), "freq": int(freq)}))
+EOF
+  echo "$phase: $(cat "$out/$phase.meta")"
+done
+echo "after the load: $(rss)"
+echo "recordings in $out; breakdown: python3 scripts/profile-phases.py $out"
