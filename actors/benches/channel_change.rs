@@ -134,7 +134,7 @@ fn bench(c: &mut Criterion) {
 
     // A bulk writer (a tag's edit or status, a batch delete, the balance sweep's disables):
     // 100 channels changed in one write, then only their ids reloaded.
-    let tagged: Vec<ChannelId> = (0..CHANNELS).step_by(100).map(ChannelId).collect();
+    let tagged: Vec<ChannelId> = (1..=CHANNELS).step_by(100).map(ChannelId).collect();
     group.bench_function("pool reload of 100 edited ids after a bulk edit", |b| {
         b.iter(|| {
             weight = weight % 50 + 1;
