@@ -205,10 +205,27 @@ fn lines(cfg: &Config) -> Vec<Line> {
         }),
     ));
     out.push(line(
+        "peak anonymous RSS under load (RssAnon, sampled with it)".to_owned(),
+        Unit::Mb,
+        Better::Lower,
+        Box::new(|s: &Summary| {
+            s.sampled_peak_anon_mb
+                .iter()
+                .find(|(n, _)| *n == "tollgate")
+                .map(|p| p.1)
+        }),
+    ));
+    out.push(line(
         "idle RSS once set up".to_owned(),
         Unit::Mb,
         Better::Lower,
         Box::new(|s: &Summary| Some(s.idle_rss_mb)),
+    ));
+    out.push(line(
+        "idle anonymous RSS once set up (RssAnon)".to_owned(),
+        Unit::Mb,
+        Better::Lower,
+        Box::new(|s: &Summary| Some(s.idle_anon_mb)),
     ));
     out
 }

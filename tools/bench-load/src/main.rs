@@ -203,6 +203,7 @@ async fn run(cfg: &Config, tollgate_bin: &Path) -> Result<report::Summary, Strin
     // the load phases' peak starts from here.
     let setup_peak_mb = procs::vm_kb(tollgate.pid(), "VmHWM") as f64 / 1024.0;
     let idle_rss_mb = procs::vm_kb(tollgate.pid(), "VmRSS") as f64 / 1024.0;
+    let idle_anon_mb = procs::vm_kb(tollgate.pid(), "RssAnon") as f64 / 1024.0;
     let peak_reset = procs::reset_peak(tollgate.pid());
     let auth = format!("Bearer {key}");
     let path = "/v1/chat/completions";
@@ -316,6 +317,11 @@ async fn run(cfg: &Config, tollgate_bin: &Path) -> Result<report::Summary, Strin
         .zip(sampled.kb())
         .map(|(t, kb)| (t.name, kb as f64 / 1024.0))
         .collect();
+    let sampled_peak_anon: Vec<(&str, f64)> = targets
+        .iter()
+        .zip(sampled.anon_kb())
+        .map(|(t, kb)| (t.name, kb as f64 / 1024.0))
+        .collect();
     drop(sampled);
 
     // Issue P15's scenarios on Tollgate alone (their RSS counts in the whole run's peak).
@@ -383,9 +389,11 @@ async fn run(cfg: &Config, tollgate_bin: &Path) -> Result<report::Summary, Strin
         rows,
         setup_peak_rss_mb: setup_peak_mb,
         idle_rss_mb,
+        idle_anon_mb,
         peak_reset,
         phase_peak_rss_mb: phase_peak,
         sampled_peak_rss_mb: sampled_peak,
+        sampled_peak_anon_mb: sampled_peak_anon,
         peak_rss_mb: peak,
         streams: stream_runs,
         n_streams,

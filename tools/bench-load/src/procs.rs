@@ -1,6 +1,6 @@
 //! Child processes and their counters: the bench re-runs its own executable as the mock
 //! upstream or the floor proxy (so each target's CPU and memory are its own), starts Tollgate,
-//! and reads `/proc/<pid>/stat` (user+system CPU) and `/proc/<pid>/status` (VmRSS, VmHWM).
+//! and reads `/proc/<pid>/stat` (user+system CPU) and `/proc/<pid>/status` (VmRSS, RssAnon, VmHWM).
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -126,33 +126,52 @@ pub fn ctx_switches(pid: u32) -> u64 {
         .sum()
 }
 
-/// The highest RSS of some processes, sampled in the background until dropped.
+/// The highest RSS of some processes, sampled in the background until dropped: VmRSS and, on
+/// its own, RssAnon (heap and stacks; VmRSS adds the binary's file pages, which depend on how
+/// much of the binary the page cache holds, so two copies of one binary differ there).
 pub struct RssPeaks {
     peaks: Arc<Vec<AtomicU64>>,
+    anon: Arc<Vec<AtomicU64>>,
     sampler: tokio::task::JoinHandle<()>,
 }
 
 impl RssPeaks {
-    /// Starts sampling `pids`' VmRSS every `every`.
+    /// Starts sampling `pids`' VmRSS and RssAnon every `every`.
     pub fn start(pids: Vec<u32>, every: Duration) -> RssPeaks {
-        let peaks: Arc<Vec<AtomicU64>> = Arc::new(pids.iter().map(|_| AtomicU64::new(0)).collect());
+        let zeros = || -> Arc<Vec<AtomicU64>> {
+            Arc::new(pids.iter().map(|_| AtomicU64::new(0)).collect())
+        };
+        let (peaks, anon) = (zeros(), zeros());
         let sampler = {
-            let peaks = Arc::clone(&peaks);
+            let (peaks, anon) = (Arc::clone(&peaks), Arc::clone(&anon));
             tokio::spawn(async move {
                 loop {
-                    for (peak, pid) in peaks.iter().zip(&pids) {
+                    for ((peak, anon), pid) in peaks.iter().zip(anon.iter()).zip(&pids) {
                         peak.fetch_max(vm_kb(*pid, "VmRSS"), Ordering::Relaxed);
+                        anon.fetch_max(vm_kb(*pid, "RssAnon"), Ordering::Relaxed);
                     }
                     tokio::time::sleep(every).await;
                 }
             })
         };
-        RssPeaks { peaks, sampler }
+        RssPeaks {
+            peaks,
+            anon,
+            sampler,
+        }
     }
 
-    /// The peaks so far, in kB, in the order of the pids.
+    /// The VmRSS peaks so far, in kB, in the order of the pids.
     pub fn kb(&self) -> Vec<u64> {
         self.peaks
+            .iter()
+            .map(|p| p.load(Ordering::Relaxed))
+            .collect()
+    }
+
+    /// The RssAnon peaks so far, in kB, in the order of the pids.
+    pub fn anon_kb(&self) -> Vec<u64> {
+        self.anon
             .iter()
             .map(|p| p.load(Ordering::Relaxed))
             .collect()
@@ -165,7 +184,7 @@ impl Drop for RssPeaks {
     }
 }
 
-/// A `Vm…:` line of `/proc/<pid>/status`, in kB.
+/// A `Vm…:` or `Rss…:` line of `/proc/<pid>/status`, in kB.
 pub fn vm_kb(pid: u32, key: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status

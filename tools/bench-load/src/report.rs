@@ -24,12 +24,16 @@ pub struct Summary {
     pub setup_peak_rss_mb: f64,
     /// Tollgate's RSS once set up, before any load (MB).
     pub idle_rss_mb: f64,
+    /// Its anonymous part (RssAnon: heap and stacks, without the binary's file pages) (MB).
+    pub idle_anon_mb: f64,
     /// Whether VmHWM was reset after set-up (otherwise the phase peaks include set-up).
     pub peak_reset: bool,
     /// Peak RSS (VmHWM) per target through the load phases (MB).
     pub phase_peak_rss_mb: Vec<(&'static str, f64)>,
     /// Peak RSS per target through the load phases, sampled every 50 ms (MB).
     pub sampled_peak_rss_mb: Vec<(&'static str, f64)>,
+    /// Peak RssAnon per target through the load phases, sampled with it (MB).
+    pub sampled_peak_anon_mb: Vec<(&'static str, f64)>,
     /// Peak RSS (VmHWM) per target over the whole run, the streams check included (MB).
     pub peak_rss_mb: Vec<(&'static str, f64)>,
     /// Concurrent-streams runs per target.
@@ -130,9 +134,11 @@ impl Summary {
         };
         let _ = writeln!(
             md,
-            "\nIdle RSS once set up: Tollgate {:.1} MB. Peak RSS through the load phases, sampled every 50 ms: {}; VmHWM through them{}: {} (the reset after set-up keeps what set-up left resident); over the whole run, the concurrent streams included: {}. Tollgate's peak through set-up (argon2 password hashing): {:.1} MB.",
+            "\nIdle RSS once set up: Tollgate {:.1} MB (anonymous {:.1} MB). Peak RSS through the load phases, sampled every 50 ms: {} (anonymous, RssAnon: {}); VmHWM through them{}: {} (the reset after set-up keeps what set-up left resident); over the whole run, the concurrent streams included: {}. Tollgate's peak through set-up (argon2 password hashing): {:.1} MB.",
             self.idle_rss_mb,
+            self.idle_anon_mb,
             peaks(&self.sampled_peak_rss_mb),
+            peaks(&self.sampled_peak_anon_mb),
             if self.peak_reset {
                 ""
             } else {
