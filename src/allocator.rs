@@ -9,6 +9,13 @@
 //! the system allocator) while mimalloc held ~45 MB resident; with the setting, peak RSS fell
 //! from 69–74 to 61–62 MB and idle RSS after set-up from 43–46 to 28–29 MB (three alternating
 //! runs each of one binary, the README has the figures). An operator's own value wins.
+//!
+//! The execution also starts the new image with transparent huge pages off (Linux: the process
+//! flag survives `execve`). mimalloc reserves its first arena and touches its first pages before
+//! `main`, so turning them off in `main` ([`crate::huge_pages`]) came too late for those: two
+//! 2 MiB pages stayed resident in every process from its start (idle RSS 29.7–29.9 → 24.8–25.2
+//! MB; under load the heap fills them anyway, so the peak did not move).
+//! [`crate::huge_pages::configure`] turns them back on for `--huge-pages`.
 
 use std::ffi::OsStr;
 
@@ -30,6 +37,10 @@ pub fn configure() -> Option<std::io::Error> {
 #[cfg(unix)]
 fn reexecute(name: &OsStr, value: &OsStr) -> Option<std::io::Error> {
     use std::os::unix::process::CommandExt;
+    // Kept across the execution, so the new image's allocator starts without huge pages; a
+    // refusal only leaves them on until `huge_pages::configure`, as before.
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::prctl::set_thp_disable(true);
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(e) => return Some(e),

@@ -175,3 +175,70 @@ async fn the_binary_runs_with_the_allocators_purge_delay_and_an_operators_value_
         "{operators:?}"
     );
 }
+
+/// Starts the binary (executing itself again, as it does unless `MIMALLOC_PURGE_DELAY` is set)
+/// with `args` on a fresh data dir and, once it accepts connections, returns its
+/// `AnonHugePages` (kB, `/proc/<pid>/smaps_rollup`) and its `THP_enabled` flag
+/// (`/proc/<pid>/status`).
+#[expect(clippy::expect_used, reason = "a test helper fails the test loudly")]
+#[cfg(target_os = "linux")]
+async fn huge_pages_of_a_started_server(args: &[&str]) -> (u64, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
+        .arg(dir.path())
+        .args(args)
+        .env_remove("MIMALLOC_PURGE_DELAY")
+        .env_remove("TOLLGATE_HUGE_PAGES")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn tollgate");
+    let pid = child.id().expect("running");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server never listened"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let field = |file: &str, name: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/{file}"))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim_start_matches(':').trim().to_owned())
+            .unwrap_or_default()
+    };
+    let huge_kb = field("smaps_rollup", "AnonHugePages")
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .expect("AnonHugePages in kB");
+    let thp = field("status", "THP_enabled");
+    child.kill().await.expect("kill");
+    (huge_kb, thp)
+}
+
+/// Transparent huge pages are off from the process's start: the binary turns them off before it
+/// executes itself again, so not even the allocator's first pages (touched before `main`) are
+/// huge (on a host whose THP mode is `madvise` or `always` those were two resident 2 MiB pages);
+/// `--huge-pages` turns them on.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_server_holds_no_huge_pages_unless_asked_to() {
+    let (huge_kb, thp) = huge_pages_of_a_started_server(&[]).await;
+    assert_eq!(huge_kb, 0, "anonymous huge pages resident");
+    assert_eq!(thp, "0", "THP_enabled");
+    let (_, thp) = huge_pages_of_a_started_server(&["--huge-pages"]).await;
+    assert_eq!(thp, "1", "THP_enabled with --huge-pages");
+}
