@@ -341,3 +341,34 @@ async fn the_channel_test_goes_through_the_signed_transport() {
         "{answer}"
     );
 }
+
+/// A body that repeats a field the hub view reads (`seed`, a penalty, a message's
+/// `thinking_blocks`) is read as the OpenAI path reads it, the last value kept, not refused as
+/// a repeated field: what it was before the one hub view read those fields too.
+#[tokio::test]
+async fn a_body_repeating_a_field_is_read_with_its_last_value() {
+    let mock = MockHunyuan::start().await;
+    mock.push_text("好", 3, 1);
+    // No model mapping: the client's bytes reach the conversion as sent.
+    let mut channel = hunyuan_channel(&mock, KEY);
+    channel["model_mapping"] = json!("");
+    let (server, _, _, key) = priced_setup(&[channel], MODEL, 2.0, 3.0).await;
+    let body = r#"{"model": "hunyuan-test", "seed": 1, "seed": 2,
+        "presence_penalty": 0.1, "presence_penalty": 0.2, "temperature": 0.3,
+        "messages": [{"role": "assistant", "content": "早", "thinking_blocks": [], "thinking_blocks": null},
+            {"role": "user", "content": "你好"}]}"#;
+    let (status, _, text) = raw(server
+        .client
+        .post(server.url("/v1/chat/completions"))
+        .bearer_auth(&key)
+        .header("content-type", "application/json")
+        .body(body))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(
+        mock.last().body,
+        json!({"Model": "hunyuan-test", "Temperature": 0.3,
+            "Messages": [{"Role": "assistant", "Content": "早"},
+                {"Role": "user", "Content": "你好"}]})
+    );
+}

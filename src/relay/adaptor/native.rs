@@ -292,7 +292,7 @@ pub fn read(body: &Bytes) -> Result<(Head<'_>, hub::Request<'_>), RelayError> {
         RelayError::BadRequest(format!("the request body is not valid JSON: {e}"))
     };
     let head: Head<'_> = serde_json::from_slice(body).map_err(bad)?;
-    let hub: hub::Request<'_> = serde_json::from_slice(body).map_err(bad)?;
+    let hub = hub::Request::from_bytes(body).map_err(bad)?;
     Ok((head, hub))
 }
 

@@ -131,7 +131,7 @@ impl Adaptor for Spark {
             RelayError::BadRequest(format!("the request body is not valid JSON: {e}"))
         };
         let model: Model<'_> = serde_json::from_slice(&body).map_err(bad)?;
-        let hub: hub::Request<'_> = serde_json::from_slice(&body).map_err(bad)?;
+        let hub = hub::Request::from_bytes(&body).map_err(bad)?;
         spark::check(&hub).map_err(|e| RelayError::BadRequest(e.0))?;
         let (path, domain) = endpoint(&version(model.model.or_empty(), &c.other));
         let frame = spark::request_from_hub(&hub, key.app_id, &domain);

@@ -69,7 +69,18 @@ pub struct Request<'a> {
     pub stop: Option<Verbatim<'a>>,
 }
 
-impl Request<'_> {
+impl<'a> Request<'a> {
+    /// A request read straight from a body's bytes (a native type reads the client's OpenAI
+    /// body so). A body that repeats a field the view reads is read from its parsed value,
+    /// which keeps the last (as the OpenAI path reads it), not refused; a body that is not
+    /// JSON is the first read's error.
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, serde_json::Error> {
+        serde_json::from_slice(bytes).or_else(|e| {
+            let value = serde_json::from_slice::<serde_json::Value>(bytes).map_err(|_| e)?;
+            Request::deserialize(value)
+        })
+    }
+
     /// The output limit: `max_completion_tokens`, else `max_tokens` (integers only).
     pub fn max_output(&self) -> Option<i64> {
         int(&self.max_completion_tokens).or(int(&self.max_tokens))
