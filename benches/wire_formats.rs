@@ -2,8 +2,9 @@
 //! representative request and whole answer converted to and from the hub (OpenAI chat
 //! completions), a whole answer read from its bytes with its usage (`answer_read`, the relay's
 //! path) and its usage alone, and a stream decoded from the format's events and encoded into
-//! them. Run the
-//! same binary's `--save-baseline before` and `--baseline before` around a change to a format.
+//! them. Formats: Responses, Anthropic, Gemini, and the upstream-only Converse and Cohere
+//! (no client request, no encoder). Run the same binary's `--save-baseline before` and
+//! `--baseline before` around a change to a format.
 //!
 //! `cargo bench --bench wire_formats` (add a filter, e.g. `-- responses`).
 #![expect(
@@ -319,6 +320,74 @@ fn converse() -> Samples {
     }
 }
 
+fn cohere() -> Samples {
+    let answer = json!({"id": "c-abc123", "finish_reason": "TOOL_CALL", "message": {"role": "assistant",
+            "tool_plan": "Call the tool again.",
+            "content": [{"type": "text", "text": "Let me check the forecast for tomorrow in Oslo."}],
+            "tool_calls": [{"id": "call_2", "type": "function",
+                "function": {"name": "weather", "arguments": "{\"city\":\"Oslo\"}"}}]},
+        "usage": {"billed_units": {"input_tokens": 120, "output_tokens": 40},
+            "tokens": {"input_tokens": 130, "output_tokens": 40}}});
+    let mut events = vec![(
+        "message-start",
+        json!({"type": "message-start", "id": "c-abc123", "delta": {"message": {"role": "assistant"}}})
+            .to_string(),
+    )];
+    events.push((
+        "tool-plan-delta",
+        json!({"type": "tool-plan-delta", "delta": {"message": {"tool_plan": "Consider the city."}}})
+            .to_string(),
+    ));
+    events.push((
+        "content-start",
+        json!({"type": "content-start", "index": 0,
+            "delta": {"message": {"content": {"type": "text", "text": ""}}}})
+        .to_string(),
+    ));
+    for i in 0..20 {
+        events.push((
+            "content-delta",
+            json!({"type": "content-delta", "index": 0,
+                "delta": {"message": {"content": {"text": format!("tok{i} ")}}}})
+            .to_string(),
+        ));
+    }
+    events.push((
+        "content-end",
+        json!({"type": "content-end", "index": 0}).to_string(),
+    ));
+    events.push((
+        "tool-call-start",
+        json!({"type": "tool-call-start", "index": 1, "delta": {"message": {"tool_calls": {"id": "call_2",
+            "type": "function", "function": {"name": "weather", "arguments": ""}}}}})
+        .to_string(),
+    ));
+    events.push((
+        "tool-call-delta",
+        json!({"type": "tool-call-delta", "index": 1,
+            "delta": {"message": {"tool_calls": {"function": {"arguments": "{\"city\":\"Oslo\"}"}}}}})
+        .to_string(),
+    ));
+    events.push((
+        "tool-call-end",
+        json!({"type": "tool-call-end", "index": 1}).to_string(),
+    ));
+    events.push((
+        "message-end",
+        json!({"type": "message-end", "delta": {"finish_reason": "TOOL_CALL",
+            "usage": {"billed_units": {"input_tokens": 120, "output_tokens": 40},
+                "tokens": {"input_tokens": 130, "output_tokens": 40}}}})
+        .to_string(),
+    ));
+    Samples {
+        name: "cohere",
+        wire: Wire::Cohere,
+        request: None,
+        answer,
+        events,
+    }
+}
+
 fn ctx() -> EncodeCtx {
     EncodeCtx {
         model: "m".into(),
@@ -333,7 +402,7 @@ fn formats(c: &mut Criterion) {
     let hub = hub_request();
     let hub_answer = hub_answer();
     let pieces = pieces();
-    for s in [responses(), anthropic(), gemini(), converse()] {
+    for s in [responses(), anthropic(), gemini(), converse(), cohere()] {
         let mut group = c.benchmark_group(format!("wire/{}", s.name));
         if let Some(request) = &s.request {
             wire::to_hub_request(s.wire, request).expect("converts");
