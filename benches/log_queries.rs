@@ -11,7 +11,10 @@
 //! committed pages and redb's headers) and the file's growth, then what each log table holds
 //! per row (entries, stored bytes, pages).
 //!
-//! `cargo bench --bench log_queries` (set `LOG_BENCH_ROWS` for a smaller database).
+//! `cargo bench --bench log_queries` (set `LOG_BENCH_ROWS` for a smaller database,
+//! `LOG_BENCH_DIR` to keep it elsewhere than `target/bench-data/`, `LOG_BENCH_CASES` to time only
+//! the filters whose name contains one of its `|`-separated parts, `LOG_BENCH_INSERT_ROWS=0` and
+//! `LOG_BENCH_RETENTION=0` to skip the insert phase and the retention phase).
 #![expect(
     clippy::expect_used,
     clippy::print_stdout,
@@ -497,7 +500,11 @@ fn queries(store: &Store) {
     println!("|---|---|---|---|---|---|---|---|");
     let mut slowest = Duration::ZERO;
     let mut slowest_stat = Duration::ZERO;
+    let only = std::env::var("LOG_BENCH_CASES").unwrap_or_default();
     for (name, f) in cases() {
+        if !only.is_empty() && !only.split('|').any(|part| name.contains(part)) {
+            continue;
+        }
         let plan = store
             .read_blocking(|rtx| query::plan(rtx, &f))
             .expect("plan");
@@ -612,22 +619,28 @@ fn main() -> Result<(), StorageError> {
         |_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"),
         PathBuf::from,
     );
-    let dir = target.join("bench-data");
+    let dir =
+        std::env::var("LOG_BENCH_DIR").map_or_else(|_| target.join("bench-data"), PathBuf::from);
     let env = |key: &str, default: u64| {
         std::env::var(key)
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(default)
     };
-    insert_phase(
-        &dir,
-        n,
-        env("LOG_BENCH_INSERT_ROWS", 100_000),
-        usize::try_from(env("LOG_BENCH_INSERT_BATCH", 256)).unwrap_or(256),
-    );
+    let insert_rows = env("LOG_BENCH_INSERT_ROWS", 100_000);
+    if insert_rows > 0 {
+        insert_phase(
+            &dir,
+            n,
+            insert_rows,
+            usize::try_from(env("LOG_BENCH_INSERT_BATCH", 256)).unwrap_or(256),
+        );
+    }
     let store = database(&dir.join(format!("logs-{n}.redb")), n);
     queries(&store);
     drop(store);
-    retention(&dir, (n / 50).max(10_000));
+    if env("LOG_BENCH_RETENTION", 1) > 0 {
+        retention(&dir, (n / 50).max(10_000));
+    }
     Ok(())
 }

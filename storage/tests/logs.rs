@@ -1,7 +1,8 @@
 //! Log storage: the schema 2 → 4 upgrade builds the new indexes and counters; counters, indexes
 //! and rows stay consistent through deletions; deleted space is reused; totals of uncovered
 //! filters are estimated past the scan budget while the page stays exact; stats of uncovered
-//! filters are sampled past their budget; type filters use the typed keys and consume totals
+//! filters are sampled past their budget; uncovered filters are checked on composite keys and
+//! whole hours of postings; type filters use the typed keys and consume totals
 //! are exact by subtraction; counters split between the recent (hour-major) and the key-major
 //! table give exact answers.
 
@@ -295,6 +296,78 @@ fn uncovered_stats_past_the_scan_budget_are_sampled_estimates() {
             .expect("stat");
         assert!(stat.exact, "{f:?}");
         assert_eq!(stat.quota, quota(&f), "{f:?}");
+    }
+}
+
+#[test]
+fn uncovered_filters_are_checked_on_composite_keys_and_whole_hours() {
+    // About 97 rows an hour; user 2 + model "b" leaves ~8 candidates an hour, so each check
+    // key is looked up a few times, then its whole hour is read.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(&dir.path().join("t.redb")).expect("open");
+    let all = rows(40_000, 1_000_000);
+    let to_insert = all.clone();
+    store
+        .write_blocking(|wtx| logs::insert_batch(wtx, to_insert, true))
+        .expect("insert");
+    let window = Some((1_000_000 + 37 * 5_000 + 11, 1_000_000 + 37 * 30_000 + 7));
+    for range in [None, window] {
+        for (token, group, channel) in [
+            (Some("t1"), Some("default"), None),
+            (Some("t1"), None, Some(2)),
+            (None, Some("vip"), Some(4)),
+            (Some("t0"), Some("default"), None),
+        ] {
+            let f = LogFilter {
+                user: Some(UserId(2)),
+                model_name: Some("b".into()),
+                token_name: token.map(str::to_owned),
+                group: group.map(str::to_owned),
+                channel,
+                start: range.map(|r| r.0),
+                end: range.map(|r| r.1),
+                ..LogFilter::default()
+            };
+            let (plan, first, middle, stat) = store
+                .read_blocking(|rtx| {
+                    Ok::<_, tollgate_storage::StorageError>((
+                        query::plan(rtx, &f)?,
+                        query::page(rtx, &f, 0, 20)?,
+                        query::page(rtx, &f, 300, 20)?,
+                        query::stat(rtx, &f, 0)?,
+                    ))
+                })
+                .expect("query");
+            // Scanned on a composite key and checked on composite keys (the user's, model +
+            // channel), never on a single key of a whole dimension.
+            let keys = plan.key.iter().chain(plan.others.iter().map(|(k, _)| k));
+            for key in keys {
+                assert!(
+                    ["um:", "uk:", "ug:", "mc:"]
+                        .iter()
+                        .any(|p| key.starts_with(p)),
+                    "{f:?} → {plan:?}"
+                );
+            }
+            assert!(!plan.others.is_empty(), "{f:?} → {plan:?}");
+            let mut want: Vec<&LogEntry> = all.iter().filter(|e| f.matches(e)).collect();
+            want.sort_by_key(|e| std::cmp::Reverse(e.id));
+            let ids = |p: &query::LogPage| p.items.iter().map(|e| e.id).collect::<Vec<_>>();
+            let want_ids = |skip: usize| -> Vec<i64> {
+                want.iter().skip(skip).take(20).map(|e| e.id).collect()
+            };
+            assert_eq!(ids(&first), want_ids(0), "{f:?}");
+            assert_eq!(ids(&middle), want_ids(300), "{f:?}");
+            assert!(first.total_exact, "{f:?}");
+            assert_eq!(first.total, brute(&all, &f), "{f:?}");
+            let quota: i64 = want
+                .iter()
+                .filter(|e| e.log_type == LOG_CONSUME)
+                .map(|e| e.quota)
+                .sum();
+            assert!(stat.exact, "{f:?}");
+            assert_eq!(stat.quota, quota, "{f:?}");
+        }
     }
 }
 

@@ -43,6 +43,19 @@ impl Tables {
         Ok(out)
     }
 
+    /// Rows of `key` in the sealed hours of `[lo, hi)` (the key-major counters only).
+    pub(super) fn sealed_rows(&self, key: &str, lo: i64, hi: i64) -> Result<i64> {
+        let mut rows = 0i64;
+        if lo >= hi {
+            return Ok(rows);
+        }
+        for r in self.counts.range((key, lo)..(key, hi))? {
+            let n = r?.1.value().0;
+            rows = rows.saturating_add(i64::try_from(n).unwrap_or(i64::MAX));
+        }
+        Ok(rows)
+    }
+
     /// Sum of the hour counters of `key` for hours in `[lo, hi)`.
     pub(super) fn counters(&self, key: &str, lo: i64, hi: i64) -> Result<Tally> {
         let mut t = Tally::default();

@@ -3,6 +3,7 @@
 
 use redb::ReadTransaction;
 
+use super::check::Check;
 use super::filter::LogFilter;
 use super::tables::Tables;
 use crate::Result;
@@ -46,6 +47,7 @@ pub fn page(rtx: &ReadTransaction, f: &LogFilter, offset: usize, limit: usize) -
     // One pass: collect the page and count matches within the budget.
     let (mut matched, mut checked) = (0usize, 0usize);
     let mut exhausted = true;
+    let mut check = Check::new(&t, &plan.others, f);
     for r in t.ids_desc(key, f.start, f.end)? {
         if matched >= end && (checked >= COUNT_SCAN_LIMIT || plan.consume_by_subtraction) {
             exhausted = false;
@@ -53,7 +55,7 @@ pub fn page(rtx: &ReadTransaction, f: &LogFilter, offset: usize, limit: usize) -
         }
         checked += 1;
         let (ts, id) = r?;
-        if !t.in_all(&plan.others, ts, id)? {
+        if !check.passes(ts, id)? {
             continue;
         }
         if matched >= offset

@@ -3,6 +3,7 @@
 
 use redb::ReadTransaction;
 
+use super::check::Check;
 use super::counters::add_consume;
 use super::filter::LogFilter;
 use super::plan::Plan;
@@ -14,6 +15,10 @@ use crate::logs::tally::Tally;
 /// Candidates a stat checks at most (about) for a filter that no index range covers; past that
 /// the quota is extrapolated from evenly spread sample hours.
 pub const STAT_SCAN_LIMIT: usize = 10_000;
+
+/// Matching rows a sampled stat reads at most for the quota of a matching row (the matches
+/// themselves are counted on the postings, without reading rows).
+pub const QUOTA_SAMPLE: usize = 1_000;
 
 /// Quota and the last minute's request and token rates of a filter.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -49,7 +54,7 @@ pub fn stat(rtx: &ReadTransaction, f: &LogFilter, now: i64) -> Result<LogStat> {
         ..f
     };
     let plan = t.plan(&recent)?;
-    let last = sum_matching(&t, &plan, &recent, None, usize::MAX)?;
+    let last = sum_matching(&t, &plan, &recent)?;
     Ok(LogStat {
         quota,
         exact,
@@ -65,7 +70,7 @@ fn sampled_quota(t: &Tables, plan: &Plan, f: &LogFilter) -> Result<(i64, bool)> 
     let candidates = t.covered_tally(key, f.start, f.end, false)?.rows;
     let limit = i64::try_from(STAT_SCAN_LIMIT).unwrap_or(i64::MAX);
     if candidates <= limit {
-        return Ok((sum_matching(t, plan, f, None, usize::MAX)?.quota, true));
+        return Ok((sum_matching(t, plan, f)?.quota, true));
     }
     // The hours of the range that hold candidates, oldest first.
     let lo = f.start.map_or(i64::MIN, keys::hour);
@@ -88,7 +93,8 @@ fn sampled_quota(t: &Tables, plan: &Plan, f: &LogFilter) -> Result<(i64, bool)> 
         .copied()
         .collect();
     let per_hour = (STAT_SCAN_LIMIT / picked.len().max(1)).max(64);
-    let (mut quota, mut checked) = (0i64, 0i64);
+    // The matching rows of the sample hours, found on the postings alone.
+    let (mut matched, mut checked) = (Vec::new(), 0i64);
     for h in picked {
         let last = h.saturating_add(keys::HOUR - 1);
         let span = LogFilter {
@@ -96,43 +102,69 @@ fn sampled_quota(t: &Tables, plan: &Plan, f: &LogFilter) -> Result<(i64, bool)> 
             end: Some(f.end.map_or(last, |e| e.min(last))),
             ..f.clone()
         };
-        let sum = sum_matching(t, plan, &span, Some(&mut checked), per_hour)?;
-        quota = quota.saturating_add(sum.quota);
+        checked = checked.saturating_add(matching_ids(t, plan, &span, per_hour, &mut matched)?);
     }
-    if checked == 0 {
+    if checked == 0 || matched.is_empty() {
         return Ok((0, false));
     }
-    let estimate = quota as f64 / checked as f64 * candidates as f64;
+    // The quota of a matching row, averaged over at most QUOTA_SAMPLE of them spread evenly.
+    let step = matched.len().div_ceil(QUOTA_SAMPLE).max(1);
+    let (mut quota, mut read) = (0i64, 0i64);
+    for &id in matched.iter().step_by(step) {
+        if let Some(e) = t.row(id)? {
+            read += 1;
+            if f.matches(&e) {
+                let mut one = Tally::default();
+                add_consume(&mut one, &e);
+                quota = quota.saturating_add(one.quota);
+            }
+        }
+    }
+    if read == 0 {
+        return Ok((0, false));
+    }
+    let estimate =
+        quota as f64 / read as f64 * matched.len() as f64 / checked as f64 * candidates as f64;
     Ok((estimate.round() as i64, false))
 }
 
-/// Sums the matching rows among at most `budget` candidates of the plan's range (newest first),
-/// adding the number of candidates checked to `checked`.
-fn sum_matching(
+/// Adds to `ids` the matching rows among at most `budget` candidates of the plan's range
+/// (newest first), checked on the postings only; returns the candidates checked.
+fn matching_ids(
     t: &Tables,
     plan: &Plan,
     f: &LogFilter,
-    checked: Option<&mut i64>,
     budget: usize,
-) -> Result<Tally> {
-    let mut sum = Tally::default();
+    ids: &mut Vec<i64>,
+) -> Result<i64> {
     let mut n = 0i64;
+    let mut check = Check::new(t, &plan.others, f);
     for r in t
         .ids_desc(plan.key.as_deref(), f.start, f.end)?
         .take(budget)
     {
         n += 1;
         let (ts, id) = r?;
-        if t.in_all(&plan.others, ts, id)?
+        if check.passes(ts, id)? {
+            ids.push(id);
+        }
+    }
+    Ok(n)
+}
+
+/// Sums the matching rows of the plan's range.
+fn sum_matching(t: &Tables, plan: &Plan, f: &LogFilter) -> Result<Tally> {
+    let mut sum = Tally::default();
+    let mut check = Check::new(t, &plan.others, f);
+    for r in t.ids_desc(plan.key.as_deref(), f.start, f.end)? {
+        let (ts, id) = r?;
+        if check.passes(ts, id)?
             && let Some(e) = t.row(id)?
             && f.matches(&e)
         {
             sum.rows += 1;
             add_consume(&mut sum, &e);
         }
-    }
-    if let Some(c) = checked {
-        *c = c.saturating_add(n);
     }
     Ok(sum)
 }

@@ -79,14 +79,4 @@ impl Tables {
         }
         out
     }
-
-    /// Whether the row `(ts, id)` is in every range of `others`.
-    pub(super) fn in_all(&self, others: &[String], ts: i64, id: i64) -> Result<bool> {
-        for key in others {
-            if !self.posted(key, ts, id)? {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
 }
