@@ -23,9 +23,10 @@ use crate::state::AppState;
 /// `None` when it is off.
 pub fn settings(state: &AppState) -> Option<(usize, i64)> {
     let options = state.options.current();
-    let entries = usize::try_from(options.int("StickyRoutingMaxEntries")).unwrap_or(0);
+    let entries = usize::try_from(options.relay().sticky_max_entries).unwrap_or(0);
     let ttl = options
-        .int("StickyRoutingTtlSeconds")
+        .relay()
+        .sticky_ttl_seconds
         .max(0)
         .saturating_mul(1_000);
     (entries > 0).then_some((entries, ttl))

@@ -7,6 +7,7 @@ pub mod home_blocks;
 pub mod limit_rules;
 pub mod pricing;
 pub mod rate_limit;
+pub mod relay;
 pub mod sensitive;
 mod snapshot;
 

@@ -8,6 +8,7 @@ use super::component_prices::ComponentTable;
 use super::limit_rules::{self, Rule};
 use super::pricing::PriceTable;
 use super::rate_limit::RateLimits;
+use super::relay::RelayOptions;
 use super::sensitive::SensitiveWords;
 
 /// An immutable view of all options, built whole on every save.
@@ -27,6 +28,8 @@ pub struct OptionsSnapshot {
     budget_zone: jiff::tz::TimeZone,
     /// RateLimitRules parsed: the group and model rules of the rate-limit engine.
     limit_rules: Arc<[Rule]>,
+    /// The options every relayed request reads, typed.
+    relay: RelayOptions,
 }
 
 impl OptionsSnapshot {
@@ -77,7 +80,9 @@ impl OptionsSnapshot {
         let limit_rules = limit_rules::parse(text("RateLimitRules"))
             .unwrap_or_default()
             .into();
+        let relay = RelayOptions::new(text);
         OptionsSnapshot {
+            relay,
             values,
             prices,
             sensitive,
@@ -86,6 +91,11 @@ impl OptionsSnapshot {
             budget_zone,
             limit_rules,
         }
+    }
+
+    /// The options every relayed request reads, typed once here.
+    pub fn relay(&self) -> &RelayOptions {
+        &self.relay
     }
 
     /// The group and model rate-limit rules (RateLimitRules).

@@ -166,7 +166,8 @@ pub async fn admit<'t>(
         )));
     }
     let options = state.options.current();
-    if options.flag("StopOnSensitiveEnabled") {
+    let relay = options.relay();
+    if relay.stop_on_sensitive {
         let hits = options.sensitive_words().find(texts());
         if !hits.is_empty() {
             return Err(RelayError::SensitiveWords(hits.join(", ")));
@@ -191,12 +192,12 @@ pub async fn admit<'t>(
         }
         Some(p) => (p, false),
         // A task admitted without a price costs nothing.
-        None if options.flag("SelfUseModeEnabled") || caller.user.accept_unset_price => {
+        None if relay.self_use_mode || caller.user.accept_unset_price => {
             if ask.per_call {
                 (ModelPricing::PerCall { price: 0.0 }, false)
             } else {
                 let pricing = ModelPricing::Ratio {
-                    model: options.number("DefaultModelRatio"),
+                    model: relay.default_model_ratio,
                     completion: 1.0,
                     cache: 1.0,
                 };
@@ -213,11 +214,11 @@ pub async fn admit<'t>(
         prices.components(),
     )?;
     let group_ratio = prices.group(&caller.group);
-    let quota_per_unit = options.int("QuotaPerUnit");
+    let quota_per_unit = relay.quota_per_unit;
     let output = OutputBound::new(
         ask.max_tokens,
         prices.max_output(model),
-        options.int("DefaultOutputReserve"),
+        relay.default_output_reserve,
         ask.answers,
     );
     let reservation = price::reservation(
@@ -226,7 +227,7 @@ pub async fn admit<'t>(
         quota_per_unit,
         ask.prompt_estimate,
         output,
-        options.int("PreConsumedQuota"),
+        relay.pre_consumed_quota,
     )
     .map_err(|e| RelayError::BadRequest(e.to_string()))?;
     // An answer whose charge cannot be recorded is not sold (P13 item 9).
@@ -234,7 +235,7 @@ pub async fn admit<'t>(
         return Err(RelayError::StorageUnavailable);
     }
     let token = (!caller.playground).then_some(caller.token.id);
-    let pass_through = options.flag("global.pass_through_request_enabled");
+    let pass_through = relay.pass_through;
     let rule = match ask.body {
         Body::Plain => None,
         Body::Writable => Some((ask.max_tokens, pass_through)),
@@ -245,12 +246,12 @@ pub async fn admit<'t>(
             pricing,
             group_ratio,
             ask.prompt_estimate,
-            options.int("PreConsumedQuota"),
+            relay.pre_consumed_quota,
             OutputRule {
                 asked,
                 model_max: prices.max_output(model),
-                default_reserve: options.int("DefaultOutputReserve"),
-                cap: options.int("DefaultOutputCap"),
+                default_reserve: relay.default_output_reserve,
+                cap: relay.default_output_cap,
                 answers: ask.answers,
                 fixed,
             },
@@ -274,7 +275,7 @@ pub async fn admit<'t>(
                     quota_per_unit,
                     ask.prompt_estimate,
                     nothing,
-                    options.int("PreConsumedQuota"),
+                    relay.pre_consumed_quota,
                 )
                 .map_err(|e| RelayError::BadRequest(e.to_string()))?
                 .amount
@@ -298,7 +299,7 @@ pub async fn admit<'t>(
                 .await
                 .map_err(refused)?;
             // The one mid-stream ceiling: min(reservation + DebtAllowance, max_cost).
-            let debt = price::ceiling_tokens(&out, hold.amount(), options.int("DebtAllowance"));
+            let debt = price::ceiling_tokens(&out, hold.amount(), relay.debt_allowance);
             let ceiling = match max_units.and_then(|max| price::ceiling_tokens(&out, max, 0)) {
                 Some(spend) => Some(debt.map_or(spend, |debt| debt.min(spend))),
                 None => debt,
@@ -324,7 +325,7 @@ pub async fn admit<'t>(
         group_ratio,
         quota_per_unit,
     };
-    let log_enabled = options.flag("LogConsumeEnabled");
+    let log_enabled = relay.log_consume;
     if crash_charge {
         durable::journal_hold(
             &mut hold,
@@ -344,10 +345,10 @@ pub async fn admit<'t>(
             group_ratio,
             quota_per_unit,
             log_enabled,
-            retries: usize::try_from(options.int("RetryTimes")).unwrap_or(0),
+            retries: usize::try_from(relay.retry_times).unwrap_or(0),
             prompt_estimate: ask.prompt_estimate,
             pass_through,
-            ping: keepalive::interval(&options),
+            ping: keepalive::interval(relay),
             output,
             components,
         },

@@ -103,14 +103,10 @@ async fn check(
         Err(refused) => return refused,
     };
     let options = state.options.current();
-    let mib = |name: &str| {
-        u64::try_from(options.int(name))
-            .unwrap_or(0)
-            .saturating_mul(1 << 20)
-    };
+    let mib = |value: i64| u64::try_from(value).unwrap_or(0).saturating_mul(1 << 20);
     let limits = Limits {
-        global: mib("RelayBodyBudgetMB"),
-        per_key: mib("RelayBodyBudgetPerKeyMB"),
+        global: mib(options.relay().body_budget_mb),
+        per_key: mib(options.relay().body_budget_per_key_mb),
     };
     drop(options);
     let max = u64::try_from(state.config.max_request_body()).unwrap_or(u64::MAX);

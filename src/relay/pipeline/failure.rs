@@ -31,7 +31,7 @@ pub fn record(
     attempts: Vec<Attempt>,
     error: &RelayError,
 ) {
-    if !state.options.current().flag("ErrorLogEnabled") {
+    if !state.options.current().relay().error_log {
         return;
     }
     // A rate limit's refusals write one row per rule per second (the next counts the rest).

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
 use tokio::time::Instant;
-use tollgate_actors::options::OptionsSnapshot;
+use tollgate_actors::options::relay::RelayOptions;
 
 /// An SSE comment line: ignored by every SSE client.
 pub const COMMENT_PING: &[u8] = b": PING\n\n";
@@ -17,11 +17,11 @@ pub const COMMENT_PING: &[u8] = b": PING\n\n";
 pub const ANTHROPIC_PING: &[u8] = b"event: ping\ndata: {\"type\": \"ping\"}\n\n";
 
 /// The ping interval, `None` when pings are off.
-pub fn interval(options: &OptionsSnapshot) -> Option<Duration> {
-    if !options.flag("general_setting.ping_interval_enabled") {
+pub fn interval(options: &RelayOptions) -> Option<Duration> {
+    if !options.ping_enabled {
         return None;
     }
-    let secs = u64::try_from(options.int("general_setting.ping_interval_seconds")).unwrap_or(0);
+    let secs = u64::try_from(options.ping_seconds).unwrap_or(0);
     (secs > 0).then(|| Duration::from_secs(secs))
 }
 

@@ -44,7 +44,9 @@ pub enum Ending {
 
 /// The request's money while its answer is read; settles exactly once.
 pub struct Meter {
-    ctx: SettleCtx,
+    /// Boxed: the meter moves from the attempt loop into the answer's future and stream, and
+    /// each move of a future holding it copies its bytes (the context is most of them).
+    ctx: Box<SettleCtx>,
     hold: Option<Hold>,
     prompt: Prompt,
     /// The last usage the upstream reported (each report replaces the one before).
@@ -86,7 +88,7 @@ impl Meter {
         let mut meter = Meter {
             _active: active,
             progress,
-            ctx,
+            ctx: Box::new(ctx),
             hold: Some(hold),
             prompt,
             reported: None,
@@ -210,7 +212,7 @@ impl Meter {
     /// reservation); the meter then settles nothing. `None` once settled.
     pub fn into_hold(mut self) -> Option<(SettleCtx, Hold)> {
         let hold = self.hold.take()?;
-        Some((self.ctx.clone(), hold))
+        Some((SettleCtx::clone(&self.ctx), hold))
     }
 
     /// Settles (once; later calls do nothing) and returns the record billed. An exact count
@@ -266,7 +268,7 @@ impl Meter {
     /// Everything billing `ending` needs, owned (for the blocking pool).
     fn detach(&mut self, hold: Hold, ending: Ending) -> Detached {
         Detached {
-            ctx: self.ctx.clone(),
+            ctx: SettleCtx::clone(&self.ctx),
             hold,
             prompt: self.prompt.clone(),
             reported: self.reported,

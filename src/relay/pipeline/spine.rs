@@ -159,9 +159,13 @@ pub async fn run<P: Plan>(
     let limited = crate::rate_limit::admit(state, &caller, &ask).await?;
     let crash_charge = plan.crash_charge();
     let max_cost = caller.max_cost.or_else(|| plan.max_cost());
-    let admitted = admission::admit(state, &caller, (ask, max_cost), crash_charge, || {
-        plan.texts()
-    })
+    let admitted = Box::pin(admission::admit(
+        state,
+        &caller,
+        (ask, max_cost),
+        crash_charge,
+        || plan.texts(),
+    ))
     .await;
     let Admission { price, mut hold } = match admitted {
         Ok(admitted) => admitted,
@@ -202,7 +206,9 @@ async fn forward<P: Plan>(
         wire: P::wire,
         conversation,
     };
-    let won = attempt::forward(
+    // The attempt loop's and the answer's futures are boxed: held inline they made this task's
+    // future ~10 KB, copied whole at its spawn and at every await that moved one in.
+    let won = Box::pin(attempt::forward(
         state,
         &caller,
         plan.model(),
@@ -211,7 +217,7 @@ async fn forward<P: Plan>(
         |channel, wire, upstream_model, key| {
             plan.build(state, &price, channel, wire, upstream_model, key)
         },
-    )
+    ))
     .await?;
     let Won {
         resp,
@@ -228,7 +234,7 @@ async fn forward<P: Plan>(
         meter,
         price,
     };
-    plan.answer(state, answer, &presence).await
+    Box::pin(plan.answer(state, answer, &presence)).await
 }
 
 pub mod count;

@@ -148,17 +148,17 @@ impl SseReader {
                     field_name,
                     field_value,
                 } => {
-                    let value = String::from_utf8_lossy(field_value.unwrap_or_default());
+                    let value = field_value.unwrap_or_default();
                     match field_name {
                         b"event" => {
                             self.name.clear();
-                            self.name.push_str(&value);
+                            push_lossy(&mut self.name, value);
                         }
                         b"data" => {
                             if self.has_data {
                                 self.data.push('\n');
                             }
-                            self.data.push_str(&value);
+                            push_lossy(&mut self.data, value);
                             self.has_data = true;
                         }
                         _ => {}
@@ -180,6 +180,15 @@ impl SseReader {
         self.name.clear();
         self.data.clear();
         self.has_data = false;
+    }
+}
+
+/// Appends `bytes` as text: checked by `str::from_utf8` (word-at-a-time over ASCII), and only
+/// text that is not UTF-8 goes through `from_utf8_lossy`'s replacement characters.
+fn push_lossy(out: &mut String, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => out.push_str(text),
+        Err(_) => out.push_str(&String::from_utf8_lossy(bytes)),
     }
 }
 
@@ -214,6 +223,23 @@ mod tests {
             })
             .expect("within the limit");
         events
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_read_as_replacement_characters() {
+        let mut r = SseReader::default();
+        let events = read(
+            &mut r,
+            b"event: a\xffb\ndata: {\"t\":\"\xe4\xbd\xa0\xe4\"}\n\n",
+        );
+        assert_eq!(
+            events,
+            vec![(
+                "a\u{fffd}b".to_owned(),
+                "{\"t\":\"\u{4f60}\u{fffd}\"}".to_owned(),
+                31
+            )]
+        );
     }
 
     #[test]

@@ -43,21 +43,69 @@ use crate::relay::wire::Wire;
 /// `choices[].text`, the `usage` chunk) and Responses API events (`type`, a text `delta`, the
 /// `response` of `response.completed` with its usage) share it. Text fields are read
 /// leniently ([`Loose`]): an upstream's odd shape for one of them never hides the usage.
+///
+/// Read for every event of every stream, so it stays small: the usage and the Responses API's
+/// `response` (one event of a stream each) are boxed, and the usual single choice is held
+/// without a vector ([`Choices`]).
 #[derive(Deserialize)]
 struct Chunk<'a> {
     #[serde(default, borrow)]
-    choices: Vec<ChunkChoice<'a>>,
+    choices: Choices<'a>,
     #[serde(default)]
-    usage: Option<OpenAiUsage>,
+    usage: Option<Box<OpenAiUsage>>,
     #[serde(default, rename = "type", borrow)]
     kind: Loose<'a>,
     #[serde(default, borrow)]
     delta: Loose<'a>,
     #[serde(default)]
-    response: Option<ResponseUsage>,
+    response: Option<Box<ResponseUsage>>,
     /// An in-band error (its text is checked for the channel's key before it goes out).
     #[serde(default)]
     error: Option<serde::de::IgnoredAny>,
+}
+
+/// A chunk's `choices`: the first in place, any others in a vector (allocated only for
+/// `n > 1`). Read as a `Vec` reads it (anything but a list, `null` included, fails the chunk).
+#[derive(Default)]
+struct Choices<'a> {
+    first: Option<ChunkChoice<'a>>,
+    rest: Vec<ChunkChoice<'a>>,
+}
+
+impl<'a> Choices<'a> {
+    fn iter(&self) -> impl Iterator<Item = &ChunkChoice<'a>> {
+        self.first.iter().chain(&self.rest)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Choices<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Choices<'a>, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Choices<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of choices")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Choices<'de>, A::Error> {
+                let mut choices = Choices {
+                    first: seq.next_element()?,
+                    rest: Vec::new(),
+                };
+                while let Some(choice) = seq.next_element()? {
+                    choices.rest.push(choice);
+                }
+                Ok(choices)
+            }
+        }
+        d.deserialize_seq(Visit)
+    }
 }
 
 #[derive(Deserialize)]
@@ -278,7 +326,7 @@ fn observe(meter: &mut Meter, rule: &mut EndRule, client_wants_usage: bool, data
     if chunk.error.is_some() {
         return Verdict::Error;
     }
-    for choice in &chunk.choices {
+    for choice in chunk.choices.iter() {
         if choice.finish_reason.text().is_some() {
             rule.finish();
         }
@@ -326,7 +374,7 @@ fn observe(meter: &mut Meter, rule: &mut EndRule, client_wants_usage: bool, data
     }
     match &chunk.usage {
         Some(usage) => {
-            meter.reported(Usage::from(usage));
+            meter.reported(Usage::from(&**usage));
             rule.usage();
             if client_wants_usage || !chunk.choices.is_empty() {
                 Verdict::Keep
@@ -560,4 +608,43 @@ pub fn respond(
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contents(data: &str) -> Option<Vec<String>> {
+        let chunk = serde_json::from_str::<Chunk<'_>>(data).ok()?;
+        Some(
+            chunk
+                .choices
+                .iter()
+                .filter_map(|c| c.delta.as_ref()?.content.text().map(str::to_owned))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn choices_read_as_a_list_whatever_their_number() {
+        let one =
+            r#"{"id":"x","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}"#;
+        assert_eq!(contents(one), Some(vec!["a".to_owned()]));
+        let three = r#"{"choices":[{"delta":{"content":"a"}},{"delta":{"content":"b\n"}},{"delta":{"content":"c"}}]}"#;
+        assert_eq!(
+            contents(three),
+            Some(vec!["a".to_owned(), "b\n".to_owned(), "c".to_owned()])
+        );
+        assert_eq!(contents(r#"{"choices":[]}"#), Some(vec![]));
+        assert_eq!(contents(r#"{"usage":{"prompt_tokens":1}}"#), Some(vec![]));
+        // As a Vec read them: a choices field that is not a list fails the chunk.
+        assert_eq!(contents(r#"{"choices":null}"#), None);
+        assert_eq!(contents(r#"{"choices":{"delta":{}}}"#), None);
+        let usage = serde_json::from_str::<Chunk<'_>>(
+            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":20}}"#,
+        )
+        .expect("a usage chunk");
+        assert!(usage.choices.is_empty());
+        assert_eq!(usage.usage.map(|u| u.completion_tokens), Some(20));
+    }
 }
