@@ -16,6 +16,14 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>> {
     Ok(postcard::to_stdvec(value)?)
 }
 
+/// Encodes a record into `buf` (cleared first), keeping its allocation: a writer encoding many
+/// records reuses one buffer instead of growing a new vector for each.
+pub fn encode_into<T: Serialize>(value: &T, buf: &mut Vec<u8>) -> Result<()> {
+    buf.clear();
+    *buf = postcard::to_extend(value, std::mem::take(buf))?;
+    Ok(())
+}
+
 /// Decodes a record; trailing bytes are an error (they mean a layout mismatch).
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
     let (value, rest) = postcard::take_from_bytes(bytes)?;
@@ -44,6 +52,24 @@ mod tests {
         };
         let bytes = encode(&rec).expect("encode");
         assert_eq!(decode::<Rec>(&bytes).expect("decode"), rec);
+    }
+
+    #[test]
+    fn encoding_into_a_used_buffer_gives_the_same_bytes() {
+        let mut buf = vec![9; 40];
+        for rec in [
+            Rec {
+                a: 300,
+                b: "long enough to grow".into(),
+            },
+            Rec {
+                a: -1,
+                b: "".into(),
+            },
+        ] {
+            encode_into(&rec, &mut buf).expect("encode");
+            assert_eq!(buf, encode(&rec).expect("encode"));
+        }
     }
 
     #[test]

@@ -86,27 +86,99 @@ pub fn has_typed_keys(t: i32) -> bool {
     t != LOG_CONSUME
 }
 
-/// Every filter key of a row (not [`ALL`]): its dimensions, their composite pairs, and for
-/// rows other than consume the typed variants of both.
-pub fn of(e: &LogEntry) -> Vec<String> {
-    let u = e.user_id.0;
-    let mut out = vec![
-        user(u),
-        model(&e.model_name),
-        token(&e.token_name),
-        channel(e.channel_id),
-        group(&e.group),
-        user_model(u, &e.model_name),
-        user_token(u, &e.token_name),
-        user_group(u, &e.group),
-        model_channel(e.channel_id, &e.model_name),
-    ];
-    if has_typed_keys(e.log_type) {
-        let typed_keys: Vec<String> = out.iter().map(|k| typed(e.log_type, k)).collect();
-        out.extend(typed_keys);
+/// One dimension of a row (or a composite pair of them) with its value borrowed from the row:
+/// a filter key before it is formatted ([`RowKey::text`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dim<'a> {
+    /// [`user`].
+    User(i64),
+    /// [`model`].
+    Model(&'a str),
+    /// [`token`].
+    Token(&'a str),
+    /// [`channel`].
+    Channel(i64),
+    /// [`group`].
+    Group(&'a str),
+    /// [`user_model`].
+    UserModel(i64, &'a str),
+    /// [`user_token`].
+    UserToken(i64, &'a str),
+    /// [`user_group`].
+    UserGroup(i64, &'a str),
+    /// [`model_channel`] (channel, model).
+    ModelChannel(i64, &'a str),
+    /// [`log_type`].
+    Type(i32),
+}
+
+/// A filter key of a row, borrowed from it: a [`Dim`], restricted to rows of a type when
+/// `typed` is set ([`typed`]). The log writer groups a batch's rows by these and formats each
+/// distinct key once, instead of formatting every key of every row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RowKey<'a> {
+    /// The type the key is restricted to (only for types with [`has_typed_keys`]).
+    pub typed: Option<i32>,
+    /// The dimension and its value.
+    pub dim: Dim<'a>,
+}
+
+impl RowKey<'_> {
+    /// The key as stored: the same text as [`of`] gives for it.
+    pub fn text(&self) -> String {
+        let key = match self.dim {
+            Dim::User(u) => user(u),
+            Dim::Model(m) => model(m),
+            Dim::Token(t) => token(t),
+            Dim::Channel(c) => channel(c),
+            Dim::Group(g) => group(g),
+            Dim::UserModel(u, m) => user_model(u, m),
+            Dim::UserToken(u, t) => user_token(u, t),
+            Dim::UserGroup(u, g) => user_group(u, g),
+            Dim::ModelChannel(c, m) => model_channel(c, m),
+            Dim::Type(t) => log_type(t),
+        };
+        match self.typed {
+            Some(t) => typed(t, &key),
+            None => key,
+        }
     }
-    out.push(log_type(e.log_type));
-    out
+}
+
+/// Every filter key of a row (not [`ALL`]), unformatted, in the order of [`of`]: its
+/// dimensions, their composite pairs, for rows other than consume the typed variants of both,
+/// and its type.
+pub fn row_keys(e: &LogEntry) -> impl Iterator<Item = RowKey<'_>> {
+    let u = e.user_id.0;
+    let dims = [
+        Dim::User(u),
+        Dim::Model(&e.model_name),
+        Dim::Token(&e.token_name),
+        Dim::Channel(e.channel_id),
+        Dim::Group(&e.group),
+        Dim::UserModel(u, &e.model_name),
+        Dim::UserToken(u, &e.token_name),
+        Dim::UserGroup(u, &e.group),
+        Dim::ModelChannel(e.channel_id, &e.model_name),
+    ];
+    let typed = has_typed_keys(e.log_type).then_some(e.log_type);
+    let plain = dims.into_iter().map(|dim| RowKey { typed: None, dim });
+    let typed_keys = typed.into_iter().flat_map(move |t| {
+        dims.into_iter().map(move |dim| RowKey {
+            typed: Some(t),
+            dim,
+        })
+    });
+    plain.chain(typed_keys).chain(std::iter::once(RowKey {
+        typed: None,
+        dim: Dim::Type(e.log_type),
+    }))
+}
+
+/// Every filter key of a row (not [`ALL`]): its dimensions, their composite pairs, and for
+/// rows other than consume the typed variants of both ([`row_keys`], formatted).
+pub fn of(e: &LogEntry) -> Vec<String> {
+    row_keys(e).map(|k| k.text()).collect()
 }
 
 #[cfg(test)]
@@ -128,6 +200,45 @@ mod tests {
         assert_ne!(model_channel(1, "2:x"), model_channel(12, ":x"));
         // A model named like a typed key stays apart from the typed key.
         assert_ne!(model("t5/m:a"), typed(5, &model("a")));
+    }
+
+    /// The keys as they were formatted before [`row_keys`] (the stored form must not change).
+    fn formatted(e: &LogEntry) -> Vec<String> {
+        let u = e.user_id.0;
+        let mut out = vec![
+            user(u),
+            model(&e.model_name),
+            token(&e.token_name),
+            channel(e.channel_id),
+            group(&e.group),
+            user_model(u, &e.model_name),
+            user_token(u, &e.token_name),
+            user_group(u, &e.group),
+            model_channel(e.channel_id, &e.model_name),
+        ];
+        if has_typed_keys(e.log_type) {
+            let typed_keys: Vec<String> = out.iter().map(|k| typed(e.log_type, k)).collect();
+            out.extend(typed_keys);
+        }
+        out.push(log_type(e.log_type));
+        out
+    }
+
+    #[test]
+    fn row_keys_format_as_the_stored_keys() {
+        for t in 1..=5 {
+            let e = LogEntry {
+                log_type: t,
+                user_id: crate::UserId(17),
+                model_name: "gpt-4o:x".into(),
+                token_name: "k 1".into(),
+                channel_id: 7,
+                group: "vip".into(),
+                ..LogEntry::default()
+            };
+            assert_eq!(of(&e), formatted(&e), "type {t}");
+            assert_eq!(of(&LogEntry::default()), formatted(&LogEntry::default()));
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //!   caller's transaction) and deleting old rows in small batches.
 //! - [`keys`]: the filter keys a row is indexed and counted under.
 //! - [`postings`]: the filter index, up to 256 rows of a key and hour per entry.
+//! - `grouped`: a batch's rows by (hour, key), as the writer appends them to the postings.
 //! - [`tally`]: a row's change to an hour counter, checked.
 //! - [`query`]: pages, totals and stats for a [`query::LogFilter`].
 //! - [`dashboard`]: the per-hour aggregates of the /detail page.
@@ -13,6 +14,7 @@
 //! [`crate::usage`]).
 
 pub mod dashboard;
+mod grouped;
 pub mod keys;
 pub mod postings;
 pub mod query;

@@ -10,11 +10,12 @@
 //! mark ([`LOG_MARKS`]) past it; rows for a sealed hour (imports, late rows) add to
 //! [`LOG_COUNTS`] directly. Dashboard aggregate changes of a batch are summed in memory first.
 
-use std::borrow::BorrowMut;
+use std::borrow::{Borrow, BorrowMut};
 use std::collections::BTreeMap;
 
 use redb::{ReadableTable, Table, WriteTransaction};
 
+use super::grouped::Grouped;
 use super::postings::{self, View};
 use super::tally::{Tally, shifted, tally};
 use super::{LOG_CONSUME, LogEntry, keys};
@@ -107,33 +108,6 @@ impl Deltas {
         }
         Ok(writes)
     }
-}
-
-/// Rows of a batch by (hour, filter key or [`keys::ALL`]): (id, created_at, tally), ids
-/// ascending; the order of [`LOG_POSTINGS`].
-type Grouped = BTreeMap<(i64, String), Vec<(i64, i64, Tally)>>;
-
-/// Adds row `e` (already given its id) to the batch's groups under [`keys::ALL`] and
-/// `row_keys`.
-fn group(grouped: &mut Grouped, e: &LogEntry, row_keys: Vec<String>) {
-    let hour = keys::hour(e.created_at);
-    let tally = Tally::of(e, 1);
-    for key in std::iter::once(keys::ALL.to_owned()).chain(row_keys) {
-        grouped
-            .entry((hour, key))
-            .or_default()
-            .push((e.id, e.created_at, tally));
-    }
-}
-
-/// Appends the groups to the postings; returns the inserts made.
-fn post(wtx: &WriteTransaction, grouped: Grouped) -> Result<u64> {
-    let mut table = wtx.open_table(LOG_POSTINGS)?;
-    let mut inserts = 0u64;
-    for ((hour, key), rows) in grouped {
-        inserts = inserts.saturating_add(postings::append(&mut table, hour, &key, &rows)?);
-    }
-    Ok(inserts)
 }
 
 /// Seals the hours more than [`RECENT_HOURS`] older than the newest row: sums their postings'
@@ -235,38 +209,41 @@ pub fn insert_batch_counted<E: BorrowMut<LogEntry>>(
     entries: impl IntoIterator<Item = E, IntoIter: ExactSizeIterator>,
     dashboard: bool,
 ) -> Result<(Vec<i64>, u64)> {
-    let entries = entries.into_iter();
-    if entries.len() == 0 {
+    let mut entries: Vec<E> = entries.into_iter().collect();
+    if entries.is_empty() {
         return Ok((Vec::new(), 0));
     }
     let first = meta::reserve_ids(wtx, "logs", entries.len())?;
     let mark = sealed_before(&wtx.open_table(LOG_MARKS)?)?;
     let mut inserts: u64 = 1;
     let mut deltas = Deltas::default();
-    let mut grouped = Grouped::new();
     let mut ids = Vec::with_capacity(entries.len());
     {
         let mut logs = wtx.open_table(LOGS)?;
         let mut by_time = wtx.open_table(LOG_BY_TIME)?;
-        for (id, mut entry) in (first..).zip(entries) {
+        let mut encoded = Vec::new();
+        for (id, entry) in (first..).zip(entries.iter_mut()) {
             let entry = entry.borrow_mut();
             entry.id = id;
             entry.bound();
-            logs.insert(id, codec::encode(&*entry)?.as_slice())?;
+            codec::encode_into(&*entry, &mut encoded)?;
+            logs.insert(id, encoded.as_slice())?;
             by_time.insert((entry.created_at, id), ())?;
             inserts += 2;
-            let row_keys = keys::of(entry);
             if keys::hour(entry.created_at) < mark {
-                deltas.count(entry, &row_keys, 1)?;
+                deltas.count(entry, &keys::of(entry), 1)?;
             }
-            group(&mut grouped, entry, row_keys);
             if dashboard {
                 deltas.dashboard(entry)?;
             }
             ids.push(id);
         }
     }
-    inserts = inserts.saturating_add(post(wtx, grouped)?);
+    let mut grouped = Grouped::default();
+    for entry in &entries {
+        grouped.add(Borrow::<LogEntry>::borrow(entry));
+    }
+    inserts = inserts.saturating_add(grouped.post(wtx)?);
     inserts = inserts.saturating_add(deltas.apply(wtx)?);
     inserts = inserts.saturating_add(seal(wtx)?);
     Ok((ids, inserts))
@@ -362,15 +339,14 @@ fn rebuild(wtx: &WriteTransaction, everything: bool) -> Result<()> {
     }
     let mark = mark.unwrap_or(i64::MIN);
     for chunk in entries.chunks(REBUILD_CHUNK) {
-        let mut grouped = Grouped::new();
+        let mut grouped = Grouped::default();
         for entry in chunk {
-            let row_keys = keys::of(entry);
             if keys::hour(entry.created_at) < mark {
-                deltas.count(entry, &row_keys, 1)?;
+                deltas.count(entry, &keys::of(entry), 1)?;
             }
-            group(&mut grouped, entry, row_keys);
+            grouped.add(entry);
         }
-        post(wtx, grouped)?;
+        grouped.post(wtx)?;
         if deltas.counts.len() > 100_000 {
             std::mem::take(&mut deltas).apply(wtx)?;
         }
