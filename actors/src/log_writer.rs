@@ -26,6 +26,13 @@
 //! written by [`logs::insert_batch`] in the same transaction, and so are each channel's used quota
 //! ([`channel_usage`]) and its prompt-cache hour sums ([`prompt_cache`]).
 //!
+//! A commit is made durable (fsync) when a flush waits for it and at least every
+//! [`DURABLE_EVERY_INTERVALS`] gather intervals; the commits between are not ([`durability`]:
+//! visible to readers at once, persisted by the next durable commit). The crash journal is
+//! trimmed only through durable commits and their settlements are kept until then, so a process
+//! crash (which rolls such commits back) or a failed commit (whose reopen may) loses none; when
+//! settlements stop coming, the writer makes the last commits durable once they are due.
+//!
 //! Batches of up to [`IDLE_BATCH_MAX`] are committed on an idle-priority thread
 //! ([`IdleWorker`]) while the writer waits, so a commit's burst of CPU only uses time no request
 //! wants; larger batches (the machine is busy with requests) and every batch for a while after
@@ -41,7 +48,14 @@ use tokio::sync::{mpsc, oneshot};
 use tollgate_storage::logs::{self, LogEntry};
 use tollgate_storage::tasks::{self, Task};
 use tollgate_storage::usage::{self, BalanceChange};
-use tollgate_storage::{StorageError, Store, budgets, channel_usage, meta, prompt_cache};
+use tollgate_storage::{
+    StorageError, Store, WriteTransaction, budgets, channel_usage, meta, prompt_cache,
+};
+
+mod durability;
+
+pub use durability::DURABLE_EVERY_INTERVALS;
+use durability::Pending;
 
 use crate::idle_worker::{IdleWorker, Waited};
 use crate::journal::{self, HoldStart, Journal};
@@ -373,8 +387,8 @@ impl LogWriter {
         }
     }
 
-    /// Waits until everything queued before this call is committed; the storage fault instead
-    /// when a commit failed (what it held is kept and retried).
+    /// Waits until everything queued before this call is committed durably; the storage fault
+    /// instead when a commit failed (what it held is kept and retried).
     pub async fn flush(&self) -> Result<(), StorageFault> {
         let (done, wait) = oneshot::channel();
         let stopped = || StorageFault {
@@ -439,7 +453,11 @@ fn replay(store: &Store, settled: u64) -> std::io::Result<(Journal, u64)> {
                 task: p.task,
             })
             .collect();
-        let through = commit(store, &mut batch, true, None).map_err(|f| {
+        let shape = Shape {
+            dashboard: true,
+            durable: true,
+        };
+        let through = commit(store, &mut batch, shape, None).map_err(|f| {
             std::io::Error::other(format!("replaying the journal failed: {}", f.message))
         })?;
         if let Some(through) = through {
@@ -467,19 +485,53 @@ fn run(
     let mut batch = Vec::with_capacity(LOG_BATCH_MAX);
     let mut waiters = Vec::new();
     let mut last_commit: Option<Instant> = None;
+    let mut pending = Pending::new(gather_for);
     let mut idle = IdleWorker::spawn("tollgate-log-commit", {
         let store = store.clone();
         let stats = Arc::clone(stats);
-        move |(shared, dashboard, _): IdleJob| {
+        move |(shared, shape, _): IdleJob| {
             let result = {
                 let mut batch = shared.lock().unwrap_or_else(PoisonError::into_inner);
-                idle_commit(&store, &mut batch, dashboard, Some(&stats))
+                idle_commit(&store, &mut batch, shape, Some(&stats))
             };
-            (shared, dashboard, result)
+            (shared, shape, result)
         }
     });
     let mut contended_until: Option<Instant> = None;
-    while let Some(first) = rx.blocking_recv() {
+    loop {
+        let first = match next(&mut rx, pending.due()) {
+            Next::Message(first) => first,
+            Next::Closed if pending.due().is_none() => break,
+            next @ (Next::Due | Next::Closed) => {
+                // Settlements stopped coming (or every handle is gone): make the last commits
+                // durable.
+                let shape = Shape {
+                    dashboard: false,
+                    durable: true,
+                };
+                let through = match commit(&store, &mut batch, shape, Some(stats)) {
+                    Ok(through) => through,
+                    Err(failure) => {
+                        pending.take_back(&mut batch, stats);
+                        retry(
+                            &store,
+                            &mut rx,
+                            &mut batch,
+                            &mut waiters,
+                            false,
+                            health,
+                            stats,
+                            failure,
+                        )
+                    }
+                };
+                trim(seq, pending.made_durable(through, Instant::now()));
+                if matches!(next, Next::Closed) {
+                    break;
+                }
+                continue;
+            }
+        };
         collect(first, &mut batch, &mut waiters);
         drain(&mut rx, &mut batch, &mut waiters);
         if batch.len() < LOG_BATCH_MAX && waiters.is_empty() {
@@ -504,10 +556,13 @@ fn run(
                 }
             }
         }
-        if !batch.is_empty() {
+        // A flush also waits for the commits not durable yet (an empty commit makes them so).
+        if !batch.is_empty() || (!waiters.is_empty() && pending.due().is_some()) {
             let dashboard = options
                 .as_ref()
                 .is_none_or(|o| o.current().flag("DataExportEnabled"));
+            let durable = pending.durable_next(!waiters.is_empty(), Instant::now());
+            let shape = Shape { dashboard, durable };
             let contended = contended_until.is_some_and(|until| Instant::now() < until);
             let result = match &idle {
                 Some(worker) if batch.len() <= IDLE_BATCH_MAX && !contended => {
@@ -515,8 +570,7 @@ fn run(
                     // the writer still has it (whatever of it was committed is skipped by its
                     // number), so no later commit's number can pass it uncommitted.
                     let shared = Arc::new(Mutex::new(std::mem::take(&mut batch)));
-                    let waited =
-                        worker.run((Arc::clone(&shared), dashboard, Ok(None)), IDLE_PATIENCE);
+                    let waited = worker.run((Arc::clone(&shared), shape, Ok(None)), IDLE_PATIENCE);
                     batch =
                         std::mem::take(&mut *shared.lock().unwrap_or_else(PoisonError::into_inner));
                     match waited {
@@ -534,31 +588,37 @@ fn run(
                                 "the idle-priority committer stopped; its batch is committed by the writer, which commits everything from now on"
                             );
                             idle = None;
-                            commit(&store, &mut batch, dashboard, Some(stats))
+                            commit(&store, &mut batch, shape, Some(stats))
                         }
                     }
                 }
-                _ => commit(&store, &mut batch, dashboard, Some(stats)),
+                _ => commit(&store, &mut batch, shape, Some(stats)),
             };
             let through = match result {
-                Ok(through) => through,
-                Err(failure) => retry(
-                    &store,
-                    &mut rx,
-                    &mut batch,
-                    &mut waiters,
-                    dashboard,
-                    health,
-                    stats,
-                    failure,
-                ),
-            };
-            if let Some(through) = through {
-                let mut guard = seq.lock().unwrap_or_else(PoisonError::into_inner);
-                if let Some(Err(e)) = guard.journal.as_mut().map(|j| j.committed(through)) {
-                    tracing::warn!(error = %e, "trimming the crash journal failed");
+                Ok(through) if !durable => {
+                    // Kept until a durable commit covers them; the journal too.
+                    pending.keep(&mut batch, through);
+                    last_commit = Some(Instant::now());
+                    continue;
                 }
-            }
+                Ok(through) => through,
+                Err(failure) => {
+                    // The commits not durable yet go with the batch: the retry's reopen may
+                    // have rolled them back (those still in the file are skipped by number).
+                    pending.take_back(&mut batch, stats);
+                    retry(
+                        &store,
+                        &mut rx,
+                        &mut batch,
+                        &mut waiters,
+                        dashboard,
+                        health,
+                        stats,
+                        failure,
+                    )
+                }
+            };
+            trim(seq, pending.made_durable(through, Instant::now()));
             last_commit = Some(Instant::now());
         }
         for waiter in waiters.drain(..) {
@@ -567,13 +627,62 @@ fn run(
     }
 }
 
+/// What the writer waits for next.
+enum Next {
+    /// A message.
+    Message(WriterMsg),
+    /// Commits not durable yet are due to be made durable.
+    Due,
+    /// Every handle is gone and the queue is empty.
+    Closed,
+}
+
+/// Waits for the next message; while commits wait to be made durable, at most until `due`
+/// (a message that arrives meanwhile is taken at `due`, or at once by a flush, which unparks).
+fn next(rx: &mut mpsc::UnboundedReceiver<WriterMsg>, due: Option<Instant>) -> Next {
+    let Some(due) = due else {
+        return rx.blocking_recv().map_or(Next::Closed, Next::Message);
+    };
+    loop {
+        match rx.try_recv() {
+            Ok(msg) => return Next::Message(msg),
+            Err(TryRecvError::Disconnected) => return Next::Closed,
+            Err(TryRecvError::Empty) => {}
+        }
+        let left = due.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Next::Due;
+        }
+        std::thread::park_timeout(left);
+    }
+}
+
+/// Trims the crash journal through `through`, the last number a durable commit covers.
+fn trim(seq: &Mutex<Sequencer>, through: Option<u64>) {
+    if let Some(through) = through {
+        let mut guard = seq.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(Err(e)) = guard.journal.as_mut().map(|j| j.committed(through)) {
+            tracing::warn!(error = %e, "trimming the crash journal failed");
+        }
+    }
+}
+
 /// What the idle-priority committer is handed and hands back: the batch (shared with the
-/// writer, which keeps it if the committer dies), whether dashboard aggregates are kept, and
-/// how the commit went.
-type IdleJob = (Arc<Mutex<Batch>>, bool, Result<Option<u64>, Failure>);
+/// writer, which keeps it if the committer dies), how it is committed, and how the commit went.
+type IdleJob = (Arc<Mutex<Batch>>, Shape, Result<Option<u64>, Failure>);
 
 /// How a batch is committed ([`commit`]; tests inject failures into the idle committer).
-type CommitFn = fn(&Store, &mut Batch, bool, Option<&WriterStats>) -> Result<Option<u64>, Failure>;
+type CommitFn = fn(&Store, &mut Batch, Shape, Option<&WriterStats>) -> Result<Option<u64>, Failure>;
+
+/// How a batch is committed.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    /// Whether consume rows add to the dashboard aggregates (`DataExportEnabled`).
+    dashboard: bool,
+    /// Whether the commit is made durable (fsync) before it returns. A commit that is not
+    /// leaves its settlements in the batch: the writer keeps them until a durable commit.
+    durable: bool,
+}
 
 /// Retries a failed batch until it commits: sets the fault, answers flushes with it, reopens
 /// the database when the failure may have latched it, pauses (settlements queued meanwhile join
@@ -635,7 +744,11 @@ fn retry(
             };
             continue;
         }
-        match commit(store, batch, dashboard, Some(stats)) {
+        let shape = Shape {
+            dashboard,
+            durable: true,
+        };
+        match commit(store, batch, shape, Some(stats)) {
             Ok(through) => {
                 if let Some(fault) = health.recover(FaultSource::Commit) {
                     tracing::info!(
@@ -749,17 +862,17 @@ struct Failure {
     reopen: bool,
 }
 
-/// [`commit_batch`], counted in `stats` when it leaves the batch empty: the batch's
-/// settlements leave the queue, and the commit's duration is recorded.
+/// [`commit_batch`], counted in `stats` when it succeeds: the batch's settlements leave the
+/// queue, and the commit's duration is recorded.
 fn commit(
     store: &Store,
     batch: &mut Batch,
-    dashboard: bool,
+    shape: Shape,
     stats: Option<&WriterStats>,
 ) -> Result<Option<u64>, Failure> {
     let started = Instant::now();
     let size = batch.len();
-    let result = commit_batch(store, batch, dashboard);
+    let result = commit_batch(store, batch, shape);
     if let (Some(stats), Ok(_)) = (stats, &result) {
         stats.done(size);
         stats.committed(started.elapsed());
@@ -767,22 +880,28 @@ fn commit(
     result
 }
 
-/// Commits the batch in one transaction (the batch is emptied once it is committed). A change
+/// Commits the batch in one transaction (the batch is emptied once it is committed durably; a
+/// commit that is not durable leaves it for the writer to keep). A change
 /// whose user vanished is skipped (and said so) without losing the rest. A fault of the storage
 /// (or a panic) is returned with the batch kept; a fault of the data (an overflow, say) makes
 /// the settlements be committed one by one, so only the bad one is dropped. Returns the
 /// highest number the database now covers.
-fn commit_batch(store: &Store, batch: &mut Batch, dashboard: bool) -> Result<Option<u64>, Failure> {
+fn commit_batch(store: &Store, batch: &mut Batch, shape: Shape) -> Result<Option<u64>, Failure> {
     let through = batch.iter().map(|s| s.seq).max();
-    match commit_once(store, batch, dashboard) {
-        Ok(()) => {
+    let committed = |batch: &mut Batch| {
+        if shape.durable {
             batch.clear();
+        }
+    };
+    match commit_once(store, batch, shape) {
+        Ok(()) => {
+            committed(batch);
             Ok(through)
         }
         Err(Some(e)) if !e.is_fault() && batch.len() > 1 => {
             tracing::warn!(error = %e, "a batch failed on its data; committing it one settlement at a time");
             for one in batch.chunks_mut(1) {
-                match commit_once(store, one, dashboard) {
+                match commit_once(store, one, shape) {
                     Ok(()) => {}
                     Err(Some(e)) if !e.is_fault() => {
                         tracing::error!(error = %e, seq = one[0].seq, "a settlement cannot be stored and is dropped");
@@ -794,12 +913,12 @@ fn commit_batch(store: &Store, batch: &mut Batch, dashboard: bool) -> Result<Opt
                     }
                 }
             }
-            batch.clear();
+            committed(batch);
             Ok(through)
         }
         Err(Some(e)) if !e.is_fault() => {
             tracing::error!(error = %e, "a settlement cannot be stored and is dropped");
-            batch.clear();
+            committed(batch);
             Ok(through)
         }
         Err(e) => Err(failure(e)),
@@ -820,16 +939,18 @@ fn failure(error: Option<StorageError>) -> Failure {
     }
 }
 
-/// One transaction for `batch`; `Err(None)` when it panicked. Settlements numbered at or below
-/// the recorded [`meta::settled_through`] are already in the file (a commit reported as failed
-/// may have reached it) and are skipped.
+/// One transaction for `batch`, made durable before it returns when `shape` says so;
+/// `Err(None)` when it panicked. Settlements numbered at or below the recorded
+/// [`meta::settled_through`] are already in the file (a commit reported as failed may have
+/// reached it) and are skipped.
 fn commit_once(
     store: &Store,
     batch: &mut [Settlement],
-    dashboard: bool,
+    shape: Shape,
 ) -> Result<(), Option<StorageError>> {
+    let dashboard = shape.dashboard;
     let attempt = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        store.write_blocking(|wtx| {
+        let write = |wtx: &WriteTransaction| {
             let done = meta::settled_through_rw(wtx)?;
             let changes: Vec<BalanceChange> = batch
                 .iter()
@@ -861,7 +982,12 @@ fn commit_once(
                 meta::set_settled_through(wtx, last)?;
             }
             Ok::<_, StorageError>(())
-        })
+        };
+        if shape.durable {
+            store.write_blocking(write)
+        } else {
+            store.write_blocking_lazy(write)
+        }
     }));
     match attempt {
         Ok(result) => result.map_err(Some),
@@ -885,13 +1011,13 @@ mod tests {
     fn dies_once(
         store: &Store,
         batch: &mut Batch,
-        dashboard: bool,
+        shape: Shape,
         stats: Option<&WriterStats>,
     ) -> Result<Option<u64>, Failure> {
         if !DIED.swap(true, Ordering::SeqCst) {
             panic!("the idle committer dies");
         }
-        commit(store, batch, dashboard, stats)
+        commit(store, batch, shape, stats)
     }
 
     fn change(user: UserId, charged: i64) -> BalanceChange {
@@ -902,6 +1028,125 @@ mod tests {
             is_request: true,
             at: 1,
         }
+    }
+
+    /// A user to charge, in `store`.
+    fn a_user(store: &Store) -> UserId {
+        store
+            .write_blocking(|wtx| {
+                users::insert(
+                    wtx,
+                    NewUser {
+                        username: "u".into(),
+                        display_name: String::new(),
+                        password_hash: String::new(),
+                        email: String::new(),
+                        role: 1,
+                        group: "default".into(),
+                        quota: Quota(1_000_000),
+                        aff_code: String::new(),
+                        inviter_id: 0,
+                        created_at: 0,
+                    },
+                )
+            })
+            .expect("user")
+            .id
+    }
+
+    /// Bytes in the crash journal's files of `dir`.
+    fn journal_bytes(dir: &std::path::Path) -> u64 {
+        std::fs::read_dir(dir)
+            .expect("dir")
+            .filter_map(Result::ok)
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(journal::FILE_PREFIX)
+            })
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .sum()
+    }
+
+    /// 400 settlements with log rows from `user`, over a few milliseconds.
+    fn burst(writer: &LogWriter, user: UserId) {
+        for i in 0..400 {
+            let log = LogEntry {
+                user_id: user,
+                created_at: 1_767_225_600,
+                log_type: logs::LOG_CONSUME,
+                quota: 1,
+                ..LogEntry::default()
+            };
+            writer.record(Some(change(user, 1)), Some(log));
+            if i % 40 == 0 {
+                std::thread::sleep(Duration::from_millis(3));
+            }
+        }
+    }
+
+    #[test]
+    fn a_flush_makes_the_commits_not_durable_yet_durable() {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = Store::open_dir(dir.path()).expect("open");
+        let user = a_user(&store);
+        // Durable commits at least every second: the burst's commit is not durable.
+        let (writer, thread) =
+            LogWriter::spawn_with(store.clone(), None, Duration::from_millis(200)).expect("writer");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        // A durable commit first (a flush), so the burst's commit comes within a second of it.
+        writer.record(Some(change(user, 1)), None);
+        runtime.block_on(writer.flush()).expect("flushed");
+        burst(&writer, user);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while store.read_blocking(logs::count).expect("count") < 400 {
+            assert!(Instant::now() < deadline, "the rows were not committed");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(
+            journal_bytes(dir.path()) > 0,
+            "committed, not durable yet (unless a second went by)"
+        );
+        runtime.block_on(writer.flush()).expect("flushed");
+        assert_eq!(
+            journal_bytes(dir.path()),
+            0,
+            "the journal is trimmed through a durable commit"
+        );
+        drop(writer);
+        thread.join().expect("writer ends");
+    }
+
+    #[test]
+    fn settlements_under_load_end_in_a_durable_commit_without_a_flush() {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = Store::open_dir(dir.path()).expect("open");
+        let user = a_user(&store);
+        let (writer, _thread) =
+            LogWriter::spawn_with(store.clone(), None, Duration::from_millis(5)).expect("writer");
+        // A burst over several gather intervals: commits between durable ones are not durable.
+        burst(&writer, user);
+        // No flush: once settlements stop, the writer makes its last commits durable (due
+        // after 5 intervals) and trims the journal through them.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let rows = store.read_blocking(logs::count).expect("count");
+            if rows == 400 && journal_bytes(dir.path()) == 0 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{rows} rows, journal {} bytes",
+                journal_bytes(dir.path())
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let through = store.read_blocking(meta::settled_through).expect("read");
+        assert_eq!(through, 400);
+        drop(writer);
     }
 
     #[test]
