@@ -23,8 +23,9 @@
 //! successful commit clears it.
 //!
 //! The rows' indexes, hour counters and (while `DataExportEnabled`) dashboard aggregates are
-//! written by [`logs::insert_batch`] in the same transaction, and so are each channel's used quota
-//! ([`channel_usage`]) and its prompt-cache hour sums ([`prompt_cache`]).
+//! written by [`insert_batch`](tollgate_storage::logs::insert_batch) in the same transaction, and
+//! so are each channel's used quota ([`tollgate_storage::channel_usage`]) and its prompt-cache
+//! hour sums ([`tollgate_storage::prompt_cache`]).
 //!
 //! A commit is made durable (fsync) when a flush waits for it and at least every
 //! [`DURABLE_EVERY_INTERVALS`] gather intervals; the commits between are not ([`durability`]:
@@ -38,24 +39,25 @@
 //! wants; larger batches (the machine is busy with requests) and every batch for a while after
 //! an idle commit was starved ([`IDLE_PATIENCE`]) are committed by the writer itself.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::{mpsc, oneshot};
-use tollgate_storage::logs::{self, LogEntry};
-use tollgate_storage::tasks::{self, Task};
-use tollgate_storage::usage::{self, BalanceChange};
-use tollgate_storage::{
-    StorageError, Store, WriteTransaction, budgets, channel_usage, meta, prompt_cache,
-};
+use tollgate_storage::logs::LogEntry;
+use tollgate_storage::tasks::Task;
+use tollgate_storage::usage::BalanceChange;
+use tollgate_storage::{Store, meta};
 
+mod commit;
 mod durability;
+mod retry;
 
+use commit::{CommitFn, Failure, Shape, commit};
 pub use durability::DURABLE_EVERY_INTERVALS;
 use durability::Pending;
+use retry::retry;
 
 use crate::idle_worker::{IdleWorker, Waited};
 use crate::journal::{self, HoldStart, Journal};
@@ -282,7 +284,7 @@ impl LogWriter {
 
     /// [`LogWriter::record_for`] of a task submit's settlement: `task` (its `quota` set to the
     /// charge) is journalled with the charge and inserted in the same transaction as it
-    /// ([`tasks::insert`]), so the database never shows one without the other.
+    /// ([`tollgate_storage::tasks::insert`]), so the database never shows one without the other.
     pub fn record_task(
         &self,
         hold: Option<u64>,
@@ -504,9 +506,11 @@ fn run(
             Next::Closed if pending.due().is_none() => break,
             next @ (Next::Due | Next::Closed) => {
                 // Settlements stopped coming (or every handle is gone): make the last commits
-                // durable.
+                // durable (a failure takes them back into the batch, committed with their rows'
+                // dashboard aggregates as the batch would be).
+                let dashboard = dashboard_on(options.as_ref());
                 let shape = Shape {
-                    dashboard: false,
+                    dashboard,
                     durable: true,
                 };
                 let through = match commit(&store, &mut batch, shape, Some(stats)) {
@@ -518,7 +522,7 @@ fn run(
                             &mut rx,
                             &mut batch,
                             &mut waiters,
-                            false,
+                            dashboard,
                             health,
                             stats,
                             failure,
@@ -558,9 +562,7 @@ fn run(
         }
         // A flush also waits for the commits not durable yet (an empty commit makes them so).
         if !batch.is_empty() || (!waiters.is_empty() && pending.due().is_some()) {
-            let dashboard = options
-                .as_ref()
-                .is_none_or(|o| o.current().flag("DataExportEnabled"));
+            let dashboard = dashboard_on(options.as_ref());
             let durable = pending.durable_next(!waiters.is_empty(), Instant::now());
             let shape = Shape { dashboard, durable };
             let contended = contended_until.is_some_and(|until| Instant::now() < until);
@@ -627,6 +629,12 @@ fn run(
     }
 }
 
+/// Whether consume rows add to the dashboard aggregates: the `DataExportEnabled` option (read per
+/// batch from the published snapshot), always without options.
+fn dashboard_on(options: Option<&Options>) -> bool {
+    options.is_none_or(|o| o.current().flag("DataExportEnabled"))
+}
+
 /// What the writer waits for next.
 enum Next {
     /// A message.
@@ -670,141 +678,6 @@ fn trim(seq: &Mutex<Sequencer>, through: Option<u64>) {
 /// What the idle-priority committer is handed and hands back: the batch (shared with the
 /// writer, which keeps it if the committer dies), how it is committed, and how the commit went.
 type IdleJob = (Arc<Mutex<Batch>>, Shape, Result<Option<u64>, Failure>);
-
-/// How a batch is committed ([`commit`]; tests inject failures into the idle committer).
-type CommitFn = fn(&Store, &mut Batch, Shape, Option<&WriterStats>) -> Result<Option<u64>, Failure>;
-
-/// How a batch is committed.
-#[derive(Debug, Clone, Copy)]
-struct Shape {
-    /// Whether consume rows add to the dashboard aggregates (`DataExportEnabled`).
-    dashboard: bool,
-    /// Whether the commit is made durable (fsync) before it returns. A commit that is not
-    /// leaves its settlements in the batch: the writer keeps them until a durable commit.
-    durable: bool,
-}
-
-/// Retries a failed batch until it commits: sets the fault, answers flushes with it, reopens
-/// the database when the failure may have latched it, pauses (settlements queued meanwhile join
-/// the batch), and tries again. Gives up only after the last handle is gone (shutdown) and
-/// [`ATTEMPTS_AT_SHUTDOWN`] more attempts. Returns the highest number committed.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the writer loop's state, passed apart so each borrow stays visible"
-)]
-fn retry(
-    store: &Store,
-    rx: &mut mpsc::UnboundedReceiver<WriterMsg>,
-    batch: &mut Batch,
-    waiters: &mut Vec<FlushDone>,
-    dashboard: bool,
-    health: &StorageHealth,
-    stats: &WriterStats,
-    mut failure: Failure,
-) -> Option<u64> {
-    let mut pause = RETRY_FIRST;
-    let mut attempts_after_close = 0_u32;
-    let mut closed = false;
-    loop {
-        if health.fail(FaultSource::Commit, failure.message.clone(), unix_now()) {
-            tracing::error!(
-                error = %failure.message,
-                settlements = batch.len(),
-                "storage fault: settlements cannot be committed; paid requests are refused until a commit succeeds"
-            );
-        } else {
-            tracing::warn!(error = %failure.message, settlements = batch.len(), "commit failed again; retrying");
-        }
-        let fault = health.fault();
-        for waiter in waiters.drain(..) {
-            if let Some(fault) = &fault {
-                let _ = waiter.send(Err(fault.clone()));
-            }
-        }
-        closed |= pause_and_collect(rx, batch, waiters, fault.as_ref(), pause);
-        if closed {
-            attempts_after_close += 1;
-            if attempts_after_close > ATTEMPTS_AT_SHUTDOWN {
-                tracing::error!(
-                    settlements = batch.len(),
-                    "shutting down with settlements that could not be committed; the journal replays them at the next start"
-                );
-                stats.done(batch.len());
-                batch.clear();
-                return None;
-            }
-        }
-        pause = (pause * 2).min(RETRY_MAX);
-        if (failure.reopen || !store.is_open())
-            && let Err(message) = reopen(store)
-        {
-            failure = Failure {
-                message,
-                reopen: true,
-            };
-            continue;
-        }
-        let shape = Shape {
-            dashboard,
-            durable: true,
-        };
-        match commit(store, batch, shape, Some(stats)) {
-            Ok(through) => {
-                if let Some(fault) = health.recover(FaultSource::Commit) {
-                    tracing::info!(
-                        since = fault.since,
-                        "storage recovered: the kept settlements are committed; paid requests are served again"
-                    );
-                }
-                return through;
-            }
-            Err(again) => failure = again,
-        }
-    }
-}
-
-/// Reopens the database. Closing the old handle runs redb's close, which may itself fail or
-/// panic on the same fault (a lock poisoned by a panicking write): caught, and reported.
-fn reopen(store: &Store) -> Result<(), String> {
-    match std::panic::catch_unwind(AssertUnwindSafe(|| store.reopen())) {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(format!("reopening the database: {e}")),
-        Err(_) => Err("closing the failed database panicked".into()),
-    }
-}
-
-/// Waits `pause`, taking every settlement queued meanwhile into the batch and answering
-/// flushes with `fault` at once. Returns whether every handle is gone.
-fn pause_and_collect(
-    rx: &mut mpsc::UnboundedReceiver<WriterMsg>,
-    batch: &mut Batch,
-    waiters: &mut Vec<FlushDone>,
-    fault: Option<&StorageFault>,
-    pause: Duration,
-) -> bool {
-    let until = Instant::now() + pause;
-    let mut closed = false;
-    loop {
-        while !closed {
-            match rx.try_recv() {
-                Ok(WriterMsg::Record(settlement)) => batch.push(settlement),
-                Ok(WriterMsg::Flush(done)) => match fault {
-                    Some(fault) => {
-                        let _ = done.send(Err(fault.clone()));
-                    }
-                    None => waiters.push(done),
-                },
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => closed = true,
-            }
-        }
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return closed;
-        }
-        std::thread::park_timeout(left);
-    }
-}
 
 /// The current time in unix seconds (0 if the clock is before 1970).
 fn unix_now() -> i64 {
@@ -852,353 +725,5 @@ fn collect(msg: WriterMsg, batch: &mut Batch, waiters: &mut Vec<FlushDone>) {
     }
 }
 
-/// Why a commit failed.
-#[derive(Debug)]
-struct Failure {
-    /// For the log and the fault.
-    message: String,
-    /// Whether the database must be reopened first (redb refuses every operation after an
-    /// I/O error, and a panic may have left the handle in any state).
-    reopen: bool,
-}
-
-/// [`commit_batch`], counted in `stats` when it succeeds: the batch's settlements leave the
-/// queue, and the commit's duration is recorded.
-fn commit(
-    store: &Store,
-    batch: &mut Batch,
-    shape: Shape,
-    stats: Option<&WriterStats>,
-) -> Result<Option<u64>, Failure> {
-    let started = Instant::now();
-    let size = batch.len();
-    let result = commit_batch(store, batch, shape);
-    if let (Some(stats), Ok(_)) = (stats, &result) {
-        stats.done(size);
-        stats.committed(started.elapsed());
-    }
-    result
-}
-
-/// Commits the batch in one transaction (the batch is emptied once it is committed durably; a
-/// commit that is not durable leaves it for the writer to keep). A change
-/// whose user vanished is skipped (and said so) without losing the rest. A fault of the storage
-/// (or a panic) is returned with the batch kept; a fault of the data (an overflow, say) makes
-/// the settlements be committed one by one, so only the bad one is dropped. Returns the
-/// highest number the database now covers.
-fn commit_batch(store: &Store, batch: &mut Batch, shape: Shape) -> Result<Option<u64>, Failure> {
-    let through = batch.iter().map(|s| s.seq).max();
-    let committed = |batch: &mut Batch| {
-        if shape.durable {
-            batch.clear();
-        }
-    };
-    match commit_once(store, batch, shape) {
-        Ok(()) => {
-            committed(batch);
-            Ok(through)
-        }
-        Err(Some(e)) if !e.is_fault() && batch.len() > 1 => {
-            tracing::warn!(error = %e, "a batch failed on its data; committing it one settlement at a time");
-            for one in batch.chunks_mut(1) {
-                match commit_once(store, one, shape) {
-                    Ok(()) => {}
-                    Err(Some(e)) if !e.is_fault() => {
-                        tracing::error!(error = %e, seq = one[0].seq, "a settlement cannot be stored and is dropped");
-                    }
-                    Err(e) => {
-                        // Keep what is not committed yet (a settlement already committed is
-                        // skipped by its number on the retry).
-                        return Err(failure(e));
-                    }
-                }
-            }
-            committed(batch);
-            Ok(through)
-        }
-        Err(Some(e)) if !e.is_fault() => {
-            tracing::error!(error = %e, "a settlement cannot be stored and is dropped");
-            committed(batch);
-            Ok(through)
-        }
-        Err(e) => Err(failure(e)),
-    }
-}
-
-/// A storage error (`None`: a panic) as a [`Failure`].
-fn failure(error: Option<StorageError>) -> Failure {
-    match error {
-        Some(e) => Failure {
-            message: e.to_string(),
-            reopen: true,
-        },
-        None => Failure {
-            message: "the commit panicked".into(),
-            reopen: true,
-        },
-    }
-}
-
-/// One transaction for `batch`, made durable before it returns when `shape` says so;
-/// `Err(None)` when it panicked. Settlements numbered at or below the recorded
-/// [`meta::settled_through`] are already in the file (a commit reported as failed may have
-/// reached it) and are skipped.
-fn commit_once(
-    store: &Store,
-    batch: &mut [Settlement],
-    shape: Shape,
-) -> Result<(), Option<StorageError>> {
-    let dashboard = shape.dashboard;
-    let attempt = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        let write = |wtx: &WriteTransaction| {
-            let done = meta::settled_through_rw(wtx)?;
-            let changes: Vec<BalanceChange> = batch
-                .iter()
-                .filter(|s| s.seq > done)
-                .filter_map(|s| s.change)
-                .collect();
-            for user in usage::apply_batch(wtx, &changes)? {
-                tracing::warn!(%user, "settlements for a missing user skipped");
-            }
-            budgets::add_spend(wtx, &changes)?;
-            let rows: Vec<&mut LogEntry> = batch
-                .iter_mut()
-                .filter(|s| s.seq > done)
-                .filter_map(|s| s.log.as_deref_mut())
-                .collect();
-            channel_usage::add_rows(wtx, rows.iter().map(|r| &**r))?;
-            prompt_cache::add_rows(wtx, rows.iter().map(|r| &**r))?;
-            logs::insert_batch(wtx, rows, dashboard)?;
-            for s in batch.iter().filter(|s| s.seq > done) {
-                if let Some(task) = &s.task {
-                    let mut task = (**task).clone();
-                    task.quota = s.change.map_or(0, |c| c.charged);
-                    tasks::insert(wtx, task)?;
-                }
-            }
-            if let Some(last) = batch.iter().map(|s| s.seq).max()
-                && last > done
-            {
-                meta::set_settled_through(wtx, last)?;
-            }
-            Ok::<_, StorageError>(())
-        };
-        if shape.durable {
-            store.write_blocking(write)
-        } else {
-            store.write_blocking_lazy(write)
-        }
-    }));
-    match attempt {
-        Ok(result) => result.map_err(Some),
-        Err(_) => Err(None),
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    use tollgate_storage::users::{self, NewUser};
-    use tollgate_storage::{Quota, UserId};
-
-    use super::*;
-
-    /// Whether the injected committer has died once.
-    static DIED: AtomicBool = AtomicBool::new(false);
-
-    /// The first idle commit dies (its thread ends); later ones commit.
-    fn dies_once(
-        store: &Store,
-        batch: &mut Batch,
-        shape: Shape,
-        stats: Option<&WriterStats>,
-    ) -> Result<Option<u64>, Failure> {
-        if !DIED.swap(true, Ordering::SeqCst) {
-            panic!("the idle committer dies");
-        }
-        commit(store, batch, shape, stats)
-    }
-
-    fn change(user: UserId, charged: i64) -> BalanceChange {
-        BalanceChange {
-            user_id: user,
-            token_id: None,
-            charged,
-            is_request: true,
-            at: 1,
-        }
-    }
-
-    /// A user to charge, in `store`.
-    fn a_user(store: &Store) -> UserId {
-        store
-            .write_blocking(|wtx| {
-                users::insert(
-                    wtx,
-                    NewUser {
-                        username: "u".into(),
-                        display_name: String::new(),
-                        password_hash: String::new(),
-                        email: String::new(),
-                        role: 1,
-                        group: "default".into(),
-                        quota: Quota(1_000_000),
-                        aff_code: String::new(),
-                        inviter_id: 0,
-                        created_at: 0,
-                    },
-                )
-            })
-            .expect("user")
-            .id
-    }
-
-    /// Bytes in the crash journal's files of `dir`.
-    fn journal_bytes(dir: &std::path::Path) -> u64 {
-        std::fs::read_dir(dir)
-            .expect("dir")
-            .filter_map(Result::ok)
-            .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .starts_with(journal::FILE_PREFIX)
-            })
-            .filter_map(|e| e.metadata().ok())
-            .map(|m| m.len())
-            .sum()
-    }
-
-    /// 400 settlements with log rows from `user`, over a few milliseconds.
-    fn burst(writer: &LogWriter, user: UserId) {
-        for i in 0..400 {
-            let log = LogEntry {
-                user_id: user,
-                created_at: 1_767_225_600,
-                log_type: logs::LOG_CONSUME,
-                quota: 1,
-                ..LogEntry::default()
-            };
-            writer.record(Some(change(user, 1)), Some(log));
-            if i % 40 == 0 {
-                std::thread::sleep(Duration::from_millis(3));
-            }
-        }
-    }
-
-    #[test]
-    fn a_flush_makes_the_commits_not_durable_yet_durable() {
-        let dir = tempfile::tempdir().expect("dir");
-        let store = Store::open_dir(dir.path()).expect("open");
-        let user = a_user(&store);
-        // Durable commits at least every second: the burst's commit is not durable.
-        let (writer, thread) =
-            LogWriter::spawn_with(store.clone(), None, Duration::from_millis(200)).expect("writer");
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("runtime");
-        // A durable commit first (a flush), so the burst's commit comes within a second of it.
-        writer.record(Some(change(user, 1)), None);
-        runtime.block_on(writer.flush()).expect("flushed");
-        burst(&writer, user);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while store.read_blocking(logs::count).expect("count") < 400 {
-            assert!(Instant::now() < deadline, "the rows were not committed");
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert!(
-            journal_bytes(dir.path()) > 0,
-            "committed, not durable yet (unless a second went by)"
-        );
-        runtime.block_on(writer.flush()).expect("flushed");
-        assert_eq!(
-            journal_bytes(dir.path()),
-            0,
-            "the journal is trimmed through a durable commit"
-        );
-        drop(writer);
-        thread.join().expect("writer ends");
-    }
-
-    #[test]
-    fn settlements_under_load_end_in_a_durable_commit_without_a_flush() {
-        let dir = tempfile::tempdir().expect("dir");
-        let store = Store::open_dir(dir.path()).expect("open");
-        let user = a_user(&store);
-        let (writer, _thread) =
-            LogWriter::spawn_with(store.clone(), None, Duration::from_millis(5)).expect("writer");
-        // A burst over several gather intervals: commits between durable ones are not durable.
-        burst(&writer, user);
-        // No flush: once settlements stop, the writer makes its last commits durable (due
-        // after 5 intervals) and trims the journal through them.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let rows = store.read_blocking(logs::count).expect("count");
-            if rows == 400 && journal_bytes(dir.path()) == 0 {
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{rows} rows, journal {} bytes",
-                journal_bytes(dir.path())
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let through = store.read_blocking(meta::settled_through).expect("read");
-        assert_eq!(through, 400);
-        drop(writer);
-    }
-
-    #[test]
-    fn a_stopped_idle_committer_never_lets_settled_through_pass_its_batch() {
-        let dir = tempfile::tempdir().expect("dir");
-        let store = Store::open_dir(dir.path()).expect("open");
-        let user = store
-            .write_blocking(|wtx| {
-                users::insert(
-                    wtx,
-                    NewUser {
-                        username: "u".into(),
-                        display_name: String::new(),
-                        password_hash: String::new(),
-                        email: String::new(),
-                        role: 1,
-                        group: "default".into(),
-                        quota: Quota(1_000),
-                        aff_code: String::new(),
-                        inviter_id: 0,
-                        created_at: 0,
-                    },
-                )
-            })
-            .expect("user")
-            .id;
-        let (writer, thread) =
-            LogWriter::spawn_inner(store.clone(), None, Duration::ZERO, dies_once).expect("writer");
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("runtime");
-        writer.record(Some(change(user, 10)), None);
-        runtime.block_on(writer.flush()).expect("flushed");
-        writer.record(Some(change(user, 20)), None);
-        runtime.block_on(writer.flush()).expect("flushed");
-        drop(writer);
-        thread.join().expect("writer ends");
-        if !DIED.load(Ordering::SeqCst) {
-            // No idle scheduling here (not Linux, or refused): the writer commits itself.
-            return;
-        }
-        let (quota, through) = store
-            .read_blocking(|rtx| {
-                let quota = users::get(rtx, user)?.map(|u| u.quota.0);
-                Ok::<_, StorageError>((quota, meta::settled_through(rtx)?))
-            })
-            .expect("read");
-        assert_eq!(
-            quota,
-            Some(970),
-            "the batch of the dead committer is committed too"
-        );
-        assert_eq!(through, 2);
-    }
-}
+mod tests;
