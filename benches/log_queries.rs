@@ -8,8 +8,10 @@
 //! same generator in transactions of `LOG_BENCH_INSERT_BATCH` rows (256, a loaded log writer's
 //! batch), and the phase prints per row the B-tree inserts (rows, indexes, counters, aggregates,
 //! as counted by `insert_batch_counted`), the bytes written (`wchar` of `/proc/self/io`: the
-//! committed pages and redb's headers) and the file's growth, then what each log table holds
-//! per row (entries, stored bytes, pages).
+//! committed pages and redb's headers), the file's growth and the CPU time of the write
+//! transactions (this thread's, commits included), then what each log table holds per row
+//! (entries, stored bytes, pages). `LOG_BENCH_DURABLE_EVERY=5` makes only every fifth
+//! transaction durable (fsync), as the log writer does under load (the default 1: every one).
 //!
 //! `cargo bench --bench log_queries` (set `LOG_BENCH_ROWS` for a smaller database,
 //! `LOG_BENCH_DIR` to keep it elsewhere than `target/bench-data/`, `LOG_BENCH_CASES` to time only
@@ -161,6 +163,16 @@ fn database(path: &Path, n: u64) -> Store {
     store
 }
 
+/// CPU time this thread has used so far, in nanoseconds (`/proc/thread-self/schedstat`).
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .unwrap_or_default()
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Bytes this process has written through `write`/`pwrite` so far (`wchar` of `/proc/self/io`).
 fn written_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/io")
@@ -171,8 +183,9 @@ fn written_bytes() -> u64 {
         .unwrap_or(0)
 }
 
-/// The insert phase: `rows` rows into a fresh database in transactions of `batch`.
-fn insert_phase(dir: &Path, n: u64, rows: u64, batch: usize) {
+/// The insert phase: `rows` rows into a fresh database in transactions of `batch`, every
+/// `durable_every`-th of them durable.
+fn insert_phase(dir: &Path, n: u64, rows: u64, batch: usize, durable_every: u64) {
     std::fs::create_dir_all(dir).expect("mkdir");
     let path = dir.join("insert-phase.redb");
     let _ = std::fs::remove_file(&path);
@@ -181,14 +194,25 @@ fn insert_phase(dir: &Path, n: u64, rows: u64, batch: usize) {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let (mut inserts, mut i) = (0u64, 0u64);
     let written_before = written_bytes();
+    let (mut cpu, mut transactions) = (0u64, 0u64);
     let started = Instant::now();
     while i < rows {
         let upto = (i + batch as u64).min(rows);
         let chunk: Vec<LogEntry> = (i..upto).map(|k| row(k, n, &mut rng)).collect();
-        inserts += store
-            .write_blocking(|wtx| logs::write::insert_batch_counted(wtx, chunk, true))
-            .expect("insert batch")
-            .1;
+        let cpu_before = thread_cpu_ns();
+        let insert = |wtx: &tollgate_storage::WriteTransaction| {
+            logs::write::insert_batch_counted(wtx, chunk, true)
+        };
+        transactions += 1;
+        let durable = upto == rows || transactions % durable_every.max(1) == 0;
+        inserts += if durable {
+            store.write_blocking(insert)
+        } else {
+            store.write_blocking_lazy(insert)
+        }
+        .expect("insert batch")
+        .1;
+        cpu += thread_cpu_ns().saturating_sub(cpu_before);
         i = upto;
     }
     let elapsed = started.elapsed();
@@ -196,11 +220,12 @@ fn insert_phase(dir: &Path, n: u64, rows: u64, batch: usize) {
     let growth = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0) - size_before;
     let per = |v: u64| v as f64 / rows as f64;
     println!(
-        "insert phase: {rows} rows in transactions of {batch}: {:.2} B-tree inserts per row, {:.0} bytes written per row (committed pages), {:.0} bytes of file growth per row, {:.1} µs per row",
+        "insert phase: {rows} rows in transactions of {batch} (every {durable_every} durable): {:.2} B-tree inserts per row, {:.0} bytes written per row (committed pages), {:.0} bytes of file growth per row, {:.1} µs per row, {:.2} µs of CPU per row",
         per(inserts),
         per(written),
         per(growth),
-        elapsed.as_secs_f64() * 1e6 / rows as f64
+        elapsed.as_secs_f64() * 1e6 / rows as f64,
+        cpu as f64 / 1e3 / rows as f64
     );
     println!();
     println!("| table | entries per row | stored bytes per row | page bytes per row |");
@@ -634,6 +659,7 @@ fn main() -> Result<(), StorageError> {
             n,
             insert_rows,
             usize::try_from(env("LOG_BENCH_INSERT_BATCH", 256)).unwrap_or(256),
+            env("LOG_BENCH_DURABLE_EVERY", 1),
         );
     }
     let store = database(&dir.join(format!("logs-{n}.redb")), n);
