@@ -1,5 +1,5 @@
 //! The spine is the only caller of the phases it wires, and the adaptors the only code that
-//! names a transport: source checks over `src/`.
+//! names a transport, and no relay file is over 600 lines: source checks over `src/`.
 
 use std::path::Path;
 
@@ -123,4 +123,19 @@ fn the_check_sees_imports_and_paths() {
         "of"
     ));
     assert!(!uses("adaptor::openai_url(c, p, m)", "adaptor", "of"));
+}
+
+/// Issue P19's size rule: no file of the relay is over 600 lines (split it by concept).
+#[test]
+fn no_relay_file_is_over_600_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/relay");
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    assert!(files.len() > 50, "the relay's tree was found");
+    let long: Vec<(String, usize)> = files
+        .iter()
+        .map(|(path, text)| (path.clone(), text.lines().count()))
+        .filter(|(_, lines)| *lines > 600)
+        .collect();
+    assert!(long.is_empty(), "over 600 lines: {long:?}");
 }
