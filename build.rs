@@ -4,8 +4,8 @@
 //! DT_RELR). A position-independent executable carries one 24-byte entry for every pointer in
 //! its read-only data (~54,000 here: 1.25 MiB of `.rela.dyn`), which the dynamic loader reads
 //! whole at start, so it stayed resident as file pages for the process's life; packed, the
-//! table is a few KiB. GNU ld ≥ 2.38 and lld ≥ 15 know the option; ld keeps the old format
-//! when the C library lacks DT_RELR (glibc < 2.36), so such a build still runs there.
+//! table is a few KiB. The option needs GNU ld ≥ 2.38 (or lld ≥ 15) and, where the binary runs,
+//! glibc ≥ 2.36: GNU ld records a `GLIBC_ABI_DT_RELR` version dependency (Debian 12 has both).
 
 fn main() {
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
