@@ -246,7 +246,6 @@ async fn the_server_holds_no_huge_pages_unless_asked_to() {
 /// The binary's relative relocations are packed (DT_RELR, see `build.rs`): the dynamic loader
 /// reads the relocation table whole at start and its pages stay resident — 1.25 MiB unpacked in
 /// a release build (54,000 entries of 24 bytes), a few KiB packed.
-#[expect(clippy::expect_used, reason = "a test fails loudly")]
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]
 fn the_binary_packs_its_relative_relocations() {
