@@ -11,6 +11,7 @@
 # goes; default "2000 max"), HOPS_CONNECTIONS (64), LOAD_TOOLS (the harness and oha).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/bench-setup.sh
 out=$(readlink -f "$1"); shift
 mkdir -p "$out"
 secs="${HOPS_SECONDS:-3}"
@@ -39,34 +40,7 @@ for binarg in "$@"; do
   n=$((n + 1))
   bin=$(readlink -f "$binarg")
   data=$(mktemp -d)
-  jar="$data/cookies"
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  base="http://127.0.0.1:$port"
-  TOLLGATE_LISTEN="127.0.0.1:$port" TOLLGATE_DATA_DIR="$data/db" TOLLGATE_LOG=warn "$bin" >/dev/null &
-  tg=$!
-  pids+=("$tg")
-  for _ in $(seq 600); do curl -fs "$base/api/status" >/dev/null && break; sleep 0.05; done
-  pass=bench-password-1
-  uid=0
-  call() {
-    local resp
-    resp=$(curl -fs -b "$jar" -c "$jar" -X "$1" -H "New-Api-User: ${uid:-0}" \
-      -H 'content-type: application/json' ${3:+--data "$3"} "$base$2")
-    [ "$(jq -r .success <<<"$resp")" = true ] || { echo "$2: $resp" >&2; exit 1; }
-    printf '%s' "$resp"
-  }
-  login() { rm -f "$jar"; uid=0; uid=$(call POST /api/user/login "{\"username\":\"$1\",\"password\":\"$pass\"}" | jq .data.id); }
-  curl -fs -X POST -H 'content-type: application/json' \
-    --data "{\"username\":\"root\",\"password\":\"$pass\",\"confirmPassword\":\"$pass\"}" "$base/api/setup" >/dev/null
-  login root
-  call POST /api/channel/ "{\"name\":\"mock\",\"type\":1,\"key\":\"mock-key\",\"base_url\":\"$mock\",\"models\":\"gpt-4o-mini\",\"group\":\"default\"}" >/dev/null
-  call PUT /api/option/ '{"key":"LogConsumeEnabled","value":"true"}' >/dev/null
-  call PUT /api/option/ '{"key":"ModelRatio","value":"{\"gpt-4o-mini\": 0.075}"}' >/dev/null
-  user=$(call POST /api/user/ "{\"username\":\"bench\",\"password\":\"$pass\"}" | jq .data.id)
-  call PUT /api/user/ "{\"id\":$user,\"quota\":1000000000000}" >/dev/null
-  login bench
-  tid=$(call POST /api/token/ '{"name":"bench","unlimited_quota":true}' | jq .data.id)
-  key=$(call POST "/api/token/$tid/key" '{}' | jq -r .data.key)
+  bench_start "$bin" "$data" "$mock"
 
   plain='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello to the benchmark."}]}'
   stream='{"model":"gpt-4o-mini","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Say hello to the benchmark."}]}'

@@ -14,6 +14,7 @@
 # with access to cpu-clock events (root, or perf_event_paranoid ≤ 1). Not part of test.sh; run it on a quiet machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/bench-setup.sh
 bin=$(readlink -f "$1")
 out=$(readlink -f "${2:-target/profile}")
 mkdir -p "$out"
@@ -24,7 +25,6 @@ tools="${LOAD_TOOLS:-target/bench-tools}"
 oha="$tools/bin/oha"
 harness=$(ls -t "$tools"/tollgate-load-* | head -1)
 data=$(mktemp -d)
-jar="$data/cookies"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -37,33 +37,7 @@ exec 3< <(LOAD_ROLE=mock "$harness")
 pids+=($!)
 read -r mock_addr <&3
 mock="http://$mock_addr"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-base="http://127.0.0.1:$port"
-TOLLGATE_LISTEN="127.0.0.1:$port" TOLLGATE_DATA_DIR="$data/db" TOLLGATE_LOG=warn "$bin" >/dev/null &
-tg=$!
-pids+=("$tg")
-for _ in $(seq 600); do curl -fs "$base/api/status" >/dev/null && break; sleep 0.05; done
-
-pass=bench-password-1
-call() { # method path [json] — as the signed-in user of the cookie jar ($uid)
-  local resp
-  resp=$(curl -fs -b "$jar" -c "$jar" -X "$1" -H "New-Api-User: ${uid:-0}" \
-    -H 'content-type: application/json' ${3:+--data "$3"} "$base$2")
-  [ "$(jq -r .success <<<"$resp")" = true ] || { echo "$2: $resp" >&2; exit 1; }
-  printf '%s' "$resp"
-}
-login() { rm -f "$jar"; uid=0; uid=$(call POST /api/user/login "{\"username\":\"$1\",\"password\":\"$pass\"}" | jq .data.id); }
-curl -fs -X POST -H 'content-type: application/json' \
-  --data "{\"username\":\"root\",\"password\":\"$pass\",\"confirmPassword\":\"$pass\"}" "$base/api/setup" >/dev/null
-login root
-call POST /api/channel/ "{\"name\":\"mock\",\"type\":1,\"key\":\"mock-key\",\"base_url\":\"$mock\",\"models\":\"gpt-4o-mini\",\"group\":\"default\"}" >/dev/null
-call PUT /api/option/ '{"key":"LogConsumeEnabled","value":"true"}' >/dev/null
-call PUT /api/option/ '{"key":"ModelRatio","value":"{\"gpt-4o-mini\": 0.075}"}' >/dev/null
-user=$(call POST /api/user/ "{\"username\":\"bench\",\"password\":\"$pass\"}" | jq .data.id)
-call PUT /api/user/ "{\"id\":$user,\"quota\":1000000000000}" >/dev/null
-login bench
-tid=$(call POST /api/token/ '{"name":"bench","unlimited_quota":true}' | jq .data.id)
-key=$(call POST "/api/token/$tid/key" '{}' | jq -r .data.key)
+bench_start "$bin" "$data" "$mock"
 
 rss() { grep -E '^(VmRSS|RssAnon|RssFile|VmHWM)' "/proc/$tg/status" | tr -s ' \t\n' ' '; }
 # Idle once set up: the figure the A/B's "idle RSS" line reads (anonymous = heap and stacks,
