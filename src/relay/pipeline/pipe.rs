@@ -19,7 +19,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
-use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
 use tollgate_actors::channel_pool::routing_table::RoutedChannel;
@@ -28,7 +27,7 @@ use crate::relay::measure::usage::PartialReason;
 use crate::relay::pipeline::ending::{self, EndRule};
 use crate::relay::pipeline::keepalive::{Clock, Next};
 use crate::relay::pipeline::meter::{Ending, Meter};
-use crate::relay::pipeline::sse::{Event, SseReader};
+use crate::relay::pipeline::sse::{Event, SseReader, event_stream};
 use crate::relay::wire::{Decode, Encode, Piece};
 
 /// Takes note of one piece of the answer in the meter.
@@ -319,13 +318,5 @@ pub fn respond(
                 }
             }
         });
-    let mut response = Response::new(Body::from_stream(body));
-    *response.status_mut() = StatusCode::OK;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    event_stream(Body::from_stream(body))
 }

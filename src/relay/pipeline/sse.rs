@@ -7,9 +7,26 @@
 //! reused, and bytes are kept across reads only when a read ends inside a line. An event may
 //! not grow past [`EVENT_MAX`] bytes (an upstream that never ends one would otherwise take all
 //! memory), and a long line arriving in many reads is scanned once, not once per read.
+//! [`event_stream`] is the other direction: the response that carries events to the client.
 
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
 use bytes::{Buf, Bytes, BytesMut};
 use sseer::parser::{RawEventLine, parse_line};
+
+/// A `200 text/event-stream` response (not cached) whose body is `body`'s events.
+pub fn event_stream(body: Body) -> Response {
+    let mut response = Response::new(body);
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
 
 /// The largest event read, in bytes (its lines, comments included, with their line breaks):
 /// room for an inline image of several megabytes in one event, far beyond any text delta.

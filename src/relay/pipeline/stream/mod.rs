@@ -22,7 +22,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
-use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::{Bytes, BytesMut};
 use futures_util::{FutureExt, StreamExt};
@@ -32,7 +31,7 @@ use crate::relay::measure::usage::PartialReason;
 use crate::relay::pipeline::ending::EndRule;
 use crate::relay::pipeline::keepalive::{self, Clock, Next};
 use crate::relay::pipeline::meter::{Ending, Meter};
-use crate::relay::pipeline::sse::{EventTooLarge, SseReader};
+use crate::relay::pipeline::sse::{EventTooLarge, SseReader, event_stream};
 use crate::relay::wire::Wire;
 
 use event::{Verdict, observe};
@@ -306,13 +305,5 @@ pub fn respond(
         let frame = relay.next_frame().await?;
         Some((Ok::<_, std::io::Error>(frame), relay))
     });
-    let mut response = Response::new(Body::from_stream(body));
-    *response.status_mut() = StatusCode::OK;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    event_stream(Body::from_stream(body))
 }
