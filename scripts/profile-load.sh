@@ -10,8 +10,14 @@
 #
 # Settings: PROFILE_SECONDS per phase (8), PROFILE_RATE (oha -q; empty: as fast as it goes),
 # PROFILE_FREQ samples/s per CPU (999), LOAD_TOOLS (the harness and oha, as bench-load.sh),
-# PROFILE_CONNECTIONS (64); PROFILE_SECONDS=0 only prints the idle RSS once set up. Needs perf
-# with access to cpu-clock events (root, or perf_event_paranoid ≤ 1). Not part of test.sh; run it on a quiet machine.
+# PROFILE_CONNECTIONS (64); PROFILE_SECONDS=0 only prints the idle RSS once set up.
+# PROFILE_EVENT records a tracepoint instead of cpu-clock, every event with its call chain
+# (e.g. syscalls:sys_enter_madvise or syscalls:sys_enter_futex: who returns memory to the
+# kernel, who waits on a lock); `perf report -i OUT/PHASE.data --no-children -G` then shows the
+# callers, and the sample count over the phase's requests is the rate a request. Needs perf
+# with access to the events (root, or perf_event_paranoid ≤ 1). Not part of test.sh; run it on a
+# quiet machine. Two recordings side by side: scripts/profile-phases.py (by phase) and
+# scripts/profile-symbols.py (by symbol).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bench-setup.sh
@@ -62,7 +68,8 @@ for phase in non-stream stream; do
   [ "$phase" = stream ] && body=$stream
   load 2 "$body" >/dev/null # warm-up
   before=$(cpu)
-  perf record -q -e cpu-clock -F "$freq" --call-graph dwarf,32768 -p "$tg" -o "$out/$phase.data" -- sleep "$secs" 2>/dev/null &
+  if [ -n "${PROFILE_EVENT:-}" ]; then event=(-e "$PROFILE_EVENT" -c 1); else event=(-e cpu-clock -F "$freq"); fi
+  perf record -q "${event[@]}" --call-graph dwarf,32768 -p "$tg" -o "$out/$phase.data" -- sleep "$secs" 2>/dev/null &
   rec=$!
   load "$secs" "$body" >"$out/$phase-oha.json"
   wait "$rec"
