@@ -16,7 +16,8 @@
 //! `cargo bench --bench log_queries` (set `LOG_BENCH_ROWS` for a smaller database,
 //! `LOG_BENCH_DIR` to keep it elsewhere than `target/bench-data/`, `LOG_BENCH_CASES` to time only
 //! the filters whose name contains one of its `|`-separated parts, `LOG_BENCH_INSERT_ROWS=0` and
-//! `LOG_BENCH_RETENTION=0` to skip the insert phase and the retention phase).
+//! `LOG_BENCH_RETENTION=0` to skip the insert phase and the retention phase, `LOG_BENCH_CACHE_MB`
+//! for a page cache other than the storage crate's default, as `--db-cache-mb` gives the server).
 #![expect(
     clippy::expect_used,
     clippy::print_stdout,
@@ -126,10 +127,21 @@ fn row(i: u64, n: u64, rng: &mut Rng) -> LogEntry {
     }
 }
 
+/// The page cache the queries run with: `LOG_BENCH_CACHE_MB`, else the storage's default.
+fn cache_bytes() -> usize {
+    std::env::var("LOG_BENCH_CACHE_MB")
+        .ok()
+        .and_then(|mb| mb.parse::<usize>().ok())
+        .map_or(tollgate_storage::store::DEFAULT_CACHE_BYTES, |mb| {
+            mb.saturating_mul(1024 * 1024)
+        })
+}
+
 /// Opens the cached database at `path` with `n` rows, building it first if needed.
 fn database(path: &Path, n: u64) -> Store {
+    println!("page cache: {} MiB", cache_bytes() / (1024 * 1024));
     if path.exists() {
-        let store = Store::open(path).expect("open cached database");
+        let store = Store::open_with_cache(path, cache_bytes()).expect("open cached database");
         let have = store.read_blocking(logs::count).expect("count");
         if have == n {
             println!("using the cached database {} ({n} rows)", path.display());
@@ -139,7 +151,7 @@ fn database(path: &Path, n: u64) -> Store {
         std::fs::remove_file(path).expect("remove stale database");
     }
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    let store = Store::open(path).expect("create database");
+    let store = Store::open_with_cache(path, cache_bytes()).expect("create database");
     println!("building {n} rows into {} …", path.display());
     let started = Instant::now();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
