@@ -16,7 +16,7 @@
 # kernel, who waits on a lock); `perf report -i OUT/PHASE.data --no-children -G` then shows the
 # callers, and the sample count over the phase's requests is the rate a request. Needs perf
 # with access to the events (root, or perf_event_paranoid ≤ 1). Not part of test.sh; run it on a
-# quiet machine. Two recordings side by side: scripts/profile-phases.py (by phase) and
+# quiet machine. Two cpu-clock recordings side by side: scripts/profile-phases.py (by phase) and
 # scripts/profile-symbols.py (by symbol).
 set -euo pipefail
 cd "$(dirname "$0")/.."
