@@ -44,7 +44,7 @@ pub struct Config {
 
     /// Memory for the database's page cache, in MiB. The hot pages (balances, the newest log
     /// pages) fit in the default; give more to speed up log queries over millions of rows.
-    #[arg(long, env = "TOLLGATE_DB_CACHE_MB", default_value_t = 16)]
+    #[arg(long, env = "TOLLGATE_DB_CACHE_MB", default_value_t = DEFAULT_DB_CACHE_MB)]
     pub db_cache_mb: u64,
 
     /// Under load, the least time between two commits of settlements (log rows and the balance
@@ -310,6 +310,11 @@ pub const DEFAULT_LINUXDO_URL: &str = "https://connect.linux.do";
 /// The log writer's default gather interval, in milliseconds (its [`GATHER`]).
 pub const DEFAULT_COMMIT_INTERVAL_MS: u64 = GATHER.as_millis() as u64;
 
+/// The database's default page cache, in MiB (the storage crate's
+/// [`tollgate_storage::store::DEFAULT_CACHE_BYTES`]).
+pub const DEFAULT_DB_CACHE_MB: u64 =
+    (tollgate_storage::store::DEFAULT_CACHE_BYTES / (1024 * 1024)) as u64;
+
 /// Shortest session secret accepted from the operator, in bytes.
 pub const MIN_SESSION_SECRET_LEN: usize = 32;
 
@@ -358,7 +363,7 @@ impl Config {
             github_url: DEFAULT_GITHUB_URL.into(),
             github_api_url: DEFAULT_GITHUB_API_URL.into(),
             linuxdo_url: DEFAULT_LINUXDO_URL.into(),
-            db_cache_mb: 16,
+            db_cache_mb: DEFAULT_DB_CACHE_MB,
             commit_interval_ms: DEFAULT_COMMIT_INTERVAL_MS,
             task_poll_interval_ms: 15_000,
             idle_evict_ms: 600_000,
