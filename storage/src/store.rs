@@ -26,7 +26,7 @@ pub const DB_FILE_NAME: &str = "tollgate.redb";
 /// (balances, the right edge of the log indexes) fit in a few MiB, and the kernel's page cache
 /// still holds the rest of the file. Under load the cache fills to its size: 16 MiB (the
 /// default until 2026-11-29) held ~8 MB more of the heap at the load benchmark's peak, and the
-/// log queries at 10 M rows stay under 50 ms with 8 (README, "Log queries at 10 million rows").
+/// log queries at 10 M rows stay under 50 ms with 8 (README, "Symbols, tracepoints and two levers").
 /// Larger log queries can be given more with `--db-cache-mb`.
 pub const DEFAULT_CACHE_BYTES: usize = 8 * 1024 * 1024;
 
