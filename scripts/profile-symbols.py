@@ -7,7 +7,7 @@ PHASE is "non-stream" (default) or "stream"; TOP (40) rows are printed with the 
 from OLD to NEW, then the ten that shrank most. Each row is a symbol's self time (no children)
 in µs per request served in its recording's window: the samples' periods (cpu-clock: ns) summed
 by `perf report --no-children --sort sym`, divided by the requests of that phase. Generic
-arguments are folded (`Foo<Bar>::poll` and `Foo<Baz>::poll` are one row), kernel symbols are
+arguments are dropped as in profile-phases.py (`Foo<Bar>::poll` and `Foo<Baz>::poll` are one row), kernel symbols are
 marked [k]. Where the phases of scripts/profile-phases.py put a whole call chain into one
 bucket, this names the leaf that grew: it found the allocator's TLB-shootdown IPIs
 (`smp_call_function_many_cond`) and the scheduler's interrupt-off time (`finish_task_switch`,
@@ -17,20 +17,15 @@ switch) that separate two builds in no Tollgate frame.
 
 import json
 import re
+import runpy
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
-GENERICS = re.compile(r"(?<=[\w\]}>])<[^<>]*>")
+# Generic arguments dropped as scripts/profile-phases.py drops them.
+bare = runpy.run_path(str(Path(__file__).with_name("profile-phases.py")))["bare"]
 ROW = re.compile(r"\s*(\d+)\s+\[(.)\]\s+(.*)")
-
-
-def fold(symbol):
-    """The symbol with its generic arguments folded, nested ones included."""
-    previous = None
-    while previous != symbol:
-        previous, symbol = symbol, GENERICS.sub("<>", symbol)
-    return symbol.strip()[:110]
 
 
 def per_request(directory, phase):
@@ -47,7 +42,7 @@ def per_request(directory, phase):
         match = ROW.match(line)
         if match and not line.startswith("#"):
             period, kind, symbol = match.groups()
-            out[(kind, fold(symbol))] += int(period) / 1e3 / requests
+            out[(kind, bare(symbol.strip())[:110])] += int(period) / 1e3 / requests
     return out
 
 
