@@ -1,14 +1,22 @@
 //! The allocator's settings. mimalloc (the global allocator, see `main.rs`) reads its options
 //! from the environment once, before `main` runs, and this workspace forbids `unsafe`, so its C
-//! API (`mi_option_set`) is out of reach: [`configure`] puts Tollgate's settings into the
-//! environment and executes the binary again, once, before anything else has started.
+//! API (`mi_option_set`, `mi_collect`) is out of reach: [`configure`] puts Tollgate's settings
+//! into the environment and executes the binary again, once, before anything else has started.
 //!
-//! The one setting: `MIMALLOC_PURGE_DELAY=0`, memory freed back to mimalloc is returned to the
-//! kernel at once instead of after mimalloc's default delay (1 s, ten times that for arena
-//! memory). Under the load benchmark the live heap peaked at ~15 MB (heaptrack, on a build with
-//! the system allocator) while mimalloc held ~45 MB resident; with the setting, peak RSS fell
-//! from 69–74 to 61–62 MB and idle RSS after set-up from 43–46 to 28–29 MB (three alternating
-//! runs each of one binary, the README has the figures). An operator's own value wins.
+//! The one setting: `MIMALLOC_PURGE_DELAY=50`, memory freed back to mimalloc is returned to the
+//! kernel once it has stayed free for 50 ms (mimalloc's default: 1 s, and arena memory ten
+//! times that). The default kept ~45 MB resident under the load benchmark for a live heap of
+//! ~15 MB (peak RSS 69–74 MB). 0 (the setting until 2026-11-29) returned every emptied 64 KiB
+//! page at once: 0.10 `madvise` a request under load, each a TLB shootdown across the runtime's
+//! threads (IPIs, which a VM pays as exits) plus the page faults of taking the page back. 50 ms
+//! leaves 0.014 `madvise` a request; what the delay keeps resident is paid for by the
+//! database's smaller page cache ([`tollgate_storage::store::DEFAULT_CACHE_BYTES`]). The README's
+//! "Memory" has the figures. An operator's own value wins.
+//!
+//! mimalloc runs expired purges only when a page of its own empties, which an idle process never
+//! does: [`spawn_purge_clock`] empties one every [`PURGE_PERIOD`], so what a burst freed (a
+//! password hash's 9 MiB, a load peak's pages) goes back to the kernel within a period plus the
+//! delay once the process is idle.
 //!
 //! The execution also starts the new image with transparent huge pages off (Linux: the process
 //! flag survives `execve`). mimalloc reserves its first arena and touches its first pages before
@@ -18,9 +26,37 @@
 //! [`crate::huge_pages::configure`] turns them back on for `--huge-pages`.
 
 use std::ffi::OsStr;
+use std::time::Duration;
 
 /// The variable Tollgate sets, and its value.
-pub const PURGE_DELAY: (&str, &str) = ("MIMALLOC_PURGE_DELAY", "0");
+pub const PURGE_DELAY: (&str, &str) = ("MIMALLOC_PURGE_DELAY", "50");
+
+/// How often [`spawn_purge_clock`] lets mimalloc purge.
+pub const PURGE_PERIOD: Duration = Duration::from_secs(1);
+
+/// Above mimalloc's largest size class (512 KiB on 64-bit targets): a block this size gets a
+/// page of its own, which is freed, not kept for reuse, when the block is.
+const OWN_PAGE_BYTES: usize = 1 << 20;
+
+/// Starts the thread that lets mimalloc return memory to the kernel while nothing else frees
+/// any: every [`PURGE_PERIOD`] it allocates and frees a block that has a page of its own, and
+/// mimalloc runs its expired purges when that page is freed (a `madvise` of what expired, and
+/// the one page fault of the block's header). The error is the thread's spawn; the server runs
+/// without the clock then, holding what it freed until it frees a page again.
+pub fn spawn_purge_clock() -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("allocator-purge".to_owned())
+        .stack_size(64 * 1024)
+        .spawn(|| {
+            loop {
+                std::thread::sleep(PURGE_PERIOD);
+                let block = Vec::<u8>::with_capacity(OWN_PAGE_BYTES);
+                // `black_box`: an allocation nothing reads may be removed with its free.
+                drop(std::hint::black_box(block));
+            }
+        })
+        .map(drop)
+}
 
 /// Executes this binary again with [`PURGE_DELAY`] in its environment, unless the environment
 /// names it already (the operator's value, or this function's second pass). Returns only when

@@ -45,6 +45,9 @@ fn main() -> ExitCode {
     if let Some(command) = config.command.take() {
         return operate(&runtime, command, &config);
     }
+    if let Err(e) = tollgate::allocator::spawn_purge_clock() {
+        tracing::debug!(error = %e, "could not start the allocator's purge clock");
+    }
     match runtime.block_on(run(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

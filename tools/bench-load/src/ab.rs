@@ -216,13 +216,13 @@ fn lines(cfg: &Config) -> Vec<Line> {
         }),
     ));
     out.push(line(
-        "idle RSS once set up".to_owned(),
+        "idle RSS 2 s after set-up".to_owned(),
         Unit::Mb,
         Better::Lower,
         Box::new(|s: &Summary| Some(s.idle_rss_mb)),
     ));
     out.push(line(
-        "idle anonymous RSS once set up (RssAnon)".to_owned(),
+        "idle anonymous RSS 2 s after set-up (RssAnon)".to_owned(),
         Unit::Mb,
         Better::Lower,
         Box::new(|s: &Summary| Some(s.idle_anon_mb)),

@@ -183,6 +183,9 @@ pub struct Config {
     pub p15: bool,
 }
 
+/// How long after its set-up a target's "idle" memory is read.
+const IDLE_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// One run against the Tollgate binary `tollgate_bin`: mock, floor and Tollgate started fresh,
 /// every phase, the streams check and the books.
 async fn run(cfg: &Config, tollgate_bin: &Path) -> Result<report::Summary, String> {
@@ -202,6 +205,9 @@ async fn run(cfg: &Config, tollgate_bin: &Path) -> Result<report::Summary, Strin
     // Set-up hashes passwords with argon2 (9 MiB each); its peak is reported on its own and
     // the load phases' peak starts from here.
     let setup_peak_mb = procs::vm_kb(tollgate.pid(), "VmHWM") as f64 / 1024.0;
+    // Idle is a while after the last request: an allocator may return what it freed after a
+    // delay (Tollgate's: within its purge clock's period plus the delay, src/allocator.rs).
+    tokio::time::sleep(IDLE_AFTER).await;
     let idle_rss_mb = procs::vm_kb(tollgate.pid(), "VmRSS") as f64 / 1024.0;
     let idle_anon_mb = procs::vm_kb(tollgate.pid(), "RssAnon") as f64 / 1024.0;
     let peak_reset = procs::reset_peak(tollgate.pid());

@@ -134,7 +134,7 @@ impl Summary {
         };
         let _ = writeln!(
             md,
-            "\nIdle RSS once set up: Tollgate {:.1} MB (anonymous {:.1} MB). Peak RSS through the load phases, sampled every 50 ms: {} (anonymous, RssAnon: {}); VmHWM through them{}: {} (the reset after set-up keeps what set-up left resident); over the whole run, the concurrent streams included: {}. Tollgate's peak through set-up (argon2 password hashing): {:.1} MB.",
+            "\nIdle RSS 2 s after set-up: Tollgate {:.1} MB (anonymous {:.1} MB). Peak RSS through the load phases, sampled every 50 ms: {} (anonymous, RssAnon: {}); VmHWM through them{}: {} (the reset after set-up keeps what set-up left resident); over the whole run, the concurrent streams included: {}. Tollgate's peak through set-up (argon2 password hashing): {:.1} MB.",
             self.idle_rss_mb,
             self.idle_anon_mb,
             peaks(&self.sampled_peak_rss_mb),
