@@ -122,42 +122,14 @@ fn environ_of(pid: u32) -> Vec<String> {
         .collect()
 }
 
-/// Starts the binary with `env` on a fresh data dir and returns its environment once it holds
-/// `MIMALLOC_PURGE_DELAY` (the binary executes itself again with it at start).
-#[expect(clippy::expect_used, reason = "a test helper fails the test loudly")]
+/// Starts the binary with `env` on a fresh data dir and returns its allocator's variables once
+/// it listens (it executes itself again with `MIMALLOC_PURGE_DELAY` before anything else).
 #[cfg(target_os = "linux")]
 async fn allocator_environment(env: &[(&str, &str)]) -> Vec<String> {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tollgate"))
-        .args(["--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path())
-        .env_remove("MIMALLOC_PURGE_DELAY")
-        .envs(env.iter().copied())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn tollgate");
-    let pid = child.id().expect("running");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    let seen = loop {
-        let environ = environ_of(pid);
-        if environ
-            .iter()
-            .any(|e| e.starts_with("MIMALLOC_PURGE_DELAY="))
-        {
-            break environ;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the process never ran with MIMALLOC_PURGE_DELAY ({} variables)",
-            environ.len()
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    };
-    child.kill().await.expect("kill");
+    let server = Process::start_with(&[], env).await;
     // Only the allocator's variables: the rest of the environment is the test runner's.
-    seen.into_iter()
+    environ_of(server.pid)
+        .into_iter()
         .filter(|e| e.starts_with("MIMALLOC_"))
         .collect()
 }
@@ -190,8 +162,13 @@ struct Process {
 #[cfg(target_os = "linux")]
 impl Process {
     /// Starts the binary with `args` and returns once it accepts connections.
-    #[expect(clippy::expect_used, reason = "a test helper fails the test loudly")]
     async fn start(args: &[&str]) -> Process {
+        Process::start_with(args, &[]).await
+    }
+
+    /// [`Process::start`] with `env` added to the environment.
+    #[expect(clippy::expect_used, reason = "a test helper fails the test loudly")]
+    async fn start_with(args: &[&str], env: &[(&str, &str)]) -> Process {
         let dir = tempfile::tempdir().expect("temp dir");
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -203,6 +180,7 @@ impl Process {
             .args(args)
             .env_remove("MIMALLOC_PURGE_DELAY")
             .env_remove("TOLLGATE_HUGE_PAGES")
+            .envs(env.iter().copied())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .kill_on_drop(true)

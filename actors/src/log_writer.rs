@@ -41,9 +41,8 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::{mpsc, oneshot};
 use tollgate_storage::logs::LogEntry;
 use tollgate_storage::tasks::Task;
@@ -53,13 +52,12 @@ use tollgate_storage::{Store, meta};
 mod commit;
 mod durability;
 mod retry;
+mod run;
 
-use commit::{CommitFn, Failure, Shape, commit};
+use commit::{CommitFn, Shape, commit};
 pub use durability::DURABLE_EVERY_INTERVALS;
-use durability::Pending;
-use retry::retry;
+use run::run;
 
-use crate::idle_worker::{IdleWorker, Waited};
 use crate::journal::{self, HoldStart, Journal};
 use crate::options::Options;
 use crate::stats::WriterStats;
@@ -470,259 +468,11 @@ fn replay(store: &Store, settled: u64) -> std::io::Result<(Journal, u64)> {
     Ok((journal, next))
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the writer thread's whole state, handed over once"
-)]
-fn run(
-    store: Store,
-    options: Option<Options>,
-    gather_for: Duration,
-    mut rx: mpsc::UnboundedReceiver<WriterMsg>,
-    health: &StorageHealth,
-    seq: &Mutex<Sequencer>,
-    stats: &Arc<WriterStats>,
-    idle_commit: CommitFn,
-) {
-    let mut batch = Vec::with_capacity(LOG_BATCH_MAX);
-    let mut waiters = Vec::new();
-    let mut last_commit: Option<Instant> = None;
-    let mut pending = Pending::new(gather_for);
-    let mut idle = IdleWorker::spawn("tollgate-log-commit", {
-        let store = store.clone();
-        let stats = Arc::clone(stats);
-        move |(shared, shape, _): IdleJob| {
-            let result = {
-                let mut batch = shared.lock().unwrap_or_else(PoisonError::into_inner);
-                idle_commit(&store, &mut batch, shape, Some(&stats))
-            };
-            (shared, shape, result)
-        }
-    });
-    let mut contended_until: Option<Instant> = None;
-    loop {
-        let first = match next(&mut rx, pending.due()) {
-            Next::Message(first) => first,
-            Next::Closed if pending.due().is_none() => break,
-            next @ (Next::Due | Next::Closed) => {
-                // Settlements stopped coming (or every handle is gone): make the last commits
-                // durable (a failure takes them back into the batch, committed with their rows'
-                // dashboard aggregates as the batch would be).
-                let dashboard = dashboard_on(options.as_ref());
-                let shape = Shape {
-                    dashboard,
-                    durable: true,
-                };
-                let through = match commit(&store, &mut batch, shape, Some(stats)) {
-                    Ok(through) => through,
-                    Err(failure) => {
-                        pending.take_back(&mut batch, stats);
-                        retry(
-                            &store,
-                            &mut rx,
-                            &mut batch,
-                            &mut waiters,
-                            dashboard,
-                            health,
-                            stats,
-                            failure,
-                        )
-                    }
-                };
-                trim(seq, pending.made_durable(through, Instant::now()));
-                if matches!(next, Next::Closed) {
-                    break;
-                }
-                continue;
-            }
-        };
-        collect(first, &mut batch, &mut waiters);
-        drain(&mut rx, &mut batch, &mut waiters);
-        if batch.len() < LOG_BATCH_MAX && waiters.is_empty() {
-            // Under load: let the batch fill for a moment (see GATHER).
-            let wait = if batch.len() > 1 {
-                gather_for
-            } else {
-                last_commit.map_or(Duration::ZERO, |at| gather_for.saturating_sub(at.elapsed()))
-            };
-            if !wait.is_zero() {
-                let start = Instant::now();
-                gather(
-                    &mut rx,
-                    &mut batch,
-                    &mut waiters,
-                    LOG_BATCH_MAX,
-                    start + wait,
-                );
-                if batch.len() < FILL_ROWS && waiters.is_empty() {
-                    let until = start + wait.max(FILL_WAIT.min(gather_for * 5 / 2));
-                    gather(&mut rx, &mut batch, &mut waiters, FILL_ROWS, until);
-                }
-            }
-        }
-        // A flush also waits for the commits not durable yet (an empty commit makes them so).
-        if !batch.is_empty() || (!waiters.is_empty() && pending.due().is_some()) {
-            let dashboard = dashboard_on(options.as_ref());
-            let durable = pending.durable_next(!waiters.is_empty(), Instant::now());
-            let shape = Shape { dashboard, durable };
-            let contended = contended_until.is_some_and(|until| Instant::now() < until);
-            let result = match &idle {
-                Some(worker) if batch.len() <= IDLE_BATCH_MAX && !contended => {
-                    // The batch is shared, not handed over: should the committer die with it,
-                    // the writer still has it (whatever of it was committed is skipped by its
-                    // number), so no later commit's number can pass it uncommitted.
-                    let shared = Arc::new(Mutex::new(std::mem::take(&mut batch)));
-                    let waited = worker.run((Arc::clone(&shared), shape, Ok(None)), IDLE_PATIENCE);
-                    batch =
-                        std::mem::take(&mut *shared.lock().unwrap_or_else(PoisonError::into_inner));
-                    match waited {
-                        Some(Waited::Prompt((_, _, result))) => result,
-                        Some(Waited::Slow((_, _, result))) => {
-                            tracing::debug!(
-                                "an idle-priority commit was starved; committing at normal priority for a while"
-                            );
-                            contended_until = Some(Instant::now() + CONTENDED_FOR);
-                            result
-                        }
-                        None => {
-                            tracing::error!(
-                                settlements = batch.len(),
-                                "the idle-priority committer stopped; its batch is committed by the writer, which commits everything from now on"
-                            );
-                            idle = None;
-                            commit(&store, &mut batch, shape, Some(stats))
-                        }
-                    }
-                }
-                _ => commit(&store, &mut batch, shape, Some(stats)),
-            };
-            let through = match result {
-                Ok(through) if !durable => {
-                    // Kept until a durable commit covers them; the journal too.
-                    pending.keep(&mut batch, through);
-                    last_commit = Some(Instant::now());
-                    continue;
-                }
-                Ok(through) => through,
-                Err(failure) => {
-                    // The commits not durable yet go with the batch: the retry's reopen may
-                    // have rolled them back (those still in the file are skipped by number).
-                    pending.take_back(&mut batch, stats);
-                    retry(
-                        &store,
-                        &mut rx,
-                        &mut batch,
-                        &mut waiters,
-                        dashboard,
-                        health,
-                        stats,
-                        failure,
-                    )
-                }
-            };
-            trim(seq, pending.made_durable(through, Instant::now()));
-            last_commit = Some(Instant::now());
-        }
-        for waiter in waiters.drain(..) {
-            let _ = waiter.send(Ok(()));
-        }
-    }
-}
-
-/// Whether consume rows add to the dashboard aggregates: the `DataExportEnabled` option (read per
-/// batch from the published snapshot), always without options.
-fn dashboard_on(options: Option<&Options>) -> bool {
-    options.is_none_or(|o| o.current().flag("DataExportEnabled"))
-}
-
-/// What the writer waits for next.
-enum Next {
-    /// A message.
-    Message(WriterMsg),
-    /// Commits not durable yet are due to be made durable.
-    Due,
-    /// Every handle is gone and the queue is empty.
-    Closed,
-}
-
-/// Waits for the next message; while commits wait to be made durable, at most until `due`
-/// (a message that arrives meanwhile is taken at `due`, or at once by a flush, which unparks).
-fn next(rx: &mut mpsc::UnboundedReceiver<WriterMsg>, due: Option<Instant>) -> Next {
-    let Some(due) = due else {
-        return rx.blocking_recv().map_or(Next::Closed, Next::Message);
-    };
-    loop {
-        match rx.try_recv() {
-            Ok(msg) => return Next::Message(msg),
-            Err(TryRecvError::Disconnected) => return Next::Closed,
-            Err(TryRecvError::Empty) => {}
-        }
-        let left = due.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Next::Due;
-        }
-        std::thread::park_timeout(left);
-    }
-}
-
-/// Trims the crash journal through `through`, the last number a durable commit covers.
-fn trim(seq: &Mutex<Sequencer>, through: Option<u64>) {
-    if let Some(through) = through {
-        let mut guard = seq.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(Err(e)) = guard.journal.as_mut().map(|j| j.committed(through)) {
-            tracing::warn!(error = %e, "trimming the crash journal failed");
-        }
-    }
-}
-
-/// What the idle-priority committer is handed and hands back: the batch (shared with the
-/// writer, which keeps it if the committer dies), how it is committed, and how the commit went.
-type IdleJob = (Arc<Mutex<Batch>>, Shape, Result<Option<u64>, Failure>);
-
 /// The current time in unix seconds (0 if the clock is before 1970).
 fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
-
-/// Lets the batch fill until `until`, `enough` settlements, or a flush (which unparks the
-/// thread; senders of settlements wake nobody, so gathering costs them nothing).
-fn gather(
-    rx: &mut mpsc::UnboundedReceiver<WriterMsg>,
-    batch: &mut Batch,
-    waiters: &mut Vec<FlushDone>,
-    enough: usize,
-    until: Instant,
-) {
-    loop {
-        std::thread::park_timeout(until.saturating_duration_since(Instant::now()));
-        drain(rx, batch, waiters);
-        if !waiters.is_empty() || batch.len() >= enough || Instant::now() >= until {
-            return;
-        }
-    }
-}
-
-/// Adds what is queued to the batch, up to [`LOG_BATCH_MAX`].
-fn drain(
-    rx: &mut mpsc::UnboundedReceiver<WriterMsg>,
-    batch: &mut Batch,
-    waiters: &mut Vec<FlushDone>,
-) {
-    while batch.len() < LOG_BATCH_MAX {
-        match rx.try_recv() {
-            Ok(msg) => collect(msg, batch, waiters),
-            Err(_) => break,
-        }
-    }
-}
-
-fn collect(msg: WriterMsg, batch: &mut Batch, waiters: &mut Vec<FlushDone>) {
-    match msg {
-        WriterMsg::Record(settlement) => batch.push(settlement),
-        WriterMsg::Flush(done) => waiters.push(done),
-    }
 }
 
 #[cfg(test)]

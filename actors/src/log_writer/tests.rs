@@ -2,10 +2,12 @@
 //! flush.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use tollgate_storage::users::{self, NewUser};
 use tollgate_storage::{Quota, StorageError, UserId, logs};
 
+use super::commit::Failure;
 use super::*;
 
 /// Whether the injected committer has died once.
