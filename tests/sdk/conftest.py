@@ -33,6 +33,23 @@ class MockProvider(BaseHTTPRequestHandler):
     def log_message(self, *args):  # keep pytest output clean
         pass
 
+    def _body(self):
+        """The request's body, sized (Content-Length) or chunked: the relay streams uploads it
+        forwards as they arrive (a transcription's multipart form), without a length. A chunked
+        body left unread stays on the kept-alive connection, and the next request read from it
+        is garbage."""
+        if "chunked" not in (self.headers.get("Transfer-Encoding") or "").lower():
+            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        data = b""
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return data
+            data += self.rfile.read(size)
+            self.rfile.readline()  # the chunk's CRLF
+
     def _json(self, answer, status=200):
         data = json.dumps(answer).encode()
         self.send_response(status)

@@ -10,6 +10,7 @@ second pass fuzzes the relay operations with an API key against mock OpenAI-comp
 Anthropic and Gemini upstreams, with bodies naming the models those channels serve
 (fuzz_hooks.py), so requests go through conversion, the upstream call and billing.
 """
+import http.client
 import json
 import os
 import re
@@ -52,7 +53,7 @@ class MockOpenAICompatible(MockProvider):
     moderations, rerank and the Responses API (whole and streamed)."""
 
     def do_POST(self):
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        raw = self._body()
         try:
             body = json.loads(raw)
         except ValueError:
@@ -140,6 +141,27 @@ def serve(handler):
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+def test_the_mock_reads_a_chunked_upload_whole():
+    """The relay streams a transcription's upload without a length (chunked). The mock used to
+    read only a Content-Length's worth (none), left the chunks on the kept-alive connection and
+    answered them as the next request with a 400 and a close; when the relay reused that
+    connection first, its request failed (a flaky 502 in the fuzzing pass below)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), MockOpenAICompatible)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=5)
+        for _ in range(2):
+            conn.request("POST", "/v1/audio/transcriptions", body=iter([b"--b\r\n", b"--b--\r\n"]),
+                         headers={"Content-Type": "multipart/form-data; boundary=b"},
+                         encode_chunked=True)
+            answer = conn.getresponse()
+            assert answer.status == 200, answer.status
+            assert json.loads(answer.read()) == {"text": "hello"}
+        conn.close()
+    finally:
+        server.shutdown()
 
 
 def test_relay_operations_answer_no_server_error_past_authentication():
