@@ -1,10 +1,11 @@
 # The load benchmark's Tollgate under test, set up as the harness sets it up (sourced by
-# scripts/profile-load.sh and scripts/count-hops.sh): `bench_start BIN DATA MOCK_URL` starts BIN on
-# a free port with its database in DATA/db, waits for it, and through the public API runs the
-# first-run setup, adds one OpenAI channel on MOCK_URL, turns LogConsumeEnabled on, prices the
-# model, and creates a user with quota and one unlimited key. Sets `tg` (its pid, also appended to
-# the caller's `pids`, which its exit trap kills), `base` (its URL) and `key` (the bench key); a
-# failed call ends the calling script.
+# scripts/profile-load.sh, scripts/callgrind-load.sh and scripts/count-hops.sh):
+# `bench_start BIN DATA MOCK_URL` starts BIN on a free port with its database in DATA/db, waits for
+# it, and through the public API runs the first-run setup, adds one OpenAI channel on MOCK_URL,
+# turns LogConsumeEnabled on, prices the model, and creates a user with quota and one unlimited
+# key. Sets `tg` (its pid, also appended to the caller's `pids`, which the exit trap kills),
+# `base` (its URL) and `key` (the bench key); a failed call ends the calling script.
+# `bench_mock` (below) provides the mock, `pids`, the scratch directory and that trap.
 
 bench_start() {
   local bin=$1 data=$2 mock=$3
@@ -34,4 +35,26 @@ bench_start() {
   login bench
   tid=$(call POST /api/token/ '{"name":"bench","unlimited_quota":true}' | jq .data.id)
   key=$(call POST "/api/token/$tid/key" '{}' | jq -r .data.key)
+}
+
+# `bench_mock`: the harness and oha of LOAD_TOOLS (default target/bench-tools) as `harness` and
+# `oha`, a scratch directory `data`, every process in `pids` killed and `data` removed at exit
+# (`bench_cleanup`), and the harness's mock upstream started, its URL in `mock`.
+bench_mock() {
+  local tools="${LOAD_TOOLS:-target/bench-tools}"
+  oha="$tools/bin/oha"
+  harness=$(ls -t "$tools"/tollgate-load-* | head -1)
+  data=$(mktemp -d)
+  pids=()
+  trap bench_cleanup EXIT
+  exec 3< <(LOAD_ROLE=mock "$harness")
+  pids+=($!)
+  read -r mock_addr <&3
+  mock="http://$mock_addr"
+}
+
+bench_cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [ -z "${data:-}" ] || rm -rf "$data"
 }

@@ -23,17 +23,7 @@ out=$(readlink -m "${2:-target/callgrind}")
 n="${3:-2000}"
 mkdir -p "$out"
 rm -f "$out"/callgrind.out*
-tools="${LOAD_TOOLS:-target/bench-tools}"
-oha="$tools/bin/oha"
-harness=$(ls -t "$tools"/tollgate-load-* | head -1)
-data=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$data"
-}
-trap cleanup EXIT
+bench_mock
 
 cache=()
 [ "${CALLGRIND_CACHE:-0}" = 1 ] && cache=(--cache-sim=yes)
@@ -46,10 +36,7 @@ exec valgrind --tool=callgrind --trace-children=yes --instr-atstart=no ${cache[*
 EOW
 chmod +x "$data/valgrind.sh"
 
-exec 3< <(LOAD_ROLE=mock "$harness")
-pids+=($!)
-read -r mock_addr <&3
-bench_start "$data/valgrind.sh" "$data" "http://$mock_addr"
+bench_start "$data/valgrind.sh" "$data" "$mock"
 
 body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello to the benchmark."}]}'
 [ "${CALLGRIND_STREAM:-0}" = 1 ] &&

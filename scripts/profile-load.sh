@@ -27,22 +27,7 @@ mkdir -p "$out"
 secs="${PROFILE_SECONDS:-8}"
 freq="${PROFILE_FREQ:-999}"
 conns="${PROFILE_CONNECTIONS:-64}"
-tools="${LOAD_TOOLS:-target/bench-tools}"
-oha="$tools/bin/oha"
-harness=$(ls -t "$tools"/tollgate-load-* | head -1)
-data=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$data"
-}
-trap cleanup EXIT
-
-exec 3< <(LOAD_ROLE=mock "$harness")
-pids+=($!)
-read -r mock_addr <&3
-mock="http://$mock_addr"
+bench_mock
 bench_start "$bin" "$data" "$mock"
 
 rss() { grep -E '^(VmRSS|RssAnon|RssFile|VmHWM)' "/proc/$tg/status" | tr -s ' \t\n' ' '; }
