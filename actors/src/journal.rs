@@ -3,13 +3,23 @@
 //! (`kill -9`, a panic that aborts, the OOM killer) loses no charge. The database itself is only
 //! committed every gather interval (see [`crate::log_writer`]); the journal covers the gap.
 //!
-//! An append is one `write(2)` of a framed record to the page cache, without fsync: it survives
+//! An append is one `write(2)` of framed records to the page cache, without fsync: it survives
 //! the process, not the machine (power loss can lose what the last database commit did not
 //! cover, at most the commit interval). It runs inline on the request's thread, a named exception
 //! to "no blocking I/O on async workers": a write to the page cache costs a few µs (measured in
 //! `benches/hot_path.rs`, `journal/*`), less than handing the record to a journal thread and
 //! waiting for its acknowledgement, and it only blocks longer when the kernel throttles a
 //! process that dirties pages faster than the disk takes them.
+//!
+//! A reservation's opened record is not written when the reservation is made but with the
+//! journal's next append (anyone's), and at the latest when its answer's first output is read
+//! ([`Journal::answering`]), before that output leaves: a settlement closes the reservation in
+//! its own record, so a whole answer (settled before its first byte leaves) costs one append,
+//! and a reservation released before it was written costs none. What a crash can miss is a
+//! reservation whose client has received no output yet (nothing of an answer to charge).
+//!
+//! Each record is framed by its length and a CRC-32 (flagged in the length word; records of
+//! older files carry FNV-1a and read the same).
 //!
 //! Records carry the settlement's number (the log writer's sequence): at start every journalled
 //! settlement above the database's [`tollgate_storage::meta::settled_through`] is committed, and
@@ -41,6 +51,10 @@ pub const ROTATE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Length and checksum in front of every record.
 const HEADER: usize = 4 + 8;
+
+/// Set in a record's length word when its checksum word holds a CRC-32; records written
+/// without it (by earlier versions) carry FNV-1a.
+const CRC_FLAG: u32 = 1 << 31;
 
 /// Largest record accepted when reading, and so when writing: a larger one is never written
 /// ([`frame`] refuses it; a settlement's log row is bounded first, see [`Journal::settled`]).
@@ -138,8 +152,13 @@ pub struct Pending {
     pub task: Option<Box<Task>>,
 }
 
-/// FNV-1a, 64 bits: detects a record torn by a power loss (no adversary writes this file).
+/// CRC-32: detects a record torn by a power loss (no adversary writes this file).
 fn checksum(bytes: &[u8]) -> u64 {
+    u64::from(crc32fast::hash(bytes))
+}
+
+/// FNV-1a, 64 bits: the checksum of records written by earlier versions (read only).
+fn checksum_fnv(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
         (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })
@@ -162,7 +181,7 @@ fn frame(buf: &mut Vec<u8>, record: &RecordOut<'_>) -> std::io::Result<()> {
         ));
     }
     let sum = checksum(&out[start + HEADER..]);
-    let len = u32::try_from(len).map_err(std::io::Error::other)?;
+    let len = u32::try_from(len).map_err(std::io::Error::other)? | CRC_FLAG;
     out[start..start + 4].copy_from_slice(&len.to_le_bytes());
     out[start + 4..start + HEADER].copy_from_slice(&sum.to_le_bytes());
     *buf = out;
@@ -185,8 +204,12 @@ fn open_append(path: &Path) -> std::io::Result<File> {
 /// An open reservation's records, rewritten into a new generation on rotation.
 #[derive(Debug, Default)]
 struct OpenHold {
+    /// Its opened record, framed.
     opened: Vec<u8>,
+    /// Its last progress record, framed (empty: none yet).
     progress: Vec<u8>,
+    /// The opened record is in the file (else it waits in [`Journal::deferred`]).
+    written: bool,
 }
 
 /// The journal being written. Not shared by itself: the log writer keeps it under the lock that
@@ -202,6 +225,9 @@ pub struct Journal {
     last_seq: u64,
     /// Reservations open now.
     open: HashMap<u64, OpenHold>,
+    /// Reservations whose opened record is not in the file yet, in the order they were opened:
+    /// the next append writes those still open in front of its own record.
+    deferred: Vec<u64>,
     /// The previous generation and its highest settlement number, deleted once committed.
     previous: Option<(u64, u64)>,
     /// Reused encoding buffer.
@@ -227,6 +253,7 @@ impl Journal {
             len: 0,
             last_seq: 0,
             open: HashMap::new(),
+            deferred: Vec::new(),
             previous: None,
             buf: Vec::with_capacity(1024),
             torn: false,
@@ -250,6 +277,12 @@ impl Journal {
                 self.len = self
                     .len
                     .saturating_add(u64::try_from(self.buf.len()).unwrap_or(u64::MAX));
+                // The buffer began with the deferred opened records (see `begin`).
+                for hold in self.deferred.drain(..) {
+                    if let Some(open) = self.open.get_mut(&hold) {
+                        open.written = true;
+                    }
+                }
             }
             Err(_) => {
                 self.torn = true;
@@ -259,6 +292,17 @@ impl Journal {
         }
         self.buf.clear();
         result
+    }
+
+    /// Starts an append: the buffer holds the opened records of the reservations still open
+    /// whose records are not written yet (marked written once the append succeeds).
+    fn begin(&mut self) {
+        self.buf.clear();
+        for hold in &self.deferred {
+            if let Some(open) = self.open.get(hold).filter(|open| !open.written) {
+                self.buf.extend_from_slice(&open.opened);
+            }
+        }
     }
 
     /// Cuts the file back to its last whole record after a failed append.
@@ -292,7 +336,7 @@ impl Journal {
         if let Some(hold) = hold {
             self.open.remove(&hold);
         }
-        self.buf.clear();
+        self.begin();
         let framed = frame(
             &mut self.buf,
             &RecordOut::Settled {
@@ -338,7 +382,7 @@ impl Journal {
         if let Some(hold) = hold {
             self.open.remove(&hold);
         }
-        self.buf.clear();
+        self.begin();
         let bounded = log.cloned().map(|mut row| {
             row.bound();
             row
@@ -359,10 +403,11 @@ impl Journal {
         self.flush_buf()
     }
 
-    /// Journals an opened reservation.
+    /// Journals an opened reservation: its record is written with the next append, and at the
+    /// latest by [`Journal::answering`] (see the module docs). Writes nothing itself.
     pub fn opened(&mut self, hold: u64, start: &HoldStart) -> std::io::Result<()> {
-        self.buf.clear();
-        if let Err(e) = frame(&mut self.buf, &RecordOut::Opened { hold, start }) {
+        let mut opened = Vec::with_capacity(256);
+        if let Err(e) = frame(&mut opened, &RecordOut::Opened { hold, start }) {
             if e.kind() != std::io::ErrorKind::InvalidInput {
                 return Err(e);
             }
@@ -371,7 +416,7 @@ impl Journal {
                 row.bound();
             }
             frame(
-                &mut self.buf,
+                &mut opened,
                 &RecordOut::Opened {
                     hold,
                     start: &bounded,
@@ -381,11 +426,24 @@ impl Journal {
         self.open.insert(
             hold,
             OpenHold {
-                opened: self.buf.clone(),
+                opened,
                 progress: Vec::new(),
+                written: false,
             },
         );
-        self.flush_buf()
+        self.deferred.push(hold);
+        Ok(())
+    }
+
+    /// The answer of reservation `hold` has output to send: writes its opened record (with any
+    /// other deferred) if it is not in the file yet, so a crash from now on charges it. Whether
+    /// it appended.
+    pub fn answering(&mut self, hold: u64) -> std::io::Result<bool> {
+        if self.open.get(&hold).is_none_or(|open| open.written) {
+            return Ok(false);
+        }
+        self.begin();
+        self.flush_buf().map(|()| true)
     }
 
     /// Journals a reservation's progress: the output so far and what it costs with the prompt.
@@ -395,7 +453,8 @@ impl Journal {
         completion_tokens: i64,
         cost: i64,
     ) -> std::io::Result<()> {
-        self.buf.clear();
+        self.begin();
+        let at = self.buf.len();
         frame(
             &mut self.buf,
             &RecordOut::Progress {
@@ -405,25 +464,31 @@ impl Journal {
             },
         )?;
         if let Some(open) = self.open.get_mut(&hold) {
-            open.progress.clone_from(&self.buf);
+            open.progress.clear();
+            open.progress.extend_from_slice(&self.buf[at..]);
         }
         self.flush_buf()
     }
 
-    /// Journals a reservation released without a charge.
-    pub fn closed(&mut self, hold: u64) -> std::io::Result<()> {
-        if self.open.remove(&hold).is_none() {
-            return Ok(());
+    /// Journals a reservation released without a charge (nothing to write when its opened
+    /// record was not written yet). Whether it appended.
+    pub fn closed(&mut self, hold: u64) -> std::io::Result<bool> {
+        let Some(open) = self.open.remove(&hold) else {
+            return Ok(false);
+        };
+        if !open.written {
+            self.deferred.retain(|h| *h != hold);
+            return Ok(false);
         }
-        self.buf.clear();
+        self.begin();
         frame(&mut self.buf, &RecordOut::Closed { hold })?;
-        self.flush_buf()
+        self.flush_buf().map(|()| true)
     }
 
     /// Appends a record that changes nothing (closes no reservation): whether the journal can
     /// be written again after a failure.
     pub fn probe(&mut self) -> std::io::Result<()> {
-        self.buf.clear();
+        self.begin();
         frame(&mut self.buf, &RecordOut::Closed { hold: 0 })?;
         self.flush_buf()
     }
@@ -463,6 +528,10 @@ impl Journal {
             bytes.extend_from_slice(&open.progress);
         }
         file.write_all(&bytes)?;
+        for open in self.open.values_mut() {
+            open.written = true;
+        }
+        self.deferred.clear();
         self.previous = Some((self.generation, self.last_seq));
         self.generation = generation;
         self.file = file;
@@ -662,14 +731,20 @@ pub fn crash_charge(
 /// The record at `at` and where the next starts; `None` at the end or at a torn record.
 fn read_record(bytes: &[u8], at: usize) -> Option<(RecordIn, usize)> {
     let header = bytes.get(at..at.checked_add(HEADER)?)?;
-    let len = usize::try_from(u32::from_le_bytes(header[..4].try_into().ok()?)).ok()?;
+    let word = u32::from_le_bytes(header[..4].try_into().ok()?);
+    let len = usize::try_from(word & !CRC_FLAG).ok()?;
     if len > RECORD_MAX {
         return None;
     }
     let sum = u64::from_le_bytes(header[4..].try_into().ok()?);
     let start = at + HEADER;
     let payload = bytes.get(start..start.checked_add(len)?)?;
-    if checksum(payload) != sum {
+    let expected = if word & CRC_FLAG == 0 {
+        checksum_fnv(payload)
+    } else {
+        checksum(payload)
+    };
+    if expected != sum {
         return None;
     }
     let record = postcard::from_bytes(payload).ok()?;
@@ -710,235 +785,4 @@ pub fn remove_generations(dir: &Path, generations: &[u64]) -> std::io::Result<()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn change(charged: i64) -> BalanceChange {
-        BalanceChange {
-            user_id: UserId(1),
-            token_id: Some(TokenId(2)),
-            charged,
-            is_request: true,
-            at: 5,
-        }
-    }
-
-    fn start(prompt_cost: i64) -> HoldStart {
-        HoldStart {
-            user: UserId(1),
-            token: Some(TokenId(2)),
-            prompt_tokens: 10,
-            prompt_cost,
-            row: Some(LogEntry {
-                model_name: "gpt-4o".into(),
-                ..LogEntry::default()
-            }),
-        }
-    }
-
-    #[test]
-    fn settlements_above_the_committed_number_and_open_holds_are_recovered() {
-        let dir = tempfile::tempdir().expect("dir");
-        let mut journal = Journal::create(dir.path(), 1).expect("create");
-        let row = LogEntry::default();
-        journal.opened(1, &start(100)).expect("open");
-        journal
-            .settled(2, Some(1), Some(change(150)), Some(&row))
-            .expect("settled");
-        journal.opened(3, &start(40)).expect("open");
-        journal.progress(3, 7, 90).expect("progress");
-        journal.progress(3, 9, 95).expect("progress");
-        journal.opened(4, &start(60)).expect("open");
-        journal.closed(4).expect("closed");
-        journal
-            .settled(5, None, Some(change(-1_000)), None)
-            .expect("credit");
-        drop(journal);
-
-        let all = recover(dir.path(), 0, 99).expect("recover");
-        assert_eq!(all.generations, vec![1]);
-        assert_eq!(all.crashed, 1, "only hold 3 was left open");
-        let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();
-        assert_eq!(
-            seqs,
-            vec![2, 5, 6],
-            "the crash charge is numbered after all"
-        );
-        let crash = &all.pending[2];
-        assert_eq!(crash.hold, Some(3));
-        assert_eq!(crash.change.map(|c| c.charged), Some(95));
-        let log = crash.log.as_ref().expect("row");
-        assert_eq!(
-            (log.quota, log.prompt_tokens, log.completion_tokens),
-            (95, 10, 9)
-        );
-        assert!(
-            log.other.contains(r#""partial_reason":"crash""#),
-            "{}",
-            log.other
-        );
-        assert!(log.other.contains(r#""usage_source":"partial""#));
-        assert_eq!(all.last_seq, 6);
-
-        // Committed through 2: only 5 and the crash charge remain.
-        let later = recover(dir.path(), 2, 99).expect("recover");
-        let seqs: Vec<u64> = later.pending.iter().map(|p| p.seq).collect();
-        assert_eq!(seqs, vec![5, 6]);
-    }
-
-    #[test]
-    fn a_task_settlement_is_recovered_with_its_task_and_closes_its_hold() {
-        let dir = tempfile::tempdir().expect("dir");
-        let mut journal = Journal::create(dir.path(), 1).expect("create");
-        journal.opened(1, &start(0)).expect("open");
-        let task = Task {
-            upstream_id: "mj-1".into(),
-            ..Task::default()
-        };
-        journal
-            .settled_task(
-                2,
-                Some(1),
-                Some(change(50)),
-                Some(&LogEntry::default()),
-                &task,
-            )
-            .expect("settled");
-        drop(journal);
-        let all = recover(dir.path(), 0, 99).expect("recover");
-        assert_eq!(all.crashed, 0, "the settlement closed its hold");
-        assert_eq!(all.pending.len(), 1);
-        assert_eq!(all.pending[0].change, Some(change(50)));
-        assert_eq!(
-            all.pending[0].task.as_ref().map(|t| t.upstream_id.as_str()),
-            Some("mj-1")
-        );
-        // Committed already: nothing to replay.
-        assert!(
-            recover(dir.path(), 2, 99)
-                .expect("recover")
-                .pending
-                .is_empty()
-        );
-    }
-
-    #[test]
-    fn a_torn_tail_is_ignored() {
-        let dir = tempfile::tempdir().expect("dir");
-        let mut journal = Journal::create(dir.path(), 3).expect("create");
-        journal
-            .settled(1, None, Some(change(5)), None)
-            .expect("settled");
-        journal
-            .settled(2, None, Some(change(6)), None)
-            .expect("settled");
-        drop(journal);
-        let path = path_of(dir.path(), 3);
-        let len = std::fs::metadata(&path).expect("meta").len();
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .expect("open");
-        file.set_len(len - 3).expect("tear");
-        let all = recover(dir.path(), 0, 0).expect("recover");
-        let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();
-        assert_eq!(seqs, vec![1]);
-    }
-
-    #[test]
-    fn a_failed_short_append_is_cut_back_so_later_records_are_read() {
-        let dir = tempfile::tempdir().expect("dir");
-        let mut journal = Journal::create(dir.path(), 1).expect("create");
-        journal
-            .settled(1, None, Some(change(5)), None)
-            .expect("settled");
-        journal.short_write = Some(7);
-        assert!(
-            journal.settled(2, None, Some(change(6)), None).is_err(),
-            "the disk filled mid-record"
-        );
-        journal
-            .settled(3, None, Some(change(7)), None)
-            .expect("settled");
-        drop(journal);
-        let all = recover(dir.path(), 0, 0).expect("recover");
-        let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();
-        assert_eq!(seqs, vec![1, 3], "the record after the torn one is read");
-    }
-
-    #[test]
-    fn no_record_is_larger_than_recovery_reads() {
-        let dir = tempfile::tempdir().expect("dir");
-        let mut journal = Journal::create(dir.path(), 1).expect("create");
-        let huge = LogEntry {
-            content: "e".repeat(RECORD_MAX + 1),
-            ..LogEntry::default()
-        };
-        journal
-            .settled(1, None, Some(change(5)), Some(&huge))
-            .expect("settled");
-        let huge_start = HoldStart {
-            row: Some(huge.clone()),
-            ..start(10)
-        };
-        journal.opened(2, &huge_start).expect("opened");
-        journal
-            .settled(3, None, Some(change(7)), None)
-            .expect("settled");
-        drop(journal);
-        let all = recover(dir.path(), 0, 0).expect("recover");
-        let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();
-        assert_eq!(seqs, vec![1, 3, 4], "every record is read back");
-        let row = all.pending[0].log.as_ref().expect("row");
-        assert_eq!(row.content.len(), tollgate_storage::logs::MAX_CONTENT_BYTES);
-        assert_eq!(all.crashed, 1);
-    }
-
-    #[test]
-    fn journals_are_moved_aside_where_recovery_does_not_read() {
-        let dir = tempfile::tempdir().expect("dir");
-        let mut journal = Journal::create(dir.path(), 4).expect("create");
-        journal
-            .settled(1, None, Some(change(5)), None)
-            .expect("settled");
-        drop(journal);
-        let moved = move_aside(dir.path(), "before-restore").expect("moved");
-        assert_eq!(moved.len(), 1);
-        assert!(moved[0].ends_with("tollgate.journal.4.before-restore"));
-        let all = recover(dir.path(), 0, 0).expect("recover");
-        assert!(all.pending.is_empty() && all.generations.is_empty());
-    }
-
-    #[test]
-    fn a_covered_file_is_truncated_and_a_large_one_rotated_keeping_open_holds() {
-        let dir = tempfile::tempdir().expect("dir");
-        let mut journal = Journal::create(dir.path(), 1).expect("create");
-        journal
-            .settled(1, None, Some(change(5)), None)
-            .expect("settled");
-        journal.committed(1).expect("committed");
-        assert_eq!(journal.len, 0, "covered and nothing open: truncated");
-
-        journal.opened(2, &start(10)).expect("open");
-        let row = LogEntry {
-            other: "x".repeat(4096),
-            ..LogEntry::default()
-        };
-        let mut seq = 3;
-        while journal.len <= ROTATE_BYTES {
-            journal
-                .settled(seq, None, Some(change(1)), Some(&row))
-                .expect("settled");
-            seq += 1;
-        }
-        journal.committed(seq - 1).expect("committed");
-        assert_eq!(journal.generation(), 2, "rotated");
-        assert!(
-            journal.previous.is_none(),
-            "the old file was covered: deleted at once"
-        );
-        let all = recover(dir.path(), seq - 1, 0).expect("recover");
-        assert_eq!(all.generations, vec![2]);
-        assert_eq!(all.crashed, 1, "the open hold moved to the new file");
-    }
-}
+mod tests;

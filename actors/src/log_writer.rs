@@ -314,16 +314,29 @@ impl LogWriter {
         }
     }
 
-    /// Journals a reservation (what it costs if the process dies holding it); returns its
-    /// number, to pass to [`LogWriter::record_for`], [`LogWriter::hold_progress`] and
-    /// [`LogWriter::hold_released`].
+    /// Journals a reservation (what it costs if the process dies holding it; its record is
+    /// written with the journal's next append, at the latest by [`LogWriter::hold_answering`]);
+    /// returns its number, to pass to [`LogWriter::record_for`], [`LogWriter::hold_progress`]
+    /// and [`LogWriter::hold_released`].
     pub fn open_hold(&self, start: &HoldStart) -> u64 {
         let mut guard = self.lock();
         let hold = guard.take();
-        let journalled = guard.journal.as_mut().map(|j| j.opened(hold, start));
+        let encoded = guard.journal.as_mut().map(|j| j.opened(hold, start));
         drop(guard);
-        self.journalled(journalled);
+        // Nothing was written: only a failure is news to the journal's health.
+        if let Some(Err(e)) = encoded {
+            self.journalled(Some(Err(e)));
+        }
         hold
+    }
+
+    /// The answer of reservation `hold` has output to send: its record is written now if no
+    /// append wrote it yet, so a crash from here on charges it.
+    pub fn hold_answering(&self, hold: u64) {
+        let mut guard = self.lock();
+        let appended = guard.journal.as_mut().map(|j| j.answering(hold));
+        drop(guard);
+        self.journalled(appended.and_then(appended_only));
     }
 
     /// Journals a reservation's progress: its output so far and what that costs with the
@@ -341,9 +354,9 @@ impl LogWriter {
     /// Journals a reservation released without a charge.
     pub fn hold_released(&self, hold: u64) {
         let mut guard = self.lock();
-        let journalled = guard.journal.as_mut().map(|j| j.closed(hold));
+        let appended = guard.journal.as_mut().map(|j| j.closed(hold));
         drop(guard);
-        self.journalled(journalled);
+        self.journalled(appended.and_then(appended_only));
     }
 
     /// Whether paid requests may be served: no storage fault. A journal fault is probed again
@@ -466,6 +479,16 @@ fn replay(store: &Store, settled: u64) -> std::io::Result<(Journal, u64)> {
     }
     let next = recovered.last_seq.max(settled).saturating_add(1);
     Ok((journal, next))
+}
+
+/// What an append that may have written nothing tells the journal's health: its failure, or
+/// its success when it wrote (a success that wrote nothing proves nothing about the disk).
+fn appended_only(result: std::io::Result<bool>) -> Option<std::io::Result<()>> {
+    match result {
+        Ok(true) => Some(Ok(())),
+        Ok(false) => None,
+        Err(e) => Some(Err(e)),
+    }
 }
 
 /// The current time in unix seconds (0 if the clock is before 1970).

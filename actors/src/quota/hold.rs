@@ -66,10 +66,19 @@ impl Hold {
     }
 
     /// Journals the reservation, so a process crash before it settles still charges it: the
-    /// prompt's cost in `start`, plus the output of the last [`Hold::progress`].
+    /// prompt's cost in `start`, plus the output of the last [`Hold::progress`]. The record is
+    /// written with the journal's next append, at the latest by [`Hold::answering`].
     pub fn journal(&mut self, start: &HoldStart) {
         if self.journal.is_none() {
             self.journal = Some(self.book.writer.open_hold(start));
+        }
+    }
+
+    /// The answer has output to send: the reservation's journal record is written now if it
+    /// is not yet, before that output leaves (see [`crate::journal`]).
+    pub fn answering(&self) {
+        if let Some(hold) = self.journal {
+            self.book.writer.hold_answering(hold);
         }
     }
 

@@ -1,8 +1,9 @@
 //! What the crash journal learns of a request (see `tollgate_actors::journal`): at admission,
 //! what its reservation would be charged if the process died before settling it (the prompt
-//! estimate's cost, and the log row to write then); while an answer streams, every
-//! [`PROGRESS_EVERY`], its output so far and what that costs, so a crash mid-stream charges
-//! what was produced up to then.
+//! estimate's cost, and the log row to write then; written with the journal's next append, and
+//! at the latest at the upstream's first read of the answer, before anything of it leaves: see
+//! `Meter::first_read`); while an answer streams, every [`PROGRESS_EVERY`], its output so far
+//! and what that costs, so a crash mid-stream charges what was produced up to then.
 
 use std::time::{Duration, Instant};
 

@@ -24,6 +24,8 @@
 //! the ceiling [`Meter::capped`] turns true and the reader ends the answer (`partial` /
 //! `capped`).
 
+use std::time::Instant;
+
 use tollgate_actors::quota::Hold;
 
 use crate::relay::measure::prompt::Prompt;
@@ -153,6 +155,18 @@ impl Meter {
     /// The settlement context (e.g. to stamp the first byte).
     pub fn ctx_mut(&mut self) -> &mut SettleCtx {
         &mut self.ctx
+    }
+
+    /// The upstream's answer was read from (every read calls it): stamps the first byte, and
+    /// the first time makes sure the reservation is in the crash journal before anything of the
+    /// answer leaves (its record waits for the journal's next append until then).
+    pub fn first_read(&mut self) {
+        if self.ctx.first_byte.is_none() {
+            self.ctx.first_byte = Some(Instant::now());
+            if let Some(hold) = &self.hold {
+                hold.answering();
+            }
+        }
     }
 
     /// More output of the answer.

@@ -16,7 +16,7 @@
 //! error piece is masked before it is encoded.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::Response;
@@ -45,13 +45,6 @@ fn observe(meter: &mut Meter, piece: &Piece) {
         | Piece::ThinkingSignature(_)
         | Piece::RedactedThinking(_)
         | Piece::ToolSignature { .. } => {}
-    }
-}
-
-fn first_byte(meter: &mut Meter) {
-    let ctx = meter.ctx_mut();
-    if ctx.first_byte.is_none() {
-        ctx.first_byte = Some(Instant::now());
     }
 }
 
@@ -141,7 +134,7 @@ impl Pipe {
     /// Handles upstream bytes; returns what to send to the client, and whether an event grew
     /// too large (which ends the answer, billed as partial).
     fn bytes(&mut self, chunk: &[u8]) -> (Vec<u8>, bool) {
-        first_byte(&mut self.sink.meter);
+        self.sink.meter.first_read();
         let mut out = Vec::new();
         let Pipe {
             sink, reader, held, ..

@@ -19,7 +19,7 @@
 //!   produced (usage source "partial"). Settlement happens exactly once either way.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::Response;
@@ -180,10 +180,7 @@ impl Relay {
     /// event it ends inside of is held for the next). Whether `[DONE]` was among them; an error
     /// when the event it ends inside of grew too large.
     fn read(&mut self, chunk: Bytes, out: &mut Frame) -> Result<bool, EventTooLarge> {
-        let ctx = self.meter.ctx_mut();
-        if ctx.first_byte.is_none() {
-            ctx.first_byte = Some(Instant::now());
-        }
+        self.meter.first_read();
         let Relay {
             reader,
             held,
