@@ -33,7 +33,7 @@ pub struct HttpClients {
     /// channel with a proxy is called, and each access is a map lookup or insert.
     proxied: Arc<Mutex<HashMap<String, reqwest::Client>>>,
     /// Upstream URL text → parsed URL ([`HttpClients::url`]).
-    urls: Arc<DashMap<String, reqwest::Url>>,
+    urls: Arc<DashMap<String, reqwest::Url, foldhash::fast::RandomState>>,
     /// Google access tokens of Vertex AI keys (shared by the relay and the channel tests).
     google: Arc<crate::google_auth::TokenCache>,
     /// The guarded reader of media URLs clients name ([`crate::outbound::media`]).
@@ -82,7 +82,7 @@ impl HttpClients {
         Ok(HttpClients {
             direct: builder().build()?,
             proxied: Arc::new(Mutex::new(HashMap::new())),
-            urls: Arc::new(DashMap::new()),
+            urls: Arc::new(DashMap::default()),
             google: Arc::default(),
             media: MediaFetcher::new(
                 crate::outbound::Guard::new(Arc::default(), false),

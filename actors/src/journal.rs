@@ -224,7 +224,7 @@ pub struct Journal {
     /// The highest settlement number in the current file (0: none).
     last_seq: u64,
     /// Reservations open now.
-    open: HashMap<u64, OpenHold>,
+    open: HashMap<u64, OpenHold, foldhash::fast::RandomState>,
     /// Reservations whose opened record is not in the file yet, in the order they were opened:
     /// the next append writes those still open in front of its own record.
     deferred: Vec<u64>,
@@ -252,7 +252,7 @@ impl Journal {
             file,
             len: 0,
             last_seq: 0,
-            open: HashMap::new(),
+            open: HashMap::default(),
             deferred: Vec::new(),
             previous: None,
             buf: Vec::with_capacity(1024),

@@ -12,12 +12,13 @@
 //! first request that sees a new routing table) only when the pool publishes a new table;
 //! cells of pairs that survive a rebuild are carried over, so counters keep counting.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arc_swap::{ArcSwap, Guard};
+use foldhash::{HashMap, HashMapExt};
 use tollgate_actors::channel_pool::routing_table::RoutingTable;
 use tollgate_actors::snapshot::Published;
 use tollgate_actors::stats::Histogram;

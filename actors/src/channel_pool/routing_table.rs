@@ -21,10 +21,11 @@
 //!   request whose every candidate qualifies draws exactly as [`select`] does, and "no channel
 //!   of this model can serve this" is one AND.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use foldhash::{HashMap, HashMapExt};
 use rand::Rng;
 use tollgate_storage::ChannelId;
 use tollgate_storage::channels::{Channel, other_info};
@@ -232,7 +233,8 @@ impl Route {
 /// The published routing table.
 #[derive(Debug, Default)]
 pub struct RoutingTable {
-    /// group → model → route (shared with the tables rebuilt from this one while unchanged).
+    /// group → model → route (shared with the tables rebuilt from this one while unchanged);
+    /// foldhash, not SipHash: looked up several times a request, by names the operator configured.
     routes: HashMap<String, HashMap<String, Arc<Route>>>,
     /// Every enabled channel by id.
     channels: BTreeMap<ChannelId, Arc<RoutedChannel>>,
@@ -377,7 +379,10 @@ impl RoutingTable {
                     models.insert(model.to_owned(), route);
                 }
                 None => {
-                    routes.insert(group.to_owned(), HashMap::from([(model.to_owned(), route)]));
+                    routes.insert(
+                        group.to_owned(),
+                        HashMap::from_iter([(model.to_owned(), route)]),
+                    );
                 }
             }
         }

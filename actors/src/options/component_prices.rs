@@ -28,7 +28,7 @@
 //!   $2.50 in / $15 out (else $1.25 / $10); gemini-1.5-pro and -flash above 128K twice their
 //!   short-prompt price; Grounding with Google Search $35 per 1K grounded prompts.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use serde::Deserialize;
 

@@ -4,7 +4,7 @@
 //! Units follow new-api: a model ratio of 1 is US$0.002 per 1K prompt tokens, i.e. one quota
 //! unit per token at the default QuotaPerUnit of 500,000; ModelPrice is US$ per call.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use serde::de::DeserializeOwned;
 

@@ -27,7 +27,7 @@ pub struct QuotaBook {
     /// Persists settled changes.
     pub(super) writer: LogWriter,
     /// user → ledger. A ledger's mutex is held only for in-memory arithmetic.
-    pub(super) ledgers: Arc<DashMap<UserId, Arc<Slot>>>,
+    pub(super) ledgers: Arc<DashMap<UserId, Arc<Slot>, foldhash::fast::RandomState>>,
     /// Told about every settled charge (the quota reminder), once installed.
     pub(super) watch: Arc<OnceLock<Arc<dyn SettleWatch>>>,
     /// The clock and time zone of budget windows, once installed (else the system clock, UTC).
@@ -66,7 +66,7 @@ impl QuotaBook {
         QuotaBook {
             store,
             writer,
-            ledgers: Arc::new(DashMap::new()),
+            ledgers: Arc::new(DashMap::default()),
             watch: Arc::new(OnceLock::new()),
             budget_env: Arc::new(OnceLock::new()),
             sweeps: Arc::default(),

@@ -7,8 +7,7 @@
 //! full: a cost larger than what is left makes a debt (a negative balance, or a negative remaining
 //! quota on the key), and a user or key in debt is refused until it is back above zero.
 
-use std::collections::HashMap;
-
+use foldhash::HashMap;
 use jiff::tz::TimeZone;
 use tollgate_storage::TokenId;
 

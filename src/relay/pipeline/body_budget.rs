@@ -27,7 +27,7 @@ pub struct BodyBudget {
     in_flight: Arc<AtomicU64>,
     /// Sum of the charges of each key with bytes in flight (a key at zero is removed). Its shard
     /// lock is held for one addition.
-    per_key: Arc<DashMap<ShareKey, u64>>,
+    per_key: Arc<DashMap<ShareKey, u64, foldhash::fast::RandomState>>,
 }
 
 /// The budget's limits in bytes (0: none).
