@@ -243,54 +243,11 @@ async fn kill_9_during_load_loses_no_charge() {
     assert_eq!(again.rows.len(), rows, "a replay applies nothing twice");
 }
 
-/// A stream's reservation is in the journal before its first event reaches the client, though
-/// its record is written lazily (with the journal's next append): killed before any progress
-/// record or other request's append, the restart still charges the prompt.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_9_at_a_streams_first_event_charges_its_prompt() {
-    let mock = MockUpstream::start().await;
-    mock.set_usage(None);
-    let pieces: Vec<String> = (0..40).map(|i| format!("word{i} ")).collect();
-    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
-    mock.set_pieces(&pieces);
-    mock.set_chunk_delay(Duration::from_millis(100));
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (mut child, base) = spawn_server(dir.path()).await;
-    let (root_id, token_id, key) = provision(&base, &mock).await;
-
-    let resp = new_client()
-        .post(format!("{base}/v1/chat/completions"))
-        .bearer_auth(&key)
-        .json(&json!({"model": "gpt-4o", "stream": true,
-                       "messages": [{"role": "user", "content": "count"}]}))
-        .send()
-        .await
-        .expect("stream");
-    assert_eq!(resp.status(), StatusCode::OK);
-    // The first event only: long before the first progress record (2 s).
-    let mut body = resp.bytes_stream();
-    loop {
-        let chunk = body.next().await.expect("more").expect("bytes");
-        if chunk.windows(5).any(|w| w == b"data:") {
-            break;
-        }
-    }
-    child.kill().expect("kill -9");
-    child.wait().expect("reaped");
-
-    let server = TestServer::start_in(dir).await;
-    let books = Books::read(&server, root_id, token_id);
-    books.assert_consistent();
-    assert_eq!(books.rows.len(), 1, "the cut stream has its row");
-    let row = &books.rows[0];
-    let other: serde_json::Value = serde_json::from_str(&row.other).expect("other");
-    assert_eq!(other["partial_reason"], "crash", "{other}");
-    assert!(row.prompt_tokens > 0, "{row:?}");
-    assert!(row.quota > 0, "the prompt is charged: {row:?}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_9_mid_stream_charges_what_the_stream_produced() {
+/// Streams an answer of 80 pieces 100 ms apart, kills the server with `kill -9` once `events`
+/// events reached the client, restarts it on the same data and returns the cut stream's row
+/// (the books checked consistent, that row the only one).
+#[expect(clippy::expect_used, reason = "test helper: a failure fails the test")]
+async fn kill_9_after_stream_events(events: usize) -> logs::LogEntry {
     let mock = MockUpstream::start().await;
     mock.set_usage(None);
     let pieces: Vec<String> = (0..80).map(|i| format!("word{i} ")).collect();
@@ -310,12 +267,11 @@ async fn kill_9_mid_stream_charges_what_the_stream_produced() {
         .await
         .expect("stream");
     assert_eq!(resp.status(), StatusCode::OK);
-    // Past the first progress record (every 2 s; the pieces come 100 ms apart), kill -9.
     let mut body = resp.bytes_stream();
-    let mut events = 0;
-    while events < 30 {
+    let mut seen = 0;
+    while seen < events {
         let chunk = body.next().await.expect("more").expect("bytes");
-        events += chunk.windows(5).filter(|w| w == b"data:").count();
+        seen += chunk.windows(5).filter(|w| w == b"data:").count();
     }
     child.kill().expect("kill -9");
     child.wait().expect("reaped");
@@ -324,14 +280,32 @@ async fn kill_9_mid_stream_charges_what_the_stream_produced() {
     let books = Books::read(&server, root_id, token_id);
     books.assert_consistent();
     assert_eq!(books.rows.len(), 1, "the cut stream has its row");
-    let row = &books.rows[0];
+    let row = books.rows.into_iter().next().expect("one row");
     let other: serde_json::Value = serde_json::from_str(&row.other).expect("other");
     assert_eq!(other["usage_source"], "partial", "{other}");
     assert_eq!(other["partial_reason"], "crash", "{other}");
+    assert_eq!(row.model_name, "gpt-4o");
+    row
+}
+
+/// A stream's reservation is in the journal before its first event reaches the client, though
+/// its record is written lazily (with the journal's next append): killed before any progress
+/// record or other request's append, the restart still charges the prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_at_a_streams_first_event_charges_its_prompt() {
+    // The first event only: long before the first progress record (2 s).
+    let row = kill_9_after_stream_events(1).await;
+    assert!(row.prompt_tokens > 0, "{row:?}");
+    assert!(row.quota > 0, "the prompt is charged: {row:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_mid_stream_charges_what_the_stream_produced() {
+    // Past the first progress record (every 2 s; the pieces come 100 ms apart).
+    let row = kill_9_after_stream_events(30).await;
     assert!(
         row.completion_tokens > 0,
         "the output of the last progress record is charged: {row:?}"
     );
     assert!(row.quota > 0, "{row:?}");
-    assert_eq!(row.model_name, "gpt-4o");
 }

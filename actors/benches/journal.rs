@@ -12,8 +12,8 @@ use tollgate_storage::logs::{LOG_CONSUME, LogEntry};
 use tollgate_storage::usage::BalanceChange;
 use tollgate_storage::{TokenId, UserId};
 
-/// A consume row as the relay writes one for a small chat answer.
-fn consume_row() -> LogEntry {
+/// The row admission knows of a small chat request (who asks, for which model).
+fn admitted_row() -> LogEntry {
     LogEntry {
         created_at: 1_767_225_600,
         log_type: LOG_CONSUME,
@@ -22,8 +22,15 @@ fn consume_row() -> LogEntry {
         token_id: 2,
         token_name: "bench-key".into(),
         model_name: "gpt-4o-mini".into(),
-        channel_id: 1,
         group: "default".into(),
+        ..LogEntry::default()
+    }
+}
+
+/// A consume row as the relay writes one for that request's answer.
+fn consume_row() -> LogEntry {
+    LogEntry {
+        channel_id: 1,
         is_stream: true,
         use_time: 1,
         prompt_tokens: 12,
@@ -31,7 +38,7 @@ fn consume_row() -> LogEntry {
         quota: 1_234,
         other: r#"{"model_ratio":0.075,"completion_ratio":4,"group_ratio":1,"frt":1,"usage_source":"upstream","cache_tokens":0,"cache_ratio":1,"user_group_ratio":-1,"admin_info":{"use_channel":["1"]},"request_path":"/v1/chat/completions"}"#.into(),
         request_id: "20260101000000000000000000000001".into(),
-        ..LogEntry::default()
+        ..admitted_row()
     }
 }
 
@@ -42,17 +49,7 @@ fn hold_start() -> HoldStart {
         token: Some(TokenId(2)),
         prompt_tokens: 12,
         prompt_cost: 1,
-        row: Some(LogEntry {
-            created_at: 1_767_225_600,
-            log_type: LOG_CONSUME,
-            user_id: UserId(1),
-            username: "bench".into(),
-            token_id: 2,
-            token_name: "bench-key".into(),
-            model_name: "gpt-4o-mini".into(),
-            group: "default".into(),
-            ..LogEntry::default()
-        }),
+        row: Some(admitted_row()),
     }
 }
 
