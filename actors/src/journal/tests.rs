@@ -12,6 +12,18 @@ fn change(charged: i64) -> BalanceChange {
     }
 }
 
+/// Journals a settlement without a reservation or a row (a credit or a plain charge).
+fn credit(journal: &mut Journal, seq: u64, charged: i64) {
+    journal
+        .settled(seq, None, Some(change(charged)), None)
+        .expect("settled");
+}
+
+/// The settlement numbers a recovery found, in order.
+fn seqs(all: &Recovered) -> Vec<u64> {
+    all.pending.iter().map(|p| p.seq).collect()
+}
+
 fn start(prompt_cost: i64) -> HoldStart {
     HoldStart {
         user: UserId(1),
@@ -39,17 +51,14 @@ fn settlements_above_the_committed_number_and_open_holds_are_recovered() {
     journal.progress(3, 9, 95).expect("progress");
     journal.opened(4, &start(60)).expect("open");
     journal.closed(4).expect("closed");
-    journal
-        .settled(5, None, Some(change(-1_000)), None)
-        .expect("credit");
+    credit(&mut journal, 5, -1_000);
     drop(journal);
 
     let all = recover(dir.path(), 0, 99).expect("recover");
     assert_eq!(all.generations, vec![1]);
     assert_eq!(all.crashed, 1, "only hold 3 was left open");
-    let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();
     assert_eq!(
-        seqs,
+        seqs(&all),
         vec![2, 5, 6],
         "the crash charge is numbered after all"
     );
@@ -71,8 +80,7 @@ fn settlements_above_the_committed_number_and_open_holds_are_recovered() {
 
     // Committed through 2: only 5 and the crash charge remain.
     let later = recover(dir.path(), 2, 99).expect("recover");
-    let seqs: Vec<u64> = later.pending.iter().map(|p| p.seq).collect();
-    assert_eq!(seqs, vec![5, 6]);
+    assert_eq!(seqs(&later), vec![5, 6]);
 }
 
 /// Bytes in generation `generation`'s file.
@@ -94,9 +102,7 @@ fn an_opened_record_waits_for_the_next_append_or_the_first_output() {
     assert!(!journal.answering(1).expect("answering"), "only once");
     // Another reservation's record goes out with the next append of anyone.
     journal.opened(2, &start(40)).expect("open");
-    journal
-        .settled(3, None, Some(change(-5)), None)
-        .expect("credit");
+    credit(&mut journal, 3, -5);
     assert!(!journal.answering(2).expect("answering"), "written already");
     // A whole answer: settled before anything wrote its record, which is never written.
     journal.opened(4, &start(60)).expect("open");
@@ -110,9 +116,7 @@ fn an_opened_record_waits_for_the_next_append_or_the_first_output() {
     let before = file_len(dir.path(), 1);
     assert!(!journal.closed(6).expect("closed"), "nothing to close");
     assert_eq!(file_len(dir.path(), 1), before);
-    journal
-        .settled(7, None, Some(change(-5)), None)
-        .expect("credit");
+    credit(&mut journal, 7, -5);
     drop(journal);
     let bytes = std::fs::read(path_of(dir.path(), 1)).expect("read");
     let mut at = 0;
@@ -146,14 +150,11 @@ fn a_deferred_opened_record_survives_a_failed_append() {
     journal.opened(1, &start(100)).expect("open");
     journal.short_write = Some(5);
     assert!(journal.settled(2, None, Some(change(6)), None).is_err());
-    journal
-        .settled(3, None, Some(change(7)), None)
-        .expect("settled");
+    credit(&mut journal, 3, 7);
     drop(journal);
     let all = recover(dir.path(), 0, 0).expect("recover");
     assert_eq!(all.crashed, 1, "the reservation's record was written again");
-    let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();
-    assert_eq!(seqs, vec![3, 4]);
+    assert_eq!(seqs(&all), vec![3, 4]);
 }
 
 #[test]
@@ -169,8 +170,7 @@ fn a_file_written_by_the_previous_version_replays_the_same() {
     .expect("fixture");
     let all = recover(dir.path(), 0, 99).expect("recover");
     assert_eq!(all.generations, vec![7]);
-    let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();
-    assert_eq!(seqs, vec![2, 5, 6, 7]);
+    assert_eq!(seqs(&all), vec![2, 5, 6, 7]);
     assert_eq!(all.crashed, 1);
     let settled = &all.pending[0];
     assert_eq!(settled.hold, Some(1));
@@ -193,13 +193,10 @@ fn a_file_written_by_the_previous_version_replays_the_same() {
 
     // The new version appends to it (and replays both kinds together).
     let mut journal = Journal::create(dir.path(), 8).expect("create");
-    journal
-        .settled(8, None, Some(change(3)), None)
-        .expect("settled");
+    credit(&mut journal, 8, 3);
     drop(journal);
     let both = recover(dir.path(), 0, 99).expect("recover");
-    let seqs: Vec<u64> = both.pending.iter().map(|p| p.seq).collect();
-    assert_eq!(seqs, vec![2, 5, 6, 8, 9]);
+    assert_eq!(seqs(&both), vec![2, 5, 6, 8, 9]);
 }
 
 #[test]
@@ -242,12 +239,8 @@ fn a_task_settlement_is_recovered_with_its_task_and_closes_its_hold() {
 fn a_torn_tail_is_ignored() {
     let dir = tempfile::tempdir().expect("dir");
     let mut journal = Journal::create(dir.path(), 3).expect("create");
-    journal
-        .settled(1, None, Some(change(5)), None)
-        .expect("settled");
-    journal
-        .settled(2, None, Some(change(6)), None)
-        .expect("settled");
+    credit(&mut journal, 1, 5);
+    credit(&mut journal, 2, 6);
     drop(journal);
     let path = path_of(dir.path(), 3);
     let len = std::fs::metadata(&path).expect("meta").len();
@@ -257,29 +250,27 @@ fn a_torn_tail_is_ignored() {
         .expect("open");
     file.set_len(len - 3).expect("tear");
     let all = recover(dir.path(), 0, 0).expect("recover");
-    let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();
-    assert_eq!(seqs, vec![1]);
+    assert_eq!(seqs(&all), vec![1]);
 }
 
 #[test]
 fn a_failed_short_append_is_cut_back_so_later_records_are_read() {
     let dir = tempfile::tempdir().expect("dir");
     let mut journal = Journal::create(dir.path(), 1).expect("create");
-    journal
-        .settled(1, None, Some(change(5)), None)
-        .expect("settled");
+    credit(&mut journal, 1, 5);
     journal.short_write = Some(7);
     assert!(
         journal.settled(2, None, Some(change(6)), None).is_err(),
         "the disk filled mid-record"
     );
-    journal
-        .settled(3, None, Some(change(7)), None)
-        .expect("settled");
+    credit(&mut journal, 3, 7);
     drop(journal);
     let all = recover(dir.path(), 0, 0).expect("recover");
-    let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();
-    assert_eq!(seqs, vec![1, 3], "the record after the torn one is read");
+    assert_eq!(
+        seqs(&all),
+        vec![1, 3],
+        "the record after the torn one is read"
+    );
 }
 
 #[test]
@@ -298,13 +289,10 @@ fn no_record_is_larger_than_recovery_reads() {
         ..start(10)
     };
     journal.opened(2, &huge_start).expect("opened");
-    journal
-        .settled(3, None, Some(change(7)), None)
-        .expect("settled");
+    credit(&mut journal, 3, 7);
     drop(journal);
     let all = recover(dir.path(), 0, 0).expect("recover");
-    let seqs: Vec<u64> = all.pending.iter().map(|p| p.seq).collect();
-    assert_eq!(seqs, vec![1, 3, 4], "every record is read back");
+    assert_eq!(seqs(&all), vec![1, 3, 4], "every record is read back");
     let row = all.pending[0].log.as_ref().expect("row");
     assert_eq!(row.content.len(), tollgate_storage::logs::MAX_CONTENT_BYTES);
     assert_eq!(all.crashed, 1);
@@ -314,9 +302,7 @@ fn no_record_is_larger_than_recovery_reads() {
 fn journals_are_moved_aside_where_recovery_does_not_read() {
     let dir = tempfile::tempdir().expect("dir");
     let mut journal = Journal::create(dir.path(), 4).expect("create");
-    journal
-        .settled(1, None, Some(change(5)), None)
-        .expect("settled");
+    credit(&mut journal, 1, 5);
     drop(journal);
     let moved = move_aside(dir.path(), "before-restore").expect("moved");
     assert_eq!(moved.len(), 1);
@@ -329,9 +315,7 @@ fn journals_are_moved_aside_where_recovery_does_not_read() {
 fn a_covered_file_is_truncated_and_a_large_one_rotated_keeping_open_holds() {
     let dir = tempfile::tempdir().expect("dir");
     let mut journal = Journal::create(dir.path(), 1).expect("create");
-    journal
-        .settled(1, None, Some(change(5)), None)
-        .expect("settled");
+    credit(&mut journal, 1, 5);
     journal.committed(1).expect("committed");
     assert_eq!(journal.len, 0, "covered and nothing open: truncated");
 
