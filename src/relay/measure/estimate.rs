@@ -52,12 +52,18 @@ pub enum ImageRule {
 impl ImageRule {
     /// The rule of `model`'s provider.
     pub fn for_model(model: &str) -> ImageRule {
-        let model = model.to_ascii_lowercase();
-        if model.contains("claude") {
+        // Every request asks (before knowing whether it has images): no lowercased copy.
+        let has = |part: &str| {
+            model
+                .as_bytes()
+                .windows(part.len())
+                .any(|w| w.eq_ignore_ascii_case(part.as_bytes()))
+        };
+        if has("claude") {
             ImageRule::Anthropic
-        } else if model.contains("gemini") || model.contains("gemma") {
+        } else if has("gemini") || has("gemma") {
             ImageRule::Gemini
-        } else if model.contains("4o-mini") || model.contains("4.1-nano") {
+        } else if has("4o-mini") || has("4.1-nano") {
             ImageRule::OpenAiMiniTiles
         } else {
             ImageRule::OpenAiTiles

@@ -137,4 +137,12 @@ fn the_rule_follows_the_model_name() {
         ImageRule::OpenAiMiniTiles
     );
     assert_eq!(ImageRule::for_model("gpt-4o"), ImageRule::OpenAiTiles);
+    // Whatever the case, and a name shorter than what is looked for.
+    assert_eq!(ImageRule::for_model("Claude-3-Opus"), ImageRule::Anthropic);
+    assert_eq!(
+        ImageRule::for_model("GPT-4O-MINI"),
+        ImageRule::OpenAiMiniTiles
+    );
+    assert_eq!(ImageRule::for_model("Gemma-3"), ImageRule::Gemini);
+    assert_eq!(ImageRule::for_model("o1"), ImageRule::OpenAiTiles);
 }
