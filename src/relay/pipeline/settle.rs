@@ -50,22 +50,9 @@ impl Attempt {
 #[derive(serde::Serialize)]
 struct Other<'a> {
     admin_info: AdminInfo<'a>,
-    // The component fields (see [`ComponentsLog`]), written out rather than `#[serde(flatten)]`,
-    // which serializes the whole row through a map (measured: ~2 µs a request).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    audio_input: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    audio_output: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    audio_ratio: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    audio_completion_ratio: Option<f64>,
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    tool_calls: std::collections::BTreeMap<&'static str, i64>,
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    tool_call_price: std::collections::BTreeMap<&'static str, f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    price_tier: Option<i64>,
+    /// Audio and server tool counts and their prices (fields only when used).
+    #[serde(flatten)]
+    components: ComponentsLog,
     cache_creation_ratio: f64,
     cache_creation_ratio_1h: f64,
     cache_creation_ratio_5m: f64,
@@ -110,20 +97,26 @@ struct Debt {
     token_remain: Option<i64>,
 }
 
-/// The component fields of `other` (new-api's names where it has them; fields only when used):
-/// audio tokens and their ratios, server tool calls and their US$ price per call, the
-/// long-context tier applied. Copied into [`Other`]'s fields of the same names.
-#[derive(Default)]
+/// The component fields of `other` (new-api's names where it has them): audio tokens and their
+/// ratios, server tool calls and their US$ price per call, the long-context tier applied.
+#[derive(serde::Serialize, Default)]
 struct ComponentsLog {
+    #[serde(skip_serializing_if = "Option::is_none")]
     audio_input: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     audio_output: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     audio_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     audio_completion_ratio: Option<f64>,
     /// Tool key → calls billed.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     tool_calls: std::collections::BTreeMap<&'static str, i64>,
     /// Tool key → US$ per call.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     tool_call_price: std::collections::BTreeMap<&'static str, f64>,
     /// The tier applied (its `above_prompt_tokens`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     price_tier: Option<i64>,
 }
 
@@ -257,27 +250,12 @@ impl SettleCtx {
         let frt_ms = self.first_byte.map_or(-1, |t| {
             i64::try_from(t.duration_since(self.started).as_millis()).unwrap_or(i64::MAX)
         });
-        let ComponentsLog {
-            audio_input,
-            audio_output,
-            audio_ratio,
-            audio_completion_ratio,
-            tool_calls,
-            tool_call_price,
-            price_tier,
-        } = ComponentsLog::of(&self.components, &usage);
         let other = Other {
             admin_info: AdminInfo {
                 attempts: &self.attempts,
                 use_channel: &self.tried,
             },
-            audio_input,
-            audio_output,
-            audio_ratio,
-            audio_completion_ratio,
-            tool_calls,
-            tool_call_price,
-            price_tier,
+            components: ComponentsLog::of(&self.components, &usage),
             cache_creation_ratio: price::CACHE_WRITE_RATIO,
             cache_creation_ratio_1h: price::CACHE_WRITE_1H_RATIO,
             cache_creation_ratio_5m: price::CACHE_WRITE_RATIO,
