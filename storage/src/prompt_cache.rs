@@ -41,12 +41,30 @@ struct OtherCache {
 /// The cached prompt tokens a row's `other` reports (0 when absent, unreadable or negative),
 /// never more than its prompt tokens.
 fn cached_of(row: &LogEntry) -> i64 {
-    if !row.other.contains("cache_tokens") {
+    if !row.other.contains("cache_tokens") || reads_no_cache(&row.other) {
         return 0;
     }
     serde_json::from_str::<OtherCache>(&row.other)
         .map_or(0, |o| o.cache_tokens)
         .clamp(0, row.prompt_tokens.max(0))
+}
+
+/// Whether `other` is known to report no cached tokens without parsing it: its only
+/// `"cache_tokens":` says `0` (what most rows say; the log writer parsed every row's `other`
+/// for it, ~5,000 instructions a row). Exact whatever that key's depth: a nested one alone
+/// means no top-level key, which reads as 0 too. (The pattern cannot occur inside a JSON
+/// string, whose quotes are escaped.) Anything else is left to the parser.
+fn reads_no_cache(other: &str) -> bool {
+    const KEY: &str = "\"cache_tokens\":";
+    let mut found = other.match_indices(KEY);
+    let Some((at, _)) = found.next() else {
+        return false;
+    };
+    found.next().is_none()
+        && matches!(
+            other.as_bytes().get(at + KEY.len()..at + KEY.len() + 2),
+            Some([b'0', b',' | b'}'])
+        )
 }
 
 /// The per-(channel, hour) sums of `rows`' consume rows (rows without a channel or without
@@ -189,6 +207,19 @@ mod tests {
             row(2, 3_600, 30, "{}"),
             row(2, 3_600, 30, "not json"),
             row(2, 3_601, 5, r#"{"cache_tokens":99}"#),
+            // Nested only: no top-level count. Top-level 0 beside a nested count: 0.
+            row(3, 3_600, 10, r#"{"a":{"cache_tokens":7}}"#),
+            row(3, 3_600, 10, r#"{"a":{"cache_tokens":7},"cache_tokens":0}"#),
+            row(3, 3_600, 10, r#"{"cache_tokens":0,"a":{"cache_tokens":7}}"#),
+            // A 0 that is not the whole number, and a value in a string.
+            row(4, 3_600, 10, r#"{"cache_tokens":05}"#),
+            row(4, 3_600, 10, r#"{"cache_tokens":0.5}"#),
+            row(
+                4,
+                3_600,
+                10,
+                r#"{"note":"\"cache_tokens\":0","cache_tokens":3}"#,
+            ),
             row(0, 3_600, 30, r#"{"cache_tokens":9}"#),
             LogEntry {
                 log_type: crate::logs::LOG_ERROR,
@@ -202,6 +233,8 @@ mod tests {
                 ((1, 3_600), (150, 50)),
                 ((1, 7_200), (20, 0)),
                 ((2, 3_600), (65, 5)),
+                ((3, 3_600), (30, 0)),
+                ((4, 3_600), (30, 3)),
             ]))
         );
     }
