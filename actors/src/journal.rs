@@ -79,12 +79,6 @@ pub struct HoldStart {
 /// A record as written (borrowing what it journals).
 #[derive(Serialize)]
 enum RecordOut<'a> {
-    /// Written in two parts ([`SettledHead`], [`EncodedRow`]); tests check that the bytes are
-    /// this variant's.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "written by parts, see Journal::settled_row")
-    )]
     Settled {
         seq: u64,
         hold: Option<u64>,
@@ -186,82 +180,12 @@ fn frame(buf: &mut Vec<u8>, record: &RecordOut<'_>) -> std::io::Result<()> {
             format!("a journal record of {len} bytes is larger than recovery reads"),
         ));
     }
-    seal(&mut out, start)?;
+    let sum = checksum(&out[start + HEADER..]);
+    let len = u32::try_from(len).map_err(std::io::Error::other)? | CRC_FLAG;
+    out[start..start + 4].copy_from_slice(&len.to_le_bytes());
+    out[start + 4..start + HEADER].copy_from_slice(&sum.to_le_bytes());
     *buf = out;
     Ok(())
-}
-
-/// Fills in the header of the record that starts at `start` of `buf` and runs to its end (its
-/// length, flagged CRC-32, and the checksum of its payload).
-fn seal(buf: &mut [u8], start: usize) -> std::io::Result<()> {
-    let sum = checksum(&buf[start + HEADER..]);
-    let len = buf.len() - start - HEADER;
-    let len = u32::try_from(len).map_err(std::io::Error::other)? | CRC_FLAG;
-    buf[start..start + 4].copy_from_slice(&len.to_le_bytes());
-    buf[start + 4..start + HEADER].copy_from_slice(&sum.to_le_bytes());
-    Ok(())
-}
-
-/// The fields of a [`RecordOut::Settled`] in front of its log row: with the variant's index
-/// before them and the row's encoding ([`EncodedRow`]) after them, the same bytes as the whole
-/// record encoded at once (postcard writes a struct variant as its index and its fields).
-#[derive(Serialize)]
-struct SettledHead {
-    seq: u64,
-    hold: Option<u64>,
-    change: Option<BalanceChange>,
-}
-
-/// [`RecordOut::Settled`]'s index, as postcard writes it (a varint).
-const SETTLED_INDEX: u8 = 0;
-
-/// Room left in a record for a settlement's fields besides its log row (generous: they take
-/// under 64 bytes).
-const SETTLED_HEAD_MAX: usize = 256;
-
-/// A settlement's log row, encoded before the journal's lock is taken (see
-/// [`encode_row`]); [`Journal::settled_row`] appends it.
-#[derive(Debug)]
-pub struct EncodedRow(Vec<u8>);
-
-/// Encodes a settlement's log row for [`Journal::settled_row`]: the costly part of journalling
-/// a settlement, done by the caller before it takes the lock that orders the journal. A row too
-/// large for a record is encoded as it will be stored: bounded.
-pub fn encode_row(log: Option<&LogEntry>) -> std::io::Result<EncodedRow> {
-    let bytes =
-        postcard::to_extend(&log, Vec::with_capacity(512)).map_err(std::io::Error::other)?;
-    if bytes.len() <= RECORD_MAX - SETTLED_HEAD_MAX {
-        return Ok(EncodedRow(bytes));
-    }
-    let Some(mut bounded) = log.cloned() else {
-        return Ok(EncodedRow(bytes));
-    };
-    bounded.bound();
-    let bytes = postcard::to_extend(&Some(&bounded), Vec::new()).map_err(std::io::Error::other)?;
-    Ok(EncodedRow(bytes))
-}
-
-/// Encodes reservation `hold`'s opened record for [`Journal::opened_encoded`] (framed), before
-/// the journal's lock is taken. A row too large for a record is bounded first.
-pub fn encode_opened(hold: u64, start: &HoldStart) -> std::io::Result<Vec<u8>> {
-    let mut opened = Vec::with_capacity(256);
-    if let Err(e) = frame(&mut opened, &RecordOut::Opened { hold, start }) {
-        if e.kind() != std::io::ErrorKind::InvalidInput {
-            return Err(e);
-        }
-        let mut bounded = start.clone();
-        if let Some(row) = &mut bounded.row {
-            row.bound();
-        }
-        frame(
-            &mut opened,
-            &RecordOut::Opened {
-                hold,
-                start: &bounded,
-            },
-        )?;
-    }
-    Ok(opened)
 }
 
 /// The path of generation `generation` in `dir`.
@@ -409,47 +333,38 @@ impl Journal {
         change: Option<BalanceChange>,
         log: Option<&LogEntry>,
     ) -> std::io::Result<()> {
-        self.settled_row(seq, hold, change, encode_row(log))
-    }
-
-    /// [`Journal::settled`] with the log row encoded beforehand ([`encode_row`]; its failure is
-    /// this append's). The reservation is closed either way.
-    pub fn settled_row(
-        &mut self,
-        seq: u64,
-        hold: Option<u64>,
-        change: Option<BalanceChange>,
-        row: std::io::Result<EncodedRow>,
-    ) -> std::io::Result<()> {
         if let Some(hold) = hold {
             self.open.remove(&hold);
         }
-        let row = row?;
         self.begin();
-        let start = self.buf.len();
-        self.buf.extend_from_slice(&[0; HEADER]);
-        self.buf.push(SETTLED_INDEX);
-        let head = SettledHead { seq, hold, change };
-        let mut out = std::mem::take(&mut self.buf);
-        let encoded = postcard::to_extend(&head, out).map_err(std::io::Error::other);
-        out = match encoded {
-            Ok(out) => out,
-            Err(e) => {
-                self.buf.clear();
+        let framed = frame(
+            &mut self.buf,
+            &RecordOut::Settled {
+                seq,
+                hold,
+                change,
+                log,
+            },
+        );
+        if let Err(e) = framed {
+            // A row too large to journal is journalled as it will be stored: bounded.
+            let Some(mut bounded) = log
+                .filter(|_| e.kind() == std::io::ErrorKind::InvalidInput)
+                .cloned()
+            else {
                 return Err(e);
-            }
-        };
-        out.extend_from_slice(&row.0);
-        self.buf = out;
-        let len = self.buf.len() - start - HEADER;
-        if len > RECORD_MAX {
-            self.buf.clear();
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("a journal record of {len} bytes is larger than recovery reads"),
-            ));
+            };
+            bounded.bound();
+            frame(
+                &mut self.buf,
+                &RecordOut::Settled {
+                    seq,
+                    hold,
+                    change,
+                    log: Some(&bounded),
+                },
+            )?;
         }
-        seal(&mut self.buf, start)?;
         self.last_seq = self.last_seq.max(seq);
         self.flush_buf()
     }
@@ -491,12 +406,23 @@ impl Journal {
     /// Journals an opened reservation: its record is written with the next append, and at the
     /// latest by [`Journal::answering`] (see the module docs). Writes nothing itself.
     pub fn opened(&mut self, hold: u64, start: &HoldStart) -> std::io::Result<()> {
-        self.opened_encoded(hold, encode_opened(hold, start)?);
-        Ok(())
-    }
-
-    /// [`Journal::opened`] of a record framed beforehand by [`encode_opened`].
-    pub fn opened_encoded(&mut self, hold: u64, opened: Vec<u8>) {
+        let mut opened = Vec::with_capacity(256);
+        if let Err(e) = frame(&mut opened, &RecordOut::Opened { hold, start }) {
+            if e.kind() != std::io::ErrorKind::InvalidInput {
+                return Err(e);
+            }
+            let mut bounded = start.clone();
+            if let Some(row) = &mut bounded.row {
+                row.bound();
+            }
+            frame(
+                &mut opened,
+                &RecordOut::Opened {
+                    hold,
+                    start: &bounded,
+                },
+            )?;
+        }
         self.open.insert(
             hold,
             OpenHold {
@@ -506,6 +432,7 @@ impl Journal {
             },
         );
         self.deferred.push(hold);
+        Ok(())
     }
 
     /// The answer of reservation `hold` has output to send: writes its opened record (with any

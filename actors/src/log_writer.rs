@@ -258,14 +258,12 @@ impl LogWriter {
         log: Option<LogEntry>,
     ) {
         let log = log.map(Box::new);
-        // Encoded before the lock: only the numbering, the append and the queueing are ordered.
-        let row = journal::encode_row(log.as_deref());
         let mut guard = self.lock();
         let seq = guard.take();
         let journalled = guard
             .journal
             .as_mut()
-            .map(|j| j.settled_row(seq, hold, change, row));
+            .map(|j| j.settled(seq, hold, change, log.as_deref()));
         let sent = self.tx.send(WriterMsg::Record(Settlement {
             seq,
             change,
@@ -321,22 +319,12 @@ impl LogWriter {
     /// returns its number, to pass to [`LogWriter::record_for`], [`LogWriter::hold_progress`]
     /// and [`LogWriter::hold_released`].
     pub fn open_hold(&self, start: &HoldStart) -> u64 {
-        let hold = self.lock().take();
-        // Encoded outside the lock (other requests append meanwhile); nothing refers to the
-        // reservation before this returns.
-        let encoded = journal::encode_opened(hold, start);
         let mut guard = self.lock();
-        let registered = match (guard.journal.as_mut(), encoded) {
-            (Some(j), Ok(opened)) => {
-                j.opened_encoded(hold, opened);
-                None
-            }
-            (Some(_), Err(e)) => Some(e),
-            (None, _) => None,
-        };
+        let hold = guard.take();
+        let encoded = guard.journal.as_mut().map(|j| j.opened(hold, start));
         drop(guard);
         // Nothing was written: only a failure is news to the journal's health.
-        if let Some(e) = registered {
+        if let Some(Err(e)) = encoded {
             self.journalled(Some(Err(e)));
         }
         hold

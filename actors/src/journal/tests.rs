@@ -299,45 +299,6 @@ fn no_record_is_larger_than_recovery_reads() {
 }
 
 #[test]
-fn a_settlement_encoded_in_two_parts_is_the_record_encoded_whole() {
-    let row = LogEntry {
-        model_name: "gpt-4o".into(),
-        other: r#"{"cost":7}"#.into(),
-        ..LogEntry::default()
-    };
-    for (seq, hold, change, log) in [
-        (1, None, None, None),
-        (300, Some(299), Some(change(-5)), Some(&row)),
-        (
-            u64::MAX,
-            Some(u64::MAX - 1),
-            Some(change(i64::MAX)),
-            Some(&row),
-        ),
-    ] {
-        let mut whole = Vec::new();
-        frame(
-            &mut whole,
-            &RecordOut::Settled {
-                seq,
-                hold,
-                change,
-                log,
-            },
-        )
-        .expect("framed");
-        let dir = tempfile::tempdir().expect("dir");
-        let mut journal = Journal::create(dir.path(), 1).expect("create");
-        journal
-            .settled_row(seq, hold, change, encode_row(log))
-            .expect("settled");
-        drop(journal);
-        let written = std::fs::read(path_of(dir.path(), 1)).expect("read");
-        assert_eq!(written, whole, "seq {seq}");
-    }
-}
-
-#[test]
 fn journals_are_moved_aside_where_recovery_does_not_read() {
     let dir = tempfile::tempdir().expect("dir");
     let mut journal = Journal::create(dir.path(), 4).expect("create");
