@@ -215,13 +215,6 @@ mod tests {
             row(3, 3_600, 10, r#"{"a":{"cache_tokens":7}}"#),
             row(3, 3_600, 10, r#"{"a":{"cache_tokens":7},"cache_tokens":0}"#),
             row(3, 3_600, 10, r#"{"cache_tokens":0,"a":{"cache_tokens":7}}"#),
-            // A top-level count written with spaces beside a nested 0.
-            row(
-                5,
-                3_600,
-                10,
-                r#"{"a":{"cache_tokens":0},"cache_tokens" : 4}"#,
-            ),
             // A 0 that is not the whole number, and a value in a string.
             row(4, 3_600, 10, r#"{"cache_tokens":05}"#),
             row(4, 3_600, 10, r#"{"cache_tokens":0.5}"#),
@@ -230,6 +223,13 @@ mod tests {
                 3_600,
                 10,
                 r#"{"note":"\"cache_tokens\":0","cache_tokens":3}"#,
+            ),
+            // A top-level count written with spaces beside a nested 0.
+            row(
+                5,
+                3_600,
+                10,
+                r#"{"a":{"cache_tokens":0},"cache_tokens" : 4}"#,
             ),
             row(0, 3_600, 30, r#"{"cache_tokens":9}"#),
             LogEntry {
