@@ -28,9 +28,10 @@
 //! output of its last progress record (`usage_source: partial`, reason `crash`).
 //!
 //! Files: `tollgate.journal.<generation>` in the data directory. After a commit covers every
-//! settlement of the current file and no reservation is open, it is truncated; a file grown past
+//! settlement of the current file and no reservation is open, it is emptied; a file grown past
 //! [`ROTATE_BYTES`] is replaced by a new generation holding the open reservations, and deleted
-//! once a commit covers its settlements.
+//! once a commit covers its settlements. The file work that can take milliseconds (creating the
+//! next generation, deleting a covered one) runs outside the lock appends take ([`trim`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
@@ -492,54 +493,6 @@ impl Journal {
         frame(&mut self.buf, &RecordOut::Closed { hold: 0 })?;
         self.flush_buf()
     }
-
-    /// The database now holds every settlement up to `through`: drops what it covers.
-    pub fn committed(&mut self, through: u64) -> std::io::Result<()> {
-        if self.len > ROTATE_BYTES && self.previous.is_none() {
-            self.rotate()?;
-        } else if self.len > 0
-            && self.last_seq <= through
-            && self.open.is_empty()
-            && self.previous.is_none()
-        {
-            self.file.set_len(0)?;
-            self.len = 0;
-            self.last_seq = 0;
-            self.torn = false;
-        }
-        if let Some((generation, last)) = self.previous
-            && last <= through
-        {
-            remove(&path_of(&self.dir, generation))?;
-            self.previous = None;
-        }
-        Ok(())
-    }
-
-    /// Moves to a new generation holding the open reservations; the current file is deleted
-    /// once its settlements are committed.
-    fn rotate(&mut self) -> std::io::Result<()> {
-        let generation = self.generation.saturating_add(1);
-        let mut file = open_append(&path_of(&self.dir, generation))?;
-        file.set_len(0)?;
-        let mut bytes = Vec::new();
-        for open in self.open.values() {
-            bytes.extend_from_slice(&open.opened);
-            bytes.extend_from_slice(&open.progress);
-        }
-        file.write_all(&bytes)?;
-        for open in self.open.values_mut() {
-            open.written = true;
-        }
-        self.deferred.clear();
-        self.previous = Some((self.generation, self.last_seq));
-        self.generation = generation;
-        self.file = file;
-        self.len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-        self.last_seq = 0;
-        self.torn = false;
-        Ok(())
-    }
 }
 
 /// Deletes a file that may already be gone.
@@ -783,6 +736,10 @@ pub fn remove_generations(dir: &Path, generations: &[u64]) -> std::io::Result<()
     }
     Ok(())
 }
+
+mod trim;
+
+pub use trim::{NextFile, Prepared, Trimmed};
 
 #[cfg(test)]
 mod tests;

@@ -341,3 +341,132 @@ fn a_covered_file_is_truncated_and_a_large_one_rotated_keeping_open_holds() {
     assert_eq!(all.generations, vec![2]);
     assert_eq!(all.crashed, 1, "the open hold moved to the new file");
 }
+
+/// Settles `rows` rows of 4 KiB each from number `seq` on (no reservation); the next number.
+fn settle_large(journal: &mut Journal, mut seq: u64, rows: usize) -> u64 {
+    let row = LogEntry {
+        other: "x".repeat(4096),
+        ..LogEntry::default()
+    };
+    for _ in 0..rows {
+        journal
+            .settled(seq, None, Some(change(1)), Some(&row))
+            .expect("settled");
+        seq += 1;
+    }
+    seq
+}
+
+#[test]
+fn a_covered_file_too_large_to_empty_in_place_moves_to_a_file_made_outside_the_lock() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mut journal = Journal::create(dir.path(), 1).expect("create");
+    let next = settle_large(&mut journal, 1, 20);
+    assert!(journal.len > trim::EMPTY_IN_PLACE_BYTES);
+    // The steps of the log writer's trim: the file is made between the two locked steps.
+    let file = journal.next_file(next - 1).expect("a new file is wanted");
+    let prepared = file.create().expect("create");
+    let trimmed = journal.trim(next - 1, Some(prepared));
+    assert_eq!(journal.generation(), 2, "moved to the prepared file");
+    assert!(path_of(dir.path(), 1).exists(), "deleted only by finish");
+    let removed = trimmed.finish().expect("finish");
+    assert_eq!(removed, Some(1));
+    journal.previous_removed(1);
+    assert!(!path_of(dir.path(), 1).exists());
+    assert!(journal.previous.is_none());
+    assert_eq!(file_len(dir.path(), 2), 0);
+    assert!(
+        journal.next_file(next - 1).is_none(),
+        "nothing left to trim"
+    );
+}
+
+#[test]
+fn a_file_prepared_before_appends_that_uncover_the_journal_is_deleted_unused() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mut journal = Journal::create(dir.path(), 1).expect("create");
+    let next = settle_large(&mut journal, 1, 20);
+    let prepared = journal
+        .next_file(next - 1)
+        .expect("wanted")
+        .create()
+        .expect("create");
+    // Between the steps a settlement the commit does not cover arrives.
+    credit(&mut journal, next, 7);
+    let trimmed = journal.trim(next - 1, Some(prepared));
+    assert_eq!(journal.generation(), 1, "still the same file");
+    assert_eq!(trimmed.finish().expect("finish"), None);
+    assert!(!path_of(dir.path(), 2).exists(), "the unused file is gone");
+    let all = recover(dir.path(), next - 1, 0).expect("recover");
+    assert_eq!(seqs(&all), vec![next], "the uncovered settlement is kept");
+}
+
+#[test]
+fn the_current_file_is_not_emptied_while_an_older_generation_is_still_on_disk() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mut journal = Journal::create(dir.path(), 1).expect("create");
+    // A reservation opened in generation 1 and written there, then moved to generation 2 by a
+    // rotation, and settled in generation 2.
+    journal.opened(1, &start(40)).expect("open");
+    assert!(journal.answering(1).expect("answering"));
+    let mut seq = 2;
+    while journal.len <= ROTATE_BYTES {
+        seq = settle_large(&mut journal, seq, 1);
+    }
+    let through = seq - 1;
+    let prepared = journal
+        .next_file(through)
+        .map(|f| f.create().expect("create"));
+    let trimmed = journal.trim(through, prepared);
+    assert_eq!(journal.generation(), 2);
+    // Generation 1 cannot be deleted (a directory stands in its place).
+    std::fs::remove_file(path_of(dir.path(), 1)).expect("rm");
+    std::fs::create_dir(path_of(dir.path(), 1)).expect("mkdir");
+    std::fs::write(path_of(dir.path(), 1).join("keep"), b"x").expect("write");
+    assert!(trimmed.finish().is_err(), "the deletion failed");
+    journal
+        .settled(seq, Some(1), Some(change(40)), None)
+        .expect("settled");
+    // Everything is covered and nothing is open, but generation 1 may still hold the opened
+    // record: emptying generation 2 would drop the settlement that closes it.
+    let len = journal.len;
+    assert!(journal.next_file(seq).is_none());
+    let again = journal.trim(seq, None);
+    assert_eq!(journal.len, len, "not emptied while generation 1 may exist");
+    assert!(again.finish().is_err(), "still cannot delete it");
+    // Once generation 1 is gone, the next trim confirms it and may empty generation 2.
+    std::fs::remove_dir_all(path_of(dir.path(), 1)).expect("rm dir");
+    assert_eq!(journal.trim(seq, None).finish().expect("finish"), Some(1));
+    journal.previous_removed(1);
+    let emptied = journal.trim(seq, None);
+    assert_eq!(emptied.finish().expect("finish"), None);
+    assert_eq!(
+        journal.len, 0,
+        "emptied in place once no older file is left"
+    );
+}
+
+#[test]
+fn a_crash_between_the_switch_and_the_deletion_recovers_without_a_second_charge() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mut journal = Journal::create(dir.path(), 1).expect("create");
+    journal.opened(1, &start(40)).expect("open");
+    assert!(journal.answering(1).expect("answering"));
+    let mut seq = 2;
+    while journal.len <= ROTATE_BYTES {
+        seq = settle_large(&mut journal, seq, 1);
+    }
+    let prepared = journal
+        .next_file(seq - 1)
+        .map(|f| f.create().expect("create"));
+    drop(journal.trim(seq - 1, prepared));
+    journal
+        .settled(seq, Some(1), Some(change(40)), None)
+        .expect("settled");
+    // The process dies before `finish`: both generations are on disk.
+    drop(journal);
+    let all = recover(dir.path(), seq - 1, 0).expect("recover");
+    assert_eq!(all.generations, vec![1, 2]);
+    assert_eq!(all.crashed, 0, "the reservation is closed in generation 2");
+    assert_eq!(seqs(&all), vec![seq]);
+}

@@ -232,11 +232,28 @@ fn next(rx: &mut mpsc::UnboundedReceiver<WriterMsg>, due: Option<Instant>) -> Ne
 
 /// Trims the crash journal through `through`, the last number a durable commit covers.
 fn trim(seq: &Mutex<Sequencer>, through: Option<u64>) {
-    if let Some(through) = through {
-        let mut guard = seq.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(Err(e)) = guard.journal.as_mut().map(|j| j.committed(through)) {
-            tracing::warn!(error = %e, "trimming the crash journal failed");
+    let Some(through) = through else { return };
+    let lock = || seq.lock().unwrap_or_else(PoisonError::into_inner);
+    // The file work runs between the locked steps (see `journal::trim`): appends go on meanwhile.
+    let next = lock().journal.as_ref().and_then(|j| j.next_file(through));
+    let prepared = next.and_then(|next| {
+        next.create()
+            .inspect_err(|e| {
+                tracing::warn!(error = %e, "creating the crash journal's next file failed");
+            })
+            .ok()
+    });
+    let Some(trimmed) = lock().journal.as_mut().map(|j| j.trim(through, prepared)) else {
+        return;
+    };
+    match trimmed.finish() {
+        Ok(Some(generation)) => {
+            if let Some(journal) = lock().journal.as_mut() {
+                journal.previous_removed(generation);
+            }
         }
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e, "trimming the crash journal failed"),
     }
 }
 
