@@ -4,14 +4,14 @@
 //! into the environment and executes the binary again, once, before anything else has started.
 //!
 //! The one setting: `MIMALLOC_PURGE_DELAY=50`, memory freed back to mimalloc is returned to the
-//! kernel once it has stayed free for 50 ms (the default of mimalloc v3, which the crate
-//! builds: 1 s, arena memory included). The default kept ~45 MB resident under the load
-//! benchmark for a live heap of ~15 MB (peak RSS 69–74 MB). 0 (the setting until 2026-11-29) returned every emptied 64 KiB
-//! page at once: at maximum rate 0.15 `madvise` a request, each a TLB shootdown across the
-//! runtime's threads (IPIs, which a VM pays as exits), and 2.0 page faults to take the pages
-//! back; 50 ms leaves 0.03 and 0.56. What the delay keeps resident is paid for by the database's
-//! smaller page cache ([`tollgate_storage::store::DEFAULT_CACHE_BYTES`]). The README's "Memory"
-//! has the figures. An operator's own value wins.
+//! kernel once it has stayed free for 50 ms (the default of mimalloc v3, which the crate builds: 1
+//! s, arena memory included). The default kept ~45 MB resident under the load benchmark for a live
+//! heap of ~15 MB (peak RSS 69–74 MB). 0 (the setting until 2026-11-29) returned every emptied 64
+//! KiB page at once: at maximum rate 0.15 `madvise` a request, each a TLB shootdown across the
+//! runtime's threads (IPIs, which a VM pays as exits), and 2.0 page faults to take the pages back;
+//! 50 ms leaves 0.03 and 0.56. What the delay keeps resident is paid for by the database's smaller
+//! page cache ([`tollgate_storage::store::DEFAULT_CACHE_BYTES`]). The README's "Memory" has the
+//! figures. An operator's own value wins.
 //!
 //! mimalloc runs expired purges only when a page of its own empties, which an idle process never
 //! does: [`spawn_purge_clock`] empties one every [`PURGE_PERIOD`], so what a burst freed (a
