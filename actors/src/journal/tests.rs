@@ -357,6 +357,24 @@ fn settle_large(journal: &mut Journal, mut seq: u64, rows: usize) -> u64 {
     seq
 }
 
+/// A journal in `dir` whose reservation 1 was written to generation 1, grown past
+/// [`ROTATE_BYTES`] and trimmed through every settlement (so moved to generation 2, the
+/// reservation with it); the next number and the trim's deletions, not done yet.
+fn rotated_with_an_open_hold(dir: &Path) -> (Journal, u64, Trimmed) {
+    let mut journal = Journal::create(dir, 1).expect("create");
+    journal.opened(1, &start(40)).expect("open");
+    assert!(journal.answering(1).expect("answering"));
+    let mut seq = 2;
+    while journal.len <= ROTATE_BYTES {
+        seq = settle_large(&mut journal, seq, 1);
+    }
+    let prepared = journal
+        .next_file(seq - 1)
+        .map(|f| f.create().expect("create"));
+    let trimmed = journal.trim(seq - 1, prepared);
+    (journal, seq, trimmed)
+}
+
 #[test]
 fn a_covered_file_too_large_to_empty_in_place_moves_to_a_file_made_outside_the_lock() {
     let dir = tempfile::tempdir().expect("dir");
@@ -404,20 +422,9 @@ fn a_file_prepared_before_appends_that_uncover_the_journal_is_deleted_unused() {
 #[test]
 fn the_current_file_is_not_emptied_while_an_older_generation_is_still_on_disk() {
     let dir = tempfile::tempdir().expect("dir");
-    let mut journal = Journal::create(dir.path(), 1).expect("create");
     // A reservation opened in generation 1 and written there, then moved to generation 2 by a
     // rotation, and settled in generation 2.
-    journal.opened(1, &start(40)).expect("open");
-    assert!(journal.answering(1).expect("answering"));
-    let mut seq = 2;
-    while journal.len <= ROTATE_BYTES {
-        seq = settle_large(&mut journal, seq, 1);
-    }
-    let through = seq - 1;
-    let prepared = journal
-        .next_file(through)
-        .map(|f| f.create().expect("create"));
-    let trimmed = journal.trim(through, prepared);
+    let (mut journal, seq, trimmed) = rotated_with_an_open_hold(dir.path());
     assert_eq!(journal.generation(), 2);
     // Generation 1 cannot be deleted (a directory stands in its place).
     std::fs::remove_file(path_of(dir.path(), 1)).expect("rm");
@@ -449,17 +456,8 @@ fn the_current_file_is_not_emptied_while_an_older_generation_is_still_on_disk() 
 #[test]
 fn a_crash_between_the_switch_and_the_deletion_recovers_without_a_second_charge() {
     let dir = tempfile::tempdir().expect("dir");
-    let mut journal = Journal::create(dir.path(), 1).expect("create");
-    journal.opened(1, &start(40)).expect("open");
-    assert!(journal.answering(1).expect("answering"));
-    let mut seq = 2;
-    while journal.len <= ROTATE_BYTES {
-        seq = settle_large(&mut journal, seq, 1);
-    }
-    let prepared = journal
-        .next_file(seq - 1)
-        .map(|f| f.create().expect("create"));
-    drop(journal.trim(seq - 1, prepared));
+    let (mut journal, seq, trimmed) = rotated_with_an_open_hold(dir.path());
+    drop(trimmed);
     journal
         .settled(seq, Some(1), Some(change(40)), None)
         .expect("settled");
