@@ -21,6 +21,10 @@ use dashmap::DashMap;
 use crate::outbound::media::MediaFetcher;
 use crate::outbound::proxy::validate_proxy;
 
+mod direct;
+
+pub use direct::{DirectClient, DirectError};
+
 /// How long establishing a TCP connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -38,6 +42,9 @@ pub struct HttpClients {
     google: Arc<crate::google_auth::TokenCache>,
     /// The guarded reader of media URLs clients name ([`crate::outbound::media`]).
     media: MediaFetcher,
+    /// The relay's requests without reqwest's layers ([`direct`]); `None` when the
+    /// environment names a proxy.
+    fast: Option<DirectClient>,
 }
 
 /// Most upstream URLs [`HttpClients::url`] keeps parsed (it starts over when full). One per
@@ -68,12 +75,15 @@ fn redirect_policy() -> reqwest::redirect::Policy {
     })
 }
 
+/// The `User-Agent` of upstream requests.
+const USER_AGENT: &str = concat!("tollgate/", env!("CARGO_PKG_VERSION"));
+
 fn builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .redirect(redirect_policy())
         .tcp_nodelay(true)
         .connect_timeout(CONNECT_TIMEOUT)
-        .user_agent(concat!("tollgate/", env!("CARGO_PKG_VERSION")))
+        .user_agent(USER_AGENT)
 }
 
 impl HttpClients {
@@ -89,7 +99,14 @@ impl HttpClients {
                 crate::outbound::media::DEFAULT_MAX_MB,
                 crate::outbound::media::DEFAULT_TIMEOUT_SECS,
             )?,
+            fast: DirectClient::from_env(CONNECT_TIMEOUT, USER_AGENT),
         })
+    }
+
+    /// The direct client for a channel whose proxy is `proxy` ("" = none): `None` for a
+    /// proxied channel, or when the environment names a proxy ([`direct`]).
+    pub fn direct_for(&self, proxy: &str) -> Option<&DirectClient> {
+        self.fast.as_ref().filter(|_| proxy.trim().is_empty())
     }
 
     /// These clients with `media` as the media fetcher.

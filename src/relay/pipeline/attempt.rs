@@ -200,12 +200,14 @@ where
         // WebSocket conversation answers as an HTTP upstream would (`adaptor::outbound`).
         let channel_type = channel.channel.channel_type;
         let answered = match adaptor::outbound(channel_type, req, &upstream_model, pending.stream) {
-            Outbound::Http(req) => match send(*req, timeout).await {
-                Ok(resp) => {
-                    Ok(adaptor::receive(channel_type, resp, &upstream_model, timeout).await)
+            Outbound::Http(req) => {
+                match send(state.http.direct_for(&channel.channel.proxy), *req, timeout).await {
+                    Ok(resp) => {
+                        Ok(adaptor::receive(channel_type, resp, &upstream_model, timeout).await)
+                    }
+                    Err(e) => Err(e),
                 }
-                Err(e) => Err(e),
-            },
+            }
             Outbound::Conversation(talk) => converse(talk, timeout).await,
         };
         if let Some((conversation, entries, _)) = sticky {
@@ -340,25 +342,53 @@ fn timeline(channel: &RoutedChannel, status: u16, sent: Instant, class: &'static
     }
 }
 
-/// Sends the request; `Err` carries a description and the error class (`connect`,
-/// `timeout`, `network`) when no HTTP answer came back in time.
+/// Sends the request (on `direct`, the channel's direct client, when it has one and the body
+/// is in memory; see [`crate::upstream::DirectClient`]); `Err` carries a description and the
+/// error class (`connect`, `timeout`, `network`) when no HTTP answer came back in time.
 pub async fn send(
+    direct: Option<&crate::upstream::DirectClient>,
     req: reqwest::RequestBuilder,
     timeout: Duration,
 ) -> Result<reqwest::Response, (String, &'static str)> {
-    match tokio::time::timeout(timeout, req.send()).await {
-        Ok(Ok(resp)) => Ok(resp),
-        Ok(Err(e)) => Err(if e.is_connect() {
-            ("could not connect to the upstream".into(), "connect")
-        } else if e.is_timeout() {
-            ("the upstream request timed out".into(), "timeout")
-        } else {
-            ("the upstream request failed".into(), "network")
-        }),
-        Err(_) => Err((
-            format!("no answer within {} s", timeout.as_secs()),
-            "timeout",
-        )),
+    let answered = async {
+        let Some(direct) = direct else {
+            return req.send().await.map_err(failed);
+        };
+        let (client, built) = req.build_split();
+        let built = built.map_err(failed)?;
+        // A copy to send through reqwest if the upstream answers with a redirect.
+        let Some(again) = built.try_clone() else {
+            return client.execute(built).await.map_err(failed);
+        };
+        match direct.send(built).await {
+            Ok(Some(resp)) => Ok(resp),
+            Ok(None) => client.execute(again).await.map_err(failed),
+            Err(crate::upstream::DirectError::Connect) => {
+                Err(("could not connect to the upstream".into(), "connect"))
+            }
+            Err(crate::upstream::DirectError::Network) => {
+                Err(("the upstream request failed".into(), "network"))
+            }
+        }
+    };
+    tokio::time::timeout(timeout, answered)
+        .await
+        .unwrap_or_else(|_| {
+            Err((
+                format!("no answer within {} s", timeout.as_secs()),
+                "timeout",
+            ))
+        })
+}
+
+/// The description and class of a reqwest error.
+fn failed(e: reqwest::Error) -> (String, &'static str) {
+    if e.is_connect() {
+        ("could not connect to the upstream".into(), "connect")
+    } else if e.is_timeout() {
+        ("the upstream request timed out".into(), "timeout")
+    } else {
+        ("the upstream request failed".into(), "network")
     }
 }
 

@@ -135,7 +135,8 @@ async fn forward(state: &AppState, caller: &Caller, model: &str, asked: &Asked<'
     };
     let timeout = state.config.relay_timeout().min(COUNT_TIMEOUT);
     let sent = Instant::now();
-    let Ok(resp) = attempt::send(req, timeout).await else {
+    let direct = state.http.direct_for(&channel.channel.proxy);
+    let Ok(resp) = attempt::send(direct, req, timeout).await else {
         return Forwarded::Local;
     };
     let status = resp.status();

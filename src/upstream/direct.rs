@@ -1,0 +1,144 @@
+//! The relay's upstream requests on hyper-util's client directly, without reqwest's layers.
+//!
+//! reqwest wraps hyper-util's client in layers that cost every request ~17k instructions
+//! (~9 % of a relayed request; README → Performance): its redirect layer parses the request's
+//! URL with the `url` crate (host and IDNA processing) before sending, its response future
+//! parses it again for the response's URL, and on `http://` upstreams the environment-proxy
+//! matcher runs twice. A request the adaptors built with reqwest (headers, signature, body) is
+//! executed here instead when nothing of those layers applies to it: the channel has no proxy,
+//! no proxy variable is set in the environment (reqwest's direct client would honour one), and
+//! the body is in memory (so it can be sent again). The connection settings are reqwest's as
+//! Tollgate builds it: TCP_NODELAY, the connect timeout, reqwest's TCP keep-alive and user
+//! timeout, HTTP/1.1, rustls with ring and the Mozilla roots, a 90 s idle pool.
+//!
+//! Redirects: an answer reqwest's policy may follow (301, 302, 303, 307, 308) is not returned;
+//! the request is sent again through reqwest, whose policy follows it within the origin
+//! ([`super::HttpClients`]) — the upstream that answered a redirect did no work for it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::{HeaderValue, StatusCode, header};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+/// The environment variables reqwest's direct client reads its proxies from.
+const PROXY_VARIABLES: &[&str] = &[
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+];
+
+/// Why a direct request got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum DirectError {
+    /// No connection to the upstream could be made.
+    #[error("could not connect to the upstream")]
+    Connect,
+    /// The request failed after connecting (or could not be turned into one).
+    #[error("the upstream request failed")]
+    Network,
+}
+
+/// hyper-util's client with Tollgate's connection settings.
+#[derive(Clone, Debug)]
+pub struct DirectClient {
+    client: Client<HttpsConnector<HttpConnector>, reqwest::Body>,
+    user_agent: HeaderValue,
+}
+
+impl DirectClient {
+    /// The client, or `None` when the environment names a proxy (the direct reqwest client
+    /// honours it, so every request goes there) or TLS cannot be set up.
+    pub fn from_env(connect_timeout: Duration, user_agent: &'static str) -> Option<DirectClient> {
+        let proxied = PROXY_VARIABLES
+            .iter()
+            .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
+        if proxied {
+            return None;
+        }
+        DirectClient::new(connect_timeout, user_agent)
+    }
+
+    /// The client, whatever the environment says (tests).
+    pub fn new(connect_timeout: Duration, user_agent: &'static str) -> Option<DirectClient> {
+        let roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
+        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .ok()?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        http.set_connect_timeout(Some(connect_timeout));
+        http.set_keepalive(Some(Duration::from_secs(15)));
+        http.set_keepalive_interval(Some(Duration::from_secs(15)));
+        http.set_keepalive_retries(Some(3));
+        #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+        http.set_tcp_user_timeout(Some(Duration::from_secs(30)));
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build(https);
+        Some(DirectClient {
+            client,
+            user_agent: HeaderValue::from_static(user_agent),
+        })
+    }
+
+    /// Sends `req`; `Ok(None)` when the answer is a redirect reqwest's policy may follow (the
+    /// caller sends the request again through reqwest).
+    pub async fn send(
+        &self,
+        req: reqwest::Request,
+    ) -> Result<Option<reqwest::Response>, DirectError> {
+        let mut req: axum::http::Request<reqwest::Body> =
+            req.try_into().map_err(|_| DirectError::Network)?;
+        // reqwest's own defaults, which a request it sends itself carries.
+        let headers = req.headers_mut();
+        headers
+            .entry(header::USER_AGENT)
+            .or_insert_with(|| self.user_agent.clone());
+        headers
+            .entry(header::ACCEPT)
+            .or_insert(HeaderValue::from_static("*/*"));
+        let resp = self.client.request(req).await.map_err(|e| {
+            if e.is_connect() {
+                DirectError::Connect
+            } else {
+                DirectError::Network
+            }
+        })?;
+        if is_followed_redirect(resp.status()) {
+            return Ok(None);
+        }
+        Ok(Some(reqwest::Response::from(resp.map(reqwest::Body::wrap))))
+    }
+}
+
+/// A redirect status reqwest's policy may follow.
+fn is_followed_redirect(status: StatusCode) -> bool {
+    matches!(
+        status,
+        StatusCode::MOVED_PERMANENTLY
+            | StatusCode::FOUND
+            | StatusCode::SEE_OTHER
+            | StatusCode::TEMPORARY_REDIRECT
+            | StatusCode::PERMANENT_REDIRECT
+    )
+}
