@@ -9,6 +9,7 @@ use common::mock_upstream::MockUpstream;
 use common::relay_fixture::{
     balances, chat, new_key, openai_channel, wait_channel_status, wait_until,
 };
+use common::socks::SocksProxy;
 use common::{Actor, ROOT_PASS, ROOT_USER, TestServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -21,14 +22,20 @@ async fn fixture(
     quota: i64,
     token_quota: i64,
 ) -> (Actor, Actor, String) {
+    let channel = openai_channel(&mock.base, "gpt-4o,gpt-4o-mini");
+    fixture_with(server, channel, quota, token_quota).await
+}
+
+/// [`fixture`] with the channel `channel` (the body of its creation).
+async fn fixture_with(
+    server: &TestServer,
+    channel: Value,
+    quota: i64,
+    token_quota: i64,
+) -> (Actor, Actor, String) {
     server.setup_root().await;
     let root = server.client_for(ROOT_USER, ROOT_PASS).await;
-    let (status, body) = root
-        .post(
-            "/api/channel/",
-            openai_channel(&mock.base, "gpt-4o,gpt-4o-mini"),
-        )
-        .await;
+    let (status, body) = root.post("/api/channel/", channel).await;
     assert_eq!(status, StatusCode::OK, "channel: {body}");
     let payer_id = server.create_user(&root, "payer", "password1").await;
     let (status, body) = root
@@ -840,4 +847,29 @@ async fn channels_of_types_not_relayed_yet_are_never_picked_nor_blamed() {
         channel["data"]["status"], 1,
         "our limitation never disables the channel"
     );
+}
+
+#[tokio::test]
+async fn a_channel_with_a_proxy_is_relayed_through_it_and_one_without_goes_direct() {
+    let mock = MockUpstream::start().await;
+    mock.set_usage(Some((10, 5, 0)));
+    mock.set_pieces(&["through the proxy"]);
+    let socks = SocksProxy::start(None).await;
+    let server = TestServer::start().await;
+    let mut channel = openai_channel(&mock.base, "gpt-4o");
+    channel["proxy"] = json!(format!("socks5://{}", socks.addr));
+    let (_, _, key) = fixture_with(&server, channel, 1_000_000, 500_000).await;
+    for stream in [false, true] {
+        let (status, body) = chat(
+            &server,
+            &key,
+            json!({"model": "gpt-4o", "stream": stream,
+            "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    // The channel's requests take its proxy, not the direct client (which skips reqwest).
+    assert!(socks.relayed() >= 1, "the relay went through the proxy");
+    assert_eq!(mock.chat_calls(), 2, "both answered by the upstream");
 }

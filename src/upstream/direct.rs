@@ -56,10 +56,7 @@ impl DirectClient {
     /// The client, or `None` when the environment names a proxy (the direct reqwest client
     /// honours it, so every request goes there) or TLS cannot be set up.
     pub fn from_env(connect_timeout: Duration, user_agent: &'static str) -> Option<DirectClient> {
-        let proxied = PROXY_VARIABLES
-            .iter()
-            .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
-        if proxied {
+        if names_a_proxy(|name| std::env::var_os(name)) {
             return None;
         }
         DirectClient::new(connect_timeout, user_agent)
@@ -131,6 +128,14 @@ impl DirectClient {
     }
 }
 
+/// Whether an environment (`lookup` of a variable) names a proxy reqwest's direct client
+/// would use.
+fn names_a_proxy(lookup: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
+    PROXY_VARIABLES
+        .iter()
+        .any(|name| lookup(name).is_some_and(|v| !v.is_empty()))
+}
+
 /// A redirect status reqwest's policy may follow.
 fn is_followed_redirect(status: StatusCode) -> bool {
     matches!(
@@ -141,4 +146,33 @@ fn is_followed_redirect(status: StatusCode) -> bool {
             | StatusCode::TEMPORARY_REDIRECT
             | StatusCode::PERMANENT_REDIRECT
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_proxy_variable_that_is_set_keeps_the_requests_on_reqwest() {
+        assert!(!names_a_proxy(|_| None));
+        assert!(!names_a_proxy(|_| Some("".into())), "empty is unset");
+        for name in PROXY_VARIABLES {
+            let set = |n: &str| (n == *name).then(|| "http://127.0.0.1:3128".into());
+            assert!(names_a_proxy(set), "{name}");
+        }
+    }
+
+    #[test]
+    fn only_the_redirects_reqwest_follows_are_sent_again() {
+        for code in [301, 302, 303, 307, 308] {
+            assert!(is_followed_redirect(
+                StatusCode::from_u16(code).expect("status")
+            ));
+        }
+        for code in [200, 300, 304, 400, 502] {
+            assert!(!is_followed_redirect(
+                StatusCode::from_u16(code).expect("status")
+            ));
+        }
+    }
 }
