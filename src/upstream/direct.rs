@@ -67,6 +67,15 @@ impl DirectClient {
         let roots = rustls::RootCertStore {
             roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
         };
+        DirectClient::with_roots(connect_timeout, user_agent, roots)
+    }
+
+    /// The client trusting `roots` (the Mozilla roots, or a test's own authority).
+    fn with_roots(
+        connect_timeout: Duration,
+        user_agent: &'static str,
+        roots: rustls::RootCertStore,
+    ) -> Option<DirectClient> {
         let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
         ))
@@ -151,6 +160,140 @@ fn is_followed_redirect(status: StatusCode) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http_body_util::BodyExt;
+    use hyper::service::service_fn;
+    use hyper_util::rt::TokioIo;
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+
+    /// An https upstream on 127.0.0.1 whose certificate names `localhost`, issued by a fresh
+    /// authority (returned as the roots that trust it). It answers `status` with the request's
+    /// method, path, `Host`, `User-Agent` and body.
+    async fn tls_upstream(status: StatusCode) -> (u16, rustls::RootCertStore) {
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("ca params");
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca_key = KeyPair::generate().expect("ca key");
+        let ca = ca_params.self_signed(&ca_key).expect("ca");
+        let issuer = Issuer::new(ca_params, ca_key);
+        let key = KeyPair::generate().expect("key");
+        let cert = CertificateParams::new(vec!["localhost".to_owned()])
+            .expect("params")
+            .signed_by(&key, &issuer)
+            .expect("certificate");
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+        let server = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.der().clone()], key)
+        .expect("server config");
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let echo = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                        echo(req, status)
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(tls), echo)
+                        .await;
+                });
+            }
+        });
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(ca.der().clone()).expect("root");
+        (port, roots)
+    }
+
+    async fn echo(
+        req: hyper::Request<hyper::body::Incoming>,
+        status: StatusCode,
+    ) -> Result<hyper::Response<String>, hyper::Error> {
+        let header = |name| {
+            req.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("-")
+                .to_owned()
+        };
+        let line = format!(
+            "{} {} host={} ua={} ",
+            req.method(),
+            req.uri().path(),
+            header(header::HOST),
+            header(header::USER_AGENT)
+        );
+        let body = req.into_body().collect().await?.to_bytes();
+        let mut resp = hyper::Response::new(line + &String::from_utf8_lossy(&body));
+        *resp.status_mut() = status;
+        Ok(resp)
+    }
+
+    fn post(port: u16) -> reqwest::Request {
+        reqwest::Client::new()
+            .post(format!("https://localhost:{port}/v1/chat/completions"))
+            .body("{\"model\":\"m\"}")
+            .build()
+            .expect("request")
+    }
+
+    #[tokio::test]
+    async fn an_https_upstream_is_reached_over_tls_with_the_request_intact() {
+        let (port, roots) = tls_upstream(StatusCode::OK).await;
+        let client = DirectClient::with_roots(Duration::from_secs(5), "tollgate-test", roots)
+            .expect("client");
+        for _ in 0..2 {
+            let resp = client
+                .send(post(port))
+                .await
+                .expect("sent")
+                .expect("no redirect");
+            assert_eq!(resp.status(), StatusCode::OK);
+            assert_eq!(
+                resp.text().await.expect("body"),
+                format!(
+                    "POST /v1/chat/completions host=localhost:{port} ua=tollgate-test {{\"model\":\"m\"}}"
+                )
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_certificate_no_root_vouches_for_is_refused_before_sending() {
+        let (port, roots) = tls_upstream(StatusCode::OK).await;
+        let trusting = DirectClient::with_roots(Duration::from_secs(5), "tollgate-test", roots)
+            .expect("client");
+        let resp = trusting
+            .send(post(port))
+            .await
+            .expect("sent")
+            .expect("answer");
+        assert_eq!(resp.status(), StatusCode::OK, "the upstream is up");
+        let client = DirectClient::new(Duration::from_secs(5), "tollgate-test").expect("client");
+        let err = client
+            .send(post(port))
+            .await
+            .expect_err("untrusted certificate");
+        assert!(matches!(err, DirectError::Connect), "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn a_followable_redirect_is_handed_back_for_reqwest_to_follow() {
+        let (port, roots) = tls_upstream(StatusCode::TEMPORARY_REDIRECT).await;
+        let client = DirectClient::with_roots(Duration::from_secs(5), "tollgate-test", roots)
+            .expect("client");
+        assert!(client.send(post(port)).await.expect("sent").is_none());
+    }
 
     #[test]
     fn any_proxy_variable_that_is_set_keeps_the_requests_on_reqwest() {
