@@ -75,6 +75,19 @@ fn redirect_policy() -> reqwest::redirect::Policy {
     })
 }
 
+/// An upstream request that got no HTTP answer, as the relay reports it: a description (never
+/// reqwest's own text, which may name the URL) and the error class (`connect`, `timeout`,
+/// `network`).
+pub fn no_answer(e: reqwest::Error) -> (String, &'static str) {
+    if e.is_connect() {
+        DirectError::Connect.described()
+    } else if e.is_timeout() {
+        ("the upstream request timed out".to_owned(), "timeout")
+    } else {
+        DirectError::Network.described()
+    }
+}
+
 /// The `User-Agent` of upstream requests.
 const USER_AGENT: &str = concat!("tollgate/", env!("CARGO_PKG_VERSION"));
 

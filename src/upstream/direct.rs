@@ -45,6 +45,17 @@ pub enum DirectError {
     Network,
 }
 
+impl DirectError {
+    /// Its description and error class, as [`super::no_answer`] gives them.
+    pub fn described(&self) -> (String, &'static str) {
+        let class = match self {
+            DirectError::Connect => "connect",
+            DirectError::Network => "network",
+        };
+        (self.to_string(), class)
+    }
+}
+
 /// hyper-util's client with Tollgate's connection settings.
 #[derive(Clone, Debug)]
 pub struct DirectClient {
@@ -239,6 +250,19 @@ mod tests {
         Ok(resp)
     }
 
+    /// A client trusting `roots`.
+    fn trusting(roots: rustls::RootCertStore) -> DirectClient {
+        DirectClient::with_roots(Duration::from_secs(5), "tollgate-test", roots).expect("client")
+    }
+
+    /// What the client sends to the upstream on `port`: `Ok(None)` for a redirect.
+    async fn answer(
+        client: &DirectClient,
+        port: u16,
+    ) -> Result<Option<reqwest::Response>, DirectError> {
+        client.send(post(port)).await
+    }
+
     fn post(port: u16) -> reqwest::Request {
         reqwest::Client::new()
             .post(format!("https://localhost:{port}/v1/chat/completions"))
@@ -250,11 +274,9 @@ mod tests {
     #[tokio::test]
     async fn an_https_upstream_is_reached_over_tls_with_the_request_intact() {
         let (port, roots) = tls_upstream(StatusCode::OK).await;
-        let client = DirectClient::with_roots(Duration::from_secs(5), "tollgate-test", roots)
-            .expect("client");
+        let client = trusting(roots);
         for _ in 0..2 {
-            let resp = client
-                .send(post(port))
+            let resp = answer(&client, port)
                 .await
                 .expect("sent")
                 .expect("no redirect");
@@ -271,28 +293,29 @@ mod tests {
     #[tokio::test]
     async fn a_certificate_no_root_vouches_for_is_refused_before_sending() {
         let (port, roots) = tls_upstream(StatusCode::OK).await;
-        let trusting = DirectClient::with_roots(Duration::from_secs(5), "tollgate-test", roots)
-            .expect("client");
-        let resp = trusting
-            .send(post(port))
-            .await
-            .expect("sent")
-            .expect("answer");
-        assert_eq!(resp.status(), StatusCode::OK, "the upstream is up");
+        let resp = answer(&trusting(roots), port).await.expect("sent");
+        assert_eq!(
+            resp.map(|r| r.status()),
+            Some(StatusCode::OK),
+            "the upstream is up"
+        );
         let client = DirectClient::new(Duration::from_secs(5), "tollgate-test").expect("client");
-        let err = client
-            .send(post(port))
+        let err = answer(&client, port)
             .await
             .expect_err("untrusted certificate");
         assert!(matches!(err, DirectError::Connect), "{err:?}");
+        assert_eq!(
+            err.described(),
+            ("could not connect to the upstream".to_owned(), "connect"),
+            "reported as reqwest's connect failures are"
+        );
     }
 
     #[tokio::test]
     async fn a_followable_redirect_is_handed_back_for_reqwest_to_follow() {
         let (port, roots) = tls_upstream(StatusCode::TEMPORARY_REDIRECT).await;
-        let client = DirectClient::with_roots(Duration::from_secs(5), "tollgate-test", roots)
-            .expect("client");
-        assert!(client.send(post(port)).await.expect("sent").is_none());
+        let resp = answer(&trusting(roots), port).await.expect("sent");
+        assert!(resp.is_none(), "handed back");
     }
 
     #[test]

@@ -21,7 +21,7 @@ use super::{Adaptor, Conversation, Credential, Outbound, count};
 use crate::channel_types::effective_base_url;
 use crate::error::RelayError;
 use crate::relay::wire::{Wire, coze};
-use crate::upstream::HttpClients;
+use crate::upstream::{self, HttpClients};
 
 /// Coze's adaptor.
 pub struct Coze;
@@ -126,15 +126,7 @@ impl Adaptor for Coze {
         }
         let model = model.to_owned();
         let talk: Conversation = Box::pin(async move {
-            let resp = req.send().await.map_err(|e| {
-                if e.is_connect() {
-                    ("could not connect to the upstream".to_owned(), "connect")
-                } else if e.is_timeout() {
-                    ("the upstream request timed out".to_owned(), "timeout")
-                } else {
-                    ("the upstream request failed".to_owned(), "network")
-                }
-            })?;
+            let resp = req.send().await.map_err(upstream::no_answer)?;
             Ok(Native::Coze.gather(resp, &model, WHOLE_READ).await)
         });
         Outbound::Conversation(talk)

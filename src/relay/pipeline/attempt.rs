@@ -22,6 +22,7 @@ use crate::relay::pipeline::pick::{mapped_model, no_channel, pick_stuck, too_sma
 use crate::relay::pipeline::settle::{Attempt, SettleCtx};
 use crate::relay::wire::{self, Wire};
 use crate::state::AppState;
+use crate::upstream::no_answer;
 
 /// What the attempt loop should do with a channel.
 pub enum Build {
@@ -352,25 +353,28 @@ pub async fn send(
 ) -> Result<reqwest::Response, (String, &'static str)> {
     let answered = async {
         let Some(direct) = direct else {
-            return req.send().await.map_err(failed);
+            return req.send().await.map_err(no_answer);
         };
         let (client, built) = req.build_split();
-        let built = built.map_err(failed)?;
+        let built = built.map_err(no_answer)?;
         // A copy to send through reqwest if the upstream answers with a redirect.
         let Some(again) = built.try_clone() else {
-            return client.execute(built).await.map_err(failed);
+            return client.execute(built).await.map_err(no_answer);
         };
         match direct.send(built).await {
             Ok(Some(resp)) => Ok(resp),
-            Ok(None) => client.execute(again).await.map_err(failed),
-            Err(crate::upstream::DirectError::Connect) => {
-                Err(("could not connect to the upstream".into(), "connect"))
-            }
-            Err(crate::upstream::DirectError::Network) => {
-                Err(("the upstream request failed".into(), "network"))
-            }
+            Ok(None) => client.execute(again).await.map_err(no_answer),
+            Err(e) => Err(e.described()),
         }
     };
+    within(timeout, answered).await
+}
+
+/// `answered`, or a `timeout` failure when it takes longer than `timeout`.
+async fn within(
+    timeout: Duration,
+    answered: impl Future<Output = Result<reqwest::Response, (String, &'static str)>>,
+) -> Result<reqwest::Response, (String, &'static str)> {
     tokio::time::timeout(timeout, answered)
         .await
         .unwrap_or_else(|_| {
@@ -381,28 +385,10 @@ pub async fn send(
         })
 }
 
-/// The description and class of a reqwest error.
-fn failed(e: reqwest::Error) -> (String, &'static str) {
-    if e.is_connect() {
-        ("could not connect to the upstream".into(), "connect")
-    } else if e.is_timeout() {
-        ("the upstream request timed out".into(), "timeout")
-    } else {
-        ("the upstream request failed".into(), "network")
-    }
-}
-
 /// Awaits a conversation ([`Outbound::Conversation`]) within `timeout`, erring as [`send`].
 pub async fn converse(
     talk: Conversation,
     timeout: Duration,
 ) -> Result<reqwest::Response, (String, &'static str)> {
-    tokio::time::timeout(timeout, talk)
-        .await
-        .unwrap_or_else(|_| {
-            Err((
-                format!("no answer within {} s", timeout.as_secs()),
-                "timeout",
-            ))
-        })
+    within(timeout, talk).await
 }
