@@ -1,5 +1,6 @@
-//! Outbound HTTP: one shared `reqwest` client (connection pool, TCP_NODELAY) and one cached
-//! client per proxy URL, since a reqwest client's proxy is fixed at build time.
+//! Outbound HTTP: one shared `reqwest` client (connection pool, TCP_NODELAY), one cached
+//! client per proxy URL, since a reqwest client's proxy is fixed at build time, and the relay's
+//! direct client on hyper-util for upstream calls no proxy applies to ([`direct`]).
 //!
 //! Proxies may be `http://`, `https://`, `socks5://` (names resolved locally) or `socks5h://`
 //! (names resolved by the proxy) URLs, each optionally with `user:pass@`.
