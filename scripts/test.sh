@@ -13,7 +13,7 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 # (~8 GB beside the ~11 GB test build) and time. Local runs keep them for quick re-runs.
 if [ "${CI:-}" = true ]; then
   export CARGO_INCREMENTAL=0
-  df -h . | awk 'NR == 2 { print "disk: " $4 " free before the build (it needs ~13 GB)" }'
+  df -h . 2>/dev/null | awk 'NR == 2 { print "disk: " $4 " free before the build (it needs ~13 GB)" }' || true
 fi
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
