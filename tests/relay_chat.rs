@@ -850,7 +850,7 @@ async fn channels_of_types_not_relayed_yet_are_never_picked_nor_blamed() {
 }
 
 #[tokio::test]
-async fn a_channel_with_a_proxy_is_relayed_through_it_and_one_without_goes_direct() {
+async fn a_channel_with_a_proxy_is_relayed_through_it() {
     let mock = MockUpstream::start().await;
     mock.set_usage(Some((10, 5, 0)));
     mock.set_pieces(&["through the proxy"]);

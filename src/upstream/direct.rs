@@ -73,7 +73,7 @@ impl DirectClient {
         DirectClient::new(connect_timeout, user_agent)
     }
 
-    /// The client, whatever the environment says (tests).
+    /// The client with the Mozilla roots, whatever the environment says.
     pub fn new(connect_timeout: Duration, user_agent: &'static str) -> Option<DirectClient> {
         let roots = rustls::RootCertStore {
             roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
